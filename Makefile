@@ -1,0 +1,68 @@
+# Stencil — everyday commands. `make run` and `make test` set up everything
+# they need on a fresh Debian machine.
+SHELL := /bin/bash
+GO ?= go
+STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1
+SCALAR := node_modules/@scalar/api-reference/dist/browser/standalone.js
+
+.PHONY: run build test check-format vet staticcheck unit bench assets assets-check deps-system deps-node clean
+
+run: deps-pg
+	$(GO) run . serve
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/stencil .
+
+## test: every check CI runs. Installs PostgreSQL and Chromium when missing.
+test: deps-system deps-node check-format vet staticcheck assets-check unit
+
+unit:
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+bench: deps-pg
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+check-format:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+staticcheck:
+	$(STATICCHECK) ./...
+
+## assets: rebuild the committed CSS and vendored scripts from package.json's pins.
+assets: deps-node
+	npm run --silent build:css
+	cp node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js
+	mkdir -p static/vendor/scalar
+	cp $(SCALAR) static/vendor/scalar/standalone.js
+
+## assets-check: fail when the committed static files differ from a fresh build.
+assets-check: deps-node
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	npx --no-install tailwindcss -c tailwind.config.js -i static/src/app.css -o $$tmp/app.css --minify 2>/dev/null; \
+	cmp -s $$tmp/app.css static/css/app.css || { echo "static/css/app.css is stale: run 'make assets' and commit"; exit 1; }; \
+	cmp -s node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js || { echo "static/vendor/htmx.min.js differs from package.json's pin: run 'make assets'"; exit 1; }; \
+	cmp -s $(SCALAR) static/vendor/scalar/standalone.js || { echo "static/vendor/scalar differs from package.json's pin: run 'make assets'"; exit 1; }; \
+	echo "assets up to date"
+
+deps-node:
+	@[ -d node_modules/tailwindcss ] && [ -d node_modules/htmx.org ] && [ -d node_modules/@scalar/api-reference ] || npm ci --no-audit --no-fund
+
+## deps-system: Debian's PostgreSQL server and Chromium, installed when missing.
+deps-system: deps-pg
+	@command -v chromium >/dev/null || $(call apt_install,chromium)
+
+deps-pg:
+	@command -v postgres >/dev/null || ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || $(call apt_install,postgresql)
+
+define apt_install
+	{ echo "installing $(1) from Debian's packages"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(1) >/dev/null; }
+endef
+
+clean:
+	rm -rf bin artifacts

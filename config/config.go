@@ -1,0 +1,195 @@
+// Package config reads Stencil's settings from the environment (SPEC §1) and,
+// in development, generates the secrets that production must be given.
+package config
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config holds every setting of the service.
+type Config struct {
+	Host        string
+	Port        int
+	DatabaseURL string
+	DataDir     string
+	Production  bool
+	JWTSecret   []byte
+	JWTTTL      time.Duration
+	VaultKeys   []VaultKey
+	Root        RootAccount
+}
+
+// VaultKey is one vault master key; the first of Config.VaultKeys is active.
+type VaultKey struct {
+	ID  string
+	Key []byte
+}
+
+// RootAccount is the first ROOT user to create at start, if all fields are set.
+type RootAccount struct {
+	Username, Password, Email string
+}
+
+// Set reports whether every field of the account was given.
+func (r RootAccount) Set() bool {
+	return r.Username != "" && r.Password != "" && r.Email != ""
+}
+
+// Addr is the address the HTTP server listens on.
+func (c Config) Addr() string {
+	return c.Host + ":" + strconv.Itoa(c.Port)
+}
+
+// Load reads the configuration through getenv. In development it creates
+// DATA_DIR and fills JWT_SECRET and VAULT_KEYS from files there, generating
+// them (mode 0600) on first use.
+func Load(getenv func(string) string) (Config, error) {
+	c := Config{
+		Host:        getenv("HOST"),
+		DatabaseURL: getenv("DATABASE_URL"),
+		DataDir:     or(getenv("DATA_DIR"), "./data"),
+		Root: RootAccount{
+			Username: getenv("ROOT_USERNAME"),
+			Password: getenv("ROOT_PASSWORD"),
+			Email:    getenv("ROOT_EMAIL"),
+		},
+	}
+	var err error
+	if c.Port, err = strconv.Atoi(or(getenv("PORT"), "8080")); err != nil || c.Port < 0 || c.Port > 65535 {
+		return c, fmt.Errorf("PORT must be a port number, got %q", getenv("PORT"))
+	}
+	switch env := or(getenv("APP_ENV"), "development"); env {
+	case "production":
+		c.Production = true
+	case "development":
+	default:
+		return c, fmt.Errorf("APP_ENV must be development or production, got %q", env)
+	}
+	if c.JWTTTL, err = time.ParseDuration(or(getenv("JWT_TTL"), "1h")); err != nil || c.JWTTTL <= 0 {
+		return c, fmt.Errorf("JWT_TTL must be a positive duration such as 1h or 15m, got %q", getenv("JWT_TTL"))
+	}
+	if c.DataDir, err = filepath.Abs(c.DataDir); err != nil {
+		return c, err
+	}
+	jwtSecret, vaultKeys := getenv("JWT_SECRET"), getenv("VAULT_KEYS")
+	if c.Production && (jwtSecret == "" || vaultKeys == "") {
+		return c, errors.New("APP_ENV=production needs JWT_SECRET (at least 32 bytes) and VAULT_KEYS (id:base64key[,…]); refusing to start")
+	}
+	if !c.Production {
+		if err := c.ensureDataDir(); err != nil {
+			return c, err
+		}
+		if jwtSecret == "" {
+			if jwtSecret, err = c.devSecret("jwt_secret", func() string { return base64.StdEncoding.EncodeToString(random(48)) }); err != nil {
+				return c, err
+			}
+		}
+		if vaultKeys == "" {
+			if vaultKeys, err = c.devSecret("vault_keys", func() string { return "dev1:" + base64.StdEncoding.EncodeToString(random(32)) }); err != nil {
+				return c, err
+			}
+		}
+	}
+	if len(jwtSecret) < 32 {
+		return c, errors.New("JWT_SECRET must be at least 32 bytes")
+	}
+	c.JWTSecret = []byte(jwtSecret)
+	if c.VaultKeys, err = ParseVaultKeys(vaultKeys); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+var keyIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
+// ParseVaultKeys parses `id:base64key[,id:base64key…]`. Every key must decode
+// (standard or URL base64) to exactly 32 bytes and ids must be unique.
+func ParseVaultKeys(s string) ([]VaultKey, error) {
+	var keys []VaultKey
+	seen := map[string]bool{}
+	for _, part := range strings.Split(s, ",") {
+		id, b64, ok := strings.Cut(strings.TrimSpace(part), ":")
+		if !ok || !keyIDPattern.MatchString(id) {
+			return nil, errors.New("VAULT_KEYS must be id:base64key[,id:base64key…] with ids of letters, digits, _ or - (1–32)")
+		}
+		if seen[id] {
+			return nil, fmt.Errorf("VAULT_KEYS names key id %q twice", id)
+		}
+		seen[id] = true
+		key, err := decodeBase64(b64)
+		if err != nil || len(key) != 32 {
+			return nil, fmt.Errorf("VAULT_KEYS key %q must be 32 bytes in base64 (AES-256)", id)
+		}
+		keys = append(keys, VaultKey{ID: id, Key: key})
+	}
+	return keys, nil
+}
+
+func decodeBase64(s string) ([]byte, error) {
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			return b, nil
+		}
+	}
+	return nil, errors.New("not base64")
+}
+
+// ensureDataDir creates DATA_DIR. Its mode 0711 lets the postgres system user
+// reach the cluster below it when the app runs as root, while the secrets in
+// it stay 0600.
+func (c Config) ensureDataDir() error {
+	if err := os.MkdirAll(c.DataDir, 0o711); err != nil {
+		return fmt.Errorf("create DATA_DIR: %w", err)
+	}
+	return nil
+}
+
+// devSecret returns the content of DATA_DIR/name, writing gen() there first
+// if the file does not exist.
+func (c Config) devSecret(name string, gen func() string) (string, error) {
+	path := filepath.Join(c.DataDir, name)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	// Write a temporary file, then link it into place: the link fails if a
+	// concurrent instance got there first, and nobody reads a half-written file.
+	tmp, err := os.CreateTemp(c.DataDir, name+".tmp-")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.WriteString(gen() + "\n")
+	if cerr := tmp.Close(); werr != nil || cerr != nil {
+		return "", errors.Join(werr, cerr)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", err
+	}
+	return c.devSecret(name, gen)
+}
+
+func random(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux (Go ≥ 1.24 panics instead)
+	return b
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,116 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"stencil/store"
+)
+
+// ValidationError lists the fields that break a rule, by JSON name; it
+// answers 422 with data.fields.
+type ValidationError struct {
+	Fields map[string]string
+}
+
+func (e *ValidationError) Error() string {
+	keys := sortedKeys(e.Fields)
+	if len(keys) == 0 {
+		return "invalid input"
+	}
+	return keys[0] + " " + e.Fields[keys[0]]
+}
+
+// fieldError is a ValidationError of one field.
+func fieldError(field, msg string) *ValidationError {
+	return &ValidationError{Fields: map[string]string{field: msg}}
+}
+
+// errorView is the view model of the error page and fragment.
+type errorView struct {
+	Base
+	Status  int
+	Heading string
+	Message string
+}
+
+// ErrorHandler is the only place that turns an error into a response. 5xx
+// errors are logged and answered with a fixed message; 4xx carry their own
+// safe message.
+func (h *Handlers) ErrorHandler(c *fiber.Ctx, err error) error {
+	status, msg, data := classify(err)
+	if status >= 500 {
+		h.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
+	}
+	if status == fiber.StatusTooManyRequests && c.GetRespHeader(fiber.HeaderRetryAfter) == "" {
+		c.Set(fiber.HeaderRetryAfter, "60")
+	}
+	if representationOf(c) == asFragment {
+		// Errors of htmx requests show in the flash area, whatever the target.
+		c.Set("HX-Retarget", "#flash")
+		c.Set("HX-Reswap", "innerHTML")
+	}
+	view := errorView{Status: status, Heading: http.StatusText(status), Message: msg}
+	if representationOf(c) == asPage {
+		view.Base = h.base(c, view.Heading)
+	}
+	rerr := h.respond(c, Reply{Status: status, Message: msg, Data: data, Page: "errors/page", Fragment: "errors/fragment", View: view})
+	if rerr != nil {
+		// The error page itself failed: fall back to plain text.
+		h.log.Error("render error response", "err", rerr)
+		c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
+		return c.Status(status).SendString(msg)
+	}
+	return nil
+}
+
+// classify maps an error to its status, its "Error: …" message and, for
+// validation failures, the envelope's data.
+func classify(err error) (int, string, any) {
+	var verr *ValidationError
+	var ferr *fiber.Error
+	switch {
+	case errors.As(err, &verr):
+		return fiber.StatusUnprocessableEntity, "Error: " + verr.Error(), fiber.Map{"fields": verr.Fields}
+	case errors.Is(err, store.ErrNotFound):
+		return fiber.StatusNotFound, "Error: not found", nil
+	case errors.As(err, &ferr) && ferr.Code < 500:
+		return ferr.Code, errorMessage(ferr), nil
+	default:
+		return fiber.StatusInternalServerError, "Error: internal error", nil
+	}
+}
+
+func errorMessage(e *fiber.Error) string {
+	msg := e.Message
+	switch {
+	case e.Code == fiber.StatusNotFound && strings.HasPrefix(msg, "Cannot "):
+		msg = "not found: " + strings.TrimPrefix(msg, "Cannot ")
+	case e.Code == fiber.StatusMethodNotAllowed:
+		msg = "method not allowed"
+	case msg == "" || msg == http.StatusText(e.Code) || msg == utilsStatusMessage(e.Code):
+		msg = strings.ToLower(http.StatusText(e.Code))
+	}
+	if strings.HasPrefix(msg, "Error: ") {
+		return msg
+	}
+	return "Error: " + msg
+}
+
+func utilsStatusMessage(code int) string {
+	return fiber.NewError(code).Message
+}
+
+// badRequest answers 400 with msg.
+func badRequest(format string, args ...any) error {
+	return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf(format, args...))
+}
+
+// forbidden answers 403 with msg.
+func forbidden(msg string) error {
+	return fiber.NewError(fiber.StatusForbidden, msg)
+}

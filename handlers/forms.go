@@ -1,0 +1,160 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/go-playground/validator/v10"
+	"github.com/gofiber/fiber/v2"
+)
+
+// validate is the one validator; field names follow the json tags.
+var validate = newValidator()
+
+// ruleMessages turns custom validation tags into human messages; tags of the
+// validator itself are handled in message.
+var ruleMessages = map[string]string{}
+
+func newValidator() *validator.Validate {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			return ""
+		}
+		return name
+	})
+	return v
+}
+
+// registerRule adds a custom validation tag with the message shown when it fails.
+func registerRule(tag, msg string, fn validator.Func) {
+	if err := validate.RegisterValidation(tag, fn); err != nil {
+		panic(err)
+	}
+	ruleMessages[tag] = msg
+}
+
+// bind decodes the request body (JSON or form-encoded) into dst and validates
+// it: a body that does not decode is 400, a rule broken is 422.
+func bind(c *fiber.Ctx, dst any) error {
+	if err := c.BodyParser(dst); err != nil {
+		return decodeError(err)
+	}
+	return check(dst)
+}
+
+// bindQuery decodes the query string into dst and validates it.
+func bindQuery(c *fiber.Ctx, dst any) error {
+	if err := c.QueryParser(dst); err != nil {
+		return decodeError(err)
+	}
+	return check(dst)
+}
+
+// decodeError describes a body or query that could not be decoded, without
+// echoing the input or the server's type names.
+func decodeError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	var ferr *fiber.Error
+	switch {
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		return badRequest("%s must be %s", typeErr.Field, jsonKind(typeErr.Type))
+	case errors.As(err, &typeErr):
+		return badRequest("the request body must be a JSON object")
+	case errors.As(err, &syntaxErr), err.Error() == "unexpected end of JSON input":
+		return badRequest("the request body is not valid JSON")
+	case errors.As(err, &ferr) && ferr.Code == fiber.StatusUnprocessableEntity:
+		return badRequest("send the body as application/json or application/x-www-form-urlencoded")
+	default:
+		return badRequest("malformed request: %s", firstLine(err.Error()))
+	}
+}
+
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// check validates v and returns a *ValidationError naming each failing field.
+func check(v any) error {
+	err := validate.Struct(v)
+	var verrs validator.ValidationErrors
+	if !errors.As(err, &verrs) {
+		return err
+	}
+	fields := make(map[string]string, len(verrs))
+	for _, fe := range verrs {
+		// The namespace starts with the struct's type name; drop it.
+		_, path, _ := strings.Cut(fe.Namespace(), ".")
+		if _, seen := fields[path]; !seen {
+			fields[path] = message(fe)
+		}
+	}
+	return &ValidationError{Fields: fields}
+}
+
+// message is the human text of one failed rule.
+func message(fe validator.FieldError) string {
+	if msg, ok := ruleMessages[fe.Tag()]; ok {
+		return msg
+	}
+	kind := fe.Kind()
+	unit := ""
+	switch kind {
+	case reflect.String:
+		unit = " characters"
+	case reflect.Slice, reflect.Map, reflect.Array:
+		unit = " items"
+	}
+	switch fe.Tag() {
+	case "required", "required_if", "required_unless", "required_with":
+		return "is required"
+	case "max", "lte":
+		return fmt.Sprintf("must be at most %s%s", fe.Param(), unit)
+	case "min", "gte":
+		return fmt.Sprintf("must be at least %s%s", fe.Param(), unit)
+	case "len":
+		return fmt.Sprintf("must be exactly %s%s", fe.Param(), unit)
+	case "oneof":
+		return "must be one of: " + strings.ReplaceAll(fe.Param(), " ", ", ")
+	case "email":
+		return "must be a valid email address"
+	case "startswith":
+		return fmt.Sprintf("must start with %q", fe.Param())
+	default:
+		return "is invalid"
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,57 @@
+// Package handlers is Stencil's HTTP layer: the route table, the responder
+// that picks JSON, fragment or page, the error handler, and one file per
+// resource.
+package handlers
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/gofiber/fiber/v2"
+
+	"stencil/config"
+	"stencil/store"
+	"stencil/views"
+)
+
+// Handlers holds what every handler needs.
+type Handlers struct {
+	cfg      config.Config
+	store    *store.Store
+	sessions *scs.SessionManager
+	log      *slog.Logger
+	assets   *assets
+	api      *apiDoc
+}
+
+// New builds the handlers. It fails when the embedded API description does not
+// load, so a broken document never ships.
+func New(cfg config.Config, st *store.Store, sessions *scs.SessionManager, log *slog.Logger) (*Handlers, error) {
+	api, err := loadAPIDoc()
+	if err != nil {
+		return nil, err
+	}
+	a, err := newAssets()
+	if err != nil {
+		return nil, err
+	}
+	return &Handlers{cfg: cfg, store: st, sessions: sessions, log: log, assets: a, api: api}, nil
+}
+
+// App returns the Fiber application with its views, error handler and routes.
+func (h *Handlers) App() *fiber.App {
+	app := fiber.New(fiber.Config{
+		AppName:               "Stencil",
+		Views:                 views.Engine(!h.cfg.Production, "views", h.templateFuncs()),
+		ViewsLayout:           "",
+		ErrorHandler:          h.ErrorHandler,
+		DisableStartupMessage: true,
+		ReadTimeout:           30 * time.Second,
+		WriteTimeout:          30 * time.Second,
+		IdleTimeout:           120 * time.Second,
+		BodyLimit:             4 << 20,
+	})
+	Routes(app, h)
+	return app
+}

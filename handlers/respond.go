@@ -1,0 +1,82 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// Reply is everything one response may need; respond turns it into the JSON
+// envelope, an htmx fragment or a full page, whichever the caller wants.
+type Reply struct {
+	Status   int      // HTTP status; 0 means 200
+	Message  string   // the envelope's message; empty means the status text
+	Data     any      // the JSON value: an explicit data-transfer value, never View
+	Amount   *int     // list responses: matching items before paging
+	Warnings []string // non-nil: a top-level warnings array in the envelope
+	Page     string   // template rendered inside the layout for a full page
+	Fragment string   // template rendered alone for htmx; empty means Page
+	View     any      // the view model of Page and Fragment
+	Redirect string   // browsers go here after success (303 or HX-Location)
+}
+
+// envelope is the JSON shape of every response (SPEC §2.1).
+type envelope struct {
+	Status   int      `json:"status"`
+	Message  string   `json:"message"`
+	Data     any      `json:"data,omitzero"`
+	Amount   *int     `json:"amount,omitempty"`
+	Warnings []string `json:"warnings,omitzero"`
+}
+
+type representation int
+
+const (
+	asPage representation = iota
+	asFragment
+	asJSON
+)
+
+// representationOf is the one place that decides what a caller gets.
+func representationOf(c *fiber.Ctx) representation {
+	if c.Accepts(fiber.MIMETextHTML, fiber.MIMEApplicationJSON) == fiber.MIMEApplicationJSON {
+		return asJSON
+	}
+	if c.Get("HX-Request") == "true" && c.Get("HX-Boosted") != "true" && c.Get("HX-History-Restore-Request") != "true" {
+		return asFragment
+	}
+	return asPage
+}
+
+// respond writes r in the representation the caller wants. A reply with no
+// template and no redirect is JSON for every caller.
+func (h *Handlers) respond(c *fiber.Ctx, r Reply) error {
+	if r.Status == 0 {
+		r.Status = fiber.StatusOK
+	}
+	c.Vary(fiber.HeaderAccept, "HX-Request")
+	rep := representationOf(c)
+	if r.Page == "" && r.Fragment == "" && r.Redirect == "" {
+		rep = asJSON
+	}
+	switch {
+	case rep == asJSON:
+		if r.Message == "" {
+			r.Message = http.StatusText(r.Status)
+		}
+		return c.Status(r.Status).JSON(envelope{Status: r.Status, Message: r.Message, Data: r.Data, Amount: r.Amount, Warnings: r.Warnings})
+	case r.Redirect != "" && rep == asFragment:
+		c.Set("HX-Location", r.Redirect)
+		return c.SendStatus(fiber.StatusOK)
+	case r.Redirect != "":
+		return c.Redirect(r.Redirect, fiber.StatusSeeOther)
+	case rep == asFragment:
+		name := r.Fragment
+		if name == "" {
+			name = r.Page
+		}
+		return c.Status(r.Status).Render(name, r.View)
+	default:
+		return c.Status(r.Status).Render(r.Page, r.View, "layouts/base")
+	}
+}

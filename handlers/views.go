@@ -1,0 +1,144 @@
+package handlers
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/filesystem"
+
+	"stencil/static"
+)
+
+// Base is what the layout needs on every page; page view models embed it.
+type Base struct {
+	Title string
+	CSRF  string
+	Flash *Flash
+	Nav   []NavItem
+}
+
+// Flash is a one-time message shown on the next page.
+type Flash struct {
+	Kind string // "success" or "error"
+	Text string
+}
+
+// NavItem is one link of the top navigation.
+type NavItem struct {
+	Label, Href string
+	Active      bool
+}
+
+// base fills the layout's data for the current request.
+func (h *Handlers) base(c *fiber.Ctx, title string) Base {
+	b := Base{Title: title}
+	if ctx := c.UserContext(); hasSession(ctx) {
+		b.CSRF = h.csrfToken(c)
+		if text := h.sessions.PopString(ctx, "flash_text"); text != "" {
+			b.Flash = &Flash{Kind: h.sessions.PopString(ctx, "flash_kind"), Text: text}
+		}
+	}
+	for _, item := range []NavItem{
+		{Label: "Home", Href: "/"},
+		{Label: "API reference", Href: "/scalar"},
+	} {
+		item.Active = c.Path() == item.Href
+		b.Nav = append(b.Nav, item)
+	}
+	return b
+}
+
+// flash stores a message for the next page the browser shows.
+func (h *Handlers) flash(c *fiber.Ctx, kind, text string) {
+	h.sessions.Put(c.UserContext(), "flash_kind", kind)
+	h.sessions.Put(c.UserContext(), "flash_text", text)
+}
+
+// csrfToken returns the session's CSRF token, creating it on first use.
+func (h *Handlers) csrfToken(c *fiber.Ctx) string {
+	ctx := c.UserContext()
+	if !h.sessions.Exists(ctx, csrfSessionKey) {
+		b := make([]byte, 32)
+		_, _ = rand.Read(b)
+		h.sessions.Put(ctx, csrfSessionKey, base64.RawURLEncoding.EncodeToString(b))
+	}
+	return h.sessions.GetString(ctx, csrfSessionKey)
+}
+
+func (h *Handlers) templateFuncs() map[string]any {
+	return map[string]any{
+		"asset": h.assets.url,
+		"dict":  dict,
+	}
+}
+
+// dict builds a map from alternating keys and values, to pass several named
+// arguments to a partial.
+func dict(kv ...any) (map[string]any, error) {
+	if len(kv)%2 != 0 {
+		return nil, errors.New("dict takes key, value pairs")
+	}
+	m := make(map[string]any, len(kv)/2)
+	for i := 0; i < len(kv); i += 2 {
+		k, ok := kv[i].(string)
+		if !ok {
+			return nil, errors.New("dict keys must be strings")
+		}
+		m[k] = kv[i+1]
+	}
+	return m, nil
+}
+
+// assets versions static URLs by content hash, so they can be cached for a
+// year and still change on deploy.
+type assets struct {
+	fsys    fs.FS
+	version map[string]string
+}
+
+func newAssets() (*assets, error) {
+	a := &assets{fsys: static.FS, version: map[string]string{}}
+	err := fs.WalkDir(a.fsys, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(a.fsys, path)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		a.version[path] = hex.EncodeToString(sum[:6])
+		return nil
+	})
+	return a, err
+}
+
+// url returns the versioned URL of a file under static/.
+func (a *assets) url(path string) (template.URL, error) {
+	v, ok := a.version[strings.TrimPrefix(path, "/")]
+	if !ok {
+		return "", errors.New("no static file " + path)
+	}
+	return template.URL("/static/" + path + "?v=" + v), nil
+}
+
+// staticFiles serves static/. In development with the folder present, files
+// come from disk and are not cached, so edits show on reload.
+func (h *Handlers) staticFiles() fiber.Handler {
+	var root fs.FS = static.FS
+	maxAge := int((365 * 24 * time.Hour).Seconds())
+	if st, err := os.Stat("static"); !h.cfg.Production && err == nil && st.IsDir() {
+		root, maxAge = os.DirFS("static"), 0
+	}
+	return filesystem.New(filesystem.Config{Root: http.FS(root), MaxAge: maxAge})
+}

@@ -1,0 +1,137 @@
+// Command stencil serves Stencil: route templates and per-project vaults.
+//
+// Usage: stencil [serve | migrate]
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/alexedwards/scs/pgxstore"
+	"github.com/alexedwards/scs/v2"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"stencil/config"
+	"stencil/handlers"
+	"stencil/store"
+	"stencil/store/localpg"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		os.Exit(1)
+	}
+}
+
+// run executes one subcommand. ready, when not nil, receives the listening
+// address once the server accepts connections.
+func run(ctx context.Context, args []string, getenv func(string) string, logOut io.Writer, ready chan<- string) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd = args[0]
+	}
+	if cmd != "serve" && cmd != "migrate" {
+		return fmt.Errorf("unknown command %q: use serve or migrate", cmd)
+	}
+	log := slog.New(slog.NewTextHandler(logOut, nil))
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	dbURL, stopDB, err := database(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopDB()
+	if err := store.Migrate(ctx, dbURL); err != nil {
+		return err
+	}
+	if cmd == "migrate" {
+		log.Info("migrations applied")
+		return nil
+	}
+	return serve(ctx, cfg, dbURL, log, ready)
+}
+
+// database returns DATABASE_URL, or starts the private cluster under
+// DATA_DIR/pg and returns its URL and the function that stops it.
+func database(ctx context.Context, cfg config.Config, log *slog.Logger) (string, func(), error) {
+	if cfg.DatabaseURL != "" {
+		return cfg.DatabaseURL, func() {}, nil
+	}
+	dir := filepath.Join(cfg.DataDir, "pg")
+	log.Info("DATABASE_URL not set: starting the private PostgreSQL cluster", "dir", dir)
+	cluster, err := localpg.Start(ctx, dir)
+	if err != nil {
+		return "", nil, fmt.Errorf("private PostgreSQL: %w", err)
+	}
+	stop := func() {
+		if err := cluster.Stop(); err != nil {
+			log.Error("stop private PostgreSQL", "err", err)
+		}
+	}
+	if err := cluster.EnsureDatabase(ctx, "stencil"); err != nil {
+		stop()
+		return "", nil, err
+	}
+	return cluster.URL("stencil"), stop, nil
+}
+
+func serve(ctx context.Context, cfg config.Config, dbURL string, log *slog.Logger, ready chan<- string) error {
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	defer pool.Close()
+
+	sessions := scs.New()
+	sessions.Store = pgxstore.NewWithCleanupInterval(pool, 10*time.Minute)
+	defer sessions.Store.(*pgxstore.PostgresStore).StopCleanup()
+	sessions.Lifetime = 7 * 24 * time.Hour
+	sessions.IdleTimeout = 24 * time.Hour
+	sessions.Cookie.Name = "stencil_session"
+	sessions.Cookie.HttpOnly = true
+	sessions.Cookie.SameSite = http.SameSiteLaxMode
+	sessions.Cookie.Secure = cfg.Production
+
+	h, err := handlers.New(cfg, store.New(pool), sessions, log)
+	if err != nil {
+		return err
+	}
+	app := h.App()
+
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		return err
+	}
+	served := make(chan error, 1)
+	go func() { served <- app.Listener(ln) }()
+	log.Info("serving", "addr", ln.Addr().String(), "production", cfg.Production)
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: draining in-flight requests")
+	if err := app.ShutdownWithTimeout(30 * time.Second); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return <-served
+}

@@ -1,0 +1,41 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// ErrNotFound means the addressed row does not exist (or is not visible to
+// the caller).
+var ErrNotFound = errors.New("not found")
+
+// ConflictError reports a unique-constraint violation; Constraint names the
+// constraint, which handlers map to the field that must change.
+type ConflictError struct {
+	Constraint string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("conflict on %s", e.Constraint)
+}
+
+// ErrConflict matches any *ConflictError with errors.Is.
+var ErrConflict = errors.New("conflict")
+
+// Is makes errors.Is(err, ErrConflict) true for every ConflictError.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// translate turns driver errors into the store's sentinel errors.
+func translate(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return &ConflictError{Constraint: pgErr.ConstraintName}
+	}
+	return err
+}

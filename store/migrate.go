@@ -1,0 +1,55 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/tern/v2/migrate"
+
+	"stencil/migrations"
+)
+
+const versionTable = "schema_version"
+
+// Migrate applies every pending migration. Tern holds a PostgreSQL advisory
+// lock while it works, so instances starting together apply each migration
+// once and the others wait.
+func Migrate(ctx context.Context, databaseURL string) error {
+	conn, err := pgx.Connect(ctx, databaseURL)
+	if err != nil {
+		return fmt.Errorf("connect for migrations: %w", err)
+	}
+	defer conn.Close(ctx)
+	m, err := migrate.NewMigrator(ctx, conn, versionTable)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	if err := m.LoadMigrations(migrations.FS); err != nil {
+		return fmt.Errorf("load migrations: %w", err)
+	}
+	if err := m.Migrate(ctx); err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
+	}
+	return nil
+}
+
+// MigrationsApplied reports whether the database is at the newest migration.
+func (s *Store) MigrationsApplied(ctx context.Context) (bool, error) {
+	want, err := migrationCount()
+	if err != nil {
+		return false, err
+	}
+	var have int32
+	err = s.db.QueryRow(ctx, "SELECT version FROM "+versionTable).Scan(&have)
+	if err != nil {
+		return false, translate(err)
+	}
+	return int(have) == want, nil
+}
+
+func migrationCount() (int, error) {
+	files, err := fs.Glob(migrations.FS, "*.sql")
+	return len(files), err
+}

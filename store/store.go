@@ -1,0 +1,43 @@
+// Package store is Stencil's PostgreSQL access: one file per table, raw SQL,
+// context first. It imports neither Fiber nor net/http.
+package store
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// DB is what both a pool and a transaction offer; store methods use it so
+// that they run the same inside and outside InTx.
+type DB interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Store is the data access layer.
+type Store struct {
+	db   DB
+	pool *pgxpool.Pool
+}
+
+// New returns a Store on pool.
+func New(pool *pgxpool.Pool) *Store {
+	return &Store{db: pool, pool: pool}
+}
+
+// InTx runs fn with a Store bound to one transaction, committed when fn
+// returns nil and rolled back otherwise.
+func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return fn(&Store{db: tx, pool: s.pool})
+	})
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	return s.pool.Ping(ctx)
+}

@@ -1,0 +1,116 @@
+// Package storetest gives tests fresh, migrated databases on real PostgreSQL:
+// on TEST_DATABASE_URL's server when it is set, otherwise on one throwaway
+// private cluster per test binary.
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"stencil/store"
+	"stencil/store/localpg"
+)
+
+var (
+	// templateDB is per process: packages' test binaries run in parallel and
+	// may share TEST_DATABASE_URL's server.
+	templateDB = fmt.Sprintf("stencil_test_template_%d", os.Getpid())
+
+	once    sync.Once
+	cluster *localpg.Cluster
+	admin   string // URL of a maintenance database on the test server
+	initErr error
+	counter atomic.Int64
+)
+
+// Main runs the tests of a package and stops the private cluster, if one was
+// started. Use it from TestMain: os.Exit(storetest.Main(m)).
+func Main(m *testing.M) int {
+	code := m.Run()
+	if admin != "" {
+		_ = exec(context.Background(), "DROP DATABASE IF EXISTS "+templateDB+" WITH (FORCE)")
+	}
+	if cluster != nil {
+		if err := cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stop test cluster:", err)
+		}
+	}
+	return code
+}
+
+// URL returns the URL of a new database with every migration applied, dropped
+// when the test ends.
+func URL(tb testing.TB) string {
+	tb.Helper()
+	once.Do(setup)
+	if initErr != nil {
+		tb.Fatalf("test database: %v", initErr)
+	}
+	ctx := context.Background()
+	name := fmt.Sprintf("stencil_test_%d_%d", os.Getpid(), counter.Add(1))
+	if err := exec(ctx, "CREATE DATABASE "+name+" TEMPLATE "+templateDB); err != nil {
+		tb.Fatalf("create test database: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			tb.Errorf("drop test database: %v", err)
+		}
+	})
+	return withDatabase(admin, name)
+}
+
+// Pool returns a pool on a new database (see URL), closed when the test ends.
+func Pool(tb testing.TB) *pgxpool.Pool {
+	tb.Helper()
+	pool, err := pgxpool.New(context.Background(), URL(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool
+}
+
+func setup() {
+	ctx := context.Background()
+	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
+		admin = u
+	} else {
+		cluster, initErr = localpg.Start(ctx, "")
+		if initErr != nil {
+			return
+		}
+		admin = cluster.URL("postgres")
+	}
+	// A template database migrated once makes each test's database a cheap copy.
+	if initErr = exec(ctx, "CREATE DATABASE "+templateDB); initErr != nil {
+		return
+	}
+	initErr = store.Migrate(ctx, withDatabase(admin, templateDB))
+}
+
+func exec(ctx context.Context, sql string) error {
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+func withDatabase(rawURL, name string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		panic(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}

@@ -1,0 +1,15 @@
+/** @type {import('tailwindcss').Config} */
+module.exports = {
+  content: ["./views/**/*.html", "./static/js/**/*.js", "./handlers/**/*.go"],
+  theme: {
+    extend: {
+      colors: {
+        brand: {
+          50: "#eef6ff", 100: "#d9ebff", 200: "#bcdcff", 300: "#8ec6ff", 400: "#59a5ff",
+          500: "#3380fc", 600: "#1d61f1", 700: "#154bdd", 800: "#183eb3", 900: "#1a398d",
+        },
+      },
+    },
+  },
+  plugins: [],
+};
