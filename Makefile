@@ -3,7 +3,6 @@
 SHELL := /bin/bash
 GO ?= go
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1
-SCALAR := node_modules/@scalar/api-reference/dist/browser/standalone.js
 
 .PHONY: run build test check-format vet staticcheck unit bench assets assets-check deps-system deps-node clean
 
@@ -37,7 +36,7 @@ assets: deps-node
 	npm run --silent build:css
 	cp node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js
 	mkdir -p static/vendor/scalar
-	cp $(SCALAR) static/vendor/scalar/standalone.js
+	node static/src/vendor-scalar.js static/vendor/scalar/standalone.js
 
 ## assets-check: fail when the committed static files differ from a fresh build.
 assets-check: deps-node
@@ -45,7 +44,8 @@ assets-check: deps-node
 	npx --no-install tailwindcss -c tailwind.config.js -i static/src/app.css -o $$tmp/app.css --minify 2>/dev/null; \
 	cmp -s $$tmp/app.css static/css/app.css || { echo "static/css/app.css is stale: run 'make assets' and commit"; exit 1; }; \
 	cmp -s node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js || { echo "static/vendor/htmx.min.js differs from package.json's pin: run 'make assets'"; exit 1; }; \
-	cmp -s $(SCALAR) static/vendor/scalar/standalone.js || { echo "static/vendor/scalar differs from package.json's pin: run 'make assets'"; exit 1; }; \
+	node static/src/vendor-scalar.js $$tmp/scalar.js; \
+	cmp -s $$tmp/scalar.js static/vendor/scalar/standalone.js || { echo "static/vendor/scalar differs from package.json's pin: run 'make assets'"; exit 1; }; \
 	echo "assets up to date"
 
 deps-node:

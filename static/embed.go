@@ -7,5 +7,5 @@ import "embed"
 
 // FS holds every served file.
 //
-//go:embed css js vendor
+//go:embed css js vendor img
 var FS embed.FS

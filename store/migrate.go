@@ -41,9 +41,13 @@ func (s *Store) MigrationsApplied(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	// Before the first migration the version table does not exist yet.
+	var exists bool
+	if err := s.db.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", versionTable).Scan(&exists); err != nil || !exists {
+		return false, err
+	}
 	var have int32
-	err = s.db.QueryRow(ctx, "SELECT version FROM "+versionTable).Scan(&have)
-	if err != nil {
+	if err := s.db.QueryRow(ctx, "SELECT version FROM "+versionTable).Scan(&have); err != nil {
 		return false, translate(err)
 	}
 	return int(have) == want, nil

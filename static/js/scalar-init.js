@@ -2,9 +2,15 @@
 // would reach another host (fonts, telemetry, request proxy, AI agent) off.
 (function () {
   "use strict";
-  var el = document.getElementById("api-reference");
+  var el = document.getElementById("api-docs");
+  // Scalar declares its web fonts from its own CDN whatever withDefaultFonts
+  // says; a font is only fetched when used, so use the system's fonts instead.
+  var systemFonts =
+    ":root, .scalar-app, .light-mode, .dark-mode {" +
+    " --scalar-font: ui-sans-serif, system-ui, sans-serif !important;" +
+    " --scalar-font-code: ui-monospace, SFMono-Regular, Menlo, Consolas, 'Liberation Mono', monospace !important; }";
   Scalar.createApiReference(el, {
-    url: el.dataset.specUrl,
+    url: "/openapi.json",
     withDefaultFonts: false,
     telemetry: false,
     proxyUrl: "",
@@ -14,5 +20,6 @@
     mcp: { disabled: true },
     documentDownloadType: "json",
     metaData: { title: "API reference · Stencil" },
+    customCss: systemFonts,
   });
 })();

@@ -50,13 +50,18 @@ func Main(m *testing.M) int {
 // when the test ends.
 func URL(tb testing.TB) string {
 	tb.Helper()
+	return newDatabase(tb, templateDB)
+}
+
+func newDatabase(tb testing.TB, template string) string {
+	tb.Helper()
 	once.Do(setup)
 	if initErr != nil {
 		tb.Fatalf("test database: %v", initErr)
 	}
 	ctx := context.Background()
 	name := fmt.Sprintf("stencil_test_%d_%d", os.Getpid(), counter.Add(1))
-	if err := exec(ctx, "CREATE DATABASE "+name+" TEMPLATE "+templateDB); err != nil {
+	if err := exec(ctx, "CREATE DATABASE "+name+" TEMPLATE "+template); err != nil {
 		tb.Fatalf("create test database: %v", err)
 	}
 	tb.Cleanup(func() {
@@ -67,10 +72,24 @@ func URL(tb testing.TB) string {
 	return withDatabase(admin, name)
 }
 
-// Pool returns a pool on a new database (see URL), closed when the test ends.
+// EmptyURL returns the URL of a new database with no migrations applied,
+// dropped when the test ends.
+func EmptyURL(tb testing.TB) string {
+	tb.Helper()
+	return newDatabase(tb, "template0")
+}
+
+// Pool returns a pool on a new migrated database (see URL), closed when the
+// test ends.
 func Pool(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
-	pool, err := pgxpool.New(context.Background(), URL(tb))
+	return PoolOn(tb, URL(tb))
+}
+
+// PoolOn returns a pool on url, closed when the test ends.
+func PoolOn(tb testing.TB, url string) *pgxpool.Pool {
+	tb.Helper()
+	pool, err := pgxpool.New(context.Background(), url)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+)
+
+// browser is a headless Debian Chromium driven by chromedp. It records every
+// request the page makes and every console error, so a journey can assert
+// that nothing left the machine and that the page ran cleanly.
+type browser struct {
+	ctx      context.Context
+	t        *testing.T
+	mu       sync.Mutex
+	requests []string
+	errors   []string
+}
+
+// chromiumPath finds Debian's Chromium. It installs nothing: `make test` does.
+func chromiumPath(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "/usr/bin/chromium"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("Chromium not found: install Debian's chromium package (make test does) to run the browser journeys")
+	return ""
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(1280, 900),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
+	b := &browser{ctx: ctx, t: t}
+	// Listen starts the browser; it must not run under a timeout context,
+	// which would end the browser with it.
+	err := chromedp.Listen(ctx, func(ev any) {
+		if ev, ok := ev.(*network.EventRequestWillBeSent); ok {
+			b.mu.Lock()
+			b.requests = append(b.requests, ev.Request.URL)
+			b.mu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				b.mu.Lock()
+				b.errors = append(b.errors, m.String())
+				b.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(b.checkClean)
+	return b
+}
+
+// do performs actions with a time limit, failing the test on error.
+func (b *browser) do(actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		b.t.Fatalf("browser: %v", err)
+	}
+}
+
+// eval evaluates a JavaScript expression on the page.
+func eval[T any](b *browser, expr string) T {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		b.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// waitText waits until the page's visible text contains s. It keeps asking
+// across navigations, which interrupt a single evaluation.
+func (b *browser) waitText(s string) {
+	b.t.Helper()
+	expr := fmt.Sprintf("!!document.body && document.body.innerText.includes(%q)", s)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("page never showed %q (last error: %v); it shows:\n%s", s, err, b.text())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// text returns the page's visible text.
+func (b *browser) text() string {
+	return eval[string](b, "document.body ? document.body.innerText : ''")
+}
+
+// screenshot saves the whole page under artifacts/screenshots for people to
+// look at.
+func (b *browser) screenshot(name string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Fatalf("screenshot: %v", err)
+	}
+	dir := filepath.Join("artifacts", "screenshots")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// checkClean fails the test if the page reached beyond 127.0.0.1 or logged
+// errors.
+func (b *browser) checkClean() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, raw := range b.requests {
+		u, err := url.Parse(raw)
+		if err != nil {
+			b.t.Errorf("unparseable request URL %q", raw)
+			continue
+		}
+		switch u.Scheme {
+		case "data", "blob", "about":
+			continue
+		}
+		if u.Hostname() != "127.0.0.1" {
+			b.t.Errorf("the page requested %s, off this machine", raw)
+		}
+	}
+	for _, e := range b.errors {
+		b.t.Errorf("browser console error: %s", e)
+	}
+}

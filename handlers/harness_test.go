@@ -1,0 +1,283 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alexedwards/scs/pgxstore"
+	"github.com/alexedwards/scs/v2"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/gofiber/fiber/v2"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"stencil/config"
+	"stencil/store"
+	"stencil/store/storetest"
+)
+
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+// testApp is the real application on a fresh database.
+type testApp struct {
+	app  *fiber.App
+	h    *Handlers
+	pool *pgxpool.Pool
+	logs *syncBuffer
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func testConfig(t testing.TB) config.Config {
+	t.Helper()
+	dir := t.TempDir()
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{"DATA_DIR": dir}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func newTestApp(t testing.TB) *testApp {
+	t.Helper()
+	return newTestAppOn(t, storetest.Pool(t))
+}
+
+func newTestAppOn(t testing.TB, pool *pgxpool.Pool) *testApp {
+	t.Helper()
+	logs := &syncBuffer{}
+	sessions := scs.New()
+	st := pgxstore.NewWithCleanupInterval(pool, 0)
+	sessions.Store = st
+	sessions.Cookie.Name = "stencil_session"
+	h, err := New(testConfig(t), store.New(pool), sessions, slog.New(slog.NewTextHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testApp{app: h.App(), h: h, pool: pool, logs: logs}
+}
+
+// Ways of asking for the same resource (SPEC §2.4).
+var (
+	asBrowserHeaders = map[string]string{"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+	asHTMXHeaders    = map[string]string{"Accept": "*/*", "HX-Request": "true"}
+	asJSONHeaders    = map[string]string{"Accept": "application/json"}
+)
+
+// scenario is one request through the real app and what its answer must hold.
+type scenario struct {
+	name     string
+	method   string
+	path     string
+	headers  map[string]string
+	body     string
+	status   int
+	want     []string          // substrings of the body
+	unwanted []string          // substrings that must not be in the body
+	header   map[string]string // response headers, exact
+}
+
+func (ta *testApp) run(t *testing.T, scenarios []scenario) {
+	t.Helper()
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			req := httptest.NewRequest(sc.method, sc.path, strings.NewReader(sc.body))
+			if sc.body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			for k, v := range sc.headers {
+				req.Header.Set(k, v)
+			}
+			resp, body := ta.do(t, req)
+			if resp.StatusCode != sc.status {
+				t.Fatalf("status = %d, want %d; body: %s", resp.StatusCode, sc.status, body)
+			}
+			for _, w := range sc.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("body lacks %q; body: %s", w, body)
+				}
+			}
+			for _, u := range sc.unwanted {
+				if strings.Contains(body, u) {
+					t.Errorf("body contains %q; body: %s", u, body)
+				}
+			}
+			for k, v := range sc.header {
+				if got := resp.Header.Get(k); got != v {
+					t.Errorf("header %s = %q, want %q", k, got, v)
+				}
+			}
+		})
+	}
+}
+
+// do sends req through the app. Every JSON answer is checked against the
+// envelope rules and, where the document has the operation, against the
+// OpenAPI document.
+func (ta *testApp) do(t testing.TB, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	var reqBody []byte
+	if req.Body != nil {
+		reqBody, _ = io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(reqBody))
+	}
+	resp, err := ta.app.Test(req, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") && req.URL.Path != "/openapi.json" {
+		checkEnvelope(t, resp.StatusCode, raw)
+		req.Body = io.NopCloser(bytes.NewReader(reqBody))
+		checkAgainstDoc(t, ta.h.api, req, resp, raw)
+	}
+	return resp, string(raw)
+}
+
+func checkEnvelope(t testing.TB, status int, raw []byte) {
+	t.Helper()
+	var env map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &env); err != nil {
+		t.Fatalf("JSON answer is not an object: %v: %s", err, raw)
+	}
+	var gotStatus int
+	var msg string
+	if err := json.Unmarshal(env["status"], &gotStatus); err != nil || gotStatus != status {
+		t.Errorf("envelope status = %s, HTTP status %d", env["status"], status)
+	}
+	if err := json.Unmarshal(env["message"], &msg); err != nil {
+		t.Errorf("envelope message missing: %s", raw)
+	}
+	if status >= 400 && !strings.HasPrefix(msg, "Error: ") {
+		t.Errorf("error message %q must start with \"Error: \"", msg)
+	}
+	for _, leak := range []string{"goroutine ", "SQLSTATE", "pgx", ".go:"} {
+		if strings.Contains(string(raw), leak) {
+			t.Errorf("answer leaks internals (%q): %s", leak, raw)
+		}
+	}
+}
+
+var (
+	docRouterOnce sync.Once
+	docRouter     routers.Router
+)
+
+// checkAgainstDoc validates a JSON answer against the OpenAPI document. An
+// answer of a path the document does not describe is an error unless the path
+// is unknown to the app too (404) or only exists in tests.
+func checkAgainstDoc(t testing.TB, api *apiDoc, req *http.Request, resp *http.Response, raw []byte) {
+	t.Helper()
+	docRouterOnce.Do(func() {
+		var err error
+		docRouter, err = gorillamux.NewRouter(api.doc)
+		if err != nil {
+			t.Fatalf("openapi router: %v", err)
+		}
+	})
+	if strings.HasPrefix(req.URL.Path, "/test/") || browserOnly(req.URL.Path) {
+		return
+	}
+	// The document's servers entry is "/"; match on a full URL.
+	probe := req.Clone(context.Background())
+	probe.URL.Scheme, probe.URL.Host = "http", "example.com"
+	probe.Host = "example.com"
+	route, params, err := docRouter.FindRoute(probe)
+	if err != nil {
+		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+			return
+		}
+		t.Fatalf("%s %s answered %d but the OpenAPI document has no such operation", req.Method, req.URL.Path, resp.StatusCode)
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: probe, PathParams: params, Route: route},
+		Status:                 resp.StatusCode,
+		Header:                 resp.Header,
+		Body:                   io.NopCloser(bytes.NewReader(raw)),
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true},
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		t.Errorf("answer of %s %s does not match the OpenAPI document: %v\nbody: %s", req.Method, req.URL.Path, err, raw)
+	}
+}
+
+// browserSession opens the start page like a browser and returns the session
+// cookie and the page's CSRF token.
+func (ta *testApp) browserSession(t testing.TB) (cookie, csrf string) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Header.Set("Accept", "text/html")
+	resp, body := ta.do(t, req)
+	for _, c := range resp.Cookies() {
+		if c.Name == "stencil_session" {
+			cookie = c.Name + "=" + c.Value
+		}
+	}
+	m := regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`).FindStringSubmatch(body)
+	if cookie == "" || m == nil {
+		t.Fatalf("start page gave no session cookie or CSRF token")
+	}
+	return cookie, m[1]
+}
+
+// browserOnly reports whether path is a page for people rather than an API
+// operation: such paths answer JSON too, but the document does not list them.
+func browserOnly(path string) bool {
+	return path == "/" || path == "/scalar" || path == "/openapi.json" ||
+		strings.HasPrefix(path, "/web/") || strings.HasPrefix(path, "/static/")
+}
+
+func merge(ms ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,61 @@
+package handlers
+
+import (
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestRouterAndDocumentListTheSameOperations: every API operation the app
+// serves is in the OpenAPI document, and every operation of the document is
+// served.
+func TestRouterAndDocumentListTheSameOperations(t *testing.T) {
+	ta := newTestApp(t)
+	served := map[string]bool{}
+	for _, r := range ta.app.GetRoutes(true) {
+		if r.Method == http.MethodHead || browserOnly(r.Path) || strings.HasPrefix(r.Path, "/static") {
+			continue
+		}
+		served[r.Method+" "+r.Path] = true
+	}
+	documented := map[string]bool{}
+	for path, item := range ta.h.api.doc.Paths.Map() {
+		for method := range item.Operations() {
+			documented[method+" "+path] = true
+		}
+	}
+	for _, op := range sortedSet(served) {
+		if !documented[op] {
+			t.Errorf("%s is served but not in the OpenAPI document", op)
+		}
+	}
+	for _, op := range sortedSet(documented) {
+		if !served[op] {
+			t.Errorf("%s is in the OpenAPI document but not served", op)
+		}
+	}
+	if len(served) == 0 {
+		t.Fatal("no API operations found: the comparison proves nothing")
+	}
+}
+
+func TestAPIDocumentIsServed(t *testing.T) {
+	ta := newTestApp(t)
+	ta.run(t, []scenario{
+		{name: "openapi.json", method: "GET", path: "/openapi.json", status: 200,
+			want: []string{`"openapi":"3.1.0"`, `"bearerAuth"`, `"/readyz"`, `"Envelope"`},
+			header: map[string]string{"Content-Type": "application/json; charset=utf-8"}},
+		{name: "scalar page loads only local files", method: "GET", path: "/scalar", status: 200,
+			want: []string{`/static/vendor/scalar/standalone.js?v=`, `<div id="api-docs"></div>`}, unwanted: []string{"https://", "http://"}},
+	})
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

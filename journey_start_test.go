@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"stencil/store/storetest"
+)
+
+// TestJourneyStartPageAndAPIReference: a person opens the start page, follows
+// the link to the API reference and finds every operation of /openapi.json
+// listed, with no request leaving the machine.
+func TestJourneyStartPageAndAPIReference(t *testing.T) {
+	app := startInstance(t, map[string]string{"DATABASE_URL": storetest.URL(t)})
+	b := newBrowser(t)
+
+	b.do(chromedp.Navigate(app.URL + "/"))
+	b.waitText("Welcome to Stencil")
+	b.screenshot("start-page")
+
+	b.do(chromedp.Click(chromedp.CSS(`a[href="/scalar"]`), chromedp.NodeVisible))
+	for _, summary := range operationSummaries(t, app.URL) {
+		b.waitText(summary)
+	}
+	b.waitText("Stencil API")
+	b.screenshot("api-reference")
+}
+
+// operationSummaries lists the summary of every operation of the served
+// OpenAPI document.
+func operationSummaries(t *testing.T, base string) []string {
+	t.Helper()
+	resp, err := http.Get(base + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Summary string `json:"summary"`
+		} `json:"paths"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, item := range doc.Paths {
+		for _, op := range item {
+			out = append(out, op.Summary)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("the document lists no operations")
+	}
+	return out
+}

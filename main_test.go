@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"stencil/store/storetest"
+)
+
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+// instance is the real service started through run, as `stencil serve` does.
+type instance struct {
+	URL  string
+	logs *lockedBuffer
+	stop func()
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startInstance runs the service on 127.0.0.1 and a free port, as `stencil
+// serve` does, with vars on top of a fresh DATA_DIR; an empty DATABASE_URL
+// means the private cluster. It is stopped (as by SIGTERM) at the latest when
+// the test ends.
+func startInstance(t testing.TB, vars map[string]string) *instance {
+	t.Helper()
+	env := map[string]string{"HOST": "127.0.0.1", "PORT": "0", "DATA_DIR": t.TempDir()}
+	for k, v := range vars {
+		env[k] = v
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	in := &instance{logs: &lockedBuffer{}}
+	go func() { done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, in.logs, ready) }()
+	var once sync.Once
+	in.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("instance stopped with %v", err)
+				}
+			case <-time.After(40 * time.Second):
+				t.Error("instance did not stop")
+			}
+		})
+	}
+	select {
+	case addr := <-ready:
+		in.URL = "http://" + addr
+		t.Cleanup(in.stop)
+		return in
+	case err := <-done:
+		cancel()
+		t.Fatalf("instance did not start: %v\n%s", err, in.logs)
+	case <-time.After(60 * time.Second):
+		cancel()
+		t.Fatalf("instance not ready after 60s\n%s", in.logs)
+	}
+	return nil
+}
+
+func getJSON(t testing.TB, url string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: not JSON: %s", url, raw)
+	}
+	return resp.StatusCode, out
+}
+
+// TestTwoInstancesStartTogether: both instances migrate the same empty
+// database at the same moment; the advisory lock makes one wait, and both
+// become ready.
+func TestTwoInstancesStartTogether(t *testing.T) {
+	url := storetest.EmptyURL(t)
+	var wg sync.WaitGroup
+	instances := make([]*instance, 2)
+	for i := range instances {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			instances[i] = startInstance(t, map[string]string{"DATABASE_URL": url})
+		}()
+	}
+	wg.Wait()
+	for i, in := range instances {
+		if in == nil {
+			t.Fatalf("instance %d did not start", i)
+		}
+		status, body := getJSON(t, in.URL+"/readyz")
+		if status != 200 || body["message"] != "ready" {
+			t.Fatalf("instance %d readyz = %d %v", i, status, body)
+		}
+	}
+}
+
+func TestMigrateSubcommand(t *testing.T) {
+	url := storetest.EmptyURL(t)
+	vars := map[string]string{"DATABASE_URL": url, "DATA_DIR": t.TempDir()}
+	logs := &lockedBuffer{}
+	if err := run(context.Background(), []string{"migrate"}, func(k string) string { return vars[k] }, logs, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "migrations applied") {
+		t.Fatalf("log: %s", logs)
+	}
+	in := startInstance(t, map[string]string{"DATABASE_URL": url})
+	if status, _ := getJSON(t, in.URL+"/readyz"); status != 200 {
+		t.Fatalf("readyz after migrate = %d", status)
+	}
+}
+
+func TestRunRefusesBadStarts(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args []string
+		vars map[string]string
+		want string
+	}{
+		"unknown subcommand": {[]string{"dance"}, nil, `unknown command "dance"`},
+		"production without secrets": {[]string{"serve"}, map[string]string{"APP_ENV": "production"}, "refusing to start"},
+		"unreachable database": {[]string{"migrate"}, map[string]string{"DATABASE_URL": "postgres://x:y@127.0.0.1:1/db?connect_timeout=2"}, "connect for migrations"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			vars := map[string]string{"DATA_DIR": t.TempDir()}
+			for k, v := range tc.vars {
+				vars[k] = v
+			}
+			err := run(context.Background(), tc.args, func(k string) string { return vars[k] }, io.Discard, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestPrivateClusterWithoutDatabaseURL starts the service the way `make run`
+// does: no DATABASE_URL, so it runs its own cluster under DATA_DIR/pg, which a
+// second start reuses.
+func TestPrivateClusterWithoutDatabaseURL(t *testing.T) {
+	// t.TempDir's parent is private to this user; when the tests run as
+	// root, the postgres user must be able to enter DATA_DIR.
+	dataDir, err := os.MkdirTemp("", "stencil-datadir-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dataDir) })
+	if err := os.Chmod(dataDir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 2; i++ {
+		in := startInstance(t, map[string]string{"DATA_DIR": dataDir})
+		status, body := getJSON(t, in.URL+"/readyz")
+		in.stop()
+		if status != 200 {
+			t.Fatalf("start %d: readyz = %d %v", i, status, body)
+		}
+		if i == 1 && !strings.Contains(in.logs.String(), "starting the private PostgreSQL cluster") {
+			t.Fatalf("no private cluster started; log: %s", in.logs)
+		}
+	}
+	if _, err := os.Stat(dataDir + "/pg/data/PG_VERSION"); err != nil {
+		t.Fatalf("cluster not kept under DATA_DIR/pg: %v", err)
+	}
+}
