@@ -2,7 +2,7 @@
 # they need on a fresh Debian machine.
 SHELL := /bin/bash
 GO ?= go
-STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1
+STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: run build test check-format vet staticcheck unit bench assets assets-check deps-system deps-node clean
 

@@ -25,11 +25,6 @@ func (e *ValidationError) Error() string {
 	return keys[0] + " " + e.Fields[keys[0]]
 }
 
-// fieldError is a ValidationError of one field.
-func fieldError(field, msg string) *ValidationError {
-	return &ValidationError{Fields: map[string]string{field: msg}}
-}
-
 // errorView is the view model of the error page and fragment.
 type errorView struct {
 	Base

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -14,10 +15,6 @@ import (
 
 // validate is the one validator; field names follow the json tags.
 var validate = newValidator()
-
-// ruleMessages turns custom validation tags into human messages; tags of the
-// validator itself are handled in message.
-var ruleMessages = map[string]string{}
 
 func newValidator() *validator.Validate {
 	v := validator.New(validator.WithRequiredStructEnabled())
@@ -31,19 +28,11 @@ func newValidator() *validator.Validate {
 	return v
 }
 
-// registerRule adds a custom validation tag with the message shown when it fails.
-func registerRule(tag, msg string, fn validator.Func) {
-	if err := validate.RegisterValidation(tag, fn); err != nil {
-		panic(err)
-	}
-	ruleMessages[tag] = msg
-}
-
 // bind decodes the request body (JSON or form-encoded) into dst and validates
 // it: a body that does not decode is 400, a rule broken is 422.
 func bind(c *fiber.Ctx, dst any) error {
 	if err := c.BodyParser(dst); err != nil {
-		return decodeError(err)
+		return decodeError(err, dst)
 	}
 	return check(dst)
 }
@@ -51,17 +40,26 @@ func bind(c *fiber.Ctx, dst any) error {
 // bindQuery decodes the query string into dst and validates it.
 func bindQuery(c *fiber.Ctx, dst any) error {
 	if err := c.QueryParser(dst); err != nil {
-		return decodeError(err)
+		return decodeError(err, dst)
 	}
 	return check(dst)
 }
 
+// conversionError is how Fiber's query and form decoder names a value that
+// does not convert to its field's type.
+var conversionError = regexp.MustCompile(`error converting value for "([^"]+)"`)
+
 // decodeError describes a body or query that could not be decoded, without
 // echoing the input or the server's type names.
-func decodeError(err error) error {
+func decodeError(err error, dst any) error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	var ferr *fiber.Error
+	if m := conversionError.FindStringSubmatch(err.Error()); m != nil {
+		if t, ok := fieldType(dst, m[1]); ok {
+			return badRequest("%s must be %s", m[1], jsonKind(t))
+		}
+	}
 	switch {
 	case errors.As(err, &typeErr) && typeErr.Field != "":
 		return badRequest("%s must be %s", typeErr.Field, jsonKind(typeErr.Type))
@@ -74,6 +72,27 @@ func decodeError(err error) error {
 	default:
 		return badRequest("malformed request: %s", firstLine(err.Error()))
 	}
+}
+
+// fieldType finds the type of the field of struct pointer dst whose json,
+// query or form name is name.
+func fieldType(dst any, name string) (reflect.Type, bool) {
+	t := reflect.TypeOf(dst)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil, false
+	}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		for _, tag := range []string{"json", "query", "form"} {
+			if n, _, _ := strings.Cut(f.Tag.Get(tag), ","); n == name {
+				return f.Type, true
+			}
+		}
+	}
+	return nil, false
 }
 
 func jsonKind(t reflect.Type) string {
@@ -119,9 +138,6 @@ func check(v any) error {
 
 // message is the human text of one failed rule.
 func message(fe validator.FieldError) string {
-	if msg, ok := ruleMessages[fe.Tag()]; ok {
-		return msg
-	}
 	kind := fe.Kind()
 	unit := ""
 	switch kind {

@@ -152,6 +152,30 @@ func TestBindAndValidate(t *testing.T) {
 	})
 }
 
+type testQuery struct {
+	Offset int    `query:"offset" json:"offset" validate:"min=0"`
+	Filter string `query:"filter" json:"filter" validate:"max=10"`
+}
+
+func TestBindQuery(t *testing.T) {
+	ta := newTestApp(t)
+	ta.app.Get("/test/query", func(c *fiber.Ctx) error {
+		var in testQuery
+		if err := bindQuery(c, &in); err != nil {
+			return err
+		}
+		return ta.h.respond(c, Reply{Data: in})
+	})
+	ta.run(t, []scenario{
+		{name: "valid", method: "GET", path: "/test/query?offset=3&filter=ab", headers: asJSONHeaders, status: 200,
+			want: []string{`"data":{"offset":3,"filter":"ab"}`}},
+		{name: "unparseable number is 400", method: "GET", path: "/test/query?offset=three", headers: asJSONHeaders, status: 400,
+			want: []string{`"message":"Error: offset must be an integer"`}},
+		{name: "rule broken is 422", method: "GET", path: "/test/query?offset=-1", headers: asJSONHeaders, status: 422,
+			want: []string{`"offset":"must be at least 0"`}},
+	})
+}
+
 func TestRedirectAfterSuccessfulPost(t *testing.T) {
 	ta := newTestApp(t)
 	ta.app.Post("/test/done", func(c *fiber.Ctx) error {
