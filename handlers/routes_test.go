@@ -44,7 +44,7 @@ func TestAPIDocumentIsServed(t *testing.T) {
 	ta := newTestApp(t)
 	ta.run(t, []scenario{
 		{name: "openapi.json", method: "GET", path: "/openapi.json", status: 200,
-			want: []string{`"openapi":"3.1.0"`, `"bearerAuth"`, `"/readyz"`, `"Envelope"`},
+			want:   []string{`"openapi":"3.1.0"`, `"bearerAuth"`, `"/readyz"`, `"Envelope"`},
 			header: map[string]string{"Content-Type": "application/json; charset=utf-8"}},
 		{name: "scalar page loads only local files", method: "GET", path: "/scalar", status: 200,
 			want: []string{`/static/vendor/scalar/standalone.js?v=`, `<div id="api-docs"></div>`}, unwanted: []string{"https://", "http://"}},
