@@ -97,9 +97,12 @@ func serve(ctx context.Context, cfg config.Config, dbURL string, log *slog.Logge
 	}
 	defer pool.Close()
 
+	st := store.New(pool)
 	sessions := scs.New()
-	sessions.Store = pgxstore.NewWithCleanupInterval(pool, 10*time.Minute)
-	defer sessions.Store.(*pgxstore.PostgresStore).StopCleanup()
+	// pgxstore's own cleanup goroutine cannot be stopped without a data race;
+	// expired sessions are removed by cleanSessions instead.
+	sessions.Store = pgxstore.NewWithCleanupInterval(pool, 0)
+	go cleanSessions(ctx, st, log)
 	sessions.Lifetime = 7 * 24 * time.Hour
 	sessions.IdleTimeout = 24 * time.Hour
 	sessions.Cookie.Name = "stencil_session"
@@ -107,7 +110,7 @@ func serve(ctx context.Context, cfg config.Config, dbURL string, log *slog.Logge
 	sessions.Cookie.SameSite = http.SameSiteLaxMode
 	sessions.Cookie.Secure = cfg.Production
 
-	h, err := handlers.New(cfg, store.New(pool), sessions, log)
+	h, err := handlers.New(cfg, st, sessions, log)
 	if err != nil {
 		return err
 	}
@@ -134,4 +137,21 @@ func serve(ctx context.Context, cfg config.Config, dbURL string, log *slog.Logge
 		return err
 	}
 	return <-served
+}
+
+// cleanSessions deletes expired browser sessions every ten minutes until ctx
+// ends. Several instances doing it at once is harmless.
+func cleanSessions(ctx context.Context, st *store.Store, log *slog.Logger) {
+	tick := time.NewTicker(10 * time.Minute)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if _, err := st.DeleteExpiredSessions(ctx); err != nil && ctx.Err() == nil {
+				log.Error("delete expired sessions", "err", err)
+			}
+		}
+	}
 }

@@ -87,3 +87,22 @@ func TestErrorTranslation(t *testing.T) {
 		t.Fatalf("no rows error = %v, want ErrNotFound", err)
 	}
 }
+
+func TestDeleteExpiredSessions(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.Pool(t)
+	st := store.New(pool)
+	_, err := pool.Exec(ctx, `INSERT INTO sessions (token, data, expiry) VALUES
+		('old', '\x00', now() - interval '1 minute'), ('live', '\x00', now() + interval '1 hour')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := st.DeleteExpiredSessions(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("deleted %d (%v), want 1", n, err)
+	}
+	var left string
+	if err := pool.QueryRow(ctx, "SELECT string_agg(token, ',') FROM sessions").Scan(&left); err != nil || left != "live" {
+		t.Fatalf("sessions left = %q (%v)", left, err)
+	}
+}
