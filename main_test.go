@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -193,5 +195,46 @@ func TestPrivateClusterWithoutDatabaseURL(t *testing.T) {
 	}
 	if _, err := os.Stat(dataDir + "/pg/data/PG_VERSION"); err != nil {
 		t.Fatalf("cluster not kept under DATA_DIR/pg: %v", err)
+	}
+}
+
+// TestShutdownDrainsInFlightRequests: a request whose headers are still
+// arriving when shutdown begins is answered in full before the process exits.
+func TestShutdownDrainsInFlightRequests(t *testing.T) {
+	in := startInstance(t, map[string]string{"DATABASE_URL": storetest.URL(t)})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(in.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: stencil\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the server has read part of the request
+	stopped := make(chan struct{})
+	go func() { in.stop(); close(stopped) }()
+	select {
+	case <-stopped:
+		t.Fatal("the server exited with a request in flight")
+	case <-time.After(300 * time.Millisecond):
+	}
+	if _, err := io.WriteString(conn, "Accept: application/json\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("in-flight request not answered: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"message":"ok"`) {
+		t.Fatalf("in-flight request got %d %s", resp.StatusCode, body)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not exit after draining")
+	}
+	if !strings.Contains(in.logs.String(), "draining in-flight requests") {
+		t.Errorf("log: %s", in.logs)
 	}
 }

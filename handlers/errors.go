@@ -3,7 +3,9 @@ package handlers
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -18,7 +20,7 @@ type ValidationError struct {
 }
 
 func (e *ValidationError) Error() string {
-	keys := sortedKeys(e.Fields)
+	keys := slices.Sorted(maps.Keys(e.Fields))
 	if len(keys) == 0 {
 		return "invalid input"
 	}

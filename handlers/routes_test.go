@@ -1,8 +1,9 @@
 package handlers
 
 import (
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -25,12 +26,12 @@ func TestRouterAndDocumentListTheSameOperations(t *testing.T) {
 			documented[method+" "+path] = true
 		}
 	}
-	for _, op := range sortedSet(served) {
+	for _, op := range slices.Sorted(maps.Keys(served)) {
 		if !documented[op] {
 			t.Errorf("%s is served but not in the OpenAPI document", op)
 		}
 	}
-	for _, op := range sortedSet(documented) {
+	for _, op := range slices.Sorted(maps.Keys(documented)) {
 		if !served[op] {
 			t.Errorf("%s is in the OpenAPI document but not served", op)
 		}
@@ -49,13 +50,4 @@ func TestAPIDocumentIsServed(t *testing.T) {
 		{name: "scalar page loads only local files", method: "GET", path: "/scalar", status: 200,
 			want: []string{`/static/vendor/scalar/standalone.js?v=`, `<div id="api-docs"></div>`}, unwanted: []string{"https://", "http://"}},
 	})
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
