@@ -21,6 +21,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"stencil/auth"
 	"stencil/config"
 	"stencil/handlers"
 	"stencil/store"
@@ -98,6 +99,9 @@ func serve(ctx context.Context, cfg config.Config, dbURL string, log *slog.Logge
 	defer pool.Close()
 
 	st := store.New(pool)
+	if err := ensureRoot(ctx, cfg.Root, st, log); err != nil {
+		return err
+	}
 	sessions := scs.New()
 	// pgxstore's own cleanup goroutine cannot be stopped without a data race;
 	// expired sessions are removed by cleanSessions instead.
@@ -154,4 +158,23 @@ func cleanSessions(ctx context.Context, st *store.Store, log *slog.Logger) {
 			}
 		}
 	}
+}
+
+// ensureRoot creates the first ROOT user from ROOT_USERNAME, ROOT_PASSWORD
+// and ROOT_EMAIL when all are set and no user exists yet.
+func ensureRoot(ctx context.Context, root config.RootAccount, st *store.Store, log *slog.Logger) error {
+	if !root.Set() {
+		return nil
+	}
+	u := store.User{Username: root.Username, Email: root.Email, Role: store.RoleRoot,
+		PasswordHash: auth.HashPassword(root.Password, auth.DefaultPasswordParams)}
+	err := st.CreateFirstUser(ctx, &u)
+	switch {
+	case errors.Is(err, store.ErrAlreadySetUp):
+		return nil
+	case err != nil:
+		return fmt.Errorf("create ROOT user from ROOT_USERNAME: %w", err)
+	}
+	log.Info("created the first ROOT user", "username", u.Username)
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -21,8 +22,11 @@ type ValidationError struct {
 
 func (e *ValidationError) Error() string {
 	keys := slices.Sorted(maps.Keys(e.Fields))
-	if len(keys) == 0 {
+	switch {
+	case len(keys) == 0:
 		return "invalid input"
+	case keys[0] == "":
+		return e.Fields[""]
 	}
 	return keys[0] + " " + e.Fields[keys[0]]
 }
@@ -46,6 +50,10 @@ func (h *Handlers) ErrorHandler(c *fiber.Ctx, err error) error {
 	if status == fiber.StatusTooManyRequests && c.GetRespHeader(fiber.HeaderRetryAfter) == "" {
 		c.Set(fiber.HeaderRetryAfter, "60")
 	}
+	if status == fiber.StatusUnauthorized && c.Method() == fiber.MethodGet && representationOf(c) != asJSON {
+		// A browser that is not signed in goes to the sign-in page, and back after.
+		return h.respond(c, Reply{Redirect: "/web/login?next=" + url.QueryEscape(c.OriginalURL())})
+	}
 	if representationOf(c) == asFragment {
 		// Errors of htmx requests show in the flash area, whatever the target.
 		c.Set("HX-Retarget", "#flash")
@@ -65,16 +73,48 @@ func (h *Handlers) ErrorHandler(c *fiber.Ctx, err error) error {
 	return nil
 }
 
+// constraintFields names the input field and message of each unique
+// constraint, so that a conflict reads as a validation failure.
+var constraintFields = map[string][2]string{
+	"users_username_key":    {"username", "is already taken"},
+	"users_email_key":       {"email", "is already registered"},
+	"projects_pkey":         {"id", "is already taken"},
+	"projects_api_path_key": {"api_path", "is already used by another project"},
+	"project_members_pkey":  {"target_uid", "is already a member of this project"},
+	"configs_pkey":          {"key", "already exists"},
+}
+
+// asValidation returns err as a validation failure: a ValidationError, a
+// unique-constraint conflict or a rule of the store; nil for anything else.
+func asValidation(err error) *ValidationError {
+	var verr *ValidationError
+	var conflict *store.ConflictError
+	switch {
+	case errors.As(err, &verr):
+		return verr
+	case errors.As(err, &conflict):
+		if f, ok := constraintFields[conflict.Constraint]; ok {
+			return &ValidationError{Fields: map[string]string{f[0]: f[1]}}
+		}
+		return &ValidationError{Fields: map[string]string{"": "conflicts with an existing entry"}}
+	case errors.Is(err, store.ErrLastRoot):
+		return &ValidationError{Fields: map[string]string{"target_uid": "is the last ROOT user and cannot be demoted or deleted"}}
+	}
+	return nil
+}
+
 // classify maps an error to its status, its "Error: …" message and, for
 // validation failures, the envelope's data.
 func classify(err error) (int, string, any) {
-	var verr *ValidationError
 	var ferr *fiber.Error
-	switch {
-	case errors.As(err, &verr):
+	if verr := asValidation(err); verr != nil {
 		return fiber.StatusUnprocessableEntity, "Error: " + verr.Error(), fiber.Map{"fields": verr.Fields}
+	}
+	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return fiber.StatusNotFound, "Error: not found", nil
+	case errors.Is(err, store.ErrAlreadySetUp):
+		return fiber.StatusForbidden, "Error: " + store.ErrAlreadySetUp.Error(), nil
 	case errors.As(err, &ferr) && ferr.Code < 500:
 		return ferr.Code, errorMessage(ferr), nil
 	default:

@@ -24,7 +24,34 @@ func newValidator() *validator.Validate {
 		}
 		return name
 	})
+	for tag, r := range stringRules {
+		ok := r.ok
+		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool { return ok(fl.Field().String()) }); err != nil {
+			panic(err)
+		}
+	}
 	return v
+}
+
+// stringRule is a validation tag for strings, with the message that says
+// what a valid value looks like.
+type stringRule struct {
+	ok  func(string) bool
+	msg string
+}
+
+func matches(pattern, msg string) stringRule {
+	return stringRule{ok: regexp.MustCompile(pattern).MatchString, msg: msg}
+}
+
+// stringRules are the string rules of the spec, by validation tag.
+var stringRules = map[string]stringRule{
+	"username":   matches(`^[A-Za-z0-9][A-Za-z0-9_.-]{2,49}$`, "must be 3–50 letters, digits, _ . or -, starting with a letter or digit"),
+	"project_id": matches(`^[a-z][a-z0-9_]{2,49}$`, "must be 3–50 lowercase letters, digits or _, starting with a letter"),
+	"api_path":   matches(`^/[A-Za-z0-9_/-]{0,199}$`, "must start with / and contain only letters, digits, _, - and / (at most 200 characters)"),
+	"config_key": matches(`^[A-Za-z][A-Za-z0-9_.-]{0,99}$`, "must be 1–100 letters, digits, _ . or -, starting with a letter"),
+	"timestamp": {ok: func(s string) bool { _, err := parseTime(s); return err == nil },
+		msg: "must be a date (YYYY-MM-DD) or an RFC 3339 time"},
 }
 
 // bind decodes the request body (JSON or form-encoded) into dst and validates
@@ -137,6 +164,9 @@ func check(v any) error {
 
 // message is the human text of one failed rule.
 func message(fe validator.FieldError) string {
+	if r, ok := stringRules[fe.Tag()]; ok {
+		return r.msg
+	}
 	kind := fe.Kind()
 	unit := ""
 	switch kind {

@@ -5,11 +5,13 @@ package handlers
 
 import (
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/auth"
 	"stencil/config"
 	"stencil/store"
 	"stencil/views"
@@ -23,6 +25,9 @@ type Handlers struct {
 	log      *slog.Logger
 	assets   *assets
 	api      *apiDoc
+
+	passwordParams auth.PasswordParams
+	setUp          atomic.Bool // a user exists: first-run setup is over
 }
 
 // New builds the handlers. It fails when the embedded API description does not
@@ -36,7 +41,8 @@ func New(cfg config.Config, st *store.Store, sessions *scs.SessionManager, log *
 	if err != nil {
 		return nil, err
 	}
-	return &Handlers{cfg: cfg, store: st, sessions: sessions, log: log, assets: a, api: api}, nil
+	return &Handlers{cfg: cfg, store: st, sessions: sessions, log: log, assets: a, api: api,
+		passwordParams: auth.DefaultPasswordParams}, nil
 }
 
 // App returns the Fiber application with its views, error handler and routes.

@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/alexedwards/scs/pgxstore"
 	"github.com/alexedwards/scs/v2"
@@ -22,6 +24,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"stencil/auth"
 	"stencil/config"
 	"stencil/store"
 	"stencil/store/storetest"
@@ -35,6 +38,7 @@ type testApp struct {
 	h    *Handlers
 	pool *pgxpool.Pool
 	logs *syncBuffer
+	root store.User
 }
 
 type syncBuffer struct {
@@ -66,7 +70,16 @@ func testConfig(t testing.TB) config.Config {
 	return cfg
 }
 
+// newTestApp is the app on a fresh database holding one ROOT user, "root".
 func newTestApp(t testing.TB) *testApp {
+	t.Helper()
+	ta := newTestAppOn(t, storetest.Pool(t))
+	ta.root = ta.newUser(t, "root", store.RoleRoot)
+	return ta
+}
+
+// newEmptyTestApp is the app on a fresh database with no user: first run.
+func newEmptyTestApp(t testing.TB) *testApp {
 	t.Helper()
 	return newTestAppOn(t, storetest.Pool(t))
 }
@@ -82,7 +95,40 @@ func newTestAppOn(t testing.TB, pool *pgxpool.Pool) *testApp {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Real argon2id at a test-sized cost; production uses DefaultPasswordParams.
+	h.passwordParams = testPasswordParams
 	return &testApp{app: h.App(), h: h, pool: pool, logs: logs}
+}
+
+var testPasswordParams = auth.PasswordParams{Memory: 1024, Time: 1, Threads: 1}
+
+// testPassword is the password of every user newUser creates.
+const testPassword = "correct-horse-battery"
+
+// newUser creates a user with role through the store.
+func (ta *testApp) newUser(t testing.TB, username, role string) store.User {
+	t.Helper()
+	u := store.User{Username: username, Email: username + "@example.com", Role: role, FirstName: "Test", LastName: username,
+		PasswordHash: auth.HashPassword(testPassword, testPasswordParams)}
+	if err := ta.h.store.CreateUser(context.Background(), &u); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// token returns a session token (JWT) of u.
+func (ta *testApp) token(t testing.TB, u store.User) string {
+	t.Helper()
+	tok, err := auth.IssueJWT(ta.h.cfg.JWTSecret, u.ID, time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// as returns JSON request headers that authenticate with token.
+func as(token string) map[string]string {
+	return map[string]string{"Accept": "application/json", "Authorization": "Bearer " + token}
 }
 
 // Ways of asking for the same resource (SPEC §2.4).
@@ -233,11 +279,11 @@ func checkAgainstDoc(t testing.TB, api *apiDoc, req *http.Request, resp *http.Re
 	}
 }
 
-// browserSession opens the start page like a browser and returns the session
-// cookie and the page's CSRF token.
+// browserSession opens the sign-in page like a browser and returns the
+// session cookie and the page's CSRF token.
 func (ta *testApp) browserSession(t testing.TB) (cookie, csrf string) {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req := httptest.NewRequest(http.MethodGet, "/web/login", nil)
 	req.Header.Set("Accept", "text/html")
 	resp, body := ta.do(t, req)
 	for _, c := range resp.Cookies() {
@@ -245,11 +291,39 @@ func (ta *testApp) browserSession(t testing.TB) (cookie, csrf string) {
 			cookie = c.Name + "=" + c.Value
 		}
 	}
-	m := regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`).FindStringSubmatch(body)
+	m := csrfMeta.FindStringSubmatch(body)
 	if cookie == "" || m == nil {
-		t.Fatalf("start page gave no session cookie or CSRF token")
+		t.Fatalf("sign-in page gave no session cookie or CSRF token: %d %s", resp.StatusCode, body)
 	}
 	return cookie, m[1]
+}
+
+var csrfMeta = regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`)
+
+// signIn signs a browser in as username through the sign-in form and
+// returns the session cookie and CSRF token.
+func (ta *testApp) signIn(t testing.TB, username string) (cookie, csrf string) {
+	t.Helper()
+	cookie, csrf = ta.browserSession(t)
+	form := url.Values{"auth_data": {username}, "password": {testPassword}, "csrf_token": {csrf}}
+	req := httptest.NewRequest(http.MethodPost, "/web/login", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Cookie", cookie)
+	resp, body := ta.do(t, req)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in as %s: %d %s", username, resp.StatusCode, body)
+	}
+	for _, c := range resp.Cookies() {
+		if c.Name == "stencil_session" {
+			cookie = c.Name + "=" + c.Value
+		}
+	}
+	return cookie, csrf
+}
+
+// browser returns headers of a signed-in browser session.
+func browser(cookie, csrf string) map[string]string {
+	return map[string]string{"Accept": "text/html", "Cookie": cookie, "X-CSRF-Token": csrf}
 }
 
 // browserOnly reports whether path is a page for people rather than an API

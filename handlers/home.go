@@ -11,12 +11,17 @@ type homeView struct {
 	Cards []homeCard
 }
 
-// homeShow renders the start page.
+// homeShow renders the start page: where to go next, by who is asking.
 func (h *Handlers) homeShow(c *fiber.Ctx) error {
-	view := homeView{Base: h.base(c, "Home"), Cards: []homeCard{
-		{Title: "API reference", Text: "Every JSON endpoint, its parameters and responses, with a console to try them.", Href: "/scalar"},
-		{Title: "Machine-readable API", Text: "The OpenAPI 3.1 document behind the reference.", Href: "/openapi.json"},
-		{Title: "Health", Text: "Readiness of this instance: database and migrations.", Href: "/readyz"},
-	}}
+	view := homeView{Base: h.base(c, "Home")}
+	if view.User == nil {
+		view.Cards = append(view.Cards, homeCard{Title: "Sign in", Text: "Use your Stencil account to manage projects, templates and vaults.", Href: "/web/login"})
+	} else {
+		view.Cards = append(view.Cards,
+			homeCard{Title: "Projects", Text: "Your projects and their members.", Href: "/web/projects"},
+			homeCard{Title: "Access tokens", Text: "Personal access tokens for scripts and API clients.", Href: "/web/pats"})
+	}
+	view.Cards = append(view.Cards,
+		homeCard{Title: "API reference", Text: "Every JSON endpoint, its parameters and responses, with a console to try them.", Href: "/scalar"})
 	return h.respond(c, Reply{Page: "home/index", View: view})
 }

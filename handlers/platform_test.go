@@ -71,8 +71,8 @@ func TestStartPage(t *testing.T) {
 	ta.run(t, []scenario{
 		{name: "browser", method: "GET", path: "/", headers: asBrowserHeaders, status: 200,
 			want: []string{"<!DOCTYPE html>", "Welcome to Stencil", `href="/scalar"`, `<meta name="csrf-token" content="`, "/static/css/app.css?v=", "/static/vendor/htmx.min.js?v="}},
-		{name: "htmx gets the page body without the layout", method: "GET", path: "/", headers: asHTMXHeaders, status: 200,
-			want: []string{"Welcome to Stencil"}, unwanted: []string{"<!DOCTYPE html>"}},
+		{name: "htmx navigation gets the body: nav, flash and content, no document", method: "GET", path: "/", headers: asHTMXHeaders, status: 200,
+			want: []string{"Welcome to Stencil", "<nav", `id="flash"`}, unwanted: []string{"<!DOCTYPE html>", "<head>"}},
 		{name: "JSON", method: "GET", path: "/", headers: asJSONHeaders, status: 200,
 			want: []string{`{"status":200,"message":"OK"}`}},
 	})
@@ -228,7 +228,7 @@ func TestCSRF(t *testing.T) {
 		{name: "session with the header token passes", method: "POST", path: "/test/change",
 			headers: merge(withCookie, map[string]string{"X-CSRF-Token": token}), body: `{}`, status: 200},
 		{name: "bearer requests need no token", method: "POST", path: "/test/change",
-			headers: merge(withCookie, map[string]string{"Authorization": "Bearer abc"}), body: `{}`, status: 200},
+			headers: merge(withCookie, map[string]string{"Authorization": "Bearer " + ta.token(t, ta.root)}), body: `{}`, status: 200},
 		{name: "no cookie, no ambient authority: passes", method: "POST", path: "/test/change", headers: asJSONHeaders, body: `{}`, status: 200},
 		{name: "safe methods are not checked", method: "GET", path: "/", headers: withCookie, status: 200},
 	})

@@ -14,8 +14,9 @@ type Reply struct {
 	Data     any      // the JSON value: an explicit data-transfer value, never View
 	Amount   *int     // list responses: matching items before paging
 	Warnings []string // non-nil: a top-level warnings array in the envelope
-	Page     string   // template rendered inside the layout for a full page
-	Fragment string   // template rendered alone for htmx; empty means Page
+	Page     string   // template of the page's main content
+	Fragment string   // template rendered alone for htmx; empty: Page with nav and flash
+	Body     any      // JSON only: a whole body in place of the envelope (login)
 	View     any      // the view model of Page and Fragment
 	Redirect string   // browsers go here after success (303 or HX-Location)
 }
@@ -60,6 +61,8 @@ func (h *Handlers) respond(c *fiber.Ctx, r Reply) error {
 		rep = asJSON
 	}
 	switch {
+	case rep == asJSON && r.Body != nil:
+		return c.Status(r.Status).JSON(r.Body)
 	case rep == asJSON:
 		if r.Message == "" {
 			r.Message = http.StatusText(r.Status)
@@ -70,13 +73,11 @@ func (h *Handlers) respond(c *fiber.Ctx, r Reply) error {
 		return c.SendStatus(fiber.StatusOK)
 	case r.Redirect != "":
 		return c.Redirect(r.Redirect, fiber.StatusSeeOther)
+	case rep == asFragment && r.Fragment != "":
+		return c.Status(r.Status).Render(r.Fragment, r.View)
 	case rep == asFragment:
-		name := r.Fragment
-		if name == "" {
-			name = r.Page
-		}
-		return c.Status(r.Status).Render(name, r.View)
+		return c.Status(r.Status).Render(r.Page, r.View, "layouts/body")
 	default:
-		return c.Status(r.Status).Render(r.Page, r.View, "layouts/base")
+		return c.Status(r.Status).Render(r.Page, r.View, "layouts/body", "layouts/base")
 	}
 }

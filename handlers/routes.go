@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"github.com/gofiber/fiber/v2"
+
+	"stencil/store"
 )
 
 // Routes registers the whole URL space.
@@ -9,7 +11,7 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Use(h.recoverPanics, h.securityHeaders)
 	app.Use("/static", h.staticFiles())
 
-	// Operations: always JSON.
+	// Operations: always JSON, no session.
 	app.Get("/healthz", h.healthShow)
 	app.Get("/readyz", h.readyShow)
 
@@ -17,10 +19,57 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/openapi.json", h.apiDocShow)
 	app.Get("/scalar", h.apiViewerShow)
 
-	// Everything below has a browser session; unsafe requests on it need the
-	// CSRF token.
-	app.Use(h.loadSession, h.checkCSRF)
+	// Everything below has a browser session (unsafe requests on it need the
+	// CSRF token), sends browsers to first-run setup while no user exists,
+	// and knows its caller: session, JWT or personal access token.
+	app.Use(h.loadSession, h.checkCSRF, h.requireSetup, h.authenticate, h.checkUID)
 
-	// Pages.
+	signedIn := h.atLeast(store.RoleViewer)
+	admin := h.atLeast(store.RoleAdmin)
+	root := h.atLeast(store.RoleRoot)
+
+	// Start page, first run, browser sign-in.
 	app.Get("/", h.homeShow)
+	app.Get("/web/setup", h.setupShow)
+	app.Post("/web/setup", h.setupCreate)
+	app.Get("/web/login", h.loginShow)
+	app.Post("/web/login", h.loginCreate)
+	app.Post("/web/logout", h.logout)
+
+	// Session tokens for API clients.
+	app.Post("/user/login", h.userLogin)
+
+	// Users (ROOT).
+	app.Post("/user/register", root, h.userCreate)
+	app.Get("/user/fetch", root, h.userList)
+	app.Get("/user/fetch/one", root, h.userShow)
+	app.Patch("/user/update/role", root, h.userRoleUpdate)
+	app.Delete("/user/delete", root, h.userDelete)
+	app.Get("/web/users", root, h.userList)
+
+	// Projects and members: members see a project; ADMIN and ROOT members
+	// manage it.
+	app.Post("/project/create", admin, h.projectCreate)
+	app.Get("/project/fetch", signedIn, h.projectList)
+	app.Get("/project/fetch/one", signedIn, h.projectShow)
+	app.Patch("/project/update", admin, h.projectUpdate)
+	app.Delete("/project/delete", admin, h.projectDelete)
+	app.Post("/project/member/add", admin, h.memberAdd)
+	app.Post("/project/member/remove", admin, h.memberRemove)
+	app.Get("/web/projects", signedIn, h.projectList)
+	app.Get("/web/project", signedIn, h.projectShow)
+
+	// Personal access tokens: one's own; a token cannot make tokens.
+	app.Post("/pat/create", signedIn, h.notByPAT, h.patCreate)
+	app.Get("/pat/fetch", signedIn, h.patList)
+	app.Delete("/pat/delete", signedIn, h.patDelete)
+	app.Get("/web/pats", signedIn, h.patList)
+
+	// Configs (ROOT).
+	app.Get("/config/fetch/all", root, h.configList)
+	app.Get("/config/fetch/one", root, h.configShow)
+	app.Post("/config/create", root, h.configCreate)
+	app.Patch("/config/update", root, h.configUpdate)
+	app.Delete("/config/delete", root, h.configDelete)
+	app.Get("/web/configs", root, h.configList)
 }

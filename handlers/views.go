@@ -17,6 +17,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
 
 	"stencil/static"
+	"stencil/store"
 )
 
 // Base is what the layout needs on every page; page view models embed it.
@@ -25,6 +26,7 @@ type Base struct {
 	CSRF  string
 	Flash *Flash
 	Nav   []NavItem
+	User  *store.User // nil when signed out
 }
 
 // Flash is a one-time message shown on the next page.
@@ -48,14 +50,25 @@ func (h *Handlers) base(c *fiber.Ctx, title string) Base {
 			b.Flash = &Flash{Kind: h.sessions.PopString(ctx, "flash_kind"), Text: text}
 		}
 	}
-	for _, item := range []NavItem{
-		{Label: "Home", Href: "/"},
-		{Label: "API reference", Href: "/scalar"},
-	} {
-		item.Active = c.Path() == item.Href
-		b.Nav = append(b.Nav, item)
+	if p := current(c); p != nil {
+		b.User = &p.User
+	}
+	for _, item := range navItems {
+		if b.User != nil && roleRank[b.User.Role] >= roleRank[item.min] || b.User == nil && item.min == "" {
+			b.Nav = append(b.Nav, NavItem{Label: item.label, Href: item.href, Active: strings.HasPrefix(c.Path(), item.href)})
+		}
 	}
 	return b
+}
+
+// navItems are the top navigation's links, each for the roles from min up
+// ("" for everyone, signed in or not).
+var navItems = []struct{ label, href, min string }{
+	{"Projects", "/web/projects", store.RoleViewer},
+	{"Access tokens", "/web/pats", store.RoleViewer},
+	{"Users", "/web/users", store.RoleRoot},
+	{"Configs", "/web/configs", store.RoleRoot},
+	{"API reference", "/scalar", ""},
 }
 
 // flash stores a message for the next page the browser shows.

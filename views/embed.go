@@ -11,7 +11,7 @@ import (
 	"github.com/gofiber/template/html/v2"
 )
 
-//go:embed layouts partials home errors api
+//go:embed */*.html
 var files embed.FS
 
 // Engine returns the template engine. With reload set and the views folder

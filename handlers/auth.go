@@ -1,0 +1,195 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"stencil/auth"
+	"stencil/store"
+)
+
+// principal is the authenticated caller of a request.
+type principal struct {
+	User    store.User
+	Via     string // "session", "jwt" or "pat"
+	TokenID *int64 // the personal access token, when Via is "pat"
+}
+
+type principalKey struct{}
+
+const sessionUserKey = "uid"
+
+// roleRank orders the roles; a higher rank includes the rights of the lower.
+var roleRank = map[string]int{store.RoleViewer: 1, store.RoleAuthor: 2, store.RoleAdmin: 3, store.RoleRoot: 4}
+
+// roles lists the roles, highest first.
+var roles = []string{store.RoleRoot, store.RoleAdmin, store.RoleAuthor, store.RoleViewer}
+
+// current returns the request's principal, or nil when anonymous.
+func current(c *fiber.Ctx) *principal {
+	p, _ := c.Locals(principalKey{}).(*principal)
+	return p
+}
+
+var errUnauthenticated = fiber.NewError(fiber.StatusUnauthorized, "authentication required: sign in or send a bearer token")
+
+// authenticate resolves the caller from a bearer token (JWT or personal
+// access token) or the browser session. A bearer token that does not check
+// out is refused outright.
+func (h *Handlers) authenticate(c *fiber.Ctx) error {
+	p, err := h.resolvePrincipal(c)
+	if err != nil {
+		return err
+	}
+	if p != nil {
+		c.Locals(principalKey{}, p)
+	}
+	return c.Next()
+}
+
+func (h *Handlers) resolvePrincipal(c *fiber.Ctx) (*principal, error) {
+	ctx := c.UserContext()
+	invalid := fiber.NewError(fiber.StatusUnauthorized, "invalid, expired or revoked token")
+	if token, ok := bearerToken(c); ok {
+		p := &principal{Via: "jwt"}
+		var uid int64
+		if auth.IsPAT(token) {
+			pat, err := h.store.UsePAT(ctx, auth.HashPAT(token))
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, invalid
+			} else if err != nil {
+				return nil, err
+			}
+			uid, p.Via, p.TokenID = pat.UserID, "pat", &pat.ID
+		} else {
+			var err error
+			if uid, err = auth.ParseJWT(h.cfg.JWTSecret, token, time.Now()); err != nil {
+				return nil, invalid
+			}
+		}
+		user, err := h.store.UserByID(ctx, uid)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, invalid
+		}
+		p.User = user
+		return p, err
+	}
+	if !hasSession(ctx) {
+		return nil, nil
+	}
+	uid := h.sessions.GetInt64(ctx, sessionUserKey)
+	if uid == 0 {
+		return nil, nil
+	}
+	user, err := h.store.UserByID(ctx, uid)
+	if errors.Is(err, store.ErrNotFound) {
+		// The account was deleted: the session no longer signs anyone in.
+		h.sessions.Remove(ctx, sessionUserKey)
+		return nil, nil
+	}
+	return &principal{User: user, Via: "session"}, err
+}
+
+func bearerToken(c *fiber.Ctx) (string, bool) {
+	scheme, token, ok := strings.Cut(c.Get(fiber.HeaderAuthorization), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
+}
+
+// checkUID enforces the compatibility parameter uid (query or body): when
+// present it must be the authenticated user's id.
+func (h *Handlers) checkUID(c *fiber.Ctx) error {
+	raw, present := uidParam(c)
+	if !present {
+		return c.Next()
+	}
+	uid, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		return badRequest("uid must be an integer")
+	}
+	p := current(c)
+	if p == nil {
+		return errUnauthenticated
+	}
+	if uid != p.User.ID {
+		return forbidden("uid does not match the authenticated user")
+	}
+	return c.Next()
+}
+
+// uidParam finds uid in the query, a JSON body (number or string) or a form.
+func uidParam(c *fiber.Ctx) (string, bool) {
+	if v := c.Query("uid"); v != "" {
+		return v, true
+	}
+	switch {
+	case strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationJSON):
+		var body struct {
+			UID json.RawMessage `json:"uid"`
+		}
+		if json.Unmarshal(c.Body(), &body) != nil || len(body.UID) == 0 || string(body.UID) == "null" {
+			return "", false
+		}
+		return strings.Trim(string(body.UID), `"`), true
+	case strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationForm):
+		v := c.FormValue("uid")
+		return v, v != ""
+	}
+	return "", false
+}
+
+// atLeast admits signed-in callers whose role is min or higher.
+func (h *Handlers) atLeast(min string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		p := current(c)
+		if p == nil {
+			return errUnauthenticated
+		}
+		if roleRank[p.User.Role] < roleRank[min] {
+			return forbidden("your role (" + p.User.Role + ") may not do this; it needs " + min + " or higher")
+		}
+		return c.Next()
+	}
+}
+
+// notByPAT refuses requests authenticated by a personal access token.
+func (h *Handlers) notByPAT(c *fiber.Ctx) error {
+	if p := current(c); p != nil && p.Via == "pat" {
+		return forbidden("a personal access token cannot do this: sign in or use a session token")
+	}
+	return c.Next()
+}
+
+// member returns project id if the caller is a member of it: an unknown
+// project is 404, a project of others 403, for every role.
+func (h *Handlers) member(c *fiber.Ctx, id string) (store.Project, error) {
+	p := current(c)
+	if p == nil {
+		return store.Project{}, errUnauthenticated
+	}
+	project, err := h.store.Project(c.UserContext(), id, p.User.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return project, fiber.NewError(fiber.StatusNotFound, "project "+strconv.Quote(id)+" not found")
+	}
+	if err == nil && !project.IsMember {
+		return project, forbidden("you are not a member of project " + strconv.Quote(id))
+	}
+	return project, err
+}
+
+// signIn attaches user to the browser session under a new session token.
+func (h *Handlers) signIn(c *fiber.Ctx, user store.User) error {
+	ctx := c.UserContext()
+	if err := h.sessions.RenewToken(ctx); err != nil {
+		return err
+	}
+	h.sessions.Put(ctx, sessionUserKey, user.ID)
+	return nil
+}

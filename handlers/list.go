@@ -1,0 +1,96 @@
+package handlers
+
+import (
+	"net/url"
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+
+	"stencil/store"
+)
+
+// listQuery is the paging input of every list endpoint (SPEC §2.2).
+type listQuery struct {
+	Offset int    `query:"offset" json:"offset" validate:"min=0"`
+	Limit  *int   `query:"limit" json:"limit" validate:"omitempty,min=1,max=1000"`
+	Filter string `query:"filter" json:"filter" validate:"max=200"`
+}
+
+// page turns the query into a store page; def is the limit when none is given.
+func (q listQuery) page(def int) store.Page {
+	limit := def
+	if q.Limit != nil {
+		limit = *q.Limit
+	}
+	return store.Page{Offset: q.Offset, Limit: limit, Filter: q.Filter}
+}
+
+// Pager is the view of a list's position: "From–To of Total" and the links
+// to the neighbouring pages, which keep every other query parameter.
+type Pager struct {
+	From, To, Total int
+	Prev, Next      string
+	Filter          string
+}
+
+func newPager(c *fiber.Ctx, p store.Page, shown, total int) Pager {
+	pg := Pager{Total: total, Filter: p.Filter}
+	if shown > 0 {
+		pg.From, pg.To = p.Offset+1, p.Offset+shown
+	}
+	link := func(offset int) string {
+		q := url.Values{}
+		c.Context().QueryArgs().VisitAll(func(k, v []byte) { q.Add(string(k), string(v)) })
+		q.Set("offset", strconv.Itoa(offset))
+		return c.Path() + "?" + q.Encode()
+	}
+	if p.Offset > 0 {
+		pg.Prev = link(max(0, p.Offset-p.Limit))
+	}
+	if p.Offset+shown < total {
+		pg.Next = link(p.Offset + p.Limit)
+	}
+	return pg
+}
+
+// Form is a browser form's state after a failed submission: the values to
+// show again (never passwords) and an error beside each field.
+type Form struct {
+	Values map[string]string
+	Errors map[string]string
+}
+
+// Value returns the submitted value of field.
+func (f Form) Value(field string) string { return f.Values[field] }
+
+// Error returns the error of field.
+func (f Form) Error(field string) string { return f.Errors[field] }
+
+// formError answers a failed form submission. A browser gets the form back
+// with the errors beside the fields (422), rendered from r with form filled
+// in; an API client, or an error that is no validation failure, goes to the
+// ErrorHandler.
+func (h *Handlers) formError(c *fiber.Ctx, err error, r Reply, form *Form) error {
+	verr := asValidation(err)
+	if verr == nil || representationOf(c) == asJSON {
+		return err
+	}
+	form.Errors = verr.Fields
+	form.Values = map[string]string{}
+	c.Context().PostArgs().VisitAll(func(k, v []byte) {
+		if key := string(k); key != "password" && key != csrfFormField {
+			form.Values[key] = string(v)
+		}
+	})
+	r.Status = fiber.StatusUnprocessableEntity
+	return h.respond(c, r)
+}
+
+// defaultLimit is the page size when the caller names none: a screenful for
+// browsers, the spec's 50 for API clients.
+func defaultLimit(c *fiber.Ctx, browser int) int {
+	if representationOf(c) == asJSON {
+		return 50
+	}
+	return browser
+}

@@ -1,0 +1,272 @@
+package handlers
+
+import (
+	"errors"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"stencil/store"
+)
+
+// projectDTO is a project as the API shows it.
+type projectDTO struct {
+	ID          string      `json:"id"`
+	Name        string      `json:"name"`
+	Description string      `json:"description"`
+	APIPath     string      `json:"api_path"`
+	CreatedBy   *int64      `json:"created_by"`
+	CreatedAt   time.Time   `json:"created_at"`
+	UpdatedAt   time.Time   `json:"updated_at"`
+	MemberCount int         `json:"member_count"`
+	IsMember    bool        `json:"is_member"`
+	Members     []memberDTO `json:"members,omitempty"`
+}
+
+type memberDTO struct {
+	ID        int64     `json:"id"`
+	Username  string    `json:"username"`
+	FirstName string    `json:"first_name"`
+	LastName  string    `json:"last_name"`
+	Role      string    `json:"role"`
+	AddedAt   time.Time `json:"added_at"`
+}
+
+func newProjectDTO(p store.Project, members []store.Member) projectDTO {
+	dto := projectDTO{ID: p.ID, Name: p.Name, Description: p.Description, APIPath: p.APIPath, CreatedBy: p.CreatedBy,
+		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, MemberCount: p.Members, IsMember: p.IsMember}
+	for _, m := range members {
+		dto.Members = append(dto.Members, memberDTO{ID: m.UserID, Username: m.Username, FirstName: m.FirstName,
+			LastName: m.LastName, Role: m.Role, AddedAt: m.AddedAt})
+	}
+	return dto
+}
+
+type projectInput struct {
+	ID          string `json:"id" form:"id" validate:"required,project_id"`
+	Name        string `json:"name" form:"name" validate:"required,max=100"`
+	Description string `json:"description" form:"description" validate:"max=1000"`
+	APIPath     string `json:"api_path" form:"api_path" validate:"required,api_path"`
+}
+
+type projectUpdateInput struct {
+	ProjectID   string  `json:"project_id" form:"project_id" validate:"required"`
+	Name        *string `json:"name" form:"name" validate:"omitnil,min=1,max=100"`
+	Description *string `json:"description" form:"description" validate:"omitnil,max=1000"`
+	APIPath     *string `json:"api_path" form:"api_path" validate:"omitnil,api_path"`
+}
+
+type projectQuery struct {
+	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
+}
+
+type projectListQuery struct {
+	listQuery
+	All bool `query:"all" json:"all"`
+}
+
+type projectsView struct {
+	Base
+	Projects []store.Project
+	Pager    Pager
+	All      bool
+	CanAll   bool
+	CanAdd   bool
+	Form     Form
+}
+
+// projectList answers GET /project/fetch and renders /web/projects: the
+// caller's projects, or with all (ROOT only) every project.
+func (h *Handlers) projectList(c *fiber.Ctx) error {
+	view := projectsView{Base: h.base(c, "Projects")}
+	if err := h.fillProjects(c, &view); err != nil {
+		return err
+	}
+	dtos := make([]projectDTO, len(view.Projects))
+	for i, p := range view.Projects {
+		dtos[i] = newProjectDTO(p, nil)
+	}
+	return h.respond(c, Reply{Data: dtos, Amount: &view.Pager.Total, Page: "projects/index", View: view})
+}
+
+func (h *Handlers) fillProjects(c *fiber.Ctx, view *projectsView) error {
+	var q projectListQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	me := current(c).User
+	view.CanAll, view.CanAdd, view.All = me.Role == store.RoleRoot, roleRank[me.Role] >= roleRank[store.RoleAdmin], q.All
+	if q.All && !view.CanAll {
+		return forbidden("only ROOT users may list every project")
+	}
+	page := q.page(defaultLimit(c, 20))
+	projects, total, err := h.store.ListProjects(c.UserContext(), me.ID, q.All, page)
+	if err != nil {
+		return err
+	}
+	view.Projects, view.Pager = projects, newPager(c, page, len(projects), total)
+	return nil
+}
+
+// projectCreate answers POST /project/create; the creator becomes a member.
+func (h *Handlers) projectCreate(c *fiber.Ctx) error {
+	view := projectsView{Base: h.base(c, "Projects"), CanAdd: true}
+	reply := Reply{Page: "projects/index", Fragment: "projects/form", View: &view}
+	var in projectInput
+	if err := bind(c, &in); err != nil {
+		return h.formError(c, err, reply, &view.Form)
+	}
+	p := store.Project{ID: in.ID, Name: in.Name, Description: in.Description, APIPath: in.APIPath}
+	if err := h.store.CreateProject(c.UserContext(), &p, current(c).User.ID); err != nil {
+		return h.formError(c, err, reply, &view.Form)
+	}
+	h.flash(c, "success", "Project "+p.Name+" created.")
+	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Project created", Data: newProjectDTO(p, nil), Redirect: "/web/project?id=" + p.ID})
+}
+
+type projectView struct {
+	Base
+	Project  store.Project
+	Members  []store.Member
+	CanAdmin bool
+	Form     Form // the details form
+	Add      Form // the add-member form
+}
+
+// projectShow answers GET /project/fetch/one and renders /web/project.
+func (h *Handlers) projectShow(c *fiber.Ctx) error {
+	id := c.Query("project_id", c.Query("id"))
+	if id == "" {
+		return check(&projectQuery{})
+	}
+	view, err := h.projectPage(c, id)
+	if err != nil {
+		return err
+	}
+	return h.respond(c, Reply{Data: newProjectDTO(view.Project, view.Members), Page: "projects/show", View: view})
+}
+
+func (h *Handlers) projectPage(c *fiber.Ctx, id string) (projectView, error) {
+	project, err := h.member(c, id)
+	if err != nil {
+		return projectView{}, err
+	}
+	members, err := h.store.Members(c.UserContext(), id)
+	if err != nil {
+		return projectView{}, err
+	}
+	return projectView{Base: h.base(c, project.Name), Project: project, Members: members,
+		CanAdmin: roleRank[current(c).User.Role] >= roleRank[store.RoleAdmin]}, nil
+}
+
+// projectUpdate answers PATCH /project/update (ADMIN or ROOT members).
+func (h *Handlers) projectUpdate(c *fiber.Ctx) error {
+	var in projectUpdateInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	view, err := h.projectPage(c, in.ProjectID)
+	if err != nil {
+		return err
+	}
+	p := view.Project
+	p.Name, p.Description, p.APIPath = deref(in.Name, p.Name), deref(in.Description, p.Description), deref(in.APIPath, p.APIPath)
+	if err := h.store.UpdateProject(c.UserContext(), &p); err != nil {
+		return h.formError(c, err, Reply{Page: "projects/show", Fragment: "projects/details", View: &view}, &view.Form)
+	}
+	h.flash(c, "success", "Project saved.")
+	return h.respond(c, Reply{Message: "Project updated", Data: newProjectDTO(p, nil), Redirect: "/web/project?id=" + p.ID})
+}
+
+// projectDelete answers DELETE /project/delete (ADMIN or ROOT members).
+func (h *Handlers) projectDelete(c *fiber.Ctx) error {
+	var q projectQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	if _, err := h.member(c, q.ProjectID); err != nil {
+		return err
+	}
+	if err := h.store.DeleteProject(c.UserContext(), q.ProjectID); err != nil {
+		return err
+	}
+	h.flash(c, "success", "Project "+q.ProjectID+" deleted.")
+	return h.respond(c, Reply{Message: "Project deleted", Redirect: "/web/projects"})
+}
+
+type memberInput struct {
+	ProjectID string `json:"project_id" form:"project_id" validate:"required"`
+	TargetUID int64  `json:"target_uid" form:"target_uid" validate:"required_without=Username,omitempty,min=1"`
+	Username  string `json:"username" form:"username" validate:"omitempty,max=50"`
+}
+
+// memberAdd answers POST /project/member/add: ADMIN or ROOT members add
+// anyone; a ROOT user may also add itself to any project.
+func (h *Handlers) memberAdd(c *fiber.Ctx) error {
+	var in memberInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	me := current(c).User
+	view, err := h.projectPage(c, in.ProjectID)
+	selfJoin := in.TargetUID == me.ID && me.Role == store.RoleRoot
+	if err != nil && !(selfJoin && isStatus(err, fiber.StatusForbidden)) {
+		return err
+	}
+	target, err := h.memberTarget(c, in)
+	if err != nil {
+		return h.formError(c, err, Reply{Page: "projects/show", Fragment: "projects/add_member", View: &view}, &view.Add)
+	}
+	if err := h.store.AddMember(c.UserContext(), in.ProjectID, target.ID); err != nil {
+		return h.formError(c, err, Reply{Page: "projects/show", Fragment: "projects/add_member", View: &view}, &view.Add)
+	}
+	h.flash(c, "success", target.Username+" is now a member.")
+	return h.respond(c, Reply{Message: "Member added", Redirect: "/web/project?id=" + in.ProjectID})
+}
+
+// memberTarget finds the user to add, by id or by username.
+func (h *Handlers) memberTarget(c *fiber.Ctx, in memberInput) (store.User, error) {
+	var u store.User
+	var err error
+	if in.TargetUID != 0 {
+		u, err = h.store.UserByID(c.UserContext(), in.TargetUID)
+	} else {
+		u, err = h.store.UserByUsername(c.UserContext(), in.Username)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		field := "target_uid"
+		if in.TargetUID == 0 {
+			field = "username"
+		}
+		return u, &ValidationError{Fields: map[string]string{field: "is not a user"}}
+	}
+	return u, err
+}
+
+// memberRemove answers POST /project/member/remove (ADMIN or ROOT members).
+func (h *Handlers) memberRemove(c *fiber.Ctx) error {
+	var in memberInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	if _, err := h.member(c, in.ProjectID); err != nil {
+		return err
+	}
+	if err := h.store.RemoveMember(c.UserContext(), in.ProjectID, in.TargetUID); err != nil {
+		return err
+	}
+	h.flash(c, "success", "Member removed.")
+	return h.respond(c, Reply{Message: "Member removed", Redirect: "/web/project?id=" + in.ProjectID})
+}
+
+func deref(p *string, def string) string {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func isStatus(err error, code int) bool {
+	var ferr *fiber.Error
+	return errors.As(err, &ferr) && ferr.Code == code
+}

@@ -1,0 +1,238 @@
+package handlers
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"stencil/auth"
+	"stencil/store"
+)
+
+// Login throttling: failures counted per account and per client address
+// over a sliding window (rows in PostgreSQL, shared by every instance).
+const (
+	loginWindow       = 15 * time.Minute
+	loginAccountLimit = 5
+	loginAddressLimit = 30
+)
+
+var errBadLogin = fiber.NewError(fiber.StatusUnauthorized, "invalid username, email or password")
+
+type loginInput struct {
+	AuthData string `json:"auth_data" form:"auth_data" validate:"required,max=254"`
+	Password string `json:"password" form:"password" validate:"required,max=1024"`
+	Next     string `json:"-" form:"next"`
+}
+
+// loginResponse is the one answer whose fields stand beside status and
+// message instead of under data (SPEC §4.2).
+type loginResponse struct {
+	Status  int     `json:"status"`
+	Message string  `json:"message"`
+	UID     int64   `json:"uid"`
+	JWT     string  `json:"jwt"`
+	User    userDTO `json:"user"`
+}
+
+// userLogin answers POST /user/login with a session token.
+func (h *Handlers) userLogin(c *fiber.Ctx) error {
+	var in loginInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	user, err := h.checkLogin(c, in)
+	if err != nil {
+		return err
+	}
+	token, err := auth.IssueJWT(h.cfg.JWTSecret, user.ID, time.Now(), h.cfg.JWTTTL)
+	if err != nil {
+		return err
+	}
+	return h.respond(c, Reply{Body: loginResponse{Status: fiber.StatusOK, Message: "Login successful", UID: user.ID, JWT: token, User: newUserDTO(user)}})
+}
+
+// checkLogin verifies credentials under the throttle. Unknown accounts and
+// wrong passwords take the same time and get the same answer.
+func (h *Handlers) checkLogin(c *fiber.Ctx, in loginInput) (store.User, error) {
+	ctx := c.UserContext()
+	user, err := h.store.UserByLogin(ctx, in.AuthData)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return user, err
+	}
+	account := "account:" + strings.ToLower(in.AuthData)
+	if err == nil {
+		account = "account:" + strconv.FormatInt(user.ID, 10)
+	}
+	address := "addr:" + c.IP()
+	if err := h.throttle(c, account, loginAccountLimit); err != nil {
+		return user, err
+	}
+	if err := h.throttle(c, address, loginAddressLimit); err != nil {
+		return user, err
+	}
+	hash := user.PasswordHash
+	if user.ID == 0 {
+		hash = h.decoyHash()
+	}
+	if perr := auth.CheckPassword(in.Password, hash); perr != nil || user.ID == 0 {
+		if err := h.store.RecordLoginFailure(ctx, account, address); err != nil {
+			return user, err
+		}
+		return user, errBadLogin
+	}
+	return user, h.store.ClearLoginFailures(ctx, account)
+}
+
+// throttle refuses with 429 and Retry-After once scope has limit failures
+// inside the window.
+func (h *Handlers) throttle(c *fiber.Ctx, scope string, limit int) error {
+	now := time.Now()
+	n, oldest, err := h.store.LoginFailures(c.UserContext(), scope, now.Add(-loginWindow))
+	if err != nil || n < limit {
+		return err
+	}
+	wait := int(math.Ceil(oldest.Add(loginWindow).Sub(now).Seconds()))
+	wait = max(wait, 1)
+	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(wait))
+	return fiber.NewError(fiber.StatusTooManyRequests, "too many failed sign-ins; try again in "+strconv.Itoa(wait)+" seconds")
+}
+
+var (
+	decoyOnce sync.Once
+	decoy     string
+)
+
+// decoyHash is checked against when the account does not exist, so that the
+// answer takes as long as for a real account.
+func (h *Handlers) decoyHash() string {
+	decoyOnce.Do(func() { decoy = auth.HashPassword("decoy", h.passwordParams) })
+	return decoy
+}
+
+type loginView struct {
+	Base
+	Form    Form
+	Message string
+	Next    string
+}
+
+// loginShow renders the sign-in form.
+func (h *Handlers) loginShow(c *fiber.Ctx) error {
+	if current(c) != nil {
+		return h.respond(c, Reply{Redirect: safeNext(c.Query("next"))})
+	}
+	return h.respond(c, Reply{Page: "session/login", View: loginView{Base: h.base(c, "Sign in"), Next: c.Query("next")}})
+}
+
+// loginCreate signs a browser in.
+func (h *Handlers) loginCreate(c *fiber.Ctx) error {
+	view := loginView{Base: h.base(c, "Sign in")}
+	reply := Reply{Page: "session/login", Fragment: "session/login_form", View: &view}
+	var in loginInput
+	if err := bind(c, &in); err != nil {
+		return h.formError(c, err, reply, &view.Form)
+	}
+	view.Next = in.Next
+	user, err := h.checkLogin(c, in)
+	if err != nil {
+		var ferr *fiber.Error
+		if !errors.As(err, &ferr) || representationOf(c) == asJSON {
+			return err
+		}
+		view.Form.Values = map[string]string{"auth_data": in.AuthData}
+		view.Message = errorMessage(ferr)
+		reply.Status = ferr.Code
+		return h.respond(c, reply)
+	}
+	if err := h.signIn(c, user); err != nil {
+		return err
+	}
+	return h.respond(c, Reply{Message: "Signed in", Redirect: safeNext(in.Next)})
+}
+
+// logout ends the browser session's sign-in under a new session token.
+func (h *Handlers) logout(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	if err := h.sessions.RenewToken(ctx); err != nil {
+		return err
+	}
+	h.sessions.Remove(ctx, sessionUserKey)
+	h.flash(c, "success", "You are signed out.")
+	return h.respond(c, Reply{Message: "Signed out", Redirect: "/web/login"})
+}
+
+// safeNext keeps a post-login destination on this site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/"
+	}
+	return next
+}
+
+type setupInput struct {
+	FirstName string `json:"first_name" form:"first_name" validate:"max=100"`
+	LastName  string `json:"last_name" form:"last_name" validate:"max=100"`
+	Username  string `json:"username" form:"username" validate:"required,username"`
+	Email     string `json:"email" form:"email" validate:"required,email,max=254"`
+	Password  string `json:"password" form:"password" validate:"required,min=10,max=1024"`
+}
+
+type setupView struct {
+	Base
+	Form Form
+}
+
+// setupShow renders the first-run form, while no user exists.
+func (h *Handlers) setupShow(c *fiber.Ctx) error {
+	if has, err := h.store.HasUsers(c.UserContext()); err != nil || has {
+		if err != nil {
+			return err
+		}
+		return h.respond(c, Reply{Redirect: "/web/login"})
+	}
+	return h.respond(c, Reply{Page: "session/setup", View: setupView{Base: h.base(c, "Set up Stencil")}})
+}
+
+// setupCreate creates the first ROOT account and signs it in; once any user
+// exists it refuses.
+func (h *Handlers) setupCreate(c *fiber.Ctx) error {
+	view := setupView{Base: h.base(c, "Set up Stencil")}
+	reply := Reply{Page: "session/setup", Fragment: "session/setup_form", View: &view}
+	var in setupInput
+	if err := bind(c, &in); err != nil {
+		return h.formError(c, err, reply, &view.Form)
+	}
+	user := store.User{FirstName: in.FirstName, LastName: in.LastName, Username: in.Username, Email: in.Email,
+		Role: store.RoleRoot, PasswordHash: auth.HashPassword(in.Password, h.passwordParams)}
+	if err := h.store.CreateFirstUser(c.UserContext(), &user); err != nil {
+		return h.formError(c, err, reply, &view.Form)
+	}
+	h.setUp.Store(true)
+	if err := h.signIn(c, user); err != nil {
+		return err
+	}
+	h.flash(c, "success", "Welcome, "+user.Username+". Your ROOT account is ready.")
+	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Created", Data: newUserDTO(user), Redirect: "/"})
+}
+
+// requireSetup sends browsers to /web/setup while no user exists.
+func (h *Handlers) requireSetup(c *fiber.Ctx) error {
+	if h.setUp.Load() || c.Path() == "/web/setup" || representationOf(c) == asJSON {
+		return c.Next()
+	}
+	has, err := h.store.HasUsers(c.UserContext())
+	if err != nil {
+		return err
+	}
+	if has {
+		h.setUp.Store(true)
+		return c.Next()
+	}
+	return h.respond(c, Reply{Redirect: "/web/setup"})
+}

@@ -1,0 +1,75 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// PAT is a personal access token; only the SHA-256 of the token is stored.
+type PAT struct {
+	ID         int64
+	UserID     int64
+	Name       string
+	Hash       []byte
+	Hint       string // the token's first characters, to recognize it in lists
+	ValidFrom  time.Time
+	ValidTo    *time.Time
+	LastUsedAt *time.Time
+	RevokedAt  *time.Time
+	CreatedAt  time.Time
+}
+
+const patColumns = "id, user_id, name, token_hash, hint, valid_from, valid_to, last_used_at, revoked_at, created_at"
+
+func scanPAT(row pgx.Row) (PAT, error) {
+	var p PAT
+	err := row.Scan(&p.ID, &p.UserID, &p.Name, &p.Hash, &p.Hint, &p.ValidFrom, &p.ValidTo, &p.LastUsedAt, &p.RevokedAt, &p.CreatedAt)
+	return p, translate(err)
+}
+
+// CreatePAT inserts p; a zero ValidFrom means now.
+func (s *Store) CreatePAT(ctx context.Context, p *PAT) error {
+	var from *time.Time
+	if !p.ValidFrom.IsZero() {
+		from = &p.ValidFrom
+	}
+	err := s.db.QueryRow(ctx, `INSERT INTO personal_access_tokens (user_id, name, token_hash, hint, valid_from, valid_to)
+		VALUES ($1, $2, $3, $4, COALESCE($5, now()), $6) RETURNING id, valid_from, created_at`,
+		p.UserID, p.Name, p.Hash, p.Hint, from, p.ValidTo).Scan(&p.ID, &p.ValidFrom, &p.CreatedAt)
+	return translate(err)
+}
+
+// UsePAT finds the token with hash that is valid now (not revoked, inside
+// its validity) and records its use; it returns ErrNotFound otherwise.
+// last_used_at is written at most once a minute per token.
+func (s *Store) UsePAT(ctx context.Context, hash []byte) (PAT, error) {
+	p, err := scanPAT(s.db.QueryRow(ctx, "SELECT "+patColumns+` FROM personal_access_tokens
+		WHERE token_hash = $1 AND revoked_at IS NULL AND valid_from <= now() AND (valid_to IS NULL OR valid_to > now())`, hash))
+	if err != nil {
+		return p, err
+	}
+	_, err = s.db.Exec(ctx, `UPDATE personal_access_tokens SET last_used_at = now()
+		WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`, p.ID)
+	return p, err
+}
+
+// ListPATs returns the tokens of user uid, newest first.
+func (s *Store) ListPATs(ctx context.Context, uid int64) ([]PAT, error) {
+	rows, err := s.db.Query(ctx, "SELECT "+patColumns+" FROM personal_access_tokens WHERE user_id = $1 ORDER BY created_at DESC, id DESC", uid)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (PAT, error) { return scanPAT(r) })
+}
+
+// RevokePAT revokes token id of user uid; another user's token, an unknown
+// one or one revoked already is ErrNotFound.
+func (s *Store) RevokePAT(ctx context.Context, uid, id int64) error {
+	tag, err := s.db.Exec(ctx, "UPDATE personal_access_tokens SET revoked_at = now() WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL", id, uid)
+	if err == nil && tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return err
+}

@@ -1,0 +1,127 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Project owns routes, templates and a vault.
+type Project struct {
+	ID          string
+	Name        string
+	Description string
+	APIPath     string
+	CreatedBy   *int64
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	Members     int  // number of members
+	IsMember    bool // whether the asking user is one
+}
+
+// Member is a user's membership of a project.
+type Member struct {
+	UserID    int64
+	Username  string
+	FirstName string
+	LastName  string
+	Role      string
+	AddedAt   time.Time
+}
+
+// projectSelect reads projects with their member count and whether $1 (a
+// user id) is a member.
+const projectSelect = `SELECT p.id, p.name, p.description, p.api_path, p.created_by, p.created_at, p.updated_at,
+	(SELECT count(*) FROM project_members m WHERE m.project_id = p.id),
+	EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = p.id AND m.user_id = $1)
+	FROM projects p`
+
+func scanProject(row pgx.Row) (Project, error) {
+	var p Project
+	err := row.Scan(&p.ID, &p.Name, &p.Description, &p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.Members, &p.IsMember)
+	return p, translate(err)
+}
+
+// CreateProject inserts p and makes its creator a member, in one transaction.
+func (s *Store) CreateProject(ctx context.Context, p *Project, creator int64) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		err := tx.db.QueryRow(ctx, `INSERT INTO projects (id, name, description, api_path, created_by)
+			VALUES ($1, $2, $3, $4, $5) RETURNING created_at, updated_at`,
+			p.ID, p.Name, p.Description, p.APIPath, creator).Scan(&p.CreatedAt, &p.UpdatedAt)
+		if err != nil {
+			return translate(err)
+		}
+		p.CreatedBy, p.Members, p.IsMember = &creator, 1, true
+		return tx.AddMember(ctx, p.ID, creator)
+	})
+}
+
+// Project returns project id as seen by user uid (IsMember tells whether uid
+// is a member; visibility is the caller's decision).
+func (s *Store) Project(ctx context.Context, id string, uid int64) (Project, error) {
+	return scanProject(s.db.QueryRow(ctx, projectSelect+" WHERE p.id = $2", uid, id))
+}
+
+// ListProjects returns a page of the projects uid is a member of (all
+// projects when all is set), whose id or name contains the filter, and the
+// number of matches.
+func (s *Store) ListProjects(ctx context.Context, uid int64, all bool, p Page) ([]Project, int, error) {
+	const where = ` WHERE ($2 OR EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = p.id AND m.user_id = $1))
+		AND ($3 = '' OR strpos(lower(p.id || ' ' || p.name), lower($3)) > 0)`
+	var total int
+	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM projects p"+where, uid, all, p.Filter).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.Query(ctx, projectSelect+where+" ORDER BY p.id OFFSET $4 LIMIT $5", uid, all, p.Filter, p.Offset, p.Limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	projects, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Project, error) { return scanProject(r) })
+	return projects, total, err
+}
+
+// UpdateProject stores the name, description and api_path of p.
+func (s *Store) UpdateProject(ctx context.Context, p *Project) error {
+	err := s.db.QueryRow(ctx, `UPDATE projects SET name = $2, description = $3, api_path = $4, updated_at = now()
+		WHERE id = $1 RETURNING created_by, created_at, updated_at`, p.ID, p.Name, p.Description, p.APIPath).
+		Scan(&p.CreatedBy, &p.CreatedAt, &p.UpdatedAt)
+	return translate(err)
+}
+
+// DeleteProject removes project id with its members (and, by cascade,
+// everything the project owns).
+func (s *Store) DeleteProject(ctx context.Context, id string) error {
+	tag, err := s.db.Exec(ctx, "DELETE FROM projects WHERE id = $1", id)
+	if err == nil && tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return translate(err)
+}
+
+// AddMember makes user uid a member of project id; a second time is a
+// conflict on project_members_pkey.
+func (s *Store) AddMember(ctx context.Context, id string, uid int64) error {
+	_, err := s.db.Exec(ctx, "INSERT INTO project_members (project_id, user_id) VALUES ($1, $2)", id, uid)
+	return translate(err)
+}
+
+// RemoveMember ends the membership of uid in project id.
+func (s *Store) RemoveMember(ctx context.Context, id string, uid int64) error {
+	tag, err := s.db.Exec(ctx, "DELETE FROM project_members WHERE project_id = $1 AND user_id = $2", id, uid)
+	if err == nil && tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return translate(err)
+}
+
+// Members lists the members of project id by username.
+func (s *Store) Members(ctx context.Context, id string) ([]Member, error) {
+	rows, err := s.db.Query(ctx, `SELECT u.id, u.username, u.first_name, u.last_name, u.role, m.added_at
+		FROM project_members m JOIN users u ON u.id = m.user_id
+		WHERE m.project_id = $1 ORDER BY lower(u.username)`, id)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[Member])
+}

@@ -1,0 +1,175 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// User is a person or client account.
+type User struct {
+	ID             int64
+	FirstName      string
+	LastName       string
+	Username       string
+	Email          string
+	PasswordHash   string
+	Role           string
+	Bio            string
+	ProfilePicture string
+	IsPublic       bool
+	Links          []string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// Roles, highest first.
+const (
+	RoleRoot   = "ROOT"
+	RoleAdmin  = "ADMIN"
+	RoleAuthor = "AUTHOR"
+	RoleViewer = "VIEWER"
+)
+
+// ErrLastRoot refuses to demote or delete the only ROOT user.
+var ErrLastRoot = errors.New("the last ROOT user cannot be demoted or deleted")
+
+// ErrAlreadySetUp refuses a second first-run setup.
+var ErrAlreadySetUp = errors.New("setup is done: a user exists already")
+
+const userColumns = `id, first_name, last_name, username, email, password_hash, role, bio,
+	profile_picture, is_public, links, created_at, updated_at`
+
+func scanUser(row pgx.Row) (User, error) {
+	var u User
+	err := row.Scan(&u.ID, &u.FirstName, &u.LastName, &u.Username, &u.Email, &u.PasswordHash, &u.Role, &u.Bio,
+		&u.ProfilePicture, &u.IsPublic, &u.Links, &u.CreatedAt, &u.UpdatedAt)
+	return u, translate(err)
+}
+
+// CreateUser inserts u and fills its id and times.
+func (s *Store) CreateUser(ctx context.Context, u *User) error {
+	if u.Links == nil {
+		u.Links = []string{}
+	}
+	err := s.db.QueryRow(ctx, `INSERT INTO users (first_name, last_name, username, email, password_hash, role)
+		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id, created_at, updated_at`,
+		u.FirstName, u.LastName, u.Username, u.Email, u.PasswordHash, u.Role).Scan(&u.ID, &u.CreatedAt, &u.UpdatedAt)
+	return translate(err)
+}
+
+// CreateFirstUser inserts u only while no user exists, safely against
+// concurrent setups; otherwise it returns ErrAlreadySetUp.
+func (s *Store) CreateFirstUser(ctx context.Context, u *User) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		if _, err := tx.db.Exec(ctx, "LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE"); err != nil {
+			return err
+		}
+		has, err := tx.HasUsers(ctx)
+		if err != nil {
+			return err
+		}
+		if has {
+			return ErrAlreadySetUp
+		}
+		return tx.CreateUser(ctx, u)
+	})
+}
+
+// HasUsers reports whether any user exists.
+func (s *Store) HasUsers(ctx context.Context) (bool, error) {
+	var has bool
+	err := s.db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM users)").Scan(&has)
+	return has, err
+}
+
+// UserByID returns the user with id.
+func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
+	return scanUser(s.db.QueryRow(ctx, "SELECT "+userColumns+" FROM users WHERE id = $1", id))
+}
+
+// UserByLogin returns the user whose username or email is login, ignoring
+// case. Usernames cannot contain "@", so the two never collide.
+func (s *Store) UserByLogin(ctx context.Context, login string) (User, error) {
+	return scanUser(s.db.QueryRow(ctx, "SELECT "+userColumns+
+		" FROM users WHERE lower(username) = lower($1) OR lower(email) = lower($1)", login))
+}
+
+// UserByUsername returns the user with username, ignoring case.
+func (s *Store) UserByUsername(ctx context.Context, username string) (User, error) {
+	return scanUser(s.db.QueryRow(ctx, "SELECT "+userColumns+" FROM users WHERE lower(username) = lower($1)", username))
+}
+
+// Page selects a slice of a list: Offset items skipped, at most Limit
+// returned, Filter a case-insensitive substring.
+type Page struct {
+	Offset, Limit int
+	Filter        string
+}
+
+// ListUsers returns a page of users whose username, email or name contains
+// the filter, ordered by username, and the number of matches.
+func (s *Store) ListUsers(ctx context.Context, p Page) ([]User, int, error) {
+	const where = ` WHERE $1 = '' OR strpos(lower(username || ' ' || email || ' ' || first_name || ' ' || last_name), lower($1)) > 0`
+	var total int
+	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM users"+where, p.Filter).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.Query(ctx, "SELECT "+userColumns+" FROM users"+where+
+		" ORDER BY lower(username) OFFSET $2 LIMIT $3", p.Filter, p.Offset, p.Limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	users, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (User, error) { return scanUser(r) })
+	return users, total, err
+}
+
+// UpdateUserRole sets the role of user id; demoting the last ROOT fails
+// with ErrLastRoot.
+func (s *Store) UpdateUserRole(ctx context.Context, id int64, role string) (User, error) {
+	var u User
+	err := s.InTx(ctx, func(tx *Store) error {
+		if role != RoleRoot {
+			if err := tx.guardLastRoot(ctx, id); err != nil {
+				return err
+			}
+		}
+		var err error
+		u, err = scanUser(tx.db.QueryRow(ctx, "UPDATE users SET role = $2, updated_at = now() WHERE id = $1 RETURNING "+userColumns, id, role))
+		return err
+	})
+	return u, err
+}
+
+// DeleteUser removes user id; deleting the last ROOT fails with ErrLastRoot.
+func (s *Store) DeleteUser(ctx context.Context, id int64) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		if err := tx.guardLastRoot(ctx, id); err != nil {
+			return err
+		}
+		tag, err := tx.db.Exec(ctx, "DELETE FROM users WHERE id = $1", id)
+		if err == nil && tag.RowsAffected() == 0 {
+			return ErrNotFound
+		}
+		return err
+	})
+}
+
+// guardLastRoot locks the ROOT users, so that concurrent demotions cannot
+// both pass, and fails if id is the only one.
+func (s *Store) guardLastRoot(ctx context.Context, id int64) error {
+	rows, err := s.db.Query(ctx, "SELECT id FROM users WHERE role = 'ROOT' FOR UPDATE")
+	if err != nil {
+		return err
+	}
+	roots, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return err
+	}
+	if len(roots) == 1 && roots[0] == id {
+		return ErrLastRoot
+	}
+	return nil
+}
