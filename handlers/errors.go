@@ -17,11 +17,18 @@ import (
 // ValidationError lists the fields that break a rule, by JSON name; it
 // answers 422 with data.fields.
 type ValidationError struct {
-	Fields map[string]string
+	Fields  map[string]string
+	Missing bool // a required parameter is absent: 400 rather than 422
 }
 
 func (e *ValidationError) Error() string {
 	keys := slices.Sorted(maps.Keys(e.Fields))
+	// A missing parameter is named first: it is the reason for the status.
+	for _, k := range keys {
+		if e.Missing && e.Fields[k] == "is required" {
+			return k + " is required"
+		}
+	}
 	switch {
 	case len(keys) == 0:
 		return "invalid input"
@@ -108,7 +115,11 @@ func asValidation(err error) *ValidationError {
 func classify(err error) (int, string, any) {
 	var ferr *fiber.Error
 	if verr := asValidation(err); verr != nil {
-		return fiber.StatusUnprocessableEntity, "Error: " + verr.Error(), fiber.Map{"fields": verr.Fields}
+		status := fiber.StatusUnprocessableEntity
+		if verr.Missing {
+			status = fiber.StatusBadRequest
+		}
+		return status, "Error: " + verr.Error(), fiber.Map{"fields": verr.Fields}
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):

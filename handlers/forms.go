@@ -60,7 +60,7 @@ func bind(c *fiber.Ctx, dst any) error {
 	if err := c.BodyParser(dst); err != nil {
 		return decodeError(err, dst)
 	}
-	return check(dst)
+	return checkPresent(dst, bodyHas(c))
 }
 
 // bindQuery decodes the query string into dst and validates it.
@@ -68,7 +68,17 @@ func bindQuery(c *fiber.Ctx, dst any) error {
 	if err := c.QueryParser(dst); err != nil {
 		return decodeError(err, dst)
 	}
-	return check(dst)
+	return checkPresent(dst, func(key string) bool { return c.Context().QueryArgs().Has(key) })
+}
+
+// bodyHas reports which top-level keys the request body carries.
+func bodyHas(c *fiber.Ctx) func(string) bool {
+	if strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationJSON) {
+		var keys map[string]json.RawMessage
+		_ = json.Unmarshal(c.Body(), &keys)
+		return func(key string) bool { _, ok := keys[key]; return ok }
+	}
+	return func(key string) bool { return c.Context().PostArgs().Has(key) }
 }
 
 // conversionError is how Fiber's query and form decoder names a value that
@@ -146,20 +156,36 @@ func firstLine(s string) string {
 
 // check validates v and returns a *ValidationError naming each failing field.
 func check(v any) error {
+	return checkPresent(v, func(string) bool { return true })
+}
+
+// checkPresent validates v. A required top-level field that the request
+// does not carry at all marks the error Missing (400); one that is there but
+// empty is a broken rule (422).
+func checkPresent(v any, has func(string) bool) error {
 	err := validate.Struct(v)
 	var verrs validator.ValidationErrors
 	if !errors.As(err, &verrs) {
 		return err
 	}
-	fields := make(map[string]string, len(verrs))
+	verr := &ValidationError{Fields: make(map[string]string, len(verrs))}
 	for _, fe := range verrs {
 		// The namespace starts with the struct's type name; drop it.
 		_, path, _ := strings.Cut(fe.Namespace(), ".")
-		if _, seen := fields[path]; !seen {
-			fields[path] = message(fe)
+		if _, seen := verr.Fields[path]; seen {
+			continue
 		}
+		msg := message(fe)
+		if strings.HasPrefix(fe.Tag(), "required") && !strings.Contains(path, ".") {
+			if has(path) {
+				msg = "must not be empty"
+			} else {
+				verr.Missing = true
+			}
+		}
+		verr.Fields[path] = msg
 	}
-	return &ValidationError{Fields: fields}
+	return verr
 }
 
 // message is the human text of one failed rule.
@@ -178,6 +204,8 @@ func message(fe validator.FieldError) string {
 	switch fe.Tag() {
 	case "required", "required_if", "required_unless", "required_with":
 		return "is required"
+	case "required_without":
+		return "is required (or give " + strings.ToLower(fe.Param()) + ")"
 	case "max", "lte":
 		return fmt.Sprintf("must be at most %s%s", fe.Param(), unit)
 	case "min", "gte":

@@ -283,7 +283,14 @@ func checkAgainstDoc(t testing.TB, api *apiDoc, req *http.Request, resp *http.Re
 // session cookie and the page's CSRF token.
 func (ta *testApp) browserSession(t testing.TB) (cookie, csrf string) {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, "/web/login", nil)
+	return ta.browserSessionAt(t, "/web/login")
+}
+
+// browserSessionAt opens page like a browser and returns the session cookie
+// and the page's CSRF token.
+func (ta *testApp) browserSessionAt(t testing.TB, page string) (cookie, csrf string) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, page, nil)
 	req.Header.Set("Accept", "text/html")
 	resp, body := ta.do(t, req)
 	for _, c := range resp.Cookies() {

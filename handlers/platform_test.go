@@ -128,8 +128,10 @@ func TestBindAndValidate(t *testing.T) {
 			status: 400, want: []string{`Error: the request body must be a JSON object`}},
 		{name: "rules broken are 422 with fields", method: "POST", path: "/test/bind", headers: asJSONHeaders, body: `{"name":"toolong","count":-1,"role":"KING"}`,
 			status: 422, want: []string{`"fields":{`, `"name":"must be at most 5 characters"`, `"count":"must be at least 0"`, `"role":"must be one of: ADMIN, VIEWER"`, `"message":"Error: count must be at least 0"`}},
-		{name: "missing required field", method: "POST", path: "/test/bind", headers: asJSONHeaders, body: `{}`,
-			status: 422, want: []string{`"name":"is required"`}},
+		{name: "missing required field is 400", method: "POST", path: "/test/bind", headers: asJSONHeaders, body: `{}`,
+			status: 400, want: []string{`"message":"Error: name is required"`, `"name":"is required"`}},
+		{name: "present but empty required field is 422", method: "POST", path: "/test/bind", headers: asJSONHeaders, body: `{"name":""}`,
+			status: 422, want: []string{`"name":"must not be empty"`}},
 	})
 
 	t.Run("form-encoded bodies bind too", func(t *testing.T) {

@@ -137,7 +137,7 @@ type projectView struct {
 func (h *Handlers) projectShow(c *fiber.Ctx) error {
 	id := c.Query("project_id", c.Query("id"))
 	if id == "" {
-		return check(&projectQuery{})
+		return &ValidationError{Fields: map[string]string{"project_id": "is required"}, Missing: true}
 	}
 	view, err := h.projectPage(c, id)
 	if err != nil {
