@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -24,6 +26,7 @@ type browser struct {
 	mu       sync.Mutex
 	requests []string
 	errors   []string
+	dialogs  []string // messages of the confirm dialogs accepted
 }
 
 // chromiumPath finds Debian's Chromium. It installs nothing: `make test` does.
@@ -70,13 +73,29 @@ func newBrowser(t *testing.T) *browser {
 	if err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}
+	// Accept every confirm dialog (hx-confirm), as a person clicking OK.
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	go func() {
+		for ev, err := range dialogs {
+			if err != nil {
+				return
+			}
+			b.mu.Lock()
+			b.dialogs = append(b.dialogs, ev.Message)
+			b.mu.Unlock()
+			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
 	messages := chromedp.Console(ctx)
 	go func() {
 		for m, err := range messages {
 			if err != nil {
 				return
 			}
-			if m.Type == chromedp.ConsoleError || m.IsException() {
+			// The browser logs every 4xx answer; journeys provoke some on
+			// purpose and assert what the page shows instead.
+			expected4xx := m.Source == "network" && strings.Contains(m.Text, "status of 4")
+			if (m.Type == chromedp.ConsoleError || m.IsException()) && !expected4xx {
 				b.mu.Lock()
 				b.errors = append(b.errors, m.String())
 				b.mu.Unlock()
@@ -127,6 +146,44 @@ func (b *browser) waitText(s string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// fill types value into the field that selector names, replacing its content.
+func (b *browser) fill(selector, value string) {
+	b.t.Helper()
+	b.do(chromedp.WaitVisible(chromedp.CSS(selector)))
+	eval[bool](b, fmt.Sprintf("(el => { el.value = ''; return true })(document.querySelector(%q))", selector))
+	b.do(chromedp.SendKeys(chromedp.CSS(selector), value))
+}
+
+// choose selects value in the select element that selector names.
+func (b *browser) choose(selector, value string) {
+	b.t.Helper()
+	b.do(chromedp.WaitVisible(chromedp.CSS(selector)))
+	eval[bool](b, fmt.Sprintf("(el => { el.value = %q; el.dispatchEvent(new Event('change', {bubbles: true})); return el.value === %q })(document.querySelector(%q))", value, value, selector))
+}
+
+// click clicks the element that selector names once it is visible.
+func (b *browser) click(selector string) {
+	b.t.Helper()
+	b.do(chromedp.Click(chromedp.CSS(selector), chromedp.NodeVisible))
+}
+
+// waitGone waits until the page's visible text no longer contains s.
+func (b *browser) waitGone(s string) {
+	b.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.Contains(b.text(), s) {
+		if time.Now().After(deadline) {
+			b.t.Fatalf("page still shows %q", s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// html returns the page's current HTML.
+func (b *browser) html() string {
+	return eval[string](b, "document.documentElement.outerHTML")
 }
 
 // text returns the page's visible text.

@@ -14,7 +14,8 @@ import (
 // the link to the API reference and finds every operation of /openapi.json
 // listed, with no request leaving the machine.
 func TestJourneyStartPageAndAPIReference(t *testing.T) {
-	app := startInstance(t, map[string]string{"DATABASE_URL": storetest.URL(t)})
+	app := startInstance(t, map[string]string{"DATABASE_URL": storetest.URL(t),
+		"ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"})
 	b := newBrowser(t)
 
 	b.do(chromedp.Navigate(app.URL + "/"))

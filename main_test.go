@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -237,4 +239,77 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 	if !strings.Contains(in.logs.String(), "draining in-flight requests") {
 		t.Errorf("log: %s", in.logs)
 	}
+}
+
+// TestSessionSharedAcrossInstancesAndRestarts: a browser session made on one
+// instance is accepted by a second instance on the same database, and still
+// after both restart.
+func TestSessionSharedAcrossInstancesAndRestarts(t *testing.T) {
+	url := storetest.URL(t)
+	env := map[string]string{"DATABASE_URL": url, "ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"}
+	a := startInstance(t, env)
+	b := startInstance(t, env)
+	cookie := browserSignIn(t, a.URL, "root", "root-password-1")
+	for name, base := range map[string]string{"same instance": a.URL, "second instance": b.URL} {
+		if who := signedInAs(t, base, cookie); who != "root" {
+			t.Fatalf("%s: signed in as %q", name, who)
+		}
+	}
+	a.stop()
+	b.stop()
+	c := startInstance(t, env)
+	if who := signedInAs(t, c.URL, cookie); who != "root" {
+		t.Fatalf("after restart: signed in as %q", who)
+	}
+}
+
+var (
+	csrfMeta    = regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`)
+	signedInTag = regexp.MustCompile(`data-testid="signed-in-as"><span class="font-medium text-white">([^<]+)<`)
+)
+
+// browserSignIn signs in through the sign-in form and returns the session cookie.
+func browserSignIn(t *testing.T, base, username, password string) *http.Cookie {
+	t.Helper()
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(base + "/web/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := csrfMeta.FindSubmatch(page)
+	if m == nil || len(resp.Cookies()) == 0 {
+		t.Fatalf("sign-in page: %d", resp.StatusCode)
+	}
+	form := neturl.Values{"auth_data": {username}, "password": {password}, "csrf_token": {string(m[1])}}
+	req, _ := http.NewRequest("POST", base+"/web/login", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(resp.Cookies()[0])
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) == 0 {
+		t.Fatalf("sign-in answered %d", resp.StatusCode)
+	}
+	return resp.Cookies()[0]
+}
+
+// signedInAs returns the username the start page greets, "" if none.
+func signedInAs(t *testing.T, base string, cookie *http.Cookie) string {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+"/", nil)
+	req.AddCookie(cookie)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(resp.Body)
+	if m := signedInTag.FindSubmatch(page); m != nil {
+		return string(m[1])
+	}
+	return ""
 }

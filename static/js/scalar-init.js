@@ -19,6 +19,7 @@
     agent: { disabled: true },
     mcp: { disabled: true },
     documentDownloadType: "json",
+    defaultOpenAllTags: true,
     metaData: { title: "API reference · Stencil" },
     customCss: systemFonts,
   });

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"stencil/store/storetest"
+)
+
+// TestJourneyIdentity: first run to sign-out, as a person does it — set up
+// the ROOT account, sign out and in again, create a user and a project, add
+// the user as a member, create a personal access token and see it once,
+// revoke it, sign out.
+func TestJourneyIdentity(t *testing.T) {
+	app := startInstance(t, map[string]string{"DATABASE_URL": storetest.URL(t)})
+	b := newBrowser(t)
+
+	b.do(chromedp.Navigate(app.URL + "/web/projects"))
+	b.waitText("Set up Stencil")
+	b.fill("#f-username", "founder")
+	b.fill("#f-email", "founder@example.com")
+	b.fill("#f-password", "short")
+	b.click("#setup-form button[type=submit]")
+	b.waitText("must be at least 10 characters")
+	b.screenshot("identity-01-setup-error")
+	b.fill("#f-password", "founder-password")
+	b.click("#setup-form button[type=submit]")
+	b.waitText("Your ROOT account is ready")
+	b.waitText("founder")
+
+	b.click(`nav form[action="/web/logout"] button`)
+	b.waitText("You are signed out.")
+	b.fill("#f-auth_data", "founder")
+	b.fill("#f-password", "wrong-password")
+	b.click("#login-form button[type=submit]")
+	b.waitText("invalid username, email or password")
+	b.fill("#f-password", "founder-password")
+	b.click("#login-form button[type=submit]")
+	b.waitText("Welcome back, founder")
+
+	b.do(chromedp.Navigate(app.URL + "/web/users"))
+	b.fill("#user-form #f-username", "grace")
+	b.fill("#user-form #f-email", "grace@example.com")
+	b.fill("#user-form #f-password", "grace-password")
+	b.choose("#f-role", "AUTHOR")
+	b.click("#user-form button[type=submit]")
+	b.waitText("User grace created.")
+	b.screenshot("identity-02-users")
+
+	b.click(`nav a[href="/web/projects"]`)
+	b.waitText("No projects yet.")
+	b.fill("#project-form #f-name", "Shop")
+	b.fill("#project-form #f-id", "shop")
+	b.fill("#project-form #f-api_path", "/shop")
+	b.click("#project-form button[type=submit]")
+	b.waitText("Project Shop created.")
+	b.fill("#add-member-form #f-username", "nobody")
+	b.click("#add-member-form button[type=submit]")
+	b.waitText("is not a user")
+	b.fill("#add-member-form #f-username", "grace")
+	b.click("#add-member-form button[type=submit]")
+	b.waitText("grace is now a member.")
+	if !strings.Contains(b.text(), "AUTHOR") {
+		t.Fatal("the members list does not show grace's role")
+	}
+	b.screenshot("identity-03-project")
+
+	b.click(`nav a[href="/web/pats"]`)
+	b.waitText("No tokens yet.")
+	b.fill("#pat-form #f-name", "deploy script")
+	b.click("#pat-form button[type=submit]")
+	b.waitText("Copy it now: it will not be shown again.")
+	token := eval[string](b, `document.querySelector("#new-token").value`)
+	if !strings.HasPrefix(token, "stp_") {
+		t.Fatalf("shown token %q", token)
+	}
+	b.screenshot("identity-04-token-once")
+	b.do(chromedp.Navigate(app.URL + "/web/pats"))
+	b.waitText("deploy script")
+	if strings.Contains(b.html(), token) {
+		t.Fatal("the token is shown a second time")
+	}
+	b.click(`button[hx-delete^="/pat/delete"]`)
+	b.waitText("Token revoked.")
+	b.waitText("revoked")
+	b.screenshot("identity-05-revoked")
+
+	b.click(`nav form[action="/web/logout"] button`)
+	b.waitText("You are signed out.")
+	b.waitText("Sign in to Stencil")
+	b.screenshot("identity-06-signed-out")
+}
