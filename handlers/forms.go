@@ -154,11 +154,6 @@ func firstLine(s string) string {
 	return line
 }
 
-// check validates v and returns a *ValidationError naming each failing field.
-func check(v any) error {
-	return checkPresent(v, func(string) bool { return true })
-}
-
 // checkPresent validates v. A required top-level field that the request
 // does not carry at all marks the error Missing (400); one that is there but
 // empty is a broken rule (422).
