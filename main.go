@@ -1,6 +1,6 @@
 // Command stencil serves Stencil: route templates and per-project vaults.
 //
-// Usage: stencil [serve | migrate]
+// Usage: stencil [serve | migrate | vault rotate]
 package main
 
 import (
@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 	"stencil/handlers"
 	"stencil/store"
 	"stencil/store/localpg"
+	"stencil/vaultcrypt"
 )
 
 func main() {
@@ -42,10 +44,10 @@ func main() {
 func run(ctx context.Context, args []string, getenv func(string) string, logOut io.Writer, ready chan<- string) error {
 	cmd := "serve"
 	if len(args) > 0 {
-		cmd = args[0]
+		cmd = strings.Join(args, " ")
 	}
-	if cmd != "serve" && cmd != "migrate" {
-		return fmt.Errorf("unknown command %q: use serve or migrate", cmd)
+	if cmd != "serve" && cmd != "migrate" && cmd != "vault rotate" {
+		return fmt.Errorf("unknown command %q: use serve, migrate or vault rotate", cmd)
 	}
 	log := slog.New(slog.NewTextHandler(logOut, nil))
 	cfg, err := config.Load(getenv)
@@ -60,9 +62,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, logOut 
 	if err := store.Migrate(ctx, dbURL); err != nil {
 		return err
 	}
-	if cmd == "migrate" {
+	switch cmd {
+	case "migrate":
 		log.Info("migrations applied")
 		return nil
+	case "vault rotate":
+		return rotateVault(ctx, cfg, dbURL, log)
 	}
 	return serve(ctx, cfg, dbURL, log, ready)
 }
@@ -99,6 +104,9 @@ func serve(ctx context.Context, cfg config.Config, dbURL string, log *slog.Logge
 	defer pool.Close()
 
 	st := store.New(pool)
+	if err := checkVaultKeys(ctx, cfg, st); err != nil {
+		return err
+	}
 	if err := ensureRoot(ctx, cfg.Root, st, log); err != nil {
 		return err
 	}
@@ -176,5 +184,65 @@ func ensureRoot(ctx context.Context, root config.RootAccount, st *store.Store, l
 		return fmt.Errorf("create ROOT user from ROOT_USERNAME: %w", err)
 	}
 	log.Info("created the first ROOT user", "username", u.Username)
+	return nil
+}
+
+// checkVaultKeys refuses to start when vault entries are sealed under a
+// master key that VAULT_KEYS does not hold: their values could not be read.
+func checkVaultKeys(ctx context.Context, cfg config.Config, st *store.Store) error {
+	keyring, err := vaultcrypt.NewKeyring(cfg.VaultKeys)
+	if err != nil {
+		return err
+	}
+	ids, err := st.VaultKeyIDs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if !keyring.Has(id) {
+			return fmt.Errorf("vault entries are sealed under master key %q, which VAULT_KEYS does not hold: "+
+				"add it after the active key (id:base64key) and run `stencil vault rotate`", id)
+		}
+	}
+	return nil
+}
+
+// rotateVault re-encrypts every vault entry under the active master key, in
+// batches, while other instances keep serving.
+func rotateVault(ctx context.Context, cfg config.Config, dbURL string, log *slog.Logger) error {
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	st := store.New(pool)
+	if err := checkVaultKeys(ctx, cfg, st); err != nil {
+		return err
+	}
+	keyring, _ := vaultcrypt.NewKeyring(cfg.VaultKeys)
+	reseal := func(e store.VaultEntry) (string, []byte, error) {
+		value, err := keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
+		if err != nil {
+			return "", nil, fmt.Errorf("%s/%s: %w", e.ProjectID, e.Key, err)
+		}
+		return keyring.Seal(e.ProjectID, e.Key, value)
+	}
+	total := 0
+	for {
+		n, err := st.ResealVaultBatch(ctx, keyring.Active(), 500, reseal)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+		total += n
+		log.Info("vault rotate: batch re-encrypted", "entries", n, "total", total)
+	}
+	ids, err := st.VaultKeyIDs(ctx)
+	if err != nil {
+		return err
+	}
+	log.Info("vault rotate: done", "entries", total, "active_key", keyring.Active(), "key_ids_in_use", strings.Join(ids, ","))
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"stencil/vaultcrypt"
 )
 
 // Config holds every setting of the service.
@@ -24,14 +26,8 @@ type Config struct {
 	Production  bool
 	JWTSecret   []byte
 	JWTTTL      time.Duration
-	VaultKeys   []VaultKey
+	VaultKeys   []vaultcrypt.Key // the first is active
 	Root        RootAccount
-}
-
-// VaultKey is one vault master key; the first of Config.VaultKeys is active.
-type VaultKey struct {
-	ID  string
-	Key []byte
 }
 
 // RootAccount is the first ROOT user to create at start, if all fields are set.
@@ -113,8 +109,8 @@ var keyIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
 // ParseVaultKeys parses `id:base64key[,id:base64key…]`. Every key must decode
 // (standard or URL base64) to exactly 32 bytes and ids must be unique.
-func ParseVaultKeys(s string) ([]VaultKey, error) {
-	var keys []VaultKey
+func ParseVaultKeys(s string) ([]vaultcrypt.Key, error) {
+	var keys []vaultcrypt.Key
 	seen := map[string]bool{}
 	for _, part := range strings.Split(s, ",") {
 		id, b64, ok := strings.Cut(strings.TrimSpace(part), ":")
@@ -126,10 +122,10 @@ func ParseVaultKeys(s string) ([]VaultKey, error) {
 		}
 		seen[id] = true
 		key, err := decodeBase64(b64)
-		if err != nil || len(key) != 32 {
+		if err != nil || len(key) != vaultcrypt.KeySize {
 			return nil, fmt.Errorf("VAULT_KEYS key %q must be 32 bytes in base64 (AES-256)", id)
 		}
-		keys = append(keys, VaultKey{ID: id, Key: key})
+		keys = append(keys, vaultcrypt.Key{ID: id, Secret: key})
 	}
 	return keys, nil
 }

@@ -24,7 +24,7 @@ func TestDefaults(t *testing.T) {
 	if c.Port != 8080 || c.Production || c.JWTTTL != time.Hour || c.DatabaseURL != "" || c.Addr() != ":8080" {
 		t.Fatalf("defaults: %+v", c)
 	}
-	if len(c.JWTSecret) < 32 || len(c.VaultKeys) != 1 || len(c.VaultKeys[0].Key) != 32 {
+	if len(c.JWTSecret) < 32 || len(c.VaultKeys) != 1 || len(c.VaultKeys[0].Secret) != 32 {
 		t.Fatalf("development secrets not generated: %d-byte JWT secret, %d vault keys", len(c.JWTSecret), len(c.VaultKeys))
 	}
 	for _, name := range []string{"jwt_secret", "vault_keys"} {
@@ -40,7 +40,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(again.JWTSecret) != string(c.JWTSecret) || string(again.VaultKeys[0].Key) != string(c.VaultKeys[0].Key) {
+	if string(again.JWTSecret) != string(c.JWTSecret) || string(again.VaultKeys[0].Secret) != string(c.VaultKeys[0].Secret) {
 		t.Fatal("development secrets must be reused across starts")
 	}
 }

@@ -89,6 +89,7 @@ var constraintFields = map[string][2]string{
 	"projects_api_path_key": {"api_path", "is already used by another project"},
 	"project_members_pkey":  {"target_uid", "is already a member of this project"},
 	"configs_pkey":          {"key", "already exists"},
+	"vault_entries_pkey":    {"key", "already exists in this vault"},
 }
 
 // asValidation returns err as a validation failure: a ValidationError, a

@@ -14,6 +14,7 @@ import (
 	"stencil/auth"
 	"stencil/config"
 	"stencil/store"
+	"stencil/vaultcrypt"
 	"stencil/views"
 )
 
@@ -25,6 +26,8 @@ type Handlers struct {
 	log      *slog.Logger
 	assets   *assets
 	api      *apiDoc
+
+	keyring *vaultcrypt.Keyring
 
 	passwordParams auth.PasswordParams
 	setUp          atomic.Bool // a user exists: first-run setup is over
@@ -41,8 +44,12 @@ func New(cfg config.Config, st *store.Store, sessions *scs.SessionManager, log *
 	if err != nil {
 		return nil, err
 	}
+	keyring, err := vaultcrypt.NewKeyring(cfg.VaultKeys)
+	if err != nil {
+		return nil, err
+	}
 	return &Handlers{cfg: cfg, store: st, sessions: sessions, log: log, assets: a, api: api,
-		passwordParams: auth.DefaultPasswordParams}, nil
+		keyring: keyring, passwordParams: auth.DefaultPasswordParams}, nil
 }
 
 // App returns the Fiber application with its views, error handler and routes.

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -68,9 +69,9 @@ func (f Form) Error(field string) string { return f.Errors[field] }
 
 // formError answers a failed form submission. A browser gets the form back
 // with the errors beside the fields (422), rendered from r with form filled
-// in; an API client, or an error that is no validation failure, goes to the
-// ErrorHandler.
-func (h *Handlers) formError(c *fiber.Ctx, err error, r Reply, form *Form) error {
+// in — but never passwords or the other secret fields named; an API client,
+// or an error that is no validation failure, goes to the ErrorHandler.
+func (h *Handlers) formError(c *fiber.Ctx, err error, r Reply, form *Form, secret ...string) error {
 	verr := asValidation(err)
 	if verr == nil || representationOf(c) == asJSON {
 		return err
@@ -78,7 +79,7 @@ func (h *Handlers) formError(c *fiber.Ctx, err error, r Reply, form *Form) error
 	form.Errors = verr.Fields
 	form.Values = map[string]string{}
 	c.Context().PostArgs().VisitAll(func(k, v []byte) {
-		if key := string(k); key != "password" && key != csrfFormField {
+		if key := string(k); key != "password" && key != csrfFormField && !slices.Contains(secret, key) {
 			form.Values[key] = string(v)
 		}
 	})

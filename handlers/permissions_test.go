@@ -22,12 +22,13 @@ type cellFixture struct {
 	owner   store.User
 	patID   int64
 	config  string
+	secret  string // a vault entry of the project
 }
 
 func (ta *testApp) cellFixture(t *testing.T, n int, role string, member bool) cellFixture {
 	t.Helper()
 	ctx := context.Background()
-	f := cellFixture{n: n, project: fmt.Sprintf("proj_%d", n), config: fmt.Sprintf("cfg.%d", n)}
+	f := cellFixture{n: n, project: fmt.Sprintf("proj_%d", n), config: fmt.Sprintf("cfg.%d", n), secret: fmt.Sprintf("SECRET_%d", n)}
 	f.caller = ta.newUser(t, fmt.Sprintf("caller%d", n), role)
 	f.owner = ta.newUser(t, fmt.Sprintf("owner%d", n), store.RoleAdmin)
 	f.target = ta.newUser(t, fmt.Sprintf("target%d", n), store.RoleViewer)
@@ -48,7 +49,22 @@ func (ta *testApp) cellFixture(t *testing.T, n int, role string, member bool) ce
 	if err := ta.h.store.CreateConfig(ctx, &store.Config{Key: f.config, Value: "v"}); err != nil {
 		t.Fatal(err)
 	}
+	ta.putSecret(t, f.project, f.secret, "value", f.owner)
 	return f
+}
+
+// putSecret stores a vault entry directly, sealed with the app's keyring.
+func (ta *testApp) putSecret(t testing.TB, project, key, value string, by store.User) {
+	t.Helper()
+	e := store.VaultEntry{ProjectID: project, Key: key}
+	var err error
+	if e.KeyID, e.Sealed, err = ta.h.keyring.Seal(project, key, []byte(value)); err != nil {
+		t.Fatal(err)
+	}
+	ev := store.VaultAccess{UserID: &by.ID, Username: by.Username, ProjectID: project, Key: key, Channel: "api"}
+	if err := ta.h.store.CreateVaultEntry(context.Background(), &e, ev); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // permCase is one endpoint of a permission table: the request it makes in a

@@ -65,6 +65,18 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Delete("/pat/delete", signedIn, h.patDelete)
 	app.Get("/web/pats", signedIn, h.patList)
 
+	// Vaults: ADMIN and ROOT members of the project.
+	app.Post("/vault/create", admin, h.vaultCreate)
+	app.Get("/vault/fetch", admin, h.vaultList)
+	app.Get("/vault/fetch/one", admin, h.vaultShow)
+	app.Patch("/vault/update", admin, h.vaultUpdate)
+	app.Delete("/vault/delete", admin, h.vaultDelete)
+	app.Get("/vault/log", admin, h.vaultLog)
+	app.Get("/web/vaults", admin, h.vaultProjects)
+	app.Get("/web/vault", admin, h.vaultIndex)
+	app.Get("/web/vault/row", admin, h.vaultRow)
+	app.Get("/web/vault/log", admin, h.vaultLog)
+
 	// Configs (ROOT).
 	app.Get("/config/fetch/all", root, h.configList)
 	app.Get("/config/fetch/one", root, h.configShow)

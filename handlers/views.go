@@ -55,20 +55,21 @@ func (h *Handlers) base(c *fiber.Ctx, title string) Base {
 	}
 	for _, item := range navItems {
 		if b.User != nil && roleRank[b.User.Role] >= roleRank[item.min] || b.User == nil && item.min == "" {
-			b.Nav = append(b.Nav, NavItem{Label: item.label, Href: item.href, Active: strings.HasPrefix(c.Path(), item.href)})
+			b.Nav = append(b.Nav, NavItem{Label: item.label, Href: item.href, Active: strings.HasPrefix(c.Path(), item.section)})
 		}
 	}
 	return b
 }
 
 // navItems are the top navigation's links, each for the roles from min up
-// ("" for everyone, signed in or not).
-var navItems = []struct{ label, href, min string }{
-	{"Projects", "/web/projects", store.RoleViewer},
-	{"Access tokens", "/web/pats", store.RoleViewer},
-	{"Users", "/web/users", store.RoleRoot},
-	{"Configs", "/web/configs", store.RoleRoot},
-	{"API reference", "/scalar", ""},
+// ("" for everyone, signed in or not), active on the paths under section.
+var navItems = []struct{ label, href, section, min string }{
+	{"Projects", "/web/projects", "/web/project", store.RoleViewer},
+	{"Vaults", "/web/vaults", "/web/vault", store.RoleAdmin},
+	{"Access tokens", "/web/pats", "/web/pats", store.RoleViewer},
+	{"Users", "/web/users", "/web/users", store.RoleRoot},
+	{"Configs", "/web/configs", "/web/configs", store.RoleRoot},
+	{"API reference", "/scalar", "/scalar", ""},
 }
 
 // flash stores a message for the next page the browser shows.

@@ -32,6 +32,13 @@ func sampleViews() map[string]sample {
 		Tokens: []store.PAT{{ID: 1, Name: "ci", Hint: "stp_abcd", ValidFrom: now, ValidTo: &now, LastUsedAt: &now}, {ID: 2, Name: "old", RevokedAt: &now}}}
 	configs := configsView{Base: base, Configs: []store.Config{{Key: "site.name", Value: "Stencil"}}, Pager: pager, Form: form}
 	login := loginView{Base: base, Form: form, Message: "Error: nope", Next: "/web/pats"}
+	entry := store.VaultEntry{ProjectID: "shop", Key: "API_KEY", UpdatedAt: now}
+	vault := vaultView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Entries: []store.VaultEntry{entry}, Pager: pager, Form: form}
+	row := vaultRowView{Entry: entry, Editing: true, Form: form}
+	revealed := vaultEntryView{Base: base, Entry: entry, Value: "s3cret"}
+	uid := int64(1)
+	vaultLog := vaultLogView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Pager: pager, Action: "read", Actions: []string{"create", "read"},
+		Log: []store.VaultAccess{{ID: 1, At: now, UserID: &uid, Username: "ada", TokenID: &uid, Key: "API_KEY", Action: "read", Channel: "api"}}}
 	return map[string]sample{
 		"home/index":      {page: true, view: homeView{Base: base, Cards: []homeCard{{Title: "T", Text: "x", Href: "/"}}}},
 		"errors/page":     {page: true, view: errView},
@@ -44,24 +51,35 @@ func sampleViews() map[string]sample {
 		"partials/filter": {view: map[string]any{"Action": "/web/users", "Value": "a", "Target": "#t", "Label": "Filter"}},
 		"partials/pager":  {view: map[string]any{"Pager": pager, "Target": "#t"}},
 
-		"session/login":       {page: true, view: login},
-		"session/login_form":  {view: login},
-		"session/setup":       {page: true, view: setupView{Base: base, Form: form}},
-		"session/setup_form":  {view: setupView{Base: base, Form: form}},
-		"users/index":         {page: true, view: users},
-		"users/table":         {view: users},
-		"users/form":          {view: users},
-		"projects/index":      {page: true, view: projects},
-		"projects/table":      {view: projects},
-		"projects/form":       {view: projects},
-		"projects/show":       {page: true, view: project},
-		"projects/add_member": {view: project},
-		"projects/details":    {view: project},
-		"pats/index":          {page: true, view: pats},
-		"pats/created":        {view: pats},
-		"pats/form":           {view: pats},
-		"configs/index":       {page: true, view: configs},
-		"configs/form":        {view: configs},
+		"session/login":        {page: true, view: login},
+		"session/login_form":   {view: login},
+		"session/setup":        {page: true, view: setupView{Base: base, Form: form}},
+		"session/setup_form":   {view: setupView{Base: base, Form: form}},
+		"users/index":          {page: true, view: users},
+		"users/table":          {view: users},
+		"users/form":           {view: users},
+		"projects/index":       {page: true, view: projects},
+		"projects/table":       {view: projects},
+		"projects/form":        {view: projects},
+		"projects/show":        {page: true, view: project},
+		"projects/add_member":  {view: project},
+		"projects/details":     {view: project},
+		"pats/index":           {page: true, view: pats},
+		"pats/created":         {view: pats},
+		"pats/form":            {view: pats},
+		"configs/index":        {page: true, view: configs},
+		"configs/form":         {view: configs},
+		"vault/projects":       {page: true, view: vaultsView{Base: base, Projects: []store.VaultProject{{ID: "shop", Name: "Shop", Entries: 3}}, Pager: pager}},
+		"vault/index":          {page: true, view: vault},
+		"vault/table":          {view: vault},
+		"vault/create":         {view: vault},
+		"vault/row":            {view: row},
+		"vault/row_page":       {page: true, view: vaultRowView{Base: base, Entry: entry}},
+		"vault/masked":         {view: entry},
+		"vault/masked_content": {view: entry},
+		"vault/revealed":       {view: revealed},
+		"vault/entry":          {page: true, view: revealed},
+		"vault/log":            {page: true, view: vaultLog},
 	}
 }
 

@@ -1,0 +1,185 @@
+package handlers
+
+import (
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"stencil/store"
+)
+
+// vaultEntryDTO is an entry as the API shows it; Value is present only in
+// answers that read it (and logged the read).
+type vaultEntryDTO struct {
+	ProjectID string    `json:"project_id"`
+	Key       string    `json:"key"`
+	Value     *string   `json:"value,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	CreatedBy *int64    `json:"created_by"`
+	UpdatedBy *int64    `json:"updated_by"`
+}
+
+func newVaultEntryDTO(e store.VaultEntry, value *string) vaultEntryDTO {
+	return vaultEntryDTO{ProjectID: e.ProjectID, Key: e.Key, Value: value, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
+		CreatedBy: e.CreatedBy, UpdatedBy: e.UpdatedBy}
+}
+
+type vaultInput struct {
+	ProjectID string `json:"project_id" form:"project_id" validate:"required"`
+	Key       string `json:"key" form:"key" validate:"required,vault_key"`
+	Value     string `json:"value" form:"value" validate:"required,vault_value"`
+}
+
+type vaultKeyQuery struct {
+	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
+	Key       string `query:"key" json:"key" validate:"required"`
+}
+
+type vaultListQuery struct {
+	listQuery
+	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
+}
+
+// vaultAccess describes the caller for the access log.
+func vaultAccess(c *fiber.Ctx, project, key string) store.VaultAccess {
+	p := current(c)
+	channel := "api"
+	if p.Via == "session" {
+		channel = "web"
+	}
+	return store.VaultAccess{UserID: &p.User.ID, Username: p.User.Username, TokenID: p.TokenID, ProjectID: project, Key: key, Channel: channel}
+}
+
+// vaultCreate answers POST /vault/create.
+func (h *Handlers) vaultCreate(c *fiber.Ctx) error {
+	var in vaultInput
+	if err := bind(c, &in); err != nil {
+		return h.vaultFormError(c, err, in.ProjectID)
+	}
+	if _, err := h.member(c, in.ProjectID); err != nil {
+		return err
+	}
+	e := store.VaultEntry{ProjectID: in.ProjectID, Key: in.Key}
+	var err error
+	if e.KeyID, e.Sealed, err = h.keyring.Seal(in.ProjectID, in.Key, []byte(in.Value)); err != nil {
+		return err
+	}
+	if err := h.store.CreateVaultEntry(c.UserContext(), &e, vaultAccess(c, in.ProjectID, in.Key)); err != nil {
+		return h.vaultFormError(c, err, in.ProjectID)
+	}
+	h.flash(c, "success", "Entry "+e.Key+" created.")
+	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Entry created", Data: newVaultEntryDTO(e, nil), Redirect: vaultURL(in.ProjectID)})
+}
+
+// vaultFormError answers a failed create: the browser gets the create form
+// back with its errors and the key it typed, never the value.
+func (h *Handlers) vaultFormError(c *fiber.Ctx, err error, project string) error {
+	if asValidation(err) == nil || representationOf(c) == asJSON || project == "" {
+		return err
+	}
+	view, verr := h.vaultPage(c, project)
+	if verr != nil {
+		return verr
+	}
+	return h.formError(c, err, Reply{Page: "vault/index", Fragment: "vault/create", View: &view}, &view.Form, "value")
+}
+
+// vaultList answers GET /vault/fetch: entries with their values, each read
+// logged.
+func (h *Handlers) vaultList(c *fiber.Ctx) error {
+	var q vaultListQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	if _, err := h.member(c, q.ProjectID); err != nil {
+		return err
+	}
+	ev := vaultAccess(c, q.ProjectID, "")
+	page := q.page(50)
+	entries, total, err := h.store.ListVaultEntries(c.UserContext(), q.ProjectID, page, &ev)
+	if err != nil {
+		return err
+	}
+	dtos := make([]vaultEntryDTO, len(entries))
+	for i, e := range entries {
+		value, err := h.keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
+		if err != nil {
+			return err
+		}
+		v := string(value)
+		dtos[i] = newVaultEntryDTO(e, &v)
+	}
+	return h.respond(c, Reply{Data: dtos, Amount: &total})
+}
+
+type vaultEntryView struct {
+	Base
+	Entry store.VaultEntry
+	Value string
+}
+
+// vaultShow answers GET /vault/fetch/one: the value, its read logged. The
+// entries table reveals a value through it (the fragment holds the value and
+// a way to hide it again).
+func (h *Handlers) vaultShow(c *fiber.Ctx) error {
+	var q vaultKeyQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	if _, err := h.member(c, q.ProjectID); err != nil {
+		return err
+	}
+	e, err := h.store.ReadVaultEntry(c.UserContext(), q.ProjectID, q.Key, vaultAccess(c, q.ProjectID, q.Key))
+	if err != nil {
+		return err
+	}
+	value, err := h.keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
+	if err != nil {
+		return err
+	}
+	v := string(value)
+	view := vaultEntryView{Base: h.base(c, e.Key), Entry: e, Value: v}
+	return h.respond(c, Reply{Data: newVaultEntryDTO(e, &v), Page: "vault/entry", Fragment: "vault/revealed", View: view})
+}
+
+// vaultUpdate answers PATCH /vault/update; the key never changes.
+func (h *Handlers) vaultUpdate(c *fiber.Ctx) error {
+	var in vaultInput
+	if err := bind(c, &in); err != nil {
+		return h.vaultEditError(c, err, in)
+	}
+	if _, err := h.member(c, in.ProjectID); err != nil {
+		return err
+	}
+	e := store.VaultEntry{ProjectID: in.ProjectID, Key: in.Key}
+	var err error
+	if e.KeyID, e.Sealed, err = h.keyring.Seal(in.ProjectID, in.Key, []byte(in.Value)); err != nil {
+		return err
+	}
+	if err := h.store.UpdateVaultEntry(c.UserContext(), &e, vaultAccess(c, in.ProjectID, in.Key)); err != nil {
+		return err
+	}
+	h.flash(c, "success", "Value of "+e.Key+" updated.")
+	return h.respond(c, Reply{Message: "Entry updated", Data: newVaultEntryDTO(e, nil), Redirect: vaultURL(in.ProjectID)})
+}
+
+// vaultDelete answers DELETE /vault/delete.
+func (h *Handlers) vaultDelete(c *fiber.Ctx) error {
+	var q vaultKeyQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	if _, err := h.member(c, q.ProjectID); err != nil {
+		return err
+	}
+	if err := h.store.DeleteVaultEntry(c.UserContext(), q.ProjectID, q.Key, vaultAccess(c, q.ProjectID, q.Key)); err != nil {
+		return err
+	}
+	h.flash(c, "success", "Entry "+q.Key+" deleted.")
+	return h.respond(c, Reply{Message: "Entry deleted", Redirect: vaultURL(q.ProjectID)})
+}
+
+func vaultURL(project string) string {
+	return "/web/vault?project_id=" + project
+}

@@ -1,0 +1,165 @@
+package handlers
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"stencil/store"
+)
+
+type vaultsView struct {
+	Base
+	Projects []store.VaultProject
+	Pager    Pager
+}
+
+// vaultProjects renders /web/vaults: the projects whose vault the caller
+// manages, with their sizes.
+func (h *Handlers) vaultProjects(c *fiber.Ctx) error {
+	var q listQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	page := q.page(defaultLimit(c, 20))
+	projects, total, err := h.store.ListVaultProjects(c.UserContext(), current(c).User.ID, page)
+	if err != nil {
+		return err
+	}
+	view := vaultsView{Base: h.base(c, "Vaults"), Projects: projects, Pager: newPager(c, page, len(projects), total)}
+	return h.respond(c, Reply{Data: projects, Amount: &total, Page: "vault/projects", View: view})
+}
+
+type vaultView struct {
+	Base
+	Project store.Project
+	Entries []store.VaultEntry // without values: the page never holds one
+	Pager   Pager
+	Form    Form // the create form
+}
+
+// vaultIndex renders /web/vault: the project's entries, masked, 10 a page.
+func (h *Handlers) vaultIndex(c *fiber.Ctx) error {
+	view, err := h.vaultPage(c, c.Query("project_id"))
+	if err != nil {
+		return err
+	}
+	dtos := make([]vaultEntryDTO, len(view.Entries))
+	for i, e := range view.Entries {
+		dtos[i] = newVaultEntryDTO(e, nil)
+	}
+	return h.respond(c, Reply{Data: dtos, Amount: &view.Pager.Total, Page: "vault/index", View: view})
+}
+
+func (h *Handlers) vaultPage(c *fiber.Ctx, project string) (vaultView, error) {
+	var q vaultListQuery
+	if err := bindQuery(c, &q); err != nil && project == "" {
+		return vaultView{}, err
+	}
+	p, err := h.member(c, project)
+	if err != nil {
+		return vaultView{}, err
+	}
+	page := q.page(10)
+	entries, total, err := h.store.ListVaultEntries(c.UserContext(), project, page, nil)
+	if err != nil {
+		return vaultView{}, err
+	}
+	for i := range entries {
+		entries[i].Sealed = nil
+	}
+	return vaultView{Base: h.base(c, "Vault · "+p.Name), Project: p, Entries: entries, Pager: newPager(c, page, len(entries), total)}, nil
+}
+
+type vaultRowView struct {
+	Base
+	Entry   store.VaultEntry
+	Editing bool
+	Form    Form
+}
+
+// vaultRow renders one row of the entries table, masked; with edit=true, the
+// row's form for a new value.
+func (h *Handlers) vaultRow(c *fiber.Ctx) error {
+	var q vaultKeyQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	if _, err := h.member(c, q.ProjectID); err != nil {
+		return err
+	}
+	e, err := h.store.VaultEntryInfo(c.UserContext(), q.ProjectID, q.Key)
+	if err != nil {
+		return err
+	}
+	view := vaultRowView{Base: h.base(c, e.Key), Entry: e, Editing: c.QueryBool("edit")}
+	return h.respond(c, Reply{Data: newVaultEntryDTO(e, nil), Page: "vault/row_page", Fragment: "vault/row", View: view})
+}
+
+// vaultEditError answers a failed update: the browser gets the row's form
+// back with the error, never the value.
+func (h *Handlers) vaultEditError(c *fiber.Ctx, err error, in vaultInput) error {
+	if asValidation(err) == nil || representationOf(c) == asJSON {
+		return err
+	}
+	if _, merr := h.member(c, in.ProjectID); merr != nil {
+		return merr
+	}
+	e, ierr := h.store.VaultEntryInfo(c.UserContext(), in.ProjectID, in.Key)
+	if ierr != nil {
+		return ierr
+	}
+	view := vaultRowView{Base: h.base(c, e.Key), Entry: e, Editing: true}
+	return h.formError(c, err, Reply{Page: "vault/row_page", Fragment: "vault/row", View: &view}, &view.Form, "value")
+}
+
+type vaultLogQuery struct {
+	listQuery
+	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
+	Action    string `query:"action" json:"action" validate:"omitempty,oneof=create read update delete"`
+}
+
+// vaultAccessDTO is one access-log row as the API shows it.
+type vaultAccessDTO struct {
+	ID       int64  `json:"id"`
+	At       string `json:"at"`
+	UserID   *int64 `json:"user_id"`
+	Username string `json:"username"`
+	TokenID  *int64 `json:"token_id"`
+	Key      string `json:"key"`
+	Action   string `json:"action"`
+	Channel  string `json:"channel"`
+}
+
+type vaultLogView struct {
+	Base
+	Project store.Project
+	Log     []store.VaultAccess
+	Pager   Pager
+	Action  string
+	Actions []string
+}
+
+// vaultLog answers GET /vault/log and renders /web/vault/log: the project's
+// access log, newest first, filterable by key and action.
+func (h *Handlers) vaultLog(c *fiber.Ctx) error {
+	var q vaultLogQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	p, err := h.member(c, q.ProjectID)
+	if err != nil {
+		return err
+	}
+	page := q.page(defaultLimit(c, 25))
+	log, total, err := h.store.ListVaultAccess(c.UserContext(), q.ProjectID, store.VaultLogQuery{Page: page, Action: q.Action})
+	if err != nil {
+		return err
+	}
+	dtos := make([]vaultAccessDTO, len(log))
+	for i, a := range log {
+		dtos[i] = vaultAccessDTO{ID: a.ID, At: a.At.UTC().Format("2006-01-02T15:04:05.000Z"), UserID: a.UserID, Username: a.Username,
+			TokenID: a.TokenID, Key: a.Key, Action: a.Action, Channel: a.Channel}
+	}
+	view := vaultLogView{Base: h.base(c, "Vault log · "+p.Name), Project: p, Log: log, Pager: newPager(c, page, len(log), total),
+		Action: q.Action, Actions: []string{"create", "read", "update", "delete"}}
+	return h.respond(c, Reply{Data: dtos, Amount: &total, Page: "vault/log", View: view})
+}

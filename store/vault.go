@@ -1,0 +1,266 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// VaultEntry is one secret of a project's vault, as stored: sealed.
+type VaultEntry struct {
+	ProjectID string
+	Key       string
+	KeyID     string // the master key that sealed it
+	Sealed    []byte
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	CreatedBy *int64
+	UpdatedBy *int64
+}
+
+// VaultAccess is one row of the access log: who did what to which entry.
+type VaultAccess struct {
+	ID        int64
+	At        time.Time
+	UserID    *int64
+	Username  string
+	TokenID   *int64
+	ProjectID string
+	Key       string
+	Action    string // create, read, update, delete
+	Channel   string // api, web
+}
+
+const vaultColumns = "project_id, key, key_id, sealed, created_at, updated_at, created_by, updated_by"
+
+func scanVaultEntry(row pgx.Row) (VaultEntry, error) {
+	var e VaultEntry
+	err := row.Scan(&e.ProjectID, &e.Key, &e.KeyID, &e.Sealed, &e.CreatedAt, &e.UpdatedAt, &e.CreatedBy, &e.UpdatedBy)
+	return e, translate(err)
+}
+
+// logAccess writes one access-log row for the entry ev names.
+func (s *Store) logAccess(ctx context.Context, ev VaultAccess) error {
+	_, err := s.db.Exec(ctx, `INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, ev.UserID, ev.Username, ev.TokenID, ev.ProjectID, ev.Key, ev.Action, ev.Channel)
+	return err
+}
+
+// CreateVaultEntry inserts e and logs it, in one transaction; an existing
+// key is a conflict on vault_entries_pkey.
+func (s *Store) CreateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAccess) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		err := tx.db.QueryRow(ctx, `INSERT INTO vault_entries (project_id, key, key_id, sealed, created_by, updated_by)
+			VALUES ($1, $2, $3, $4, $5, $5) RETURNING created_at, updated_at, created_by, updated_by`,
+			e.ProjectID, e.Key, e.KeyID, e.Sealed, ev.UserID).Scan(&e.CreatedAt, &e.UpdatedAt, &e.CreatedBy, &e.UpdatedBy)
+		if err != nil {
+			return translate(err)
+		}
+		ev.Action = "create"
+		return tx.logAccess(ctx, ev)
+	})
+}
+
+// ReadVaultEntry returns entry key of project and logs the read; when the
+// log row cannot be written, the entry is not returned.
+func (s *Store) ReadVaultEntry(ctx context.Context, project, key string, ev VaultAccess) (VaultEntry, error) {
+	var e VaultEntry
+	err := s.InTx(ctx, func(tx *Store) error {
+		var err error
+		if e, err = scanVaultEntry(tx.db.QueryRow(ctx, "SELECT "+vaultColumns+" FROM vault_entries WHERE project_id = $1 AND key = $2", project, key)); err != nil {
+			return err
+		}
+		ev.Action = "read"
+		return tx.logAccess(ctx, ev)
+	})
+	return e, err
+}
+
+// keyWhere returns the WHERE clause selecting a project's rows ($1) whose key
+// contains a filter, and the clause's arguments. The filter becomes a LIKE
+// pattern (wildcards escaped, upper case as keys are) that the trigram index
+// serves; without a filter the clause has no pattern at all, so that neither
+// plan has to fit both cases.
+func keyWhere(project, filter string) (string, []any) {
+	if filter == "" {
+		return " WHERE project_id = $1", []any{project}
+	}
+	pattern := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(strings.ToUpper(filter)) + "%"
+	return " WHERE project_id = $1 AND key LIKE $2", []any{project, pattern}
+}
+
+// ListVaultEntries returns a page of the project's entries whose key
+// contains the filter, ordered by key, and the number of matches: one query
+// for the page and one for the count. With read set, every entry returned is
+// logged as read in the same transaction (its value is about to be shown).
+func (s *Store) ListVaultEntries(ctx context.Context, project string, p Page, read *VaultAccess) ([]VaultEntry, int, error) {
+	var entries []VaultEntry
+	var total int
+	err := s.InTx(ctx, func(tx *Store) error {
+		where, args := keyWhere(project, p.Filter)
+		if err := tx.db.QueryRow(ctx, "SELECT count(*) FROM vault_entries"+where, args...).Scan(&total); err != nil {
+			return err
+		}
+		n := len(args)
+		rows, err := tx.db.Query(ctx, fmt.Sprintf("SELECT %s FROM vault_entries%s ORDER BY key OFFSET $%d LIMIT $%d", vaultColumns, where, n+1, n+2),
+			append(args, p.Offset, p.Limit)...)
+		if err != nil {
+			return err
+		}
+		if entries, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (VaultEntry, error) { return scanVaultEntry(r) }); err != nil || read == nil {
+			return err
+		}
+		return tx.logReads(ctx, entries, *read)
+	})
+	return entries, total, err
+}
+
+// logReads logs one read per entry, in one statement.
+func (s *Store) logReads(ctx context.Context, entries []VaultEntry, ev VaultAccess) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	keys := make([]string, len(entries))
+	for i, e := range entries {
+		keys[i] = e.Key
+	}
+	_, err := s.db.Exec(ctx, `INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel)
+		SELECT $1, $2, $3, $4, k, 'read', $5 FROM unnest($6::text[]) AS k`,
+		ev.UserID, ev.Username, ev.TokenID, ev.ProjectID, ev.Channel, keys)
+	return err
+}
+
+// UpdateVaultEntry stores a new sealed value for an existing entry and logs it.
+func (s *Store) UpdateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAccess) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		err := tx.db.QueryRow(ctx, `UPDATE vault_entries SET key_id = $3, sealed = $4, updated_at = now(), updated_by = $5
+			WHERE project_id = $1 AND key = $2 RETURNING created_at, updated_at, created_by, updated_by`,
+			e.ProjectID, e.Key, e.KeyID, e.Sealed, ev.UserID).Scan(&e.CreatedAt, &e.UpdatedAt, &e.CreatedBy, &e.UpdatedBy)
+		if err != nil {
+			return translate(err)
+		}
+		ev.Action = "update"
+		return tx.logAccess(ctx, ev)
+	})
+}
+
+// DeleteVaultEntry removes entry key of project and logs it.
+func (s *Store) DeleteVaultEntry(ctx context.Context, project, key string, ev VaultAccess) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		tag, err := tx.db.Exec(ctx, "DELETE FROM vault_entries WHERE project_id = $1 AND key = $2", project, key)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return ErrNotFound
+		}
+		ev.Action = "delete"
+		return tx.logAccess(ctx, ev)
+	})
+}
+
+// VaultLogQuery selects access-log rows: a key fragment and an action.
+type VaultLogQuery struct {
+	Page
+	Action string
+}
+
+// ListVaultAccess returns a page of the project's access log, newest first,
+// and the number of matching rows.
+func (s *Store) ListVaultAccess(ctx context.Context, project string, q VaultLogQuery) ([]VaultAccess, int, error) {
+	where, args := keyWhere(project, q.Filter)
+	if q.Action != "" {
+		args = append(args, q.Action)
+		where += fmt.Sprintf(" AND action = $%d", len(args))
+	}
+	var total int
+	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM vault_access_log"+where, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	n := len(args)
+	rows, err := s.db.Query(ctx, fmt.Sprintf(`SELECT id, at, user_id, username, token_id, project_id, key, action, channel
+		FROM vault_access_log%s ORDER BY id DESC OFFSET $%d LIMIT $%d`, where, n+1, n+2), append(args, q.Offset, q.Limit)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	log, err := pgx.CollectRows(rows, pgx.RowToStructByPos[VaultAccess])
+	return log, total, err
+}
+
+// VaultProject is a project whose vault a user may manage, with its size.
+type VaultProject struct {
+	ID, Name string
+	Entries  int
+}
+
+// ListVaultProjects returns a page of the projects uid is a member of whose
+// id or name contains the filter, each with its number of entries.
+func (s *Store) ListVaultProjects(ctx context.Context, uid int64, p Page) ([]VaultProject, int, error) {
+	const where = ` FROM projects p JOIN project_members m ON m.project_id = p.id AND m.user_id = $1
+		WHERE $2 = '' OR strpos(lower(p.id || ' ' || p.name), lower($2)) > 0`
+	var total int
+	if err := s.db.QueryRow(ctx, "SELECT count(*)"+where, uid, p.Filter).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.Query(ctx, `SELECT p.id, p.name, (SELECT count(*) FROM vault_entries e WHERE e.project_id = p.id)`+
+		where+" ORDER BY p.id OFFSET $3 LIMIT $4", uid, p.Filter, p.Offset, p.Limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	projects, err := pgx.CollectRows(rows, pgx.RowToStructByPos[VaultProject])
+	return projects, total, err
+}
+
+// VaultKeyIDs lists the master key ids that sealed at least one entry.
+func (s *Store) VaultKeyIDs(ctx context.Context) ([]string, error) {
+	rows, err := s.db.Query(ctx, "SELECT DISTINCT key_id FROM vault_entries ORDER BY key_id")
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// ResealVaultBatch re-encrypts up to limit entries not sealed under active,
+// with reseal turning an entry's sealed value into a new key id and value.
+// Each batch is one short transaction that locks only its rows, so the
+// service keeps serving; a row updated meanwhile (under the active key) is
+// passed over. It returns how many entries it resealed.
+func (s *Store) ResealVaultBatch(ctx context.Context, active string, limit int, reseal func(VaultEntry) (string, []byte, error)) (int, error) {
+	n := 0
+	err := s.InTx(ctx, func(tx *Store) error {
+		rows, err := tx.db.Query(ctx, "SELECT "+vaultColumns+` FROM vault_entries WHERE key_id <> $1
+			ORDER BY project_id, key LIMIT $2 FOR UPDATE`, active, limit)
+		if err != nil {
+			return err
+		}
+		entries, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (VaultEntry, error) { return scanVaultEntry(r) })
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			keyID, sealed, err := reseal(e)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.db.Exec(ctx, "UPDATE vault_entries SET key_id = $3, sealed = $4 WHERE project_id = $1 AND key = $2",
+				e.ProjectID, e.Key, keyID, sealed); err != nil {
+				return err
+			}
+		}
+		n = len(entries)
+		return nil
+	})
+	return n, err
+}
+
+// VaultEntryInfo returns entry key of project without its sealed value:
+// nothing is read, so nothing is logged.
+func (s *Store) VaultEntryInfo(ctx context.Context, project, key string) (VaultEntry, error) {
+	e, err := scanVaultEntry(s.db.QueryRow(ctx, `SELECT project_id, key, key_id, ''::bytea, created_at, updated_at, created_by, updated_by
+		FROM vault_entries WHERE project_id = $1 AND key = $2`, project, key))
+	e.Sealed = nil
+	return e, err
+}
