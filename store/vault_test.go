@@ -1,0 +1,80 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"stencil/store"
+	"stencil/store/storetest"
+)
+
+func vaultStore(t *testing.T) (*store.Store, context.Context) {
+	t.Helper()
+	ctx := context.Background()
+	pool := storetest.Pool(t)
+	st := store.New(pool)
+	_, err := pool.Exec(ctx, `INSERT INTO users (username, email, password_hash, role) VALUES ('uuu', 'u@example.com', 'x', 'ADMIN');
+		INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop'), ('blog', 'Blog', '/blog')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, ctx
+}
+
+// TestVaultKeyFilterUsesTheIndex fills a vault with 100,000 entries and
+// checks that the filtered page query is served by the trigram index.
+func TestVaultKeyFilterUsesTheIndex(t *testing.T) {
+	st, ctx := vaultStore(t)
+	if err := st.ExecForTest(ctx, `INSERT INTO vault_entries (project_id, key, key_id, sealed)
+		SELECT 'shop', 'KEY_' || upper(md5(i::text)) || '_' || i, 'k1', '\x00'::bytea FROM generate_series(1, 100000) AS i;
+		INSERT INTO vault_entries (project_id, key, key_id, sealed) VALUES ('shop', 'STRIPE_SECRET_KEY', 'k1', '\x00');
+		ANALYZE vault_entries`); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := st.ExplainVaultFilterForTest(ctx, "shop", "stripe_sec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("EXPLAIN ANALYZE of the filtered page query on 100,001 entries:\n%s", plan)
+	if !strings.Contains(plan, "vault_entries_key_trgm_idx") {
+		t.Fatalf("the filtered page query does not use the trigram index:\n%s", plan)
+	}
+	entries, total, err := st.ListVaultEntries(ctx, "shop", store.Page{Limit: 10, Filter: "stripe_sec"}, nil)
+	if err != nil || total != 1 || len(entries) != 1 || entries[0].Key != "STRIPE_SECRET_KEY" {
+		t.Fatalf("filtered list = %d of %d (%v)", len(entries), total, err)
+	}
+}
+
+func TestVaultListIsolatedPerProjectAndFilterIsLiteral(t *testing.T) {
+	st, ctx := vaultStore(t)
+	uid := int64(1)
+	ev := store.VaultAccess{UserID: &uid, Username: "u", Channel: "api"}
+	for _, e := range []struct{ project, key string }{{"shop", "A_B"}, {"shop", "AXB"}, {"blog", "A_B"}} {
+		ev.ProjectID, ev.Key = e.project, e.key
+		if err := st.CreateVaultEntry(ctx, &store.VaultEntry{ProjectID: e.project, Key: e.key, KeyID: "k1", Sealed: []byte{1}}, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, total, err := st.ListVaultEntries(ctx, "shop", store.Page{Limit: 10, Filter: "a_b"}, nil)
+	if err != nil || total != 1 || entries[0].Key != "A_B" || entries[0].ProjectID != "shop" {
+		t.Fatalf("\"_\" must match itself only, within one project: %d %v (%v)", total, entries, err)
+	}
+	ev.ProjectID, ev.Key = "shop", "A_B"
+	err = st.CreateVaultEntry(ctx, &store.VaultEntry{ProjectID: "shop", Key: "A_B", KeyID: "k1", Sealed: []byte{1}}, ev)
+	if err == nil || !strings.Contains(err.Error(), "vault_entries_pkey") {
+		t.Fatalf("duplicate key in one project: %v", err)
+	}
+	var logged int
+	_ = st.QueryIntForTest(ctx, "SELECT count(*) FROM vault_access_log WHERE action = 'create'", &logged)
+	if logged != 3 {
+		t.Fatalf("a failed create must log nothing: %d create rows", logged)
+	}
+	for _, bad := range []string{"lower", "1ABC", "_X", strings.Repeat("A", 256)} {
+		err := st.ExecForTest(ctx, fmt.Sprintf("INSERT INTO vault_entries (project_id, key, key_id, sealed) VALUES ('shop', '%s', 'k', '\\x00')", bad))
+		if err == nil {
+			t.Errorf("the database accepted key %q", bad)
+		}
+	}
+}
