@@ -169,6 +169,18 @@ func (b *browser) click(selector string) {
 	b.do(chromedp.Click(chromedp.CSS(selector), chromedp.NodeVisible))
 }
 
+// waitGone waits until the page's visible text no longer contains s.
+func (b *browser) waitGone(s string) {
+	b.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.Contains(b.text(), s) {
+		if time.Now().After(deadline) {
+			b.t.Fatalf("page still shows %q", s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // html returns the page's current HTML.
 func (b *browser) html() string {
 	return eval[string](b, "document.documentElement.outerHTML")

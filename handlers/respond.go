@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"net/http"
 
 	"github.com/gofiber/fiber/v2"
@@ -18,7 +19,8 @@ type Reply struct {
 	Fragment string   // template rendered alone for htmx; empty: Page with nav and flash
 	Body     any      // JSON only: a whole body in place of the envelope (login)
 	View     any      // the view model of Page and Fragment
-	Redirect string   // browsers go here after success (303 or HX-Location)
+	Redirect string   // browsers go here after success (303, or HX-Location when no Fragment)
+	Event    string   // htmx: an event to trigger on the page (HX-Trigger), e.g. to refresh a list
 }
 
 // envelope is the JSON shape of every response (SPEC §2.1).
@@ -60,6 +62,9 @@ func (h *Handlers) respond(c *fiber.Ctx, r Reply) error {
 	if r.Page == "" && r.Fragment == "" && r.Redirect == "" {
 		rep = asJSON
 	}
+	if rep == asFragment && r.Event != "" {
+		c.Set("HX-Trigger", r.Event)
+	}
 	switch {
 	case rep == asJSON && r.Body != nil:
 		return c.Status(r.Status).JSON(r.Body)
@@ -68,16 +73,34 @@ func (h *Handlers) respond(c *fiber.Ctx, r Reply) error {
 			r.Message = http.StatusText(r.Status)
 		}
 		return c.Status(r.Status).JSON(envelope{Status: r.Status, Message: r.Message, Data: r.Data, Amount: r.Amount, Warnings: r.Warnings})
+	case rep == asFragment && r.Fragment != "":
+		return h.renderFragment(c, r)
 	case r.Redirect != "" && rep == asFragment:
 		c.Set("HX-Location", r.Redirect)
 		return c.SendStatus(fiber.StatusOK)
 	case r.Redirect != "":
 		return c.Redirect(r.Redirect, fiber.StatusSeeOther)
-	case rep == asFragment && r.Fragment != "":
-		return c.Status(r.Status).Render(r.Fragment, r.View)
 	case rep == asFragment:
 		return c.Status(r.Status).Render(r.Page, r.View, "layouts/body")
 	default:
 		return c.Status(r.Status).Render(r.Page, r.View, "layouts/body", "layouts/base")
 	}
+}
+
+// renderFragment writes r's fragment and, when a flash message is waiting,
+// the flash area as an out-of-band swap, so that a change made in place
+// still says what it did.
+func (h *Handlers) renderFragment(c *fiber.Ctx, r Reply) error {
+	var buf bytes.Buffer
+	views := c.App().Config().Views
+	if err := views.Render(&buf, r.Fragment, r.View); err != nil {
+		return err
+	}
+	if flash := h.popFlash(c); flash != nil {
+		if err := views.Render(&buf, "partials/flash_oob", flash); err != nil {
+			return err
+		}
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	return c.Status(r.Status).Send(buf.Bytes())
 }

@@ -57,20 +57,26 @@ func (h *Handlers) vaultCreate(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return h.vaultFormError(c, err, in.ProjectID)
 	}
-	if _, err := h.member(c, in.ProjectID); err != nil {
+	p, err := h.member(c, in.ProjectID)
+	if err != nil {
 		return err
 	}
 	e := store.VaultEntry{ProjectID: in.ProjectID, Key: in.Key}
-	var err error
 	if e.KeyID, e.Sealed, err = h.keyring.Seal(in.ProjectID, in.Key, []byte(in.Value)); err != nil {
 		return err
 	}
 	if err := h.store.CreateVaultEntry(c.UserContext(), &e, vaultAccess(c, in.ProjectID, in.Key)); err != nil {
 		return h.vaultFormError(c, err, in.ProjectID)
 	}
+	// In the page: a fresh form, the table refreshed where the user is.
+	form := vaultView{Base: h.base(c, ""), Project: p}
 	h.flash(c, "success", "Entry "+e.Key+" created.")
-	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Entry created", Data: newVaultEntryDTO(e, nil), Redirect: vaultURL(in.ProjectID)})
+	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Entry created", Data: newVaultEntryDTO(e, nil),
+		Fragment: "vault/create", View: form, Event: vaultChanged, Redirect: vaultURL(in.ProjectID)})
 }
+
+// vaultChanged is the event after which the entries table reloads itself.
+const vaultChanged = "vault-changed"
 
 // vaultFormError answers a failed create: the browser gets the create form
 // back with its errors and the key it typed, never the value.
@@ -161,7 +167,8 @@ func (h *Handlers) vaultUpdate(c *fiber.Ctx) error {
 		return err
 	}
 	h.flash(c, "success", "Value of "+e.Key+" updated.")
-	return h.respond(c, Reply{Message: "Entry updated", Data: newVaultEntryDTO(e, nil), Redirect: vaultURL(in.ProjectID)})
+	return h.respond(c, Reply{Message: "Entry updated", Data: newVaultEntryDTO(e, nil),
+		Fragment: "vault/row", View: vaultRowView{Entry: e}, Event: vaultChanged, Redirect: vaultURL(in.ProjectID)})
 }
 
 // vaultDelete answers DELETE /vault/delete.
@@ -177,7 +184,7 @@ func (h *Handlers) vaultDelete(c *fiber.Ctx) error {
 		return err
 	}
 	h.flash(c, "success", "Entry "+q.Key+" deleted.")
-	return h.respond(c, Reply{Message: "Entry deleted", Redirect: vaultURL(q.ProjectID)})
+	return h.respond(c, Reply{Message: "Entry deleted", Fragment: "vault/gone", Event: vaultChanged, Redirect: vaultURL(q.ProjectID)})
 }
 
 func vaultURL(project string) string {

@@ -33,7 +33,8 @@ type vaultView struct {
 	Project store.Project
 	Entries []store.VaultEntry // without values: the page never holds one
 	Pager   Pager
-	Form    Form // the create form
+	Form    Form   // the create form
+	Self    string // the table's own URL (filter and page), to reload it in place
 }
 
 // vaultIndex renders /web/vault: the project's entries, masked, 10 a page.
@@ -66,7 +67,11 @@ func (h *Handlers) vaultPage(c *fiber.Ctx, project string) (vaultView, error) {
 	for i := range entries {
 		entries[i].Sealed = nil
 	}
-	return vaultView{Base: h.base(c, "Vault · "+p.Name), Project: p, Entries: entries, Pager: newPager(c, page, len(entries), total)}, nil
+	self := vaultURL(project)
+	if c.Path() == "/web/vault" {
+		self = c.OriginalURL()
+	}
+	return vaultView{Base: h.base(c, "Vault · "+p.Name), Project: p, Entries: entries, Pager: newPager(c, page, len(entries), total), Self: self}, nil
 }
 
 type vaultRowView struct {

@@ -110,7 +110,7 @@ func TestVaultPages(t *testing.T) {
 		{name: "JSON of the page has no values", method: "GET", path: "/web/vault?project_id=shop", headers: merge(b, asJSONHeaders), status: 200,
 			want: []string{`"amount":26`, `"key":"KEY_01"`}, unwanted: []string{`"value"`}},
 		{name: "reveal (htmx) gives the cell with the value and a hide button", method: "GET", path: "/vault/fetch/one?project_id=shop&key=KEY_03",
-			headers: merge(b, asHTMXHeaders), status: 200, want: []string{"value-03", "data-hide-secret", "<template>", "Reveal"}, unwanted: []string{"<nav"}},
+			headers: merge(b, asHTMXHeaders), status: 200, want: []string{"value-03", `aria-label="Hide KEY_03"`, `hx-get="/web/vault/row?project_id=shop&key=KEY_03"`}, unwanted: []string{"<nav"}},
 		{name: "reveal (page)", method: "GET", path: "/vault/fetch/one?project_id=shop&key=KEY_04", headers: b, status: 200,
 			want: []string{"<!DOCTYPE", "value-04", "This view was logged."}},
 		{name: "edit row", method: "GET", path: "/web/vault/row?project_id=shop&key=KEY_05&edit=true", headers: merge(b, asHTMXHeaders), status: 200,
@@ -129,6 +129,8 @@ func TestVaultPages(t *testing.T) {
 	}
 
 	// Forms: errors beside the field, the value never echoed.
+	// form sends an htmx request and returns the status, the HX-Trigger
+	// header and the body.
 	form := func(method, path string, v url.Values) (int, string, string) {
 		req := httptest.NewRequest(method, path, strings.NewReader(v.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -136,17 +138,32 @@ func TestVaultPages(t *testing.T) {
 			req.Header.Set(k, val)
 		}
 		resp, body := ta.do(t, req)
-		return resp.StatusCode, resp.Header.Get("HX-Location"), body
+		if resp.Header.Get("HX-Location") != "" {
+			t.Fatalf("%s %s navigates away (HX-Location) instead of changing the page in place", method, path)
+		}
+		return resp.StatusCode, resp.Header.Get("HX-Trigger"), body
 	}
 	status, _, body := form("POST", "/vault/create", url.Values{"project_id": {"shop"}, "key": {"lower"}, "value": {"typed-secret"}})
 	if status != 422 || !strings.Contains(body, `id="vault-create"`) || !strings.Contains(body, "upper-case letters") ||
 		!strings.Contains(body, `value="lower"`) || strings.Contains(body, "typed-secret") {
 		t.Fatalf("create error: %d %s", status, body)
 	}
-	status, loc, _ := form("POST", "/vault/create", url.Values{"project_id": {"shop"}, "key": {"NEW_ONE"}, "value": {"v"}})
-	if status != 200 || loc != "/web/vault?project_id=shop" {
-		t.Fatalf("create: %d %q", status, loc)
+	status, trigger, body := form("POST", "/vault/create", url.Values{"project_id": {"shop"}, "key": {"NEW_ONE"}, "value": {"v"}})
+	if status != 201 || trigger != "vault-changed" || !strings.Contains(body, `id="vault-create"`) || strings.Contains(body, `value="NEW_ONE"`) ||
+		!strings.Contains(body, `hx-swap-oob="innerHTML"`) || !strings.Contains(body, "Entry NEW_ONE created.") {
+		t.Fatalf("create must answer a fresh form, the flash out of band and the refresh event: %d %q %s", status, trigger, body)
 	}
+	status, trigger, body = form("PATCH", "/vault/update", url.Values{"project_id": {"shop"}, "key": {"NEW_ONE"}, "value": {"v2-secret"}})
+	if status != 200 || trigger != "vault-changed" || !strings.Contains(body, `id="row-NEW_ONE"`) || strings.Contains(body, "v2-secret") ||
+		!strings.Contains(body, "Value of NEW_ONE updated.") {
+		t.Fatalf("update must answer the masked row: %d %q %s", status, trigger, body)
+	}
+	status, trigger, body = form("DELETE", "/vault/delete?project_id=shop&key=KEY_01", nil)
+	if status != 200 || trigger != "vault-changed" || strings.Contains(body, "KEY_01<") || !strings.Contains(body, "Entry KEY_01 deleted.") {
+		t.Fatalf("delete must answer an empty row: %d %q %s", status, trigger, body)
+	}
+	ta.run(t, []scenario{{name: "the table reloads where the user is", method: "GET", path: "/web/vault?project_id=shop&filter=key&offset=10",
+		headers: b, status: 200, want: []string{`hx-get="/web/vault?project_id=shop&amp;filter=key&amp;offset=10"`, `hx-trigger="vault-changed from:body"`}}})
 	status, _, body = form("PATCH", "/vault/update", url.Values{"project_id": {"shop"}, "key": {"NEW_ONE"}, "value": {""}})
 	if status != 422 || !strings.Contains(body, `id="row-NEW_ONE"`) || !strings.Contains(body, "must not be empty") {
 		t.Fatalf("update error: %d %s", status, body)

@@ -44,11 +44,9 @@ type NavItem struct {
 // base fills the layout's data for the current request.
 func (h *Handlers) base(c *fiber.Ctx, title string) Base {
 	b := Base{Title: title}
-	if ctx := c.UserContext(); hasSession(ctx) {
+	if hasSession(c.UserContext()) {
 		b.CSRF = h.csrfToken(c)
-		if text := h.sessions.PopString(ctx, "flash_text"); text != "" {
-			b.Flash = &Flash{Kind: h.sessions.PopString(ctx, "flash_kind"), Text: text}
-		}
+		b.Flash = h.popFlash(c)
 	}
 	if p := current(c); p != nil {
 		b.User = &p.User
@@ -76,6 +74,18 @@ var navItems = []struct{ label, href, section, min string }{
 func (h *Handlers) flash(c *fiber.Ctx, kind, text string) {
 	h.sessions.Put(c.UserContext(), "flash_kind", kind)
 	h.sessions.Put(c.UserContext(), "flash_text", text)
+}
+
+// popFlash takes the waiting flash message, if any.
+func (h *Handlers) popFlash(c *fiber.Ctx) *Flash {
+	ctx := c.UserContext()
+	if !hasSession(ctx) {
+		return nil
+	}
+	if text := h.sessions.PopString(ctx, "flash_text"); text != "" {
+		return &Flash{Kind: h.sessions.PopString(ctx, "flash_kind"), Text: text}
+	}
+	return nil
 }
 
 // csrfToken returns the session's CSRF token, creating it on first use.

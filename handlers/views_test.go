@@ -79,6 +79,8 @@ func sampleViews() map[string]sample {
 		"vault/masked_content": {view: entry},
 		"vault/revealed":       {view: revealed},
 		"vault/entry":          {page: true, view: revealed},
+		"vault/gone":           {view: nil},
+		"partials/flash_oob":   {view: base.Flash},
 		"vault/log":            {page: true, view: vaultLog},
 	}
 }

@@ -1,7 +1,5 @@
-// Stencil's browser glue: the CSRF token on every htmx request, copy buttons
-// (data-copy="<selector of the field to copy>") and hiding a revealed vault
-// value (data-hide-secret), which puts the masked markup back and so removes
-// the value from the page.
+// Stencil's browser glue: the CSRF token on every htmx request, and copy
+// buttons (data-copy="<selector of the field to copy>").
 (function () {
   "use strict";
   var meta = document.querySelector('meta[name="csrf-token"]');
@@ -11,13 +9,6 @@
     }
   });
   document.addEventListener("click", function (evt) {
-    var hide = evt.target.closest("[data-hide-secret]");
-    if (hide) {
-      var cell = hide.closest("[data-secret-cell]");
-      cell.innerHTML = cell.querySelector("template").innerHTML;
-      htmx.process(cell);
-      return;
-    }
     var button = evt.target.closest("[data-copy]");
     if (!button) {
       return;

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"stencil/store/storetest"
+)
+
+// TestJourneyVault: an ADMIN creates entries, sees them masked, reveals one
+// and hides it (the value leaves the page), filters by a fragment, pages
+// through 25 entries, updates a value, deletes one, and finds it all in the
+// access log.
+func TestJourneyVault(t *testing.T) {
+	app := startInstance(t, map[string]string{"DATABASE_URL": storetest.URL(t),
+		"ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"})
+	root := apiLogin(t, app.URL, "root", "root-password-1")
+	for _, call := range [][3]string{
+		{"POST", "/user/register", `{"username":"ada","email":"ada@example.com","password":"ada-password-1","role":"ADMIN"}`},
+		{"POST", "/project/create", `{"id":"shop","name":"Shop","api_path":"/shop"}`},
+		{"POST", "/project/member/add", `{"project_id":"shop","username":"ada"}`},
+	} {
+		if status, body := api(t, call[0], app.URL+call[1], root, call[2]); status >= 300 {
+			t.Fatalf("%s %s: %d %s", call[0], call[1], status, body)
+		}
+	}
+	b := newBrowser(t)
+	b.do(chromedp.Navigate(app.URL + "/web/login"))
+	b.fill("#f-auth_data", "ada")
+	b.fill("#f-password", "ada-password-1")
+	b.click("#login-form button[type=submit]")
+	b.waitText("Welcome back, ada")
+	b.click(`nav a[href="/web/vaults"]`)
+	b.waitText("Shop")
+	b.click(`a[href="/web/vault?project_id=shop"]`)
+	b.waitText("This vault is empty.")
+
+	secrets := map[string]string{"DB_PASSWORD": "pg-secret-4411", "STRIPE_KEY": "sk_live_8812", "SMTP_PASSWORD": "mail-secret-2290"}
+	for _, key := range []string{"DB_PASSWORD", "STRIPE_KEY", "SMTP_PASSWORD"} {
+		b.fill("#vault-create #f-key", key)
+		b.fill("#vault-create #f-value", secrets[key])
+		b.click("#vault-create button[type=submit]")
+		b.waitText("Entry " + key + " created.")
+	}
+	b.fill("#vault-create #f-key", "bad key")
+	b.fill("#vault-create #f-value", "typed")
+	b.click("#vault-create button[type=submit]")
+	b.waitText("must be 1–255 upper-case letters")
+	b.waitText("1–3 of 3")
+	html := b.html()
+	for key, value := range secrets {
+		if strings.Contains(html, value) {
+			t.Fatalf("the page holds the value of %s while masked", key)
+		}
+	}
+	b.screenshot("vault-01-masked")
+
+	b.click(`button[aria-label="Reveal STRIPE_KEY"]`)
+	b.waitText("sk_live_8812")
+	b.screenshot("vault-02-revealed")
+	b.click(`button[aria-label="Hide STRIPE_KEY"]`)
+	b.waitGone("sk_live_8812")
+	if strings.Contains(b.html(), "sk_live_8812") {
+		t.Fatal("the hidden value is still in the DOM")
+	}
+	b.click(`button[aria-label="Reveal STRIPE_KEY"]`) // the restored button works again
+	b.waitText("sk_live_8812")
+	b.click(`button[aria-label="Hide STRIPE_KEY"]`)
+	b.waitGone("sk_live_8812")
+
+	b.fill("#filter", "password")
+	b.waitText("1–2 of 2")
+	if text := b.text(); strings.Contains(text, "STRIPE_KEY") || !strings.Contains(text, "SMTP_PASSWORD") {
+		t.Fatalf("filter by fragment: %s", text)
+	}
+	if loc := eval[string](b, "location.search"); !strings.Contains(loc, "filter=password") {
+		t.Fatalf("the URL does not follow the filter: %s", loc)
+	}
+	b.screenshot("vault-03-filtered")
+
+	ada := apiLogin(t, app.URL, "ada", "ada-password-1")
+	for i := 1; i <= 22; i++ {
+		if status, body := api(t, "POST", app.URL+"/vault/create", ada, fmt.Sprintf(`{"project_id":"shop","key":"BULK_%02d","value":"bulk-%02d"}`, i, i)); status != 201 {
+			t.Fatalf("bulk create: %d %s", status, body)
+		}
+	}
+	b.do(chromedp.Navigate(app.URL + "/web/vault?project_id=shop"))
+	b.waitText("1–10 of 25")
+	b.click(`#vault-table a[hx-get*="offset=10"]`)
+	b.waitText("11–20 of 25")
+	b.click(`#vault-table a[hx-get*="offset=20"]`)
+	b.waitText("21–25 of 25")
+	b.screenshot("vault-04-page-3")
+	b.do(chromedp.NavigateBack())
+	b.waitText("11–20 of 25")
+
+	b.do(chromedp.Navigate(app.URL + "/web/vault?project_id=shop&filter=db_"))
+	b.waitText("DB_PASSWORD")
+	b.click(`#row-DB_PASSWORD button[hx-get*="edit=true"]`)
+	b.waitText("cannot change: delete and create to rename")
+	b.fill("#edit-DB_PASSWORD", "pg-secret-rotated")
+	b.screenshot("vault-05-edit")
+	b.click(`#row-DB_PASSWORD button[type=submit]`)
+	b.waitText("Value of DB_PASSWORD updated.")
+	b.click(`button[aria-label="Reveal DB_PASSWORD"]`)
+	b.waitText("pg-secret-rotated")
+
+	b.do(chromedp.Navigate(app.URL + "/web/vault?project_id=shop&filter=smtp"))
+	b.waitText("SMTP_PASSWORD")
+	b.click(`#row-SMTP_PASSWORD button[hx-delete]`)
+	b.waitText("Entry SMTP_PASSWORD deleted.")
+	b.waitText("No keys match")
+
+	b.do(chromedp.Navigate(app.URL + "/web/vault/log?project_id=shop&limit=100"))
+	b.waitText("Access log")
+	text := b.text()
+	for _, want := range []string{"delete\tSMTP_PASSWORD", "update\tDB_PASSWORD", "read\tSTRIPE_KEY", "create\tDB_PASSWORD", "read\tDB_PASSWORD"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the log lacks %q:\n%s", want, text)
+		}
+	}
+	b.choose("#log-action", "read")
+	b.waitGone("create\t")
+	b.screenshot("vault-06-log")
+}
