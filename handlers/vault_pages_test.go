@@ -21,7 +21,6 @@ func TestVaultCanary(t *testing.T) {
 	ta.expectStatus(t, "update to itself", "PATCH", "/vault/update", fmt.Sprintf(`{"project_id":"shop","key":"CANARY","value":%q}`, canary), h, 200)
 	cookie, csrf := ta.signIn(t, "keeper")
 	b := browser(cookie, csrf)
-	var bodies []string
 	for _, req := range []struct{ method, path, body string }{
 		{"GET", "/web/vaults", ""},
 		{"GET", "/web/vault?project_id=shop", ""},
@@ -43,8 +42,7 @@ func TestVaultCanary(t *testing.T) {
 			for k, v := range headers {
 				req.Header.Set(k, v)
 			}
-			resp, body := ta.do(t, req)
-			bodies = append(bodies, fmt.Sprintf("%s %s (%d)", req.Method, req.URL, resp.StatusCode))
+			_, body := ta.do(t, req)
 			if strings.Contains(body, canary) {
 				t.Errorf("%s %s with %v shows the value: %s", req.Method, req.URL, headers["Accept"], body)
 			}
