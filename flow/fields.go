@@ -1,0 +1,128 @@
+package flow
+
+// kind is how a block field is encoded and checked.
+type kind int
+
+const (
+	kText     kind = iota // free text: substituted
+	kEnum                 // one of enum: never substituted
+	kBool                 //
+	kOperand              // required operand
+	kOperandN             // operand or null
+	kOperands             // list of operands
+	kConditions
+	kOperations
+	kFilters
+	kFilterN // filter or null
+	kPairs
+	kUpdateTargets
+	kSimpleTargets
+	kFailN // fail or null
+)
+
+// field is one field of a block type.
+type field struct {
+	name     string
+	kind     kind
+	enum     []string
+	required bool // text that must not be empty
+}
+
+// blockFields lists each block type's fields, in the order they are encoded
+// (SPEC §6.2).
+var blockFields = map[string][]field{
+	"FETCH":      {{name: "local_name", kind: kText, required: true}, {name: "ref_col", kind: kText, required: true}},
+	"ASSIGNMENT": {{name: "local_name", kind: kText, required: true}, {name: "conditions", kind: kConditions}, {name: "operations", kind: kOperations}},
+	"TEMPLATE": {{name: "local_name", kind: kText, required: true}, {name: "templatestring", kind: kText, required: true},
+		{name: "data", kind: kOperands}, {name: "conditions", kind: kConditions}},
+	"CONDITION": {{name: "conditions", kind: kConditions}, {name: "action", kind: kEnum, enum: Actions}, {name: "fail", kind: kFailN}},
+	"LOOP": {{name: "local_name", kind: kText, required: true}, {name: "min", kind: kOperand}, {name: "max", kind: kOperand},
+		{name: "step", kind: kOperand}},
+	"FILTER": {{name: "local_name", kind: kText, required: true}, {name: "source", kind: kText, required: true},
+		{name: "ref_property", kind: kText}, {name: "filters", kind: kFilters}},
+	"PROPERTY": {{name: "local_name", kind: kText, required: true}, {name: "data", kind: kOperand},
+		{name: "apply", kind: kEnum, enum: Applies}, {name: "additional", kind: kText}},
+	"FUNCTION": {{name: "local_name", kind: kText, required: true}, {name: "func", kind: kEnum, enum: Funcs}, {name: "params", kind: kOperands}},
+	"OBJECT":   {{name: "local_name", kind: kText, required: true}, {name: "pairs", kind: kPairs}},
+	"UPDATE": {{name: "ref_col", kind: kText, required: true}, {name: "ref_property", kind: kText}, {name: "save", kind: kBool},
+		{name: "targets", kind: kUpdateTargets}, {name: "set", kind: kOperandN}, {name: "add", kind: kOperandN},
+		{name: "filter", kind: kFilterN}, {name: "conditions", kind: kConditions}},
+	"SIMPLE_UPDATE": {{name: "ref_col", kind: kText, required: true}, {name: "ref_property", kind: kText}, {name: "save", kind: kBool},
+		{name: "targets", kind: kSimpleTargets}, {name: "set", kind: kOperand}},
+	"CREATE": {{name: "ref_col", kind: kText, required: true}, {name: "ref_object", kind: kText, required: true},
+		{name: "save", kind: kBool}, {name: "conditions", kind: kConditions}},
+	"RETURN": {{name: "pairs", kind: kPairs}, {name: "conditions", kind: kConditions}},
+	"VAULT":  {{name: "local_name", kind: kText, required: true}, {name: "key", kind: kText, required: true}},
+	"EMAIL": {{name: "template", kind: kText, required: true}, {name: "recipients", kind: kOperands}, {name: "pairs", kind: kPairs},
+		{name: "conditions", kind: kConditions}},
+}
+
+// slot returns a pointer to the Go field that holds field name of a block of
+// b's type.
+func (b *Block) slot(name string) any {
+	switch name {
+	case "local_name":
+		return &b.LocalName
+	case "ref_col":
+		return &b.RefCol
+	case "ref_property":
+		return &b.RefProperty
+	case "ref_object":
+		return &b.RefObject
+	case "source":
+		return &b.Source
+	case "templatestring":
+		return &b.TemplateString
+	case "additional":
+		return &b.Additional
+	case "key":
+		return &b.Key
+	case "template":
+		return &b.EmailTemplate
+	case "action":
+		return &b.Action
+	case "apply":
+		return &b.Apply
+	case "func":
+		return &b.Func
+	case "save":
+		return &b.Save
+	case "conditions":
+		return &b.Conditions
+	case "operations":
+		return &b.Operations
+	case "filters":
+		return &b.Filters
+	case "pairs":
+		return &b.Pairs
+	case "params":
+		return &b.Params
+	case "recipients":
+		return &b.Recipients
+	case "min":
+		return &b.Min
+	case "max":
+		return &b.Max
+	case "step":
+		return &b.Step
+	case "set":
+		return &b.Set
+	case "add":
+		return &b.Add
+	case "filter":
+		return &b.Filter
+	case "fail":
+		return &b.Fail
+	case "data":
+		if b.Type == "TEMPLATE" {
+			return &b.TemplateData
+		}
+		return &b.PropertyData
+	case "targets":
+		if b.Type == "UPDATE" {
+			return &b.UpdateTargets
+		}
+		return &b.SimpleTargets
+	}
+	panic("flow: no slot for field " + name)
+}

@@ -1,0 +1,294 @@
+package flow
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+func loadAll(t testing.TB) Template {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/all_blocks.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, p := DecodeTemplate(raw, "")
+	if len(p) > 0 {
+		t.Fatalf("fixture: %v", p)
+	}
+	tmpl.Normalize()
+	if p := ValidateTemplate(tmpl, ""); len(p) > 0 {
+		t.Fatalf("fixture is invalid: %v", p)
+	}
+	return tmpl
+}
+
+func TestRoundTripIsLossless(t *testing.T) {
+	raw, _ := os.ReadFile("testdata/all_blocks.json")
+	tmpl := loadAll(t)
+	if len(tmpl.Flow.Blocks) != len(BlockTypes) {
+		t.Fatalf("fixture has %d blocks, want one of each of the %d types", len(tmpl.Flow.Blocks), len(BlockTypes))
+	}
+	once, err := json.Marshal(tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, p := DecodeTemplate(once, "")
+	if len(p) > 0 {
+		t.Fatalf("re-decode: %v", p)
+	}
+	twice, _ := json.Marshal(again)
+	if !bytes.Equal(once, twice) || !reflect.DeepEqual(tmpl, again) {
+		t.Fatalf("encoding is not stable:\n%s\n%s", once, twice)
+	}
+	// Same JSON value as the hand-written document, key for key.
+	var a, b any
+	_ = json.Unmarshal(raw, &a)
+	_ = json.Unmarshal(once, &b)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("round trip changed the document:\n%s", once)
+	}
+}
+
+func TestDecodeNamesThePath(t *testing.T) {
+	for name, tc := range map[string]struct{ doc, path, msg string }{
+		"unknown block field":  {`{"flow":{"blocks":[{"type":"FETCH","depth":0,"local_name":"a","ref_col":"b","pairs":[]}]}}`, "flow.blocks[0].pairs", "is not a field of a FETCH block"},
+		"unknown block type":   {`{"flow":{"blocks":[{"type":"GOTO","depth":0}]}}`, "flow.blocks[0].type", "must be one of"},
+		"missing block type":   {`{"flow":{"blocks":[{"depth":0}]}}`, "flow.blocks[0].type", "is required"},
+		"missing depth":        {`{"flow":{"blocks":[{"type":"VAULT","local_name":"a","key":"K"}]}}`, "flow.blocks[0].depth", "is required"},
+		"depth not a number":   {`{"flow":{"blocks":[{"type":"VAULT","depth":"x"}]}}`, "flow.blocks[0].depth", "must be an integer"},
+		"operand not object":   {`{"flow":{"blocks":[{},{"type":"PROPERTY","depth":0,"data":"x"}]}}`, "flow.blocks[1].data", "must be an object"},
+		"nested type":          {`{"flow":{"blocks":[{"type":"RETURN","depth":0,"pairs":[{"id":"a","data":{"ref_var":"yes"}}]}]}}`, "flow.blocks[0].pairs[0].data.ref_var", "must be true or false"},
+		"unknown top field":    {`{"colour":"red"}`, "colour", "is not a known field"},
+		"variables not a list": {`{"variables":{}}`, "variables", "must be an array"},
+		"not JSON":             {`{"flow":`, "", "is not valid JSON"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, p := DecodeTemplate([]byte(tc.doc), "")
+			if !strings.HasPrefix(p[tc.path], tc.msg) {
+				t.Fatalf("problems = %v, want %q at %q", p, tc.msg, tc.path)
+			}
+		})
+	}
+	_, p := DecodeRoute([]byte(`{"flow":{"blocks":[{"type":"FETCH","depth":0,"bogus":1}]}}`), "route")
+	if _, ok := p["route.flow.blocks[0].bogus"]; !ok {
+		t.Fatalf("prefix: %v", p)
+	}
+}
+
+func TestValidation(t *testing.T) {
+	valid := loadAll(t)
+	for name, tc := range map[string]struct {
+		change func(*Template)
+		path   string
+		msg    string
+	}{
+		"required text":       {func(t *Template) { t.Flow.Blocks[0].RefCol = "" }, "flow.blocks[0].ref_col", "is required"},
+		"enum":                {func(t *Template) { t.Flow.Blocks[3].Action = "RETRY" }, "flow.blocks[3].action", "must be one of FAIL, BREAK, CONTINUE"},
+		"required operand":    {func(t *Template) { t.Flow.Blocks[4].Min = nil }, "flow.blocks[4].min", "is required"},
+		"operand rtype":       {func(t *Template) { t.Flow.Blocks[6].PropertyData.RType = "DATE" }, "flow.blocks[6].data.rtype", "must be one of"},
+		"condition type":      {func(t *Template) { t.Flow.Blocks[1].Conditions[0].ConditionType = "LIKE" }, "flow.blocks[1].conditions[0].condition_type", "must be one of"},
+		"next":                {func(t *Template) { t.Flow.Blocks[1].Operations[0].Next = "XOR" }, "flow.blocks[1].operations[0].next", "must be one of"},
+		"filter op":           {func(t *Template) { t.Flow.Blocks[5].Filters[0].OperationType = "?" }, "flow.blocks[5].filters[0].operation_type", "must be one of"},
+		"fail status":         {func(t *Template) { t.Flow.Blocks[3].Fail.Status = 42 }, "flow.blocks[3].fail.status", "must be an HTTP status"},
+		"target field":        {func(t *Template) { t.Flow.Blocks[9].UpdateTargets[0].Field = "" }, "flow.blocks[9].targets[0].field", "is required"},
+		"pair id":             {func(t *Template) { t.Flow.Blocks[12].Pairs[0].ID = "" }, "flow.blocks[12].pairs[0].id", "is required"},
+		"ref without name":    {func(t *Template) { t.Flow.Blocks[12].Pairs[0].Data.Data = "" }, "flow.blocks[12].pairs[0].data.data", "must name a variable"},
+		"depth without loop":  {func(t *Template) { t.Flow.Blocks[1].Depth = 1 }, "flow.blocks[1].depth", "must be at most 0"},
+		"depth jump":          {func(t *Template) { t.Flow.Blocks[5].Depth = 2 }, "flow.blocks[5].depth", "must be at most 1"},
+		"method":              {func(t *Template) { t.Method = "FETCH" }, "method", "must be one of"},
+		"body on GET":         {func(t *Template) { t.Method = "GET" }, "body", "is only for POST, PUT and PATCH"},
+		"bdtype":              {func(t *Template) { t.Body[0].BDType = "TEXT" }, "body[0].bdtype", "must be one of"},
+		"delimiter":           {func(t *Template) { t.Params.Delimiter = "&&&&&&" }, "params.delimiter", "must be 1–5 characters"},
+		"jwt field":           {func(t *Template) { t.AuthJWT.Field = "" }, "auth_jwt.field", "is required when"},
+		"name":                {func(t *Template) { t.Name = "-bad" }, "name", "must be 1–100"},
+		"description":         {func(t *Template) { t.Description = " " }, "description", "is required"},
+		"variable key":        {func(t *Template) { t.Variables[0].Key = "9v" }, "variables[0].key", "must be 1–64"},
+		"variable twice":      {func(t *Template) { t.Variables = append(t.Variables, t.Variables[0]) }, "variables[1].key", "is declared twice"},
+		"variable needs text": {func(t *Template) { t.Variables[0].Description = "" }, "variables[0].description", "is required"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tmpl := valid
+			raw, _ := json.Marshal(valid)
+			tmpl, _ = DecodeTemplate(raw, "") // a deep copy to change
+			tc.change(&tmpl)
+			p := ValidateTemplate(tmpl, "")
+			if !strings.HasPrefix(p[tc.path], tc.msg) {
+				t.Fatalf("problems = %v, want %q at %q", p, tc.msg, tc.path)
+			}
+		})
+	}
+	if msg := (Problems{"flow.blocks[3].ref_col": "is required"}).Error(); msg != "flow.blocks[3].ref_col is required" {
+		t.Fatalf("message = %q", msg)
+	}
+}
+
+func TestValidateRouteRules(t *testing.T) {
+	r, _ := Apply(loadAll(t), "shop", map[string]string{"v": "ok"})
+	if p := ValidateRoute(r, "route"); len(p) > 0 {
+		t.Fatalf("valid route: %v", p)
+	}
+	for _, tc := range []struct{ id, path, field string }{
+		{"has space", "/x", "route.route_id"}, {strings.Repeat("a", 101), "/x", "route.route_id"}, {"", "/x", "route.route_id"},
+		{"ok", "x", "route.route_path"}, {"ok", "/a b", "route.route_path"}, {"ok", "/" + strings.Repeat("a", 200), "route.route_path"},
+	} {
+		r.RouteID, r.RoutePath = tc.id, tc.path
+		if p := ValidateRoute(r, "route"); p[tc.field] == "" {
+			t.Errorf("route_id %q path %q: %v", tc.id, tc.path, p)
+		}
+	}
+	r.RouteID, r.RoutePath = "ok", "/{id}/a-b_c:d"
+	if p := ValidateRoute(r, "route"); len(p) > 0 {
+		t.Fatalf("braces and colons are allowed in paths: %v", p)
+	}
+}
+
+// substitutedPath lists, independently of walk.go, every field SPEC §6.4
+// says is substituted.
+var substitutedPath = regexp.MustCompile(`^(route_id|route_path|auth_jwt\.field|auth_jwt\.ref_col|params\.delimiter|params\.pairs\[\d+\]\.id|body\[\d+\]\.id|` +
+	`flow\.blocks\[\d+\]\.(local_name|ref_col|ref_property|ref_object|source|templatestring|key|additional|template|fail\.message|` +
+	`targets\[\d+\]\.field|pairs\[\d+\]\.id))$`)
+
+// leaves flattens a JSON value into path → leaf.
+func leaves(v any, path string, out map[string]any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			leaves(e, join(path, k), out)
+		}
+	case []any:
+		for i, e := range v {
+			leaves(e, fmt.Sprintf("%s[%d]", path, i), out)
+		}
+	default:
+		out[path] = v
+	}
+}
+
+func TestSubstitutionTouchesExactlyTheListedFields(t *testing.T) {
+	tmpl := loadAll(t)
+	// Enum fields set to a placeholder too: they must survive untouched.
+	tmpl.Method = "{v}"
+	tmpl.Flow.Blocks[3].Action = "{v}"
+	tmpl.Flow.Blocks[1].Conditions[0].ConditionType = "{v}"
+	tmpl.Flow.Blocks[1].Operations[0].Next = "{v}"
+	tmpl.Flow.Blocks[6].Apply = "{v}"
+	tmpl.Flow.Blocks[7].Func = "{v}"
+	tmpl.Body[0].BDType = "{v}"
+	tmpl.Flow.Blocks[0].Type = "FETCH"
+	before := map[string]any{}
+	raw, _ := json.Marshal(tmpl)
+	var doc any
+	_ = json.Unmarshal(raw, &doc)
+	leaves(doc, "", before)
+
+	route, p := Apply(tmpl, "shop", map[string]string{"v": "X"})
+	if len(p) > 0 {
+		t.Fatal(p)
+	}
+	after := map[string]any{}
+	raw, _ = json.Marshal(route)
+	_ = json.Unmarshal(raw, &doc)
+	leaves(doc, "", after)
+
+	checked := map[string]bool{}
+	for path, old := range before {
+		now, ok := after[path]
+		if !ok || path == "project_id" {
+			continue // template-only fields (id, name, variables…); project_id is the target's
+		}
+		checked[path] = true
+		s, isString := old.(string)
+		want := old
+		switch {
+		case isString && substitutedPath.MatchString(path):
+			want = strings.ReplaceAll(s, "{v}", "X")
+		case isString && strings.HasSuffix(path, ".data") && after[strings.TrimSuffix(path, "data")+"ref_var"] == false:
+			want = strings.ReplaceAll(s, "{v}", "X")
+		}
+		if !reflect.DeepEqual(now, want) {
+			t.Errorf("%s = %v, want %v", path, now, want)
+		}
+	}
+	var paths []string
+	for p := range checked {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	if len(paths) < 90 {
+		t.Fatalf("only %d fields compared", len(paths))
+	}
+	if route.Flow.Blocks[2].TemplateString != "{} and X" {
+		t.Errorf("templatestring = %q: {} must survive", route.Flow.Blocks[2].TemplateString)
+	}
+	if *route.Template != (TemplateRef{ID: 7, Name: "all_blocks"}) || route.ProjectID != "shop" {
+		t.Errorf("template ref %v, project %q", route.Template, route.ProjectID)
+	}
+	if tmpl.Flow.Blocks[0].LocalName != "{v}" || tmpl.Flow.Blocks[9].UpdateTargets[0].Conditions[0].Left.Data != "{v}" {
+		t.Error("Apply wrote into the template")
+	}
+}
+
+func TestValuesAreInsertedLiterally(t *testing.T) {
+	tmpl := loadAll(t)
+	tmpl.Variables = append(tmpl.Variables, Variable{Key: "w", Description: "another"})
+	tmpl.RoutePath = "/{v}/{w}/{undeclared}/{}/{v"
+	for _, value := range []string{`a"b`, `{`, `}`, `\`, `{w}`, `{v}`, `"},{"type":"X`, "line\nbreak"} {
+		route, p := Apply(tmpl, "shop", map[string]string{"v": value, "w": "W"})
+		if len(p) > 0 {
+			t.Fatal(p)
+		}
+		if want := "/" + value + "/W/{undeclared}/{}/{v"; route.RoutePath != want {
+			t.Errorf("value %q: route_path = %q, want %q", value, route.RoutePath, want)
+		}
+		if route.Flow.Blocks[0].LocalName != value || len(route.Flow.Blocks) != len(tmpl.Flow.Blocks) {
+			t.Errorf("value %q: local_name %q", value, route.Flow.Blocks[0].LocalName)
+		}
+		raw, _ := json.Marshal(route)
+		if back, p := DecodeRoute(raw, ""); len(p) > 0 || back.Flow.Blocks[0].LocalName != value {
+			t.Errorf("value %q does not survive encoding: %v", value, p)
+		}
+	}
+}
+
+func TestApplyValues(t *testing.T) {
+	tmpl := loadAll(t)
+	def := "posts"
+	tmpl.Variables = append(tmpl.Variables, Variable{Key: "collection", Description: "c", DefaultValue: &def})
+	if _, p := Apply(tmpl, "shop", map[string]string{}); p["values.v"] != "has no value and the variable has no default" {
+		t.Fatalf("missing value: %v", p)
+	}
+	if _, p := Apply(tmpl, "shop", map[string]string{"v": "x", "nope": "y"}); p["values.nope"] != "is not a variable of this template" {
+		t.Fatalf("unknown key: %v", p)
+	}
+	tmpl.RoutePath = "/{collection}/{v}"
+	r, p := Apply(tmpl, "shop", map[string]string{"v": ""})
+	if len(p) > 0 || r.RoutePath != "/posts/" {
+		t.Fatalf("default and empty value: %q %v", r.RoutePath, p)
+	}
+	r, _ = Apply(tmpl, "shop", map[string]string{"v": "a", "collection": "users"})
+	if r.RoutePath != "/users/a" {
+		t.Fatalf("supplied value over default: %q", r.RoutePath)
+	}
+}
+
+func TestLint(t *testing.T) {
+	tmpl := loadAll(t)
+	if w := Lint(tmpl); len(w) != 0 {
+		t.Fatalf("clean template: %v", w)
+	}
+	tmpl.Variables = append(tmpl.Variables, Variable{Key: "unused", Description: "d"})
+	tmpl.Flow.Blocks[0].RefCol = "{table}"
+	tmpl.Flow.Blocks[12].Pairs[0].Data = Operand{RefVar: true, RType: "STRING", Data: "{ignored_ref}"}
+	w := Lint(tmpl)
+	want := []string{"placeholder {table} is used but not declared (flow.blocks[0].ref_col)", "variable unused is declared but never used"}
+	if !reflect.DeepEqual(w, want) {
+		t.Fatalf("lint = %q, want %q", w, want)
+	}
+}

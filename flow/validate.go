@@ -1,0 +1,275 @@
+package flow
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+var (
+	routeIDPattern      = regexp.MustCompile(`^[A-Za-z0-9_-]{1,100}$`)
+	routePathPattern    = regexp.MustCompile(`^/[A-Za-z0-9_\-/{}:]{0,199}$`)
+	templateNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$`)
+)
+
+// Normalize fills what a document may leave out: the "&" delimiter and
+// empty lists.
+func (r *Route) Normalize() {
+	normalize(&r.Params, &r.Body, &r.Flow)
+}
+
+// Normalize fills what a document may leave out; see Route.Normalize.
+func (t *Template) Normalize() {
+	normalize(&t.Params, &t.Body, &t.Flow)
+	if t.Variables == nil {
+		t.Variables = []Variable{}
+	}
+}
+
+func normalize(params *Params, body *[]Param, flow *Flow) {
+	if params.Delimiter == "" {
+		params.Delimiter = "&"
+	}
+	if params.Pairs == nil {
+		params.Pairs = []Param{}
+	}
+	if *body == nil {
+		*body = []Param{}
+	}
+	if flow.Blocks == nil {
+		flow.Blocks = []Block{}
+	}
+}
+
+// ValidateRoute checks a route: its structure and the rules of SPEC §6.1
+// (identifier and path patterns, body only for POST, PUT and PATCH).
+func ValidateRoute(r Route, prefix string) Problems {
+	p := Problems{}
+	at := func(f string) string { return join(prefix, f) }
+	if !routeIDPattern.MatchString(r.RouteID) {
+		p.add(at("route_id"), "must be 1–100 letters, digits, _ or -")
+	}
+	if !routePathPattern.MatchString(r.RoutePath) {
+		p.add(at("route_path"), "must start with / and be 1–200 letters, digits or _ - / { } :")
+	}
+	checkRequest(r.Method, r.AuthJWT, r.Params, r.Body, prefix, p)
+	checkFlow(r.Flow, at("flow"), p)
+	return p
+}
+
+// ValidateTemplate checks a template: its structure, its name and its
+// variables (SPEC §6.3). Its route_id and route_path may hold placeholders;
+// they are checked as route fields once a route is made from them.
+func ValidateTemplate(t Template, prefix string) Problems {
+	p := Problems{}
+	at := func(f string) string { return join(prefix, f) }
+	if !templateNamePattern.MatchString(t.Name) {
+		p.add(at("name"), "must be 1–100 letters, digits, _ or -, starting with a letter or digit")
+	}
+	if strings.TrimSpace(t.Description) == "" {
+		p.add(at("description"), "is required")
+	} else if utf8.RuneCountInString(t.Description) > 1000 {
+		p.add(at("description"), "must be at most 1000 characters")
+	}
+	if t.RouteID == "" {
+		p.add(at("route_id"), "is required")
+	}
+	if !strings.HasPrefix(t.RoutePath, "/") {
+		p.add(at("route_path"), "must start with /")
+	}
+	checkRequest(t.Method, t.AuthJWT, t.Params, t.Body, prefix, p)
+	seen := map[string]bool{}
+	for i, v := range t.Variables {
+		vp := at(fmt.Sprintf("variables[%d]", i))
+		switch {
+		case !variableKey.MatchString(v.Key):
+			p.add(vp+".key", "must be 1–64 letters, digits or _, not starting with a digit")
+		case seen[v.Key]:
+			p.add(vp+".key", "is declared twice")
+		}
+		seen[v.Key] = true
+		if strings.TrimSpace(v.Description) == "" {
+			p.add(vp+".description", "is required")
+		}
+	}
+	checkFlow(t.Flow, at("flow"), p)
+	return p
+}
+
+func checkRequest(method string, auth AuthJWT, params Params, body []Param, prefix string, p Problems) {
+	at := func(f string) string { return join(prefix, f) }
+	if !slices.Contains(Methods, method) {
+		p.add(at("method"), oneOf(Methods))
+	}
+	if auth.Active && auth.Field == "" {
+		p.add(at("auth_jwt.field"), "is required when auth_jwt is active")
+	}
+	if auth.Active && auth.RefCol == "" {
+		p.add(at("auth_jwt.ref_col"), "is required when auth_jwt is active")
+	}
+	if n := utf8.RuneCountInString(params.Delimiter); n < 1 || n > 5 {
+		p.add(at("params.delimiter"), "must be 1–5 characters")
+	}
+	checkParams(params.Pairs, at("params.pairs"), p)
+	checkParams(body, at("body"), p)
+	if len(body) > 0 && method != "POST" && method != "PUT" && method != "PATCH" {
+		p.add(at("body"), "is only for POST, PUT and PATCH")
+	}
+}
+
+func checkParams(params []Param, path string, p Problems) {
+	seen := map[string]bool{}
+	for i, prm := range params {
+		pp := fmt.Sprintf("%s[%d]", path, i)
+		switch {
+		case prm.ID == "":
+			p.add(pp+".id", "is required")
+		case seen[prm.ID]:
+			p.add(pp+".id", "is used twice")
+		}
+		seen[prm.ID] = true
+		if !slices.Contains(BDTypes, prm.BDType) {
+			p.add(pp+".bdtype", oneOf(BDTypes))
+		}
+	}
+}
+
+// checkFlow checks every block, and the nesting: a block may go one level
+// deeper than the block before it only after a LOOP.
+func checkFlow(f Flow, path string, p Problems) {
+	prevDepth, prevLoop := -1, true
+	for i := range f.Blocks {
+		b := &f.Blocks[i]
+		bp := fmt.Sprintf("%s.blocks[%d]", path, i)
+		limit := prevDepth
+		if prevLoop {
+			limit++
+		}
+		switch {
+		case b.Depth < 0:
+			p.add(bp+".depth", "must not be negative")
+		case b.Depth > limit:
+			p.add(bp+".depth", fmt.Sprintf("must be at most %d: only a LOOP opens a deeper level", limit))
+		}
+		prevDepth, prevLoop = b.Depth, b.Type == "LOOP"
+		b.check(bp, p)
+	}
+}
+
+func (b *Block) check(path string, p Problems) {
+	if !slices.Contains(BlockTypes, b.Type) {
+		p.add(path+".type", oneOf(BlockTypes))
+		return
+	}
+	for _, f := range blockFields[b.Type] {
+		fp := path + "." + f.name
+		switch f.kind {
+		case kText:
+			if f.required && *b.slot(f.name).(*string) == "" {
+				p.add(fp, "is required")
+			}
+		case kEnum:
+			if !slices.Contains(f.enum, *b.slot(f.name).(*string)) {
+				p.add(fp, oneOf(f.enum))
+			}
+		case kOperand:
+			if o := *b.slot(f.name).(**Operand); o == nil {
+				p.add(fp, "is required")
+			} else {
+				checkOperand(*o, fp, p)
+			}
+		case kOperandN:
+			if o := *b.slot(f.name).(**Operand); o != nil {
+				checkOperand(*o, fp, p)
+			}
+		case kOperands:
+			for i, o := range *b.slot(f.name).(*[]Operand) {
+				checkOperand(o, fmt.Sprintf("%s[%d]", fp, i), p)
+			}
+		case kConditions:
+			checkConditions(*b.slot(f.name).(*[]Condition), fp, p)
+		case kOperations:
+			for i, op := range b.Operations {
+				checkCombination(op.Left, op.Right, op.OperationType, OperationTypes, "operation_type", op.Next, fmt.Sprintf("%s[%d]", fp, i), p)
+			}
+		case kFilters:
+			for i, fl := range b.Filters {
+				checkFilter(fl, fmt.Sprintf("%s[%d]", fp, i), p)
+			}
+		case kFilterN:
+			if b.Filter != nil {
+				checkFilter(*b.Filter, fp, p)
+			}
+		case kPairs:
+			for i, pr := range b.Pairs {
+				pp := fmt.Sprintf("%s[%d]", fp, i)
+				if pr.ID == "" {
+					p.add(pp+".id", "is required")
+				}
+				checkOperand(pr.Data, pp+".data", p)
+			}
+		case kUpdateTargets:
+			for i, tg := range b.UpdateTargets {
+				tp := fmt.Sprintf("%s[%d]", fp, i)
+				if tg.Field == "" {
+					p.add(tp+".field", "is required")
+				}
+				checkConditions(tg.Conditions, tp+".conditions", p)
+			}
+		case kSimpleTargets:
+			for i, tg := range b.SimpleTargets {
+				tp := fmt.Sprintf("%s[%d]", fp, i)
+				if tg.Field == "" {
+					p.add(tp+".field", "is required")
+				}
+				checkOperand(tg.Value, tp+".value", p)
+			}
+		case kFailN:
+			if b.Fail != nil && (b.Fail.Status < 100 || b.Fail.Status > 599) {
+				p.add(fp+".status", "must be an HTTP status (100–599)")
+			}
+		}
+	}
+}
+
+func checkConditions(conds []Condition, path string, p Problems) {
+	for i, c := range conds {
+		checkCombination(c.Left, c.Right, c.ConditionType, ConditionTypes, "condition_type", c.Next, fmt.Sprintf("%s[%d]", path, i), p)
+	}
+}
+
+func checkCombination(left, right Operand, typ string, types []string, typeField, next, path string, p Problems) {
+	checkOperand(left, path+".left", p)
+	checkOperand(right, path+".right", p)
+	if !slices.Contains(types, typ) {
+		p.add(path+"."+typeField, oneOf(types))
+	}
+	if !slices.Contains(Nexts, next) {
+		p.add(path+".next", oneOf(Nexts))
+	}
+}
+
+func checkFilter(f Filter, path string, p Problems) {
+	checkOperand(f.Right, path+".right", p)
+	if !slices.Contains(OperationTypes, f.OperationType) {
+		p.add(path+".operation_type", oneOf(OperationTypes))
+	}
+	if !slices.Contains(Nexts, f.Next) {
+		p.add(path+".next", oneOf(Nexts))
+	}
+}
+
+func checkOperand(o Operand, path string, p Problems) {
+	if !slices.Contains(BDTypes, o.RType) {
+		p.add(path+".rtype", oneOf(BDTypes))
+	}
+	if o.RefVar && o.Data == "" {
+		p.add(path+".data", "must name a variable when ref_var is true")
+	}
+}
+
+func oneOf(values []string) string {
+	return "must be one of " + strings.Join(values, ", ")
+}
