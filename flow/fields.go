@@ -126,3 +126,24 @@ func (b *Block) slot(name string) any {
 	}
 	panic("flow: no slot for field " + name)
 }
+
+// FieldInfo describes one field of a block type, for documentation.
+type FieldInfo struct {
+	Name     string
+	Kind     string   // text, enum, bool, operand, operand-or-null, operands, conditions, operations, filters, filter-or-null, pairs, update-targets, simple-targets, fail-or-null
+	Enum     []string // for enum
+	Required bool     // text that must not be empty, or an operand that must be there
+}
+
+var kindNames = map[kind]string{kText: "text", kEnum: "enum", kBool: "bool", kOperand: "operand", kOperandN: "operand-or-null",
+	kOperands: "operands", kConditions: "conditions", kOperations: "operations", kFilters: "filters", kFilterN: "filter-or-null",
+	kPairs: "pairs", kUpdateTargets: "update-targets", kSimpleTargets: "simple-targets", kFailN: "fail-or-null"}
+
+// BlockFields describes the fields of block type t, in order.
+func BlockFields(t string) []FieldInfo {
+	var out []FieldInfo
+	for _, f := range blockFields[t] {
+		out = append(out, FieldInfo{Name: f.name, Kind: kindNames[f.kind], Enum: f.enum, Required: f.required || f.kind == kOperand})
+	}
+	return out
+}

@@ -83,13 +83,16 @@ func (h *Handlers) ErrorHandler(c *fiber.Ctx, err error) error {
 // constraintFields names the input field and message of each unique
 // constraint, so that a conflict reads as a validation failure.
 var constraintFields = map[string][2]string{
-	"users_username_key":    {"username", "is already taken"},
-	"users_email_key":       {"email", "is already registered"},
-	"projects_pkey":         {"id", "is already taken"},
-	"projects_api_path_key": {"api_path", "is already used by another project"},
-	"project_members_pkey":  {"target_uid", "is already a member of this project"},
-	"configs_pkey":          {"key", "already exists"},
-	"vault_entries_pkey":    {"key", "already exists in this vault"},
+	"users_username_key":       {"username", "is already taken"},
+	"users_email_key":          {"email", "is already registered"},
+	"projects_pkey":            {"id", "is already taken"},
+	"projects_api_path_key":    {"api_path", "is already used by another project"},
+	"project_members_pkey":     {"target_uid", "is already a member of this project"},
+	"configs_pkey":             {"key", "already exists"},
+	"vault_entries_pkey":       {"key", "already exists in this vault"},
+	"route_templates_name_key": {"name", "is already taken in this scope"},
+	"routes_pkey":              {"route.route_id", "is already taken in this project"},
+	"routes_method_path_key":   {"route.route_path", "is already used with this method by another route"},
 }
 
 // asValidation returns err as a validation failure: a ValidationError, a

@@ -7,6 +7,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/gofiber/fiber/v2"
+
+	"stencil/flow"
 )
 
 //go:embed openapi.yaml
@@ -24,6 +26,7 @@ func loadAPIDoc() (*apiDoc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openapi.yaml: %w", err)
 	}
+	addBlockSchemas(doc)
 	if err := doc.Validate(loader.Context); err != nil {
 		return nil, fmt.Errorf("openapi.yaml: %w", err)
 	}
@@ -44,4 +47,68 @@ func (h *Handlers) apiDocShow(c *fiber.Ctx) error {
 // apiViewerShow serves the Scalar API reference, from vendored files only.
 func (h *Handlers) apiViewerShow(c *fiber.Ctx) error {
 	return c.Render("api/scalar", nil)
+}
+
+// addBlockSchemas writes one schema per block type, from the flow package's
+// own field table, and makes Block the choice between them by type: the
+// document cannot drift from what the server accepts.
+func addBlockSchemas(doc *openapi3.T) {
+	schemas := doc.Components.Schemas
+	ref := func(name string) *openapi3.SchemaRef {
+		return &openapi3.SchemaRef{Ref: "#/components/schemas/" + name, Value: schemas[name].Value}
+	}
+	array := func(item *openapi3.SchemaRef) *openapi3.SchemaRef {
+		return &openapi3.SchemaRef{Value: &openapi3.Schema{Type: &openapi3.Types{"array"}, Items: item}}
+	}
+	orNull := func(r *openapi3.SchemaRef) *openapi3.SchemaRef {
+		return &openapi3.SchemaRef{Value: &openapi3.Schema{OneOf: openapi3.SchemaRefs{r, {Value: &openapi3.Schema{Type: &openapi3.Types{"null"}}}}}}
+	}
+	byKind := map[string]func() *openapi3.SchemaRef{
+		"text":            func() *openapi3.SchemaRef { return &openapi3.SchemaRef{Value: openapi3.NewStringSchema()} },
+		"bool":            func() *openapi3.SchemaRef { return &openapi3.SchemaRef{Value: openapi3.NewBoolSchema()} },
+		"operand":         func() *openapi3.SchemaRef { return ref("Operand") },
+		"operand-or-null": func() *openapi3.SchemaRef { return orNull(ref("Operand")) },
+		"operands":        func() *openapi3.SchemaRef { return array(ref("Operand")) },
+		"conditions":      func() *openapi3.SchemaRef { return array(ref("Condition")) },
+		"operations":      func() *openapi3.SchemaRef { return array(ref("Operation")) },
+		"filters":         func() *openapi3.SchemaRef { return array(ref("Filter")) },
+		"filter-or-null":  func() *openapi3.SchemaRef { return orNull(ref("Filter")) },
+		"pairs":           func() *openapi3.SchemaRef { return array(ref("Pair")) },
+		"update-targets":  func() *openapi3.SchemaRef { return array(ref("UpdateTarget")) },
+		"simple-targets":  func() *openapi3.SchemaRef { return array(ref("SimpleTarget")) },
+		"fail-or-null":    func() *openapi3.SchemaRef { return orNull(ref("Fail")) },
+	}
+	no := false
+	block := schemas["Block"].Value
+	block.Discriminator = &openapi3.Discriminator{PropertyName: "type", Mapping: map[string]openapi3.MappingRef{}}
+	for _, t := range flow.BlockTypes {
+		name := "Block_" + t
+		s := &openapi3.Schema{Type: &openapi3.Types{"object"}, Required: []string{"type", "depth"},
+			AdditionalProperties: openapi3.AdditionalProperties{Has: &no},
+			Properties: openapi3.Schemas{
+				"type":  {Value: &openapi3.Schema{Type: &openapi3.Types{"string"}, Const: t}},
+				"depth": {Value: openapi3.NewIntegerSchema().WithMin(0)},
+			}}
+		for _, f := range flow.BlockFields(t) {
+			if f.Kind == "enum" {
+				s.Properties[f.Name] = &openapi3.SchemaRef{Value: openapi3.NewStringSchema().WithEnum(toAny(f.Enum)...)}
+			} else {
+				s.Properties[f.Name] = byKind[f.Kind]()
+			}
+			if f.Required || f.Kind == "enum" {
+				s.Required = append(s.Required, f.Name)
+			}
+		}
+		schemas[name] = &openapi3.SchemaRef{Value: s}
+		block.OneOf = append(block.OneOf, &openapi3.SchemaRef{Ref: "#/components/schemas/" + name, Value: s})
+		block.Discriminator.Mapping[t] = openapi3.MappingRef{Ref: "#/components/schemas/" + name}
+	}
+}
+
+func toAny(values []string) []any {
+	out := make([]any, len(values))
+	for i, v := range values {
+		out[i] = v
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"stencil/auth"
+	"stencil/flow"
 	"stencil/store"
 )
 
@@ -15,14 +16,16 @@ import (
 // (with the caller as member or not), another user, a token of the caller
 // and a config.
 type cellFixture struct {
-	n       int
-	caller  store.User
-	project string
-	target  store.User
-	owner   store.User
-	patID   int64
-	config  string
-	secret  string // a vault entry of the project
+	n        int
+	caller   store.User
+	project  string
+	target   store.User
+	owner    store.User
+	patID    int64
+	config   string
+	secret   string // a vault entry of the project
+	template int64  // a template of the project
+	global   int64  // a global template
 }
 
 func (ta *testApp) cellFixture(t *testing.T, n int, role string, member bool) cellFixture {
@@ -50,7 +53,29 @@ func (ta *testApp) cellFixture(t *testing.T, n int, role string, member bool) ce
 		t.Fatal(err)
 	}
 	ta.putSecret(t, f.project, f.secret, "value", f.owner)
+	f.template = ta.putTemplate(t, fetchByID(fmt.Sprintf("t%d", n), &f.project), f.owner)
+	f.global = ta.putTemplate(t, fetchByID(fmt.Sprintf("g%d", n), nil), f.owner)
+	sr := store.StoredRoute{Route: flow.Route{ProjectID: f.project, RouteID: "existing", RoutePath: "/existing", Method: "GET"}}
+	sr.Normalize()
+	if err := ta.h.store.CreateRoute(ctx, &sr); err != nil {
+		t.Fatal(err)
+	}
 	return f
+}
+
+// putTemplate stores a template document directly.
+func (ta *testApp) putTemplate(t testing.TB, doc string, by store.User) int64 {
+	t.Helper()
+	tmpl, p := flow.DecodeTemplate([]byte(doc), "")
+	if len(p) > 0 {
+		t.Fatal(p)
+	}
+	tmpl.Normalize()
+	st := store.RouteTemplate{Template: tmpl, CreatedBy: &by.ID}
+	if err := ta.h.store.SaveTemplate(context.Background(), &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.ID
 }
 
 // putSecret stores a vault entry directly, sealed with the app's keyring.

@@ -77,6 +77,22 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/web/vault/row", admin, h.vaultRow)
 	app.Get("/web/vault/log", admin, h.vaultLog)
 
+	// Route templates: everyone signed in reads the global ones, members a
+	// project's; AUTHOR and up write (members, for a project's).
+	author := h.atLeast(store.RoleAuthor)
+	app.Post("/route/template/create", author, h.templateSave)
+	app.Get("/route/template/fetch", signedIn, h.templateList)
+	app.Get("/route/template/fetch/one", signedIn, h.templateShow)
+	app.Delete("/route/template/delete", author, h.templateDelete)
+	app.Post("/route/template/apply", author, h.templateApply)
+
+	// Routes of a project: members read, AUTHOR members and up write.
+	app.Post("/route/create", author, h.routeCreate)
+	app.Get("/route/fetch", signedIn, h.routeList)
+	app.Get("/route/fetch/one", signedIn, h.routeShow)
+	app.Patch("/route/update", author, h.routeUpdate)
+	app.Delete("/route/delete", author, h.routeDelete)
+
 	// Configs (ROOT).
 	app.Get("/config/fetch/all", root, h.configList)
 	app.Get("/config/fetch/one", root, h.configShow)

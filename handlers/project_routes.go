@@ -1,0 +1,167 @@
+package handlers
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"stencil/flow"
+	"stencil/store"
+)
+
+// routeDTO is a route as the API shows it (SPEC §6.1), with its metadata.
+type routeDTO struct {
+	flow.Route
+	CreatedBy *int64    `json:"created_by"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+func newRouteDTO(r store.StoredRoute) routeDTO {
+	return routeDTO{Route: r.Route, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+}
+
+// routeInput is the body of route create and update: the route document
+// under "route", decoded strictly by the flow package.
+type routeInput struct {
+	ProjectID  string          `json:"project_id" validate:"required"`
+	RouteID    string          `json:"route_id"`
+	Route      json.RawMessage `json:"route" validate:"required"`
+	TemplateID int64           `json:"template_id" validate:"omitempty,min=1"`
+}
+
+// decodeRoute reads and checks the route of in for its project.
+func decodeRoute(in routeInput) (flow.Route, error) {
+	r, p := flow.DecodeRoute(in.Route, "route")
+	if err := problems(p); err != nil {
+		return r, err
+	}
+	if r.ProjectID != "" && r.ProjectID != in.ProjectID {
+		return r, problems(flow.Problems{"route.project_id": "must be the project_id of the request, or left out"})
+	}
+	r.ProjectID = in.ProjectID
+	r.Normalize()
+	return r, problems(flow.ValidateRoute(r, "route"))
+}
+
+// routeCreate answers POST /route/create. With template_id (or the route's
+// own template reference, as apply returns it) the route records which
+// template it came from: a snapshot that later template changes leave alone.
+func (h *Handlers) routeCreate(c *fiber.Ctx) error {
+	var in routeInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	if _, err := h.member(c, in.ProjectID); err != nil {
+		return err
+	}
+	r, err := decodeRoute(in)
+	if err != nil {
+		return err
+	}
+	if in.TemplateID == 0 && r.Template != nil {
+		in.TemplateID = r.Template.ID
+	}
+	r.Template = nil
+	if in.TemplateID != 0 {
+		t, err := h.templateFor(c, in.TemplateID, in.ProjectID)
+		if err != nil {
+			return &ValidationError{Fields: map[string]string{"template_id": "is not a template available in this project"}}
+		}
+		r.Template = &flow.TemplateRef{ID: t.ID, Name: t.Name}
+	}
+	sr := store.StoredRoute{Route: r, CreatedBy: &current(c).User.ID}
+	if err := h.store.CreateRoute(c.UserContext(), &sr); err != nil {
+		return err
+	}
+	h.flash(c, "success", "Route "+sr.RouteID+" created.")
+	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Route created", Data: newRouteDTO(sr),
+		Redirect: "/web/routes/view?project_id=" + sr.ProjectID + "&route_id=" + sr.RouteID})
+}
+
+type routeListQuery struct {
+	listQuery
+	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
+}
+
+// routeList answers GET /route/fetch: a project's routes.
+func (h *Handlers) routeList(c *fiber.Ctx) error {
+	var q routeListQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	if _, err := h.member(c, q.ProjectID); err != nil {
+		return err
+	}
+	routes, total, err := h.store.ListRoutes(c.UserContext(), q.ProjectID, q.page(50))
+	if err != nil {
+		return err
+	}
+	dtos := make([]routeDTO, len(routes))
+	for i, r := range routes {
+		dtos[i] = newRouteDTO(r)
+	}
+	return h.respond(c, Reply{Data: dtos, Amount: &total})
+}
+
+type routeKeyQuery struct {
+	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
+	RouteID   string `query:"route_id" json:"route_id" validate:"required"`
+}
+
+// routeShow answers GET /route/fetch/one.
+func (h *Handlers) routeShow(c *fiber.Ctx) error {
+	var q routeKeyQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	if _, err := h.member(c, q.ProjectID); err != nil {
+		return err
+	}
+	r, err := h.store.Route(c.UserContext(), q.ProjectID, q.RouteID)
+	if err != nil {
+		return err
+	}
+	return h.respond(c, Reply{Data: newRouteDTO(r)})
+}
+
+// routeUpdate answers PATCH /route/update: the route is replaced (it may be
+// renamed); where it came from stays recorded.
+func (h *Handlers) routeUpdate(c *fiber.Ctx) error {
+	var in routeInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	if in.RouteID == "" {
+		return &ValidationError{Fields: map[string]string{"route_id": "is required"}, Missing: true}
+	}
+	if _, err := h.member(c, in.ProjectID); err != nil {
+		return err
+	}
+	r, err := decodeRoute(in)
+	if err != nil {
+		return err
+	}
+	sr := store.StoredRoute{Route: r}
+	if err := h.store.UpdateRoute(c.UserContext(), in.RouteID, &sr); err != nil {
+		return err
+	}
+	return h.respond(c, Reply{Message: "Route updated", Data: newRouteDTO(sr)})
+}
+
+// routeDelete answers DELETE /route/delete.
+func (h *Handlers) routeDelete(c *fiber.Ctx) error {
+	var q routeKeyQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	if _, err := h.member(c, q.ProjectID); err != nil {
+		return err
+	}
+	if err := h.store.DeleteRoute(c.UserContext(), q.ProjectID, q.RouteID); err != nil {
+		return err
+	}
+	h.flash(c, "success", "Route "+q.RouteID+" deleted.")
+	return h.respond(c, Reply{Message: "Route deleted", Redirect: "/web/routes?id=" + q.ProjectID})
+}

@@ -1,0 +1,243 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"stencil/flow"
+	"stencil/store"
+)
+
+// templateDTO is a template as the API shows it (SPEC §6.3).
+type templateDTO struct {
+	flow.Template
+	CreatedBy *int64    `json:"created_by"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+func newTemplateDTO(t store.RouteTemplate) templateDTO {
+	return templateDTO{Template: t.Template, CreatedBy: t.CreatedBy, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+}
+
+// readOnlyFields may come back in a document a client fetched; they are
+// ignored on input, as is the compatibility field uid.
+var readOnlyFields = []string{"uid", "created_by", "created_at", "updated_at"}
+
+// decodeBody parses a JSON document body into a map, less the read-only
+// fields; a body that is no JSON object is 400.
+func decodeBody(c *fiber.Ctx) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(c.Body()))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil || doc == nil {
+		return nil, badRequest("the request body must be a JSON object")
+	}
+	for _, f := range readOnlyFields {
+		delete(doc, f)
+	}
+	return doc, nil
+}
+
+// problems turns document faults into a validation failure (422).
+func problems(p flow.Problems) error {
+	if len(p) == 0 {
+		return nil
+	}
+	return &ValidationError{Fields: p}
+}
+
+// templateSave answers POST /route/template/create: a new template (201), or
+// with id an update of that template (200); lint warnings either way.
+func (h *Handlers) templateSave(c *fiber.Ctx) error {
+	doc, err := decodeBody(c)
+	if err != nil {
+		return err
+	}
+	var t flow.Template
+	if err := problems(flow.DecodeValue(doc, &t, "")); err != nil {
+		return err
+	}
+	t.Normalize()
+	if err := problems(flow.ValidateTemplate(t, "")); err != nil {
+		return err
+	}
+	if t.ProjectID != nil {
+		if _, err := h.member(c, *t.ProjectID); err != nil {
+			return err
+		}
+	}
+	st := store.RouteTemplate{Template: t}
+	status, msg := fiber.StatusCreated, "Template created"
+	if t.ID != 0 {
+		if _, err := h.writableTemplate(c, t.ID); err != nil {
+			return err
+		}
+		status, msg = fiber.StatusOK, "Template updated"
+	} else {
+		st.CreatedBy = &current(c).User.ID
+	}
+	if err := h.store.SaveTemplate(c.UserContext(), &st); err != nil {
+		return err
+	}
+	return h.respond(c, Reply{Status: status, Message: msg, Data: newTemplateDTO(st), Warnings: flow.Lint(st.Template)})
+}
+
+// visibleTemplate loads template id if the caller may see it: global ones
+// everybody, a project's its members.
+func (h *Handlers) visibleTemplate(c *fiber.Ctx, id int64) (store.RouteTemplate, error) {
+	t, err := h.store.Template(c.UserContext(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return t, fiber.NewError(fiber.StatusNotFound, "template "+strconv.FormatInt(id, 10)+" not found")
+	}
+	if err == nil && t.ProjectID != nil {
+		_, err = h.member(c, *t.ProjectID)
+	}
+	return t, err
+}
+
+// writableTemplate is visibleTemplate for a change; the AUTHOR role is
+// checked by the route.
+func (h *Handlers) writableTemplate(c *fiber.Ctx, id int64) (store.RouteTemplate, error) {
+	return h.visibleTemplate(c, id)
+}
+
+type templateListQuery struct {
+	listQuery
+	ProjectID string `query:"project_id" json:"project_id"`
+}
+
+// templateList answers GET /route/template/fetch: with project_id (members
+// only) that project's templates and the global ones; without, the global
+// ones and those of the caller's projects.
+func (h *Handlers) templateList(c *fiber.Ctx) error {
+	var q templateListQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	list, _, total, err := h.templatePage(c, q)
+	if err != nil {
+		return err
+	}
+	dtos := make([]templateDTO, len(list))
+	for i, t := range list {
+		dtos[i] = newTemplateDTO(t)
+	}
+	return h.respond(c, Reply{Data: dtos, Amount: &total})
+}
+
+func (h *Handlers) templatePage(c *fiber.Ctx, q templateListQuery) ([]store.RouteTemplate, store.Page, int, error) {
+	page := q.page(defaultLimit(c, 20))
+	var projects []string
+	if q.ProjectID != "" {
+		if _, err := h.member(c, q.ProjectID); err != nil {
+			return nil, page, 0, err
+		}
+		projects = []string{q.ProjectID}
+	} else {
+		var err error
+		if projects, err = h.store.MemberProjects(c.UserContext(), current(c).User.ID); err != nil {
+			return nil, page, 0, err
+		}
+	}
+	list, total, err := h.store.ListTemplates(c.UserContext(), projects, true, page)
+	return list, page, total, err
+}
+
+type templateOneQuery struct {
+	ID        int64  `query:"id" json:"id" validate:"required_without=Name,omitempty,min=1"`
+	Name      string `query:"name" json:"name"`
+	ProjectID string `query:"project_id" json:"project_id"`
+}
+
+// templateShow answers GET /route/template/fetch/one: by id, or by name
+// (with project_id for a project's template, without for the global one).
+func (h *Handlers) templateShow(c *fiber.Ctx) error {
+	var q templateOneQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	var t store.RouteTemplate
+	var err error
+	if q.ID != 0 {
+		t, err = h.visibleTemplate(c, q.ID)
+	} else {
+		var project *string
+		if q.ProjectID != "" {
+			if _, err := h.member(c, q.ProjectID); err != nil {
+				return err
+			}
+			project = &q.ProjectID
+		}
+		t, err = h.store.TemplateByName(c.UserContext(), q.Name, project)
+	}
+	if err != nil {
+		return err
+	}
+	return h.respond(c, Reply{Data: newTemplateDTO(t)})
+}
+
+type templateIDQuery struct {
+	ID int64 `query:"id" json:"id" validate:"required,min=1"`
+}
+
+// templateDelete answers DELETE /route/template/delete; routes made from the
+// template keep their copy.
+func (h *Handlers) templateDelete(c *fiber.Ctx) error {
+	var q templateIDQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	t, err := h.writableTemplate(c, q.ID)
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteTemplate(c.UserContext(), q.ID); err != nil {
+		return err
+	}
+	h.flash(c, "success", "Template "+t.Name+" deleted.")
+	return h.respond(c, Reply{Message: "Template deleted", Redirect: "/web/routes/templates"})
+}
+
+type applyInput struct {
+	ID        int64             `json:"id" validate:"required,min=1"`
+	ProjectID string            `json:"project_id" validate:"required"`
+	Values    map[string]string `json:"values"`
+}
+
+// templateApply answers POST /route/template/apply: the route the template
+// makes in the project with the values given (not saved).
+func (h *Handlers) templateApply(c *fiber.Ctx) error {
+	var in applyInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	if _, err := h.member(c, in.ProjectID); err != nil {
+		return err
+	}
+	t, err := h.templateFor(c, in.ID, in.ProjectID)
+	if err != nil {
+		return err
+	}
+	route, p := flow.Apply(t.Template, in.ProjectID, in.Values)
+	if err := problems(p); err != nil {
+		return err
+	}
+	route.Normalize()
+	return h.respond(c, Reply{Message: "Template applied", Data: route})
+}
+
+// templateFor loads template id for use in project: a global template or
+// one of that project.
+func (h *Handlers) templateFor(c *fiber.Ctx, id int64, project string) (store.RouteTemplate, error) {
+	t, err := h.store.Template(c.UserContext(), id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && t.ProjectID != nil && *t.ProjectID != project {
+		return t, fiber.NewError(fiber.StatusNotFound, "template "+strconv.FormatInt(id, 10)+" is not available in project "+project)
+	}
+	return t, err
+}

@@ -1,0 +1,137 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"stencil/flow"
+)
+
+// RouteTemplate is a stored template with its metadata.
+type RouteTemplate struct {
+	flow.Template
+	CreatedBy *int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// templateDocument is what the document column holds: the template less
+// the fields that have columns of their own.
+type templateDocument struct {
+	RouteID   string          `json:"route_id"`
+	RoutePath string          `json:"route_path"`
+	AuthJWT   flow.AuthJWT    `json:"auth_jwt"`
+	Params    flow.Params     `json:"params"`
+	Body      []flow.Param    `json:"body"`
+	Flow      flow.Flow       `json:"flow"`
+	Variables []flow.Variable `json:"variables"`
+}
+
+const templateColumns = "id, name, description, project_id, method, document, created_by, created_at, updated_at"
+
+func scanTemplate(row pgx.Row) (RouteTemplate, error) {
+	var t RouteTemplate
+	var doc []byte
+	if err := row.Scan(&t.ID, &t.Name, &t.Description, &t.ProjectID, &t.Method, &doc, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt); err != nil {
+		return t, translate(err)
+	}
+	return t, t.setDocument(doc)
+}
+
+func (t *RouteTemplate) document() ([]byte, error) {
+	return json.Marshal(templateDocument{RouteID: t.RouteID, RoutePath: t.RoutePath, AuthJWT: t.AuthJWT, Params: t.Params,
+		Body: t.Body, Flow: t.Flow, Variables: t.Variables})
+}
+
+func (t *RouteTemplate) setDocument(raw []byte) error {
+	var d templateDocument
+	if p := flow.DecodeValue(mustParse(raw), &d, ""); len(p) > 0 {
+		return errors.New("stored template document does not decode: " + p.Error())
+	}
+	t.RouteID, t.RoutePath, t.AuthJWT, t.Params, t.Body, t.Flow, t.Variables = d.RouteID, d.RoutePath, d.AuthJWT, d.Params, d.Body, d.Flow, d.Variables
+	t.Normalize()
+	return nil
+}
+
+// mustParse parses stored JSON the way the flow decoder wants it.
+func mustParse(raw []byte) any {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil
+	}
+	return v
+}
+
+// SaveTemplate inserts t, or updates it when t.ID is set; a name taken in
+// the scope is a conflict on route_templates_name_key.
+func (s *Store) SaveTemplate(ctx context.Context, t *RouteTemplate) error {
+	doc, err := t.document()
+	if err != nil {
+		return err
+	}
+	if t.ID == 0 {
+		err = s.db.QueryRow(ctx, `INSERT INTO route_templates (name, description, project_id, method, document, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id, created_at, updated_at`,
+			t.Name, t.Description, t.ProjectID, t.Method, doc, t.CreatedBy).Scan(&t.ID, &t.CreatedAt, &t.UpdatedAt)
+	} else {
+		err = s.db.QueryRow(ctx, `UPDATE route_templates SET name = $2, description = $3, project_id = $4, method = $5, document = $6,
+			updated_at = now() WHERE id = $1 RETURNING created_by, created_at, updated_at`,
+			t.ID, t.Name, t.Description, t.ProjectID, t.Method, doc).Scan(&t.CreatedBy, &t.CreatedAt, &t.UpdatedAt)
+	}
+	return translate(err)
+}
+
+// Template returns template id.
+func (s *Store) Template(ctx context.Context, id int64) (RouteTemplate, error) {
+	return scanTemplate(s.db.QueryRow(ctx, "SELECT "+templateColumns+" FROM route_templates WHERE id = $1", id))
+}
+
+// TemplateByName returns the template named name in project (nil: global).
+func (s *Store) TemplateByName(ctx context.Context, name string, project *string) (RouteTemplate, error) {
+	return scanTemplate(s.db.QueryRow(ctx, "SELECT "+templateColumns+
+		" FROM route_templates WHERE name = $1 AND project_id IS NOT DISTINCT FROM $2", name, project))
+}
+
+// ListTemplates returns a page of the templates of projects (and, with
+// global, the global ones) whose name or description contains the filter,
+// global first then by name, and the number of matches.
+func (s *Store) ListTemplates(ctx context.Context, projects []string, global bool, p Page) ([]RouteTemplate, int, error) {
+	const where = ` WHERE (project_id = ANY($1) OR ($2 AND project_id IS NULL))
+		AND ($3 = '' OR strpos(lower(name || ' ' || description), lower($3)) > 0)`
+	var total int
+	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM route_templates"+where, projects, global, p.Filter).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.Query(ctx, "SELECT "+templateColumns+" FROM route_templates"+where+
+		" ORDER BY project_id NULLS FIRST, lower(name) OFFSET $4 LIMIT $5", projects, global, p.Filter, p.Offset, p.Limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (RouteTemplate, error) { return scanTemplate(r) })
+	return list, total, err
+}
+
+// DeleteTemplate removes template id; routes made from it keep their copy.
+func (s *Store) DeleteTemplate(ctx context.Context, id int64) error {
+	tag, err := s.db.Exec(ctx, "DELETE FROM route_templates WHERE id = $1", id)
+	if err == nil && tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return err
+}
+
+// MemberProjects lists the ids of the projects uid is a member of.
+func (s *Store) MemberProjects(ctx context.Context, uid int64) ([]string, error) {
+	rows, err := s.db.Query(ctx, "SELECT project_id FROM project_members WHERE user_id = $1 ORDER BY project_id", uid)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
