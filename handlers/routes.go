@@ -93,6 +93,16 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Patch("/route/update", author, h.routeUpdate)
 	app.Delete("/route/delete", author, h.routeDelete)
 
+	// Template and route pages.
+	app.Get("/web/routes/templates", signedIn, h.templatesIndex)
+	app.Get("/web/routes/templates/view", signedIn, h.templateShowPage)
+	app.Get("/web/routes/templates/create", author, h.templateEditor)
+	app.Get("/web/routes/templates/edit", author, h.templateEditor)
+	app.Post("/web/routes/templates/lint", signedIn, h.templateLint)
+	app.Get("/web/routes", signedIn, h.routesIndex)
+	app.Get("/web/routes/view", signedIn, h.routeShowPage)
+	app.Get("/web/routes/create", author, h.routeEditor)
+
 	// Configs (ROOT).
 	app.Get("/config/fetch/all", root, h.configList)
 	app.Get("/config/fetch/one", root, h.configShow)

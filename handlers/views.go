@@ -63,6 +63,7 @@ func (h *Handlers) base(c *fiber.Ctx, title string) Base {
 // ("" for everyone, signed in or not), active on the paths under section.
 var navItems = []struct{ label, href, section, min string }{
 	{"Projects", "/web/projects", "/web/project", store.RoleViewer},
+	{"Templates", "/web/routes/templates", "/web/routes", store.RoleViewer},
 	{"Vaults", "/web/vaults", "/web/vault", store.RoleAdmin},
 	{"Access tokens", "/web/pats", "/web/pats", store.RoleViewer},
 	{"Users", "/web/users", "/web/users", store.RoleRoot},

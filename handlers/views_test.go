@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"stencil/flow"
 	"stencil/store"
 	"stencil/views"
 )
@@ -37,6 +38,10 @@ func sampleViews() map[string]sample {
 	row := vaultRowView{Entry: entry, Editing: true, Form: form}
 	revealed := vaultEntryView{Base: base, Entry: entry, Value: "s3cret"}
 	uid := int64(1)
+	tmplDoc := store.RouteTemplate{Template: flow.Template{ID: 7, Name: "fetch_by_id", Description: "d", Method: "GET", RoutePath: "/{c}",
+		Variables: []flow.Variable{{Key: "c", Description: "collection"}, {Key: "d", Description: "x", DefaultValue: &entry.Key}}}}
+	blocks := []blockView{{N: 1, Type: "FETCH", Depth: 1, Indent: "margin-left: 1.5rem", Fields: highlight(`{"ref_col": "{c}"}`, map[string]bool{"c": true})}}
+	route := store.StoredRoute{Route: flow.Route{ProjectID: "shop", RouteID: "r", RoutePath: "/r", Method: "GET", Template: &flow.TemplateRef{ID: 7, Name: "t"}}}
 	vaultLog := vaultLogView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Pager: pager, Action: "read", Actions: []string{"create", "read"},
 		Log: []store.VaultAccess{{ID: 1, At: now, UserID: &uid, Username: "ada", TokenID: &uid, Key: "API_KEY", Action: "read", Channel: "api"}}}
 	return map[string]sample{
@@ -82,6 +87,11 @@ func sampleViews() map[string]sample {
 		"vault/gone":           {view: nil},
 		"partials/flash_oob":   {view: base.Flash},
 		"vault/log":            {page: true, view: vaultLog},
+		"templates/index":      {page: true, view: templatesView{Base: base, Templates: []store.RouteTemplate{tmplDoc}, Pager: pager, ProjectID: "shop", Projects: []string{"shop"}, CanWrite: true}},
+		"templates/view":       {page: true, view: templateView{Base: base, Template: tmplDoc, Blocks: blocks, Request: "<b>x</b>", CanWrite: true}},
+		"templates/editor":     {page: true, view: editorView{Base: base, Heading: "New", Data: `{"mode":"template"}`, Back: "/"}},
+		"routes/index":         {page: true, view: routesView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Routes: []store.StoredRoute{route}, Pager: pager, CanWrite: true}},
+		"routes/view":          {page: true, view: routeView{Base: base, Route: route, Blocks: blocks, CanWrite: true}},
 	}
 }
 

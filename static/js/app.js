@@ -1,11 +1,17 @@
-// Stencil's browser glue: the CSRF token on every htmx request, and copy
-// buttons (data-copy="<selector of the field to copy>").
+// Stencil's browser glue: the CSRF token on every htmx request, copy buttons
+// (data-copy="<selector of the field to copy>") and selects that submit their
+// form when changed (data-autosubmit).
 (function () {
   "use strict";
   var meta = document.querySelector('meta[name="csrf-token"]');
   document.addEventListener("htmx:configRequest", function (evt) {
     if (meta && meta.content) {
       evt.detail.headers["X-CSRF-Token"] = meta.content;
+    }
+  });
+  document.addEventListener("change", function (evt) {
+    if (evt.target.matches("[data-autosubmit]")) {
+      evt.target.form.requestSubmit();
     }
   });
   document.addEventListener("click", function (evt) {

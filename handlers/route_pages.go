@@ -1,0 +1,80 @@
+package handlers
+
+import (
+	"html/template"
+
+	"github.com/gofiber/fiber/v2"
+
+	"stencil/flow"
+	"stencil/store"
+)
+
+type routesView struct {
+	Base
+	Project  store.Project
+	Routes   []store.StoredRoute
+	Pager    Pager
+	CanWrite bool
+}
+
+// routesIndex renders /web/routes?id=: a project's routes.
+func (h *Handlers) routesIndex(c *fiber.Ctx) error {
+	var q listQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	p, err := h.member(c, c.Query("id"))
+	if err != nil {
+		return err
+	}
+	page := q.page(20)
+	routes, total, err := h.store.ListRoutes(c.UserContext(), p.ID, page)
+	if err != nil {
+		return err
+	}
+	view := routesView{Base: h.base(c, "Routes · "+p.Name), Project: p, Routes: routes, Pager: newPager(c, page, len(routes), total),
+		CanWrite: roleRank[current(c).User.Role] >= roleRank[store.RoleAuthor]}
+	return h.respond(c, Reply{Page: "routes/index", View: view})
+}
+
+type routeView struct {
+	Base
+	Route    store.StoredRoute
+	Blocks   []blockView
+	Request  template.HTML
+	CanWrite bool
+}
+
+// routeShowPage renders /web/routes/view: a route, with the template it
+// came from.
+func (h *Handlers) routeShowPage(c *fiber.Ctx) error {
+	var q routeKeyQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	if _, err := h.member(c, q.ProjectID); err != nil {
+		return err
+	}
+	r, err := h.store.Route(c.UserContext(), q.ProjectID, q.RouteID)
+	if err != nil {
+		return err
+	}
+	req := flow.Template{RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT, Params: r.Params, Body: r.Body}
+	view := routeView{Base: h.base(c, r.RouteID), Route: r, Blocks: blockViews(r.Flow, nil), Request: requestHTML(req, nil),
+		CanWrite: roleRank[current(c).User.Role] >= roleRank[store.RoleAuthor]}
+	return h.respond(c, Reply{Data: newRouteDTO(r), Page: "routes/view", View: view})
+}
+
+// routeEditor renders /web/routes/create?id=: the route form, with Create
+// from Template.
+func (h *Handlers) routeEditor(c *fiber.Ctx) error {
+	p, err := h.member(c, c.Query("id"))
+	if err != nil {
+		return err
+	}
+	doc := flow.Route{ProjectID: p.ID, Method: "GET", RoutePath: "/"}
+	doc.Normalize()
+	data := newEditorData("route", doc)
+	data.ProjectID = p.ID
+	return h.editorPage(c, "New route in "+p.Name, "/web/routes?id="+p.ID, data)
+}

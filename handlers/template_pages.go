@@ -1,0 +1,251 @@
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"regexp"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"stencil/flow"
+	"stencil/store"
+)
+
+type templatesView struct {
+	Base
+	Templates []store.RouteTemplate
+	Pager     Pager
+	ProjectID string
+	Projects  []string
+	CanWrite  bool
+}
+
+// templatesIndex renders /web/routes/templates: the global templates, and
+// with ?id= a project's as well (members only).
+func (h *Handlers) templatesIndex(c *fiber.Ctx) error {
+	var q listQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	me := current(c).User
+	project := c.Query("id")
+	var scope []string
+	if project != "" {
+		if _, err := h.member(c, project); err != nil {
+			return err
+		}
+		scope = []string{project}
+	}
+	page := q.page(20)
+	list, total, err := h.store.ListTemplates(c.UserContext(), scope, true, page)
+	if err != nil {
+		return err
+	}
+	projects, err := h.store.MemberProjects(c.UserContext(), me.ID)
+	if err != nil {
+		return err
+	}
+	view := templatesView{Base: h.base(c, "Route templates"), Templates: list, Pager: newPager(c, page, len(list), total),
+		ProjectID: project, Projects: projects, CanWrite: roleRank[me.Role] >= roleRank[store.RoleAuthor]}
+	return h.respond(c, Reply{Page: "templates/index", View: view})
+}
+
+type templateView struct {
+	Base
+	Template store.RouteTemplate
+	Blocks   []blockView
+	Request  template.HTML
+	CanWrite bool
+}
+
+// blockView is one block of a read-only flow.
+type blockView struct {
+	N      int
+	Type   string
+	Depth  int
+	Indent template.CSS  // left margin by depth
+	Fields template.HTML // the block's fields as JSON, placeholders marked
+}
+
+// templateShowPage renders /web/routes/templates/view: read-only, with the
+// placeholders highlighted.
+func (h *Handlers) templateShowPage(c *fiber.Ctx) error {
+	var q templateIDQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	t, err := h.visibleTemplate(c, q.ID)
+	if err != nil {
+		return err
+	}
+	declared := map[string]bool{}
+	for _, v := range t.Variables {
+		declared[v.Key] = true
+	}
+	view := templateView{Base: h.base(c, t.Name), Template: t, CanWrite: roleRank[current(c).User.Role] >= roleRank[store.RoleAuthor],
+		Blocks: blockViews(t.Flow, declared), Request: requestHTML(t.Template, declared)}
+	return h.respond(c, Reply{Data: newTemplateDTO(t), Page: "templates/view", View: view})
+}
+
+// blockViews renders each block's own fields as indented JSON.
+func blockViews(f flow.Flow, declared map[string]bool) []blockView {
+	out := make([]blockView, len(f.Blocks))
+	for i, b := range f.Blocks {
+		raw, _ := json.Marshal(b)
+		var fields map[string]json.RawMessage
+		_ = json.Unmarshal(raw, &fields)
+		delete(fields, "type")
+		delete(fields, "depth")
+		out[i] = blockView{N: i + 1, Type: b.Type, Depth: b.Depth, Indent: template.CSS(fmt.Sprintf("margin-left: %.1frem", 1.5*float64(b.Depth))),
+			Fields: highlight(prettyJSON(fields, b.Type), declared)}
+	}
+	return out
+}
+
+// requestHTML renders the request definition (id, path, auth, params, body).
+func requestHTML(t flow.Template, declared map[string]bool) template.HTML {
+	parts := map[string]any{"route_id": t.RouteID, "route_path": t.RoutePath, "method": t.Method, "auth_jwt": t.AuthJWT, "params": t.Params, "body": t.Body}
+	return highlight(prettyJSON(parts, ""), declared)
+}
+
+// prettyJSON writes v indented; a block's fields in the order of its type.
+// It does not escape HTML characters: the result is escaped where shown.
+func prettyJSON(v any, blockType string) string {
+	if m, ok := v.(map[string]json.RawMessage); ok && blockType != "" {
+		var b strings.Builder
+		b.WriteString("{\n")
+		fields := flow.BlockFields(blockType)
+		for i, f := range fields {
+			var val any
+			_ = json.Unmarshal(m[f.Name], &val)
+			b.WriteString("  \"" + f.Name + "\": " + indentJSON(val, "  "))
+			if i < len(fields)-1 {
+				b.WriteString(",")
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("}")
+		return b.String()
+	}
+	return indentJSON(v, "")
+}
+
+func indentJSON(v any, prefix string) string {
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent(prefix, "  ")
+	_ = enc.Encode(v)
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+var placeholderPattern = regexp.MustCompile(`\{[A-Za-z_][A-Za-z0-9_]{0,63}\}`)
+
+// highlight escapes s and marks each {placeholder}: declared ones as
+// variables, others as undeclared. With no declared map (a route), nothing
+// is marked: braces there are URL parameters.
+func highlight(s string, declared map[string]bool) template.HTML {
+	if declared == nil {
+		return template.HTML(template.HTMLEscapeString(s))
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range placeholderPattern.FindAllStringIndex(s, -1) {
+		b.WriteString(template.HTMLEscapeString(s[last:m[0]]))
+		name := s[m[0]+1 : m[1]-1]
+		class := "placeholder"
+		if !declared[name] {
+			class = "placeholder placeholder-undeclared"
+		}
+		b.WriteString(`<mark class="` + class + `">` + template.HTMLEscapeString(s[m[0]:m[1]]) + `</mark>`)
+		last = m[1]
+	}
+	b.WriteString(template.HTMLEscapeString(s[last:]))
+	return template.HTML(b.String())
+}
+
+// editorData is what the editor script starts from, embedded in the page as
+// JSON.
+type editorData struct {
+	Mode       string                      `json:"mode"` // template or route
+	Doc        any                         `json:"doc"`
+	Projects   []string                    `json:"projects,omitempty"`
+	ProjectID  string                      `json:"project_id,omitempty"`
+	Enums      map[string][]string         `json:"enums"`
+	BlockTypes []string                    `json:"block_types"`
+	Blocks     map[string][]flow.FieldInfo `json:"blocks"`
+}
+
+func newEditorData(mode string, doc any) editorData {
+	d := editorData{Mode: mode, Doc: doc, BlockTypes: flow.BlockTypes, Blocks: map[string][]flow.FieldInfo{},
+		Enums: map[string][]string{"method": flow.Methods, "bdtype": flow.BDTypes, "condition_type": flow.ConditionTypes,
+			"operation_type": flow.OperationTypes, "next": flow.Nexts}}
+	for _, t := range flow.BlockTypes {
+		d.Blocks[t] = flow.BlockFields(t)
+	}
+	return d
+}
+
+type editorView struct {
+	Base
+	Heading string
+	Data    template.JS // editorData as JSON; json.Marshal escapes <, > and &
+	Back    string
+}
+
+func (h *Handlers) editorPage(c *fiber.Ctx, heading, back string, data editorData) error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	view := editorView{Base: h.base(c, heading), Heading: heading, Data: template.JS(raw), Back: back}
+	return h.respond(c, Reply{Page: "templates/editor", View: view})
+}
+
+// templateEditor renders /web/routes/templates/create and /edit?id=.
+func (h *Handlers) templateEditor(c *fiber.Ctx) error {
+	me := current(c).User
+	projects, err := h.store.MemberProjects(c.UserContext(), me.ID)
+	if err != nil {
+		return err
+	}
+	doc := flow.Template{Method: "GET", RoutePath: "/", Params: flow.Params{Delimiter: "&"}}
+	heading := "New route template"
+	if c.Path() == "/web/routes/templates/edit" {
+		var q templateIDQuery
+		if err := bindQuery(c, &q); err != nil {
+			return err
+		}
+		t, err := h.writableTemplate(c, q.ID)
+		if err != nil {
+			return err
+		}
+		doc, heading = t.Template, "Edit "+t.Name
+	} else if id := c.Query("project_id"); id != "" {
+		doc.ProjectID = &id
+	}
+	doc.Normalize()
+	data := newEditorData("template", doc)
+	data.Projects = projects
+	return h.editorPage(c, heading, "/web/routes/templates", data)
+}
+
+// templateLint answers the editor as the author types: the lint warnings of
+// the document and its problems, by path.
+func (h *Handlers) templateLint(c *fiber.Ctx) error {
+	doc, err := decodeBody(c)
+	if err != nil {
+		return err
+	}
+	var t flow.Template
+	p := flow.DecodeValue(doc, &t, "")
+	t.Normalize()
+	for path, msg := range flow.ValidateTemplate(t, "") {
+		if _, ok := p[path]; !ok {
+			p[path] = msg
+		}
+	}
+	return h.respond(c, Reply{Message: "Checked", Data: fiber.Map{"fields": p}, Warnings: flow.Lint(t)})
+}

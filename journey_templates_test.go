@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"stencil/store/storetest"
+)
+
+// TestJourneyTemplates: an AUTHOR builds a template with two variables (one
+// with a default) and FETCH, CONDITION and RETURN blocks in the visual
+// editor, watches the lint clear, saves; then creates a route in a project
+// from it with Create from Template, and sees the substituted route.
+func TestJourneyTemplates(t *testing.T) {
+	app := startInstance(t, map[string]string{"DATABASE_URL": storetest.URL(t),
+		"ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"})
+	root := apiLogin(t, app.URL, "root", "root-password-1")
+	for _, call := range [][3]string{
+		{"POST", "/user/register", `{"username":"alan","email":"alan@example.com","password":"alan-password-1","role":"AUTHOR"}`},
+		{"POST", "/project/create", `{"id":"shop","name":"Shop","api_path":"/shop"}`},
+		{"POST", "/project/member/add", `{"project_id":"shop","username":"alan"}`},
+	} {
+		if status, body := api(t, call[0], app.URL+call[1], root, call[2]); status >= 300 {
+			t.Fatalf("%s %s: %d %s", call[0], call[1], status, body)
+		}
+	}
+	b := newBrowser(t)
+	b.do(chromedp.Navigate(app.URL + "/web/login"))
+	b.fill("#f-auth_data", "alan")
+	b.fill("#f-password", "alan-password-1")
+	b.click("#login-form button[type=submit]")
+	b.waitText("Welcome back, alan")
+
+	b.click(`nav a[href="/web/routes/templates"]`)
+	b.waitText("No templates yet.")
+	b.click(`a[href="/web/routes/templates/create"]`)
+	b.waitText("New route template")
+	at := func(path string) string { return fmt.Sprintf(`[data-path=%q]`, path) }
+
+	b.fill(at("name"), "fetch_by_id")
+	b.fill(at("description"), "Fetch one item of a collection")
+	b.fill(at("route_id"), "fetch_{collection}")
+	b.fill(at("route_path"), "/{collection}/{id_param}")
+	b.waitText("placeholder {collection} is used but not declared")
+
+	b.click(`[data-action="add:variables"]`)
+	b.fill(at("variables[0].key"), "collection")
+	b.fill(at("variables[0].description"), "Collection to read")
+	b.fill(at("variables[0].default_value"), "posts")
+	b.click(`[data-action="add:variables"]`)
+	b.fill(at("variables[1].key"), "id_param")
+	b.fill(at("variables[1].description"), "Name of the id parameter")
+
+	b.choose("#add-block-type", "FETCH")
+	b.click(`[data-action="add-block"]`)
+	b.fill(at("flow.blocks[0].local_name"), "items")
+	b.fill(at("flow.blocks[0].ref_col"), "{collection}")
+
+	b.choose("#add-block-type", "CONDITION")
+	b.click(`[data-action="add-block"]`)
+	b.click(`[data-action="add:flow.blocks[1].conditions"]`)
+	b.choose(at("flow.blocks[1].conditions[0].left.ref_var"), "ref")
+	b.fill(at("flow.blocks[1].conditions[0].left.data"), "items")
+	b.choose(at("flow.blocks[1].conditions[0].condition_type"), "NOT_EQUAL_TO")
+	b.choose(at("flow.blocks[1].conditions[0].right.rtype"), "OTHER")
+	b.fill(at("flow.blocks[1].conditions[0].right.data"), "null")
+	b.click(at("flow.blocks[1].fail?"))
+	b.fill(at("flow.blocks[1].fail.message"), "no {collection} with this {id_param}")
+
+	b.choose("#add-block-type", "RETURN")
+	b.click(`[data-action="add-block"]`)
+	b.click(`[data-action="add:flow.blocks[2].pairs"]`)
+	b.fill(at("flow.blocks[2].pairs[0].id"), "{collection}")
+	b.choose(at("flow.blocks[2].pairs[0].data.ref_var"), "ref")
+	b.fill(at("flow.blocks[2].pairs[0].data.data"), "items")
+
+	b.waitText("No lint warnings.")
+	raw := eval[string](b, `document.getElementById("raw-json").value`)
+	if !strings.Contains(raw, `"condition_type": "NOT_EQUAL_TO"`) || !strings.Contains(raw, `"message": "no {collection} with this {id_param}"`) {
+		t.Fatalf("the raw JSON view does not follow the form:\n%s", raw)
+	}
+	b.screenshot("templates-01-editor")
+	b.click(`[data-action="save"]`)
+	b.waitText("Fetch one item of a collection")
+	b.waitText("Variables")
+	if n := eval[int](b, `document.querySelectorAll("mark.placeholder").length`); n < 5 {
+		t.Fatalf("only %d placeholders highlighted", n)
+	}
+	b.screenshot("templates-02-view")
+
+	b.do(chromedp.Navigate(app.URL + "/web/routes/create?id=shop"))
+	b.waitText("Create from Template")
+	b.click(`[data-action="from-template"]`)
+	b.fill("#picker-filter", "fetch")
+	b.click(`[data-template="fetch_by_id"]`)
+	b.waitText("Collection to read")
+	if v := eval[string](b, `document.getElementById("var-collection").value`); v != "posts" {
+		t.Fatalf("the default is not pre-filled: %q", v)
+	}
+	b.click(`[data-action="apply"]`)
+	b.waitText("has no value and the variable has no default")
+	b.screenshot("templates-03-dialog-error")
+	b.fill("#var-id_param", "item_id")
+	b.click(`[data-action="apply"]`)
+	b.waitText("Filled from template fetch_by_id")
+	for path, want := range map[string]string{
+		"route_id": "fetch_posts", "route_path": "/posts/item_id", "flow.blocks[0].ref_col": "posts",
+		"flow.blocks[1].fail.message": "no posts with this item_id", "flow.blocks[2].pairs[0].id": "posts",
+		"flow.blocks[2].pairs[0].data.data": "items",
+	} {
+		if got := eval[string](b, fmt.Sprintf(`document.querySelector(%q).value`, at(path))); got != want {
+			t.Errorf("%s = %q, want %q", path, got, want)
+		}
+	}
+	b.screenshot("templates-04-filled")
+	b.fill(at("route_path"), "/posts/{item_id}")
+	b.click(`[data-action="save"]`)
+	b.waitText("Made from template fetch_by_id")
+	if text := b.text(); !strings.Contains(text, "/posts/{item_id}") || !strings.Contains(text, "fetch_posts") {
+		t.Fatalf("route view: %s", text)
+	}
+	b.screenshot("templates-05-route")
+}

@@ -1,0 +1,620 @@
+// The visual editor of route templates and routes. The document being
+// edited is one JSON value (state); the form is rendered from it and every
+// input writes back into it by path. The block forms come from the server's
+// field table (data.blocks), so they always match what the server accepts.
+(function () {
+  "use strict";
+
+  var data = JSON.parse(document.getElementById("editor-data").textContent);
+  var root = document.getElementById("editor");
+  var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+  var isTemplate = data.mode === "template";
+  var state = data.doc;
+  var problems = {}; // path → message, from the last save
+  var warnings = [];
+  var lintTimer = null;
+
+  // ---------- small helpers ----------
+
+  function el(tag, attrs, children) {
+    var e = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      var v = attrs[k];
+      if (v === null || v === undefined || v === false) return;
+      if (k === "class") e.className = v;
+      else if (k === "text") e.textContent = v;
+      else if (k.slice(0, 2) === "on") e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v === true ? "" : v);
+    });
+    (children || []).forEach(function (c) {
+      if (c) e.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+    });
+    return e;
+  }
+
+  // get and set read and write the value at a path such as
+  // "flow.blocks[2].conditions[0].left.data".
+  function parts(path) {
+    return path.replace(/\[(\d+)\]/g, ".$1").split(".").filter(Boolean);
+  }
+  function get(path) {
+    return parts(path).reduce(function (o, k) { return o == null ? undefined : o[k]; }, state);
+  }
+  function set(path, value) {
+    var ps = parts(path);
+    var o = state;
+    for (var i = 0; i < ps.length - 1; i++) o = o[ps[i]];
+    o[ps[ps.length - 1]] = value;
+    changed(false);
+  }
+
+  function operand(rtype) {
+    return { ref_var: false, rtype: rtype || "STRING", data: "" };
+  }
+  function condition() {
+    return { left: operand(), right: operand(), condition_type: "EQUAL_TO", not: false, next: "NONE" };
+  }
+  function operation() {
+    return { left: operand(), right: operand(), operation_type: "ADDITION", not: false, next: "NONE" };
+  }
+  function filter() {
+    return { right: operand(), operation_type: "EQUAL_TO", not: false, next: "NONE" };
+  }
+
+  // newBlock makes a block of type with every field at its empty value.
+  function newBlock(type, depth) {
+    var b = { type: type, depth: depth };
+    data.blocks[type].forEach(function (f) {
+      b[f.name] = {
+        text: "", enum: f.enum ? f.enum[0] : "", bool: false,
+        operand: operand(type === "LOOP" ? "INTEGER" : "STRING"), "operand-or-null": null, operands: [],
+        conditions: [], operations: [], filters: [], "filter-or-null": null, pairs: [],
+        "update-targets": [], "simple-targets": [], "fail-or-null": null
+      }[f.kind];
+    });
+    return b;
+  }
+
+  // ---------- inputs bound to paths ----------
+
+  function fieldError(path) {
+    var msg = problems[path];
+    return msg ? el("p", { class: "field-error", "data-error-for": path, text: msg }) : null;
+  }
+
+  function textInput(path, label, opts) {
+    opts = opts || {};
+    var value = get(path);
+    var input = el(opts.multiline ? "textarea" : "input", {
+      class: "input" + (problems[path] ? " input-error" : "") + (opts.mono ? " font-mono" : ""),
+      "data-path": path, "aria-label": label, placeholder: opts.placeholder || "", rows: opts.multiline ? 2 : null,
+      oninput: function (e) { set(path, e.target.value); }
+    });
+    input.value = value == null ? "" : value;
+    return el("label", { class: "block" + (opts.grow ? " flex-1" : "") }, [
+      label ? el("span", { class: "label", text: label }) : null, input, fieldError(path)
+    ]);
+  }
+
+  function select(path, label, values, onchange) {
+    var s = el("select", {
+      class: "input" + (problems[path] ? " input-error" : ""), "data-path": path, "aria-label": label,
+      onchange: function (e) { set(path, e.target.value); if (onchange) onchange(); }
+    }, values.map(function (v) { return el("option", { value: v, text: v }); }));
+    s.value = get(path);
+    return el("label", { class: "block" }, [label ? el("span", { class: "label", text: label }) : null, s, fieldError(path)]);
+  }
+
+  function checkbox(path, label, onchange) {
+    var c = el("input", {
+      type: "checkbox", class: "h-4 w-4 rounded border-slate-300 text-brand-600", "data-path": path,
+      onchange: function (e) { set(path, e.target.checked); if (onchange) onchange(); }
+    });
+    c.checked = !!get(path);
+    return el("label", { class: "inline-flex items-center gap-1.5 text-sm text-slate-700" }, [c, label]);
+  }
+
+  function button(text, onclick, opts) {
+    opts = opts || {};
+    return el("button", {
+      type: "button", class: opts.class || "btn-secondary", title: opts.title || null,
+      "aria-label": opts.label || null, "data-action": opts.action || null,
+      onclick: function () { onclick(); render(); }
+    }, [text]);
+  }
+
+  // operandInput edits an operand: a literal value or a variable reference.
+  function operandInput(path, label) {
+    var o = get(path);
+    var kind = el("select", {
+      class: "input w-28", "data-path": path + ".ref_var", "aria-label": label + " kind",
+      onchange: function (e) { o.ref_var = e.target.value === "ref"; changed(false); render(); }
+    }, [el("option", { value: "lit", text: "Literal" }), el("option", { value: "ref", text: "Variable" })]);
+    kind.value = o.ref_var ? "ref" : "lit";
+    var type = el("select", {
+      class: "input w-28", "data-path": path + ".rtype", "aria-label": label + " type",
+      onchange: function (e) { o.rtype = e.target.value; changed(false); }
+    }, data.enums.bdtype.map(function (v) { return el("option", { value: v, text: v }); }));
+    type.value = o.rtype;
+    var value = el("input", {
+      class: "input flex-1 font-mono" + (problems[path + ".data"] ? " input-error" : ""), "data-path": path + ".data",
+      "aria-label": label + " value", placeholder: o.ref_var ? "variable name" : "value",
+      oninput: function (e) { o.data = e.target.value; changed(false); }
+    });
+    value.value = o.data;
+    return el("div", { class: "space-y-1", "data-path": path }, [
+      label ? el("span", { class: "label", text: label }) : null,
+      el("div", { class: "flex gap-2" }, [kind, type, value]),
+      fieldError(path), fieldError(path + ".data"), fieldError(path + ".rtype")
+    ]);
+  }
+
+  // listInput edits a list at path: one row per item, with remove and add.
+  function listInput(path, label, make, rowOf) {
+    var list = get(path) || [];
+    var rows = list.map(function (_, i) {
+      return el("div", { class: "flex items-start gap-2 rounded-md bg-slate-50 p-2" }, [
+        el("div", { class: "flex-1 space-y-2" }, [rowOf(path + "[" + i + "]", i)]),
+        button("✕", function () { list.splice(i, 1); changed(false); }, { class: "btn-secondary px-2", label: "Remove " + label + " " + (i + 1) })
+      ]);
+    });
+    return el("div", { class: "space-y-2", "data-path": path }, [
+      el("div", { class: "flex items-center justify-between" }, [
+        el("span", { class: "label mb-0", text: label }),
+        button("+ " + label, function () { list.push(make()); set(path, list); }, { action: "add:" + path })
+      ])
+    ].concat(rows, [fieldError(path)]));
+  }
+
+  function comparisonRow(kindField, kinds) {
+    return function (p) {
+      return el("div", { class: "space-y-2" }, [
+        operandInput(p + ".left", "Left"),
+        el("div", { class: "flex flex-wrap items-end gap-3" }, [
+          select(p + "." + kindField, kindField.replace("_", " "), kinds),
+          checkbox(p + ".not", "not"),
+          select(p + ".next", "then", data.enums.next)
+        ]),
+        operandInput(p + ".right", "Right")
+      ]);
+    };
+  }
+
+  function filterRow(p) {
+    return el("div", { class: "space-y-2" }, [
+      el("div", { class: "flex flex-wrap items-end gap-3" }, [
+        select(p + ".operation_type", "operation", data.enums.operation_type),
+        checkbox(p + ".not", "not"),
+        select(p + ".next", "then", data.enums.next)
+      ]),
+      operandInput(p + ".right", "Right")
+    ]);
+  }
+
+  // optional wraps an object-or-null field with a switch that creates it.
+  function optional(path, label, make, body) {
+    var on = get(path) != null;
+    var box = el("input", {
+      type: "checkbox", class: "h-4 w-4 rounded border-slate-300", "data-path": path + "?",
+      onchange: function (e) { set(path, e.target.checked ? make() : null); render(); }
+    });
+    box.checked = on;
+    return el("div", { class: "space-y-2", "data-path": path }, [
+      el("label", { class: "inline-flex items-center gap-1.5 text-sm font-medium text-slate-700" }, [box, label]),
+      on ? body() : null, fieldError(path)
+    ]);
+  }
+
+  // fieldInput renders one block field from its kind.
+  function fieldInput(path, f) {
+    var label = f.name.replace(/_/g, " ");
+    switch (f.kind) {
+      case "text":
+        return textInput(path, label, { mono: true, multiline: f.name === "templatestring" });
+      case "enum":
+        return select(path, label, f.enum);
+      case "bool":
+        return checkbox(path, label);
+      case "operand":
+        return operandInput(path, label);
+      case "operand-or-null":
+        return optional(path, label, function () { return operand(); }, function () { return operandInput(path, ""); });
+      case "operands":
+        return listInput(path, label, function () { return operand(); }, function (p) { return operandInput(p, ""); });
+      case "conditions":
+        return listInput(path, "condition", condition, comparisonRow("condition_type", data.enums.condition_type));
+      case "operations":
+        return listInput(path, "operation", operation, comparisonRow("operation_type", data.enums.operation_type));
+      case "filters":
+        return listInput(path, "filter", filter, filterRow);
+      case "filter-or-null":
+        return optional(path, label, filter, function () { return filterRow(path); });
+      case "pairs":
+        return listInput(path, "pair", function () { return { id: "", data: operand() }; }, function (p) {
+          return el("div", { class: "space-y-2" }, [textInput(p + ".id", "id", { mono: true }), operandInput(p + ".data", "value")]);
+        });
+      case "update-targets":
+        return listInput(path, "target", function () { return { field: "", conditions: [] }; }, function (p) {
+          return el("div", { class: "space-y-2" }, [textInput(p + ".field", "field", { mono: true }),
+            listInput(p + ".conditions", "condition", condition, comparisonRow("condition_type", data.enums.condition_type))]);
+        });
+      case "simple-targets":
+        return listInput(path, "target", function () { return { field: "", value: operand() }; }, function (p) {
+          return el("div", { class: "space-y-2" }, [textInput(p + ".field", "field", { mono: true }), operandInput(p + ".value", "value")]);
+        });
+      case "fail-or-null":
+        return optional(path, "fail with", function () { return { status: 400, message: "" }; }, function () {
+          var status = el("input", {
+            type: "number", class: "input w-24", "data-path": path + ".status", "aria-label": "status",
+            oninput: function (e) { get(path).status = parseInt(e.target.value, 10) || 0; changed(false); }
+          });
+          status.value = get(path).status;
+          return el("div", { class: "flex items-end gap-2" }, [
+            el("label", {}, [el("span", { class: "label", text: "status" }), status, fieldError(path + ".status")]),
+            textInput(path + ".message", "message", { grow: true })
+          ]);
+        });
+    }
+    return null;
+  }
+
+  // ---------- sections ----------
+
+  function section(title, children, attrs) {
+    return el("section", Object.assign({ class: "card space-y-4 p-5" }, attrs || {}),
+      [el("h2", { class: "font-medium text-slate-900", text: title })].concat(children));
+  }
+
+  function details() {
+    var scope = el("select", {
+      class: "input", "data-path": "project_id", "aria-label": "Scope",
+      onchange: function (e) { set("project_id", e.target.value || null); }
+    }, [el("option", { value: "", text: "Global" })].concat((data.projects || []).map(function (p) {
+      return el("option", { value: p, text: "Project " + p });
+    })));
+    scope.value = state.project_id || "";
+    return section("Template", [
+      el("div", { class: "grid gap-4 sm:grid-cols-2" }, [
+        textInput("name", "Name", { placeholder: "fetch_by_id" }),
+        el("label", { class: "block" }, [el("span", { class: "label", text: "Scope" }), scope, fieldError("project_id")])
+      ]),
+      textInput("description", "Description", { multiline: true })
+    ]);
+  }
+
+  function request() {
+    var bodyAllowed = ["POST", "PUT", "PATCH"].indexOf(state.method) >= 0;
+    var paramRow = function (p) {
+      return el("div", { class: "flex gap-2" }, [textInput(p + ".id", "id", { mono: true, grow: true }), select(p + ".bdtype", "type", data.enums.bdtype)]);
+    };
+    return section("Request", [
+      el("div", { class: "grid gap-4 sm:grid-cols-3" }, [
+        select("method", "Method", data.enums.method, render),
+        textInput("route_id", "Route id", { mono: true, placeholder: "fetch_{collection}" }),
+        textInput("route_path", "Route path", { mono: true, placeholder: "/{collection}/fetch" })
+      ]),
+      el("div", { class: "space-y-2" }, [
+        checkbox("auth_jwt.active", "Requires a JWT", render),
+        state.auth_jwt.active ? el("div", { class: "grid gap-4 sm:grid-cols-2" }, [
+          textInput("auth_jwt.field", "JWT field", { mono: true }), textInput("auth_jwt.ref_col", "JWT ref_col", { mono: true })
+        ]) : null
+      ]),
+      el("div", { class: "grid gap-4 sm:grid-cols-4" }, [textInput("params.delimiter", "Param delimiter", { mono: true })]),
+      listInput("params.pairs", "URL parameter", function () { return { id: "", bdtype: "STRING" }; }, paramRow),
+      bodyAllowed ? listInput("body", "body field", function () { return { id: "", bdtype: "STRING" }; }, paramRow)
+        : el("p", { class: "text-xs text-slate-500", text: "Body fields are for POST, PUT and PATCH." }),
+      fieldError("body")
+    ]);
+  }
+
+  function variables() {
+    return section("Variables", [
+      el("p", { class: "text-xs text-slate-500", text: "Write {key} in any text field to use a variable. An empty default means the value is required." }),
+      listInput("variables", "variable", function () { return { key: "", description: "", default_value: null }; }, function (p) {
+        var def = el("input", {
+          class: "input font-mono", "data-path": p + ".default_value", "aria-label": "default", placeholder: "no default",
+          oninput: function (e) { get(p).default_value = e.target.value === "" ? null : e.target.value; changed(false); }
+        });
+        def.value = get(p).default_value == null ? "" : get(p).default_value;
+        return el("div", { class: "grid gap-2 sm:grid-cols-3" }, [
+          textInput(p + ".key", "key", { mono: true }), textInput(p + ".description", "description"),
+          el("label", { class: "block" }, [el("span", { class: "label", text: "default" }), def])
+        ]);
+      })
+    ], { "data-section": "variables" });
+  }
+
+  // maxDepth is the deepest block i may be: one level under a LOOP before it.
+  function maxDepth(i) {
+    if (i === 0) return 0;
+    var prev = state.flow.blocks[i - 1];
+    return prev.depth + (prev.type === "LOOP" ? 1 : 0);
+  }
+
+  function blockCard(b, i) {
+    var path = "flow.blocks[" + i + "]";
+    var blocks = state.flow.blocks;
+    var move = function (to) { var x = blocks.splice(i, 1)[0]; blocks.splice(to, 0, x); changed(false); };
+    var controls = el("div", { class: "flex gap-1" }, [
+      button("↑", function () { if (i > 0) move(i - 1); }, { class: "btn-secondary px-2", label: "Move block " + (i + 1) + " up" }),
+      button("↓", function () { if (i < blocks.length - 1) move(i + 1); }, { class: "btn-secondary px-2", label: "Move block " + (i + 1) + " down" }),
+      button("→", function () { if (b.depth < maxDepth(i)) { b.depth++; changed(false); } }, { class: "btn-secondary px-2", label: "Indent block " + (i + 1) }),
+      button("←", function () { if (b.depth > 0) { b.depth--; changed(false); } }, { class: "btn-secondary px-2", label: "Outdent block " + (i + 1) }),
+      button("✕", function () { blocks.splice(i, 1); changed(false); }, { class: "btn-secondary px-2 text-red-600", label: "Remove block " + (i + 1) })
+    ]);
+    return el("div", {
+      class: "card space-y-3 border-l-4 p-4 " + (b.type === "LOOP" ? "border-l-amber-400" : "border-l-brand-400"),
+      style: "margin-left:" + (b.depth * 1.5) + "rem", "data-block": i, "data-path": path
+    }, [
+      el("div", { class: "flex items-center justify-between gap-2" }, [
+        el("div", { class: "flex items-center gap-2" }, [
+          el("span", { class: "text-xs text-slate-400", text: String(i + 1) }),
+          el("span", { class: "badge bg-brand-100 font-mono text-brand-800", text: b.type }),
+          b.depth ? el("span", { class: "text-xs text-slate-500", text: "depth " + b.depth }) : null
+        ]),
+        controls
+      ]),
+      fieldError(path + ".depth"), fieldError(path + ".type")
+    ].concat(data.blocks[b.type].map(function (f) { return fieldInput(path + "." + f.name, f); })));
+  }
+
+  function flowSection() {
+    var blocks = state.flow.blocks;
+    var type = el("select", { class: "input w-48", id: "add-block-type", "aria-label": "Block type" },
+      data.block_types.map(function (t) { return el("option", { value: t, text: t }); }));
+    var add = el("button", {
+      type: "button", class: "btn-primary", "data-action": "add-block",
+      onclick: function () {
+        var last = blocks[blocks.length - 1];
+        var depth = last ? last.depth + (last.type === "LOOP" ? 1 : 0) : 0;
+        blocks.push(newBlock(type.value, depth));
+        changed(false); render();
+      }
+    }, ["Add block"]);
+    return section("Flow", [
+      el("p", { class: "text-xs text-slate-500", text: "Blocks run in order. Indent a block under a LOOP to put it in the loop's body." }),
+      el("div", { class: "space-y-3", id: "blocks" }, blocks.map(blockCard)),
+      blocks.length ? null : el("p", { class: "text-sm text-slate-500", text: "No blocks yet." }),
+      el("div", { class: "flex gap-2" }, [type, add])
+    ]);
+  }
+
+  function lintPanel() {
+    var list = isTemplate ? warnings : [];
+    return el("div", { id: "lint", class: "card p-4", "aria-live": "polite" }, [
+      el("h2", { class: "mb-2 font-medium text-slate-900", text: "Checks" }),
+      list.length ? el("ul", { class: "space-y-1 text-sm text-amber-800" }, list.map(function (w) {
+        return el("li", { class: "rounded bg-amber-50 px-2 py-1", "data-testid": "lint-warning", text: w });
+      })) : el("p", { class: "text-sm text-emerald-700", "data-testid": "lint-clear", text: isTemplate ? "No lint warnings." : "Fill in the route and create it." }),
+      Object.keys(problems).length ? el("div", { class: "mt-3" }, [
+        el("p", { class: "text-sm font-medium text-red-700", text: "Fix these before saving:" }),
+        el("ul", { class: "mt-1 space-y-1 text-xs text-red-700", "data-testid": "problems" }, Object.keys(problems).sort().map(function (p) {
+          return el("li", { text: p + " " + problems[p] });
+        }))
+      ]) : null
+    ]);
+  }
+
+  function rawPanel() {
+    var area = el("textarea", {
+      id: "raw-json", class: "input h-96 font-mono text-xs", spellcheck: "false", "aria-label": "Raw JSON",
+      oninput: function (e) {
+        try {
+          var doc = JSON.parse(e.target.value);
+          rawError.textContent = "";
+          state = doc;
+          changed(true);
+          renderForm();
+        } catch (err) {
+          rawError.textContent = "Not valid JSON yet: " + err.message;
+        }
+      }
+    });
+    area.value = JSON.stringify(state, null, 2);
+    var rawError = el("p", { class: "field-error", id: "raw-error" });
+    return el("details", { class: "card p-4" }, [
+      el("summary", { class: "cursor-pointer font-medium text-slate-900", text: "Raw JSON" }),
+      el("p", { class: "my-2 text-xs text-slate-500", text: "Edit the whole document here; the form follows." }), area, rawError
+    ]);
+  }
+
+  // ---------- rendering and saving ----------
+
+  var formPane = el("div", { class: "space-y-6 lg:col-span-2" });
+  var sidePane = el("div", { class: "space-y-6" });
+
+  function renderForm() {
+    var focused = document.activeElement && document.activeElement.getAttribute("data-path");
+    formPane.replaceChildren.apply(formPane, [
+      isTemplate ? details() : templateBar(), request(), isTemplate ? variables() : null, flowSection(), saveBar()
+    ].filter(Boolean));
+    var lint = document.getElementById("lint");
+    if (lint) lint.replaceWith(lintPanel());
+    if (focused) {
+      var again = formPane.querySelector('[data-path="' + focused + '"]');
+      if (again) again.focus();
+    }
+  }
+
+  function render() {
+    renderForm();
+    var raw = document.getElementById("raw-json");
+    if (raw && document.activeElement !== raw) raw.value = JSON.stringify(state, null, 2);
+  }
+
+  // changed notes an edit: the raw view follows (unless it made the edit),
+  // and the lint runs shortly after the author stops typing.
+  function changed(fromRaw) {
+    if (!fromRaw) {
+      var raw = document.getElementById("raw-json");
+      if (raw) raw.value = JSON.stringify(state, null, 2);
+    }
+    if (!isTemplate) return;
+    clearTimeout(lintTimer);
+    lintTimer = setTimeout(lint, 300);
+  }
+
+  function post(url, body) {
+    return fetch(url, {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": csrf },
+      body: JSON.stringify(body)
+    }).then(function (r) { return r.json(); });
+  }
+
+  function lint() {
+    post("/web/routes/templates/lint", state).then(function (env) {
+      warnings = env.warnings || [];
+      document.getElementById("lint").replaceWith(lintPanel());
+    });
+  }
+
+  function saveBar() {
+    var status = el("span", { class: "text-sm text-slate-600", id: "save-status", "aria-live": "polite" });
+    var save = el("button", {
+      type: "button", class: "btn-primary", "data-action": "save",
+      onclick: function () {
+        status.textContent = "Saving…";
+        var call = isTemplate ? post("/route/template/create", state)
+          : post("/route/create", { project_id: data.project_id, route: state, template_id: state.template ? state.template.id : undefined });
+        call.then(function (env) {
+          if (env.status === 200 || env.status === 201) {
+            var d = env.data;
+            window.location.href = isTemplate ? "/web/routes/templates/view?id=" + d.id
+              : "/web/routes/view?project_id=" + encodeURIComponent(d.project_id) + "&route_id=" + encodeURIComponent(d.route_id);
+            return;
+          }
+          problems = {};
+          var fields = (env.data && env.data.fields) || {};
+          Object.keys(fields).forEach(function (p) { problems[p.replace(/^route\./, "")] = fields[p]; });
+          status.textContent = env.message;
+          render();
+          var first = formPane.querySelector(".input-error, .field-error");
+          if (first) first.scrollIntoView({ block: "center" });
+        });
+      }
+    }, [isTemplate ? "Save template" : "Create route"]);
+    return el("div", { class: "flex items-center gap-3" }, [save, status]);
+  }
+
+  // ---------- Create from Template (route mode) ----------
+
+  var dialog = document.getElementById("template-dialog");
+
+  function templateBar() {
+    var t = state.template;
+    return el("div", { class: "card flex flex-wrap items-center justify-between gap-3 p-4" }, [
+      el("p", { class: "text-sm text-slate-600", "data-testid": "from-template" },
+        [t ? "Filled from template " : "Start from scratch, or from one of the project's templates.", t ? el("strong", { text: t.name }) : null]),
+      el("button", { type: "button", class: "btn-secondary", "data-action": "from-template", onclick: openPicker }, ["Create from Template"])
+    ]);
+  }
+
+  function openPicker() {
+    var filter = el("input", { type: "search", class: "input", id: "picker-filter", placeholder: "Filter templates", "aria-label": "Filter templates" });
+    var list = el("ul", { class: "max-h-80 divide-y divide-slate-100 overflow-y-auto", id: "picker-list" });
+    var load = function () {
+      fetch("/route/template/fetch?project_id=" + encodeURIComponent(data.project_id) + "&limit=50&filter=" + encodeURIComponent(filter.value),
+        { headers: { Accept: "application/json" }, credentials: "same-origin" })
+        .then(function (r) { return r.json(); })
+        .then(function (env) {
+          var items = env.data || [];
+          list.replaceChildren.apply(list, items.length ? items.map(function (t) {
+            return el("li", {}, [el("button", {
+              type: "button", class: "w-full px-4 py-3 text-left hover:bg-slate-50", "data-template": t.name,
+              onclick: function () { askValues(t); }
+            }, [
+              el("div", { class: "flex items-center gap-2" }, [
+                el("span", { class: "font-medium text-slate-900", text: t.name }),
+                el("span", { class: "badge " + (t.project_id ? "bg-violet-100 text-violet-800" : "bg-sky-100 text-sky-800"), text: t.project_id || "Global" })
+              ]),
+              el("p", { class: "text-xs text-slate-500", text: t.description })
+            ])]);
+          }) : [el("li", { class: "px-4 py-6 text-center text-sm text-slate-500", text: "No templates match." })]);
+        });
+    };
+    var timer;
+    filter.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(load, 200); });
+    dialog.replaceChildren(el("div", { class: "p-5" }, [
+      el("div", { class: "mb-3 flex items-center justify-between" }, [
+        el("h2", { class: "text-lg font-semibold text-slate-900", text: "Create from Template" }),
+        el("button", { type: "button", class: "btn-secondary", onclick: function () { dialog.close(); } }, ["Cancel"])
+      ]),
+      filter, el("div", { class: "mt-3 rounded-md ring-1 ring-slate-200" }, [list])
+    ]));
+    dialog.showModal();
+    load();
+    filter.focus();
+  }
+
+  // askValues asks for each variable (pre-filled with its default) and
+  // applies the template; with no variables it applies at once.
+  function askValues(t, errors) {
+    errors = errors || {};
+    if (!t.variables.length) return apply(t, {});
+    var inputs = {};
+    var rows = t.variables.map(function (v) {
+      var input = el("input", {
+        class: "input font-mono" + (errors["values." + v.key] ? " input-error" : ""), name: v.key, id: "var-" + v.key,
+        "data-variable": v.key, placeholder: v.default_value == null ? "required" : ""
+      });
+      input.value = v.default_value == null ? "" : v.default_value;
+      inputs[v.key] = input;
+      return el("div", {}, [
+        el("label", { class: "label", for: "var-" + v.key }, [el("span", { class: "font-mono", text: "{" + v.key + "}" })]),
+        input,
+        el("p", { class: "mt-1 text-xs text-slate-500", text: v.description + (v.default_value == null ? "" : " (default: " + v.default_value + ")") }),
+        errors["values." + v.key] ? el("p", { class: "field-error", text: errors["values." + v.key] }) : null
+      ]);
+    });
+    var form = el("form", {
+      class: "space-y-4 p-5", method: "dialog",
+      onsubmit: function (e) {
+        e.preventDefault();
+        var values = {};
+        // A value left empty for a variable without default is not sent, so
+        // the server names it as missing.
+        t.variables.forEach(function (v) {
+          var val = inputs[v.key].value;
+          if (val !== "" || v.default_value != null) values[v.key] = val;
+        });
+        apply(t, values);
+      }
+    }, [
+      el("div", { class: "flex items-center justify-between" }, [
+        el("h2", { class: "text-lg font-semibold text-slate-900", text: "Values for " + t.name }),
+        el("button", { type: "button", class: "btn-secondary", onclick: openPicker }, ["Back"])
+      ]),
+      el("p", { class: "text-sm text-slate-600", text: t.description })
+    ].concat(rows, [el("div", { class: "flex justify-end gap-2" }, [
+      el("button", { type: "button", class: "btn-secondary", onclick: function () { dialog.close(); } }, ["Cancel"]),
+      el("button", { type: "submit", class: "btn-primary", "data-action": "apply" }, ["Fill the form"])
+    ])]));
+    dialog.replaceChildren(form);
+    if (!dialog.open) dialog.showModal();
+    var first = form.querySelector("input");
+    if (first) first.focus();
+  }
+
+  function apply(t, values) {
+    post("/route/template/apply", { id: t.id, project_id: data.project_id, values: values }).then(function (env) {
+      if (env.status !== 200) {
+        askValues(t, (env.data && env.data.fields) || {});
+        return;
+      }
+      state = env.data;
+      problems = {};
+      dialog.close();
+      render();
+    });
+  }
+
+  // ---------- start ----------
+
+  root.replaceChildren(el("div", { class: "grid gap-6 lg:grid-cols-3" }, [
+    formPane, el("div", { class: "space-y-6" }, [sidePane])
+  ]));
+  sidePane.append(lintPanel(), rawPanel());
+  render();
+  if (isTemplate) lint();
+})();
