@@ -1,0 +1,59 @@
+package handlers
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"stencil/store"
+)
+
+func TestTemplateAndRoutePages(t *testing.T) {
+	ta, h := templateApp(t)
+	_, body := ta.call(t, "POST", "/route/template/create", fetchByID("fetch_by_id", ptr("shop")), h)
+	id := dataID(t, body)
+	ta.call(t, "POST", "/route/template/create", fetchByID("global_one", nil), h)
+	ta.call(t, "POST", "/route/create", `{"project_id":"shop","template_id":`+fmt.Sprint(id)+`,"route":`+plainRoute("items")+`}`, h)
+	b := browser(ta.signIn(t, "author"))
+	ta.newUser(t, "viewer", store.RoleViewer)
+	vb := browser(ta.signIn(t, "viewer"))
+	ta.run(t, []scenario{
+		{name: "list: global by default", method: "GET", path: "/web/routes/templates", headers: b, status: 200,
+			want: []string{"global_one", ">Global<", "New template", "1–1 of 1"}, unwanted: []string{"fetch_by_id"}},
+		{name: "list: a project's and global", method: "GET", path: "/web/routes/templates?id=shop", headers: b, status: 200,
+			want: []string{"global_one", "fetch_by_id", ">shop<", "1–2 of 2", `hx-delete="/route/template/delete?id=`}},
+		{name: "list filtered", method: "GET", path: "/web/routes/templates?id=shop&filter=global", headers: b, status: 200,
+			want: []string{"1–1 of 1"}, unwanted: []string{"fetch_by_id<"}},
+		{name: "a viewer reads but gets no write actions", method: "GET", path: "/web/routes/templates", headers: vb, status: 200,
+			want: []string{"global_one"}, unwanted: []string{"New template", "hx-delete"}},
+		{name: "a non-member cannot list a project's", method: "GET", path: "/web/routes/templates?id=shop", headers: vb, status: 403},
+		{name: "view with placeholders marked", method: "GET", path: fmt.Sprintf("/web/routes/templates/view?id=%d", id), headers: b, status: 200,
+			want: []string{`<mark class="placeholder">{collection}</mark>`, "Collection to read", "Default: <code", "No default: a value is required.", "FETCH", "RETURN"}},
+		{name: "view as JSON is the template", method: "GET", path: fmt.Sprintf("/web/routes/templates/view?id=%d", id), headers: merge(b, asJSONHeaders), status: 200,
+			want: []string{`"name":"fetch_by_id"`}},
+		{name: "view of another project's template", method: "GET", path: fmt.Sprintf("/web/routes/templates/view?id=%d", id), headers: vb, status: 403},
+		{name: "editor", method: "GET", path: "/web/routes/templates/create", headers: b, status: 200,
+			want: []string{`<script type="application/json" id="editor-data">`, `"mode":"template"`, `"SIMPLE_UPDATE"`, "/static/js/editor.js?v="}},
+		{name: "editor of a template", method: "GET", path: fmt.Sprintf("/web/routes/templates/edit?id=%d", id), headers: b, status: 200,
+			want: []string{`"name":"fetch_by_id"`, "Edit fetch_by_id"}},
+		{name: "a viewer gets no editor", method: "GET", path: "/web/routes/templates/create", headers: vb, status: 403},
+		{name: "routes of the project", method: "GET", path: "/web/routes?id=shop", headers: b, status: 200,
+			want: []string{"/items", "fetch_by_id", "New route"}},
+		{name: "route view", method: "GET", path: "/web/routes/view?project_id=shop&route_id=items", headers: b, status: 200,
+			want: []string{"Made from template", "fetch_by_id", "RETURN"}},
+		{name: "route editor", method: "GET", path: "/web/routes/create?id=shop", headers: b, status: 200,
+			want: []string{`"mode":"route"`, `"project_id":"shop"`, "New route in Shop"}},
+		{name: "route editor of an unknown project", method: "GET", path: "/web/routes/create?id=nope", headers: b, status: 404},
+	})
+	// Live lint: warnings and problems by path, without saving.
+	cookie, csrf := ta.signIn(t, "author")
+	lint := map[string]string{"Accept": "application/json", "Cookie": cookie, "X-CSRF-Token": csrf}
+	doc := strings.Replace(fetchByID("x", nil), `"ref_col":"{collection}"`, `"ref_col":"{table}"`, 1)
+	doc = strings.Replace(doc, `"description":"Fetch one item",`, `"description":"",`, 1)
+	status, out := ta.call(t, "POST", "/web/routes/templates/lint", doc, lint)
+	if status != 200 || !strings.Contains(out, "placeholder {table} is used but not declared (flow.blocks[0].ref_col)") ||
+		!strings.Contains(out, `"description":"is required"`) {
+		t.Fatalf("lint: %d %s", status, out)
+	}
+	ta.expectStatus(t, "lint without CSRF", "POST", "/web/routes/templates/lint", doc, map[string]string{"Cookie": cookie}, 403)
+}
