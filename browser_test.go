@@ -15,6 +15,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"stencil/store/storetest"
 )
 
 // browser is a headless Debian Chromium driven by chromedp. It records every
@@ -232,4 +234,31 @@ func (b *browser) checkClean() {
 	for _, e := range b.errors {
 		b.t.Errorf("browser console error: %s", e)
 	}
+}
+
+// memberBrowser starts an instance with a ROOT account ("root"), a project
+// "shop" and a member of it with role, and returns the instance and a
+// browser signed in as the member.
+func memberBrowser(t *testing.T, username, role string) (*instance, *browser) {
+	t.Helper()
+	app := startInstance(t, map[string]string{"DATABASE_URL": storetest.URL(t),
+		"ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"})
+	root := apiLogin(t, app.URL, "root", "root-password-1")
+	password := username + "-password-1"
+	for _, call := range [][2]string{
+		{"/user/register", fmt.Sprintf(`{"username":%q,"email":"%s@example.com","password":%q,"role":%q}`, username, username, password, role)},
+		{"/project/create", `{"id":"shop","name":"Shop","api_path":"/shop"}`},
+		{"/project/member/add", fmt.Sprintf(`{"project_id":"shop","username":%q}`, username)},
+	} {
+		if status, body := api(t, "POST", app.URL+call[0], root, call[1]); status >= 300 {
+			t.Fatalf("POST %s: %d %s", call[0], status, body)
+		}
+	}
+	b := newBrowser(t)
+	b.do(chromedp.Navigate(app.URL + "/web/login"))
+	b.fill("#f-auth_data", username)
+	b.fill("#f-password", password)
+	b.click("#login-form button[type=submit]")
+	b.waitText("Welcome back, " + username)
+	return app, b
 }

@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-
-	"stencil/store/storetest"
 )
 
 // TestJourneyTemplates: an AUTHOR builds a template with two variables (one
@@ -15,24 +13,7 @@ import (
 // editor, watches the lint clear, saves; then creates a route in a project
 // from it with Create from Template, and sees the substituted route.
 func TestJourneyTemplates(t *testing.T) {
-	app := startInstance(t, map[string]string{"DATABASE_URL": storetest.URL(t),
-		"ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"})
-	root := apiLogin(t, app.URL, "root", "root-password-1")
-	for _, call := range [][3]string{
-		{"POST", "/user/register", `{"username":"alan","email":"alan@example.com","password":"alan-password-1","role":"AUTHOR"}`},
-		{"POST", "/project/create", `{"id":"shop","name":"Shop","api_path":"/shop"}`},
-		{"POST", "/project/member/add", `{"project_id":"shop","username":"alan"}`},
-	} {
-		if status, body := api(t, call[0], app.URL+call[1], root, call[2]); status >= 300 {
-			t.Fatalf("%s %s: %d %s", call[0], call[1], status, body)
-		}
-	}
-	b := newBrowser(t)
-	b.do(chromedp.Navigate(app.URL + "/web/login"))
-	b.fill("#f-auth_data", "alan")
-	b.fill("#f-password", "alan-password-1")
-	b.click("#login-form button[type=submit]")
-	b.waitText("Welcome back, alan")
+	app, b := memberBrowser(t, "alan", "AUTHOR")
 
 	b.click(`nav a[href="/web/routes/templates"]`)
 	b.waitText("No templates yet.")

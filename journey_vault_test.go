@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-
-	"stencil/store/storetest"
 )
 
 // TestJourneyVault: an ADMIN creates entries, sees them masked, reveals one
@@ -15,24 +13,7 @@ import (
 // through 25 entries, updates a value, deletes one, and finds it all in the
 // access log.
 func TestJourneyVault(t *testing.T) {
-	app := startInstance(t, map[string]string{"DATABASE_URL": storetest.URL(t),
-		"ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"})
-	root := apiLogin(t, app.URL, "root", "root-password-1")
-	for _, call := range [][3]string{
-		{"POST", "/user/register", `{"username":"ada","email":"ada@example.com","password":"ada-password-1","role":"ADMIN"}`},
-		{"POST", "/project/create", `{"id":"shop","name":"Shop","api_path":"/shop"}`},
-		{"POST", "/project/member/add", `{"project_id":"shop","username":"ada"}`},
-	} {
-		if status, body := api(t, call[0], app.URL+call[1], root, call[2]); status >= 300 {
-			t.Fatalf("%s %s: %d %s", call[0], call[1], status, body)
-		}
-	}
-	b := newBrowser(t)
-	b.do(chromedp.Navigate(app.URL + "/web/login"))
-	b.fill("#f-auth_data", "ada")
-	b.fill("#f-password", "ada-password-1")
-	b.click("#login-form button[type=submit]")
-	b.waitText("Welcome back, ada")
+	app, b := memberBrowser(t, "ada", "ADMIN")
 	b.click(`nav a[href="/web/vaults"]`)
 	b.waitText("Shop")
 	b.click(`a[href="/web/vault?project_id=shop"]`)

@@ -218,7 +218,7 @@ func (h *Handlers) templateEditor(c *fiber.Ctx) error {
 		if err := bindQuery(c, &q); err != nil {
 			return err
 		}
-		t, err := h.writableTemplate(c, q.ID)
+		t, err := h.visibleTemplate(c, q.ID)
 		if err != nil {
 			return err
 		}

@@ -75,7 +75,7 @@ func (h *Handlers) templateSave(c *fiber.Ctx) error {
 	st := store.RouteTemplate{Template: t}
 	status, msg := fiber.StatusCreated, "Template created"
 	if t.ID != 0 {
-		if _, err := h.writableTemplate(c, t.ID); err != nil {
+		if _, err := h.visibleTemplate(c, t.ID); err != nil {
 			return err
 		}
 		status, msg = fiber.StatusOK, "Template updated"
@@ -89,7 +89,8 @@ func (h *Handlers) templateSave(c *fiber.Ctx) error {
 }
 
 // visibleTemplate loads template id if the caller may see it: global ones
-// everybody, a project's its members.
+// everybody, a project's its members. Changing one needs the same plus the
+// AUTHOR role, which the route checks.
 func (h *Handlers) visibleTemplate(c *fiber.Ctx, id int64) (store.RouteTemplate, error) {
 	t, err := h.store.Template(c.UserContext(), id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -99,12 +100,6 @@ func (h *Handlers) visibleTemplate(c *fiber.Ctx, id int64) (store.RouteTemplate,
 		_, err = h.member(c, *t.ProjectID)
 	}
 	return t, err
-}
-
-// writableTemplate is visibleTemplate for a change; the AUTHOR role is
-// checked by the route.
-func (h *Handlers) writableTemplate(c *fiber.Ctx, id int64) (store.RouteTemplate, error) {
-	return h.visibleTemplate(c, id)
 }
 
 type templateListQuery struct {
@@ -193,7 +188,7 @@ func (h *Handlers) templateDelete(c *fiber.Ctx) error {
 	if err := bindQuery(c, &q); err != nil {
 		return err
 	}
-	t, err := h.writableTemplate(c, q.ID)
+	t, err := h.visibleTemplate(c, q.ID)
 	if err != nil {
 		return err
 	}

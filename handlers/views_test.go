@@ -87,6 +87,7 @@ func sampleViews() map[string]sample {
 		"vault/gone":           {view: nil},
 		"partials/flash_oob":   {view: base.Flash},
 		"vault/log":            {page: true, view: vaultLog},
+		"partials/blocks":      {view: blocks},
 		"templates/index":      {page: true, view: templatesView{Base: base, Templates: []store.RouteTemplate{tmplDoc}, Pager: pager, ProjectID: "shop", Projects: []string{"shop"}, CanWrite: true}},
 		"templates/view":       {page: true, view: templateView{Base: base, Template: tmplDoc, Blocks: blocks, Request: "<b>x</b>", CanWrite: true}},
 		"templates/editor":     {page: true, view: editorView{Base: base, Heading: "New", Data: `{"mode":"template"}`, Back: "/"}},
