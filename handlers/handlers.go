@@ -5,6 +5,7 @@ package handlers
 
 import (
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,7 +31,11 @@ type Handlers struct {
 	keyring *vaultcrypt.Keyring
 
 	passwordParams auth.PasswordParams
-	setUp          atomic.Bool // a user exists: first-run setup is over
+	decoy          struct { // a hash under passwordParams, for unknown accounts
+		once sync.Once
+		hash string
+	}
+	setUp atomic.Bool // a user exists: first-run setup is over
 }
 
 // New builds the handlers. It fails when the embedded API description does not

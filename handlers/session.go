@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -103,16 +102,11 @@ func (h *Handlers) throttle(c *fiber.Ctx, scope string, limit int) error {
 	return fiber.NewError(fiber.StatusTooManyRequests, "too many failed sign-ins; try again in "+strconv.Itoa(wait)+" seconds")
 }
 
-var (
-	decoyOnce sync.Once
-	decoy     string
-)
-
 // decoyHash is checked against when the account does not exist, so that the
 // answer takes as long as for a real account.
 func (h *Handlers) decoyHash() string {
-	decoyOnce.Do(func() { decoy = auth.HashPassword("decoy", h.passwordParams) })
-	return decoy
+	h.decoy.once.Do(func() { h.decoy.hash = auth.HashPassword("decoy", h.passwordParams) })
+	return h.decoy.hash
 }
 
 type loginView struct {

@@ -115,7 +115,7 @@ func (h *Handlers) templateList(c *fiber.Ctx) error {
 	if err := bindQuery(c, &q); err != nil {
 		return err
 	}
-	list, _, total, err := h.templatePage(c, q)
+	list, total, err := h.templatePage(c, q)
 	if err != nil {
 		return err
 	}
@@ -126,22 +126,20 @@ func (h *Handlers) templateList(c *fiber.Ctx) error {
 	return h.respond(c, Reply{Data: dtos, Amount: &total})
 }
 
-func (h *Handlers) templatePage(c *fiber.Ctx, q templateListQuery) ([]store.RouteTemplate, store.Page, int, error) {
-	page := q.page(defaultLimit(c, 20))
+func (h *Handlers) templatePage(c *fiber.Ctx, q templateListQuery) ([]store.RouteTemplate, int, error) {
 	var projects []string
 	if q.ProjectID != "" {
 		if _, err := h.member(c, q.ProjectID); err != nil {
-			return nil, page, 0, err
+			return nil, 0, err
 		}
 		projects = []string{q.ProjectID}
 	} else {
 		var err error
 		if projects, err = h.store.MemberProjects(c.UserContext(), current(c).User.ID); err != nil {
-			return nil, page, 0, err
+			return nil, 0, err
 		}
 	}
-	list, total, err := h.store.ListTemplates(c.UserContext(), projects, true, page)
-	return list, page, total, err
+	return h.store.ListTemplates(c.UserContext(), projects, true, q.page(50))
 }
 
 type templateOneQuery struct {
