@@ -12,6 +12,7 @@
   var state = data.doc;
   var problems = {}; // path → message, from the last save
   var warnings = [];
+  var saveMessage = ""; // the server's answer to the last save
   var lintTimer = null;
 
   // ---------- small helpers ----------
@@ -470,7 +471,7 @@
   }
 
   function saveBar() {
-    var status = el("span", { class: "text-sm text-slate-600", id: "save-status", "aria-live": "polite" });
+    var status = el("span", { class: "text-sm text-red-700", id: "save-status", role: "status", text: saveMessage });
     var save = el("button", {
       type: "button", class: "btn-primary", "data-action": "save",
       onclick: function () {
@@ -487,7 +488,7 @@
           problems = {};
           var fields = (env.data && env.data.fields) || {};
           Object.keys(fields).forEach(function (p) { problems[p.replace(/^route\./, "")] = fields[p]; });
-          status.textContent = env.message;
+          saveMessage = env.message;
           render();
           var first = formPane.querySelector(".input-error, .field-error");
           if (first) first.scrollIntoView({ block: "center" });
