@@ -110,7 +110,8 @@ type routeKeyQuery struct {
 	RouteID   string `query:"route_id" json:"route_id" validate:"required"`
 }
 
-// routeShow answers GET /route/fetch/one.
+// routeShow answers GET /route/fetch/one and renders /web/routes/view: a
+// route, with the template it came from.
 func (h *Handlers) routeShow(c *fiber.Ctx) error {
 	var q routeKeyQuery
 	if err := bindQuery(c, &q); err != nil {
@@ -123,7 +124,10 @@ func (h *Handlers) routeShow(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.respond(c, Reply{Data: newRouteDTO(r)})
+	req := flow.Template{RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT, Params: r.Params, Body: r.Body}
+	view := routeView{Base: h.base(c, r.RouteID), Route: r, Blocks: blockViews(r.Flow, nil), Request: requestHTML(req, nil),
+		CanWrite: roleRank[current(c).User.Role] >= roleRank[store.RoleAuthor]}
+	return h.respond(c, Reply{Data: newRouteDTO(r), Page: "routes/view", View: view})
 }
 
 // routeUpdate answers PATCH /route/update: the route is replaced (it may be

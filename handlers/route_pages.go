@@ -45,26 +45,6 @@ type routeView struct {
 	CanWrite bool
 }
 
-// routeShowPage renders /web/routes/view: a route, with the template it
-// came from.
-func (h *Handlers) routeShowPage(c *fiber.Ctx) error {
-	var q routeKeyQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	if _, err := h.member(c, q.ProjectID); err != nil {
-		return err
-	}
-	r, err := h.store.Route(c.UserContext(), q.ProjectID, q.RouteID)
-	if err != nil {
-		return err
-	}
-	req := flow.Template{RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT, Params: r.Params, Body: r.Body}
-	view := routeView{Base: h.base(c, r.RouteID), Route: r, Blocks: blockViews(r.Flow, nil), Request: requestHTML(req, nil),
-		CanWrite: roleRank[current(c).User.Role] >= roleRank[store.RoleAuthor]}
-	return h.respond(c, Reply{Data: newRouteDTO(r), Page: "routes/view", View: view})
-}
-
 // routeEditor renders /web/routes/create?id=: the route form, with Create
 // from Template.
 func (h *Handlers) routeEditor(c *fiber.Ctx) error {

@@ -95,12 +95,12 @@ func Routes(app *fiber.App, h *Handlers) {
 
 	// Template and route pages.
 	app.Get("/web/routes/templates", signedIn, h.templatesIndex)
-	app.Get("/web/routes/templates/view", signedIn, h.templateShowPage)
+	app.Get("/web/routes/templates/view", signedIn, h.templateShow)
 	app.Get("/web/routes/templates/create", author, h.templateEditor)
 	app.Get("/web/routes/templates/edit", author, h.templateEditor)
 	app.Post("/web/routes/templates/lint", signedIn, h.templateLint)
 	app.Get("/web/routes", signedIn, h.routesIndex)
-	app.Get("/web/routes/view", signedIn, h.routeShowPage)
+	app.Get("/web/routes/view", signedIn, h.routeShow)
 	app.Get("/web/routes/create", author, h.routeEditor)
 
 	// Configs (ROOT).

@@ -69,26 +69,6 @@ type blockView struct {
 	Fields template.HTML // the block's fields as JSON, placeholders marked
 }
 
-// templateShowPage renders /web/routes/templates/view: read-only, with the
-// placeholders highlighted.
-func (h *Handlers) templateShowPage(c *fiber.Ctx) error {
-	var q templateIDQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	t, err := h.visibleTemplate(c, q.ID)
-	if err != nil {
-		return err
-	}
-	declared := map[string]bool{}
-	for _, v := range t.Variables {
-		declared[v.Key] = true
-	}
-	view := templateView{Base: h.base(c, t.Name), Template: t, CanWrite: roleRank[current(c).User.Role] >= roleRank[store.RoleAuthor],
-		Blocks: blockViews(t.Flow, declared), Request: requestHTML(t.Template, declared)}
-	return h.respond(c, Reply{Data: newTemplateDTO(t), Page: "templates/view", View: view})
-}
-
 // blockViews renders each block's own fields as indented JSON.
 func blockViews(f flow.Flow, declared map[string]bool) []blockView {
 	out := make([]blockView, len(f.Blocks))

@@ -149,7 +149,9 @@ type templateOneQuery struct {
 }
 
 // templateShow answers GET /route/template/fetch/one: by id, or by name
-// (with project_id for a project's template, without for the global one).
+// (with project_id for a project's template, without for the global one);
+// and renders /web/routes/templates/view, read-only with the placeholders
+// highlighted.
 func (h *Handlers) templateShow(c *fiber.Ctx) error {
 	var q templateOneQuery
 	if err := bindQuery(c, &q); err != nil {
@@ -172,7 +174,13 @@ func (h *Handlers) templateShow(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.respond(c, Reply{Data: newTemplateDTO(t)})
+	declared := map[string]bool{}
+	for _, v := range t.Variables {
+		declared[v.Key] = true
+	}
+	view := templateView{Base: h.base(c, t.Name), Template: t, CanWrite: roleRank[current(c).User.Role] >= roleRank[store.RoleAuthor],
+		Blocks: blockViews(t.Flow, declared), Request: requestHTML(t.Template, declared)}
+	return h.respond(c, Reply{Data: newTemplateDTO(t), Page: "templates/view", View: view})
 }
 
 type templateIDQuery struct {
