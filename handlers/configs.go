@@ -75,24 +75,24 @@ func (h *Handlers) configUpdate(c *fiber.Ctx) error {
 }
 
 func (h *Handlers) configSave(c *fiber.Ctx, create bool) error {
-	view, err := h.configsPage(c, listQuery{})
-	if err != nil {
-		return err
+	page := func() (Reply, *Form, error) {
+		view, err := h.configsPage(c, listQuery{})
+		return Reply{Page: "configs/index", Fragment: "configs/form", View: &view}, &view.Form, err
 	}
-	reply := Reply{Page: "configs/index", Fragment: "configs/form", View: &view}
 	var in configInput
 	if err := bind(c, &in); err != nil {
-		return h.formError(c, err, reply, &view.Form)
+		return h.formError(c, err, page)
 	}
 	cf := store.Config{Key: in.Key, Value: in.Value}
 	status, msg := fiber.StatusOK, "Config updated"
+	var err error
 	if create {
 		status, msg, err = fiber.StatusCreated, "Config created", h.store.CreateConfig(c.UserContext(), &cf)
 	} else {
 		err = h.store.UpdateConfig(c.UserContext(), &cf)
 	}
 	if err != nil {
-		return h.formError(c, err, reply, &view.Form)
+		return h.formError(c, err, page)
 	}
 	h.flash(c, "success", msg+": "+cf.Key)
 	return h.respond(c, Reply{Status: status, Message: msg, Data: configDTO{Key: cf.Key, Value: cf.Value}, Redirect: "/web/configs"})

@@ -67,14 +67,23 @@ func (f Form) Value(field string) string { return f.Values[field] }
 // Error returns the error of field.
 func (f Form) Error(field string) string { return f.Errors[field] }
 
+// formPage builds the reply that shows a form again, and points at the form
+// in its view.
+type formPage func() (Reply, *Form, error)
+
 // formError answers a failed form submission. A browser gets the form back
-// with the errors beside the fields (422), rendered from r with form filled
-// in — but never passwords or the other secret fields named; an API client,
+// with the errors beside the fields (422): build makes the reply, and only
+// then, so that API clients and successes never pay for the page. Passwords
+// and the other secret fields named are never shown again. An API client,
 // or an error that is no validation failure, goes to the ErrorHandler.
-func (h *Handlers) formError(c *fiber.Ctx, err error, r Reply, form *Form, secret ...string) error {
+func (h *Handlers) formError(c *fiber.Ctx, err error, build formPage, secret ...string) error {
 	verr := asValidation(err)
 	if verr == nil || representationOf(c) == asJSON {
 		return err
+	}
+	r, form, berr := build()
+	if berr != nil {
+		return berr
 	}
 	form.Errors = verr.Fields
 	form.Values = map[string]string{}

@@ -49,8 +49,12 @@ func (h *Handlers) securityHeaders(c *fiber.Ctx) error {
 
 // loadSession adapts scs to Fiber: it loads the session named by the cookie
 // into the request's context and, after the handlers (and whatever error
-// they return), commits or destroys it and sets the cookie.
+// they return), commits or destroys it and sets the cookie. A request with a
+// bearer token is an API client's: it has no session, and none is made.
 func (h *Handlers) loadSession(c *fiber.Ctx) error {
+	if hasBearer(c) {
+		return c.Next()
+	}
 	ctx, err := h.sessions.Load(c.UserContext(), c.Cookies(h.sessions.Cookie.Name))
 	if err != nil {
 		return err

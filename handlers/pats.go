@@ -71,21 +71,20 @@ func (h *Handlers) patsPage(c *fiber.Ctx) (patsView, error) {
 // patCreate answers POST /pat/create. The token appears in this answer only;
 // the database keeps its SHA-256.
 func (h *Handlers) patCreate(c *fiber.Ctx) error {
-	view, err := h.patsPage(c)
-	if err != nil {
-		return err
-	}
 	// The form replaces the whole body, on success (the token and the list)
 	// as on failure (the errors).
-	reply := Reply{Page: "pats/index", View: &view}
+	page := func() (Reply, *Form, error) {
+		view, err := h.patsPage(c)
+		return Reply{Page: "pats/index", View: &view}, &view.Form, err
+	}
 	var in patInput
 	if err := bind(c, &in); err != nil {
-		return h.formError(c, err, reply, &view.Form)
+		return h.formError(c, err, page)
 	}
 	from, _ := parseTime(in.ValidFrom)
 	to, _ := parseTime(in.ValidTo)
 	if to != nil && !to.After(orNow(from)) {
-		return h.formError(c, &ValidationError{Fields: map[string]string{"valid_to": "must be after valid_from"}}, reply, &view.Form)
+		return h.formError(c, &ValidationError{Fields: map[string]string{"valid_to": "must be after valid_from"}}, page)
 	}
 	token := auth.NewPAT()
 	p := store.PAT{UserID: current(c).User.ID, Name: in.Name, Hash: auth.HashPAT(token), Hint: token[:len(auth.PATPrefix)+4], ValidTo: to}
@@ -97,7 +96,11 @@ func (h *Handlers) patCreate(c *fiber.Ctx) error {
 	}
 	dto := newPATDTO(p)
 	dto.Token = token
-	view.Created, view.Tokens = &dto, append([]store.PAT{p}, view.Tokens...)
+	view, err := h.patsPage(c) // the list holds the new token now
+	if err != nil {
+		return err
+	}
+	view.Created = &dto
 	// The browser stays on the page that shows the token once; no redirect.
 	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Token created: copy it now, it is not shown again",
 		Data: dto, Page: "pats/index", View: view})

@@ -245,6 +245,34 @@ func TestCSRF(t *testing.T) {
 	})
 }
 
+// TestBearerRequestsMakeNoSession: API clients get no cookie and leave no
+// session row, whatever the handler does (flash, forms, pages).
+func TestBearerRequestsMakeNoSession(t *testing.T) {
+	ta := newTestApp(t)
+	h := as(ta.token(t, ta.root))
+	for _, req := range []struct{ method, path, body string }{
+		{"POST", "/config/create", `{"key":"a","value":"b"}`},
+		{"POST", "/config/create", `{"key":"1 bad","value":"b"}`},
+		{"POST", "/project/create", `{"id":"shop","name":"Shop","api_path":"/shop"}`},
+		{"GET", "/web/projects", ""},
+		{"DELETE", "/config/delete?key=a", ""},
+	} {
+		r := httptest.NewRequest(req.method, req.path, strings.NewReader(req.body))
+		r.Header.Set("Content-Type", "application/json")
+		for k, v := range h {
+			r.Header.Set(k, v)
+		}
+		resp, body := ta.do(t, r)
+		if c := resp.Header.Get("Set-Cookie"); c != "" {
+			t.Errorf("%s %s (%d) set a cookie: %s; body %s", req.method, req.path, resp.StatusCode, c, body)
+		}
+	}
+	var n int
+	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM sessions").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d session rows (%v)", n, err)
+	}
+}
+
 func TestSessionCommittedEvenWhenHandlerFails(t *testing.T) {
 	ta := newTestApp(t)
 	ta.app.Post("/test/flash-then-fail", func(c *fiber.Ctx) error {

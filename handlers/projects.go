@@ -110,15 +110,17 @@ func (h *Handlers) fillProjects(c *fiber.Ctx, view *projectsView) error {
 
 // projectCreate answers POST /project/create; the creator becomes a member.
 func (h *Handlers) projectCreate(c *fiber.Ctx) error {
-	view := projectsView{Base: h.base(c, "Projects"), CanAdd: true}
-	reply := Reply{Page: "projects/index", Fragment: "projects/form", View: &view}
+	page := func() (Reply, *Form, error) {
+		view := projectsView{Base: h.base(c, "Projects"), CanAdd: true}
+		return Reply{Page: "projects/index", Fragment: "projects/form", View: &view}, &view.Form, nil
+	}
 	var in projectInput
 	if err := bind(c, &in); err != nil {
-		return h.formError(c, err, reply, &view.Form)
+		return h.formError(c, err, page)
 	}
 	p := store.Project{ID: in.ID, Name: in.Name, Description: in.Description, APIPath: in.APIPath}
 	if err := h.store.CreateProject(c.UserContext(), &p, current(c).User.ID); err != nil {
-		return h.formError(c, err, reply, &view.Form)
+		return h.formError(c, err, page)
 	}
 	h.flash(c, "success", "Project "+p.Name+" created.")
 	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Project created", Data: newProjectDTO(p, nil), Redirect: "/web/project?id=" + p.ID})
@@ -165,14 +167,13 @@ func (h *Handlers) projectUpdate(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	view, err := h.projectPage(c, in.ProjectID)
+	p, err := h.member(c, in.ProjectID)
 	if err != nil {
 		return err
 	}
-	p := view.Project
 	p.Name, p.Description, p.APIPath = deref(in.Name, p.Name), deref(in.Description, p.Description), deref(in.APIPath, p.APIPath)
 	if err := h.store.UpdateProject(c.UserContext(), &p); err != nil {
-		return h.formError(c, err, Reply{Page: "projects/show", Fragment: "projects/details", View: &view}, &view.Form)
+		return h.formError(c, err, h.projectForm(c, in.ProjectID, "projects/details", func(v *projectView) *Form { return &v.Form }))
 	}
 	h.flash(c, "success", "Project saved.")
 	return h.respond(c, Reply{Message: "Project updated", Data: newProjectDTO(p, nil), Redirect: "/web/project?id=" + p.ID})
@@ -208,17 +209,18 @@ func (h *Handlers) memberAdd(c *fiber.Ctx) error {
 		return err
 	}
 	me := current(c).User
-	view, err := h.projectPage(c, in.ProjectID)
+	_, err := h.member(c, in.ProjectID)
 	selfJoin := in.TargetUID == me.ID && me.Role == store.RoleRoot
 	if err != nil && !(selfJoin && isStatus(err, fiber.StatusForbidden)) {
 		return err
 	}
+	page := h.projectForm(c, in.ProjectID, "projects/add_member", func(v *projectView) *Form { return &v.Add })
 	target, err := h.memberTarget(c, in)
 	if err != nil {
-		return h.formError(c, err, Reply{Page: "projects/show", Fragment: "projects/add_member", View: &view}, &view.Add)
+		return h.formError(c, err, page)
 	}
 	if err := h.store.AddMember(c.UserContext(), in.ProjectID, target.ID); err != nil {
-		return h.formError(c, err, Reply{Page: "projects/show", Fragment: "projects/add_member", View: &view}, &view.Add)
+		return h.formError(c, err, page)
 	}
 	h.flash(c, "success", target.Username+" is now a member.")
 	return h.respond(c, Reply{Message: "Member added", Redirect: "/web/project?id=" + in.ProjectID})
@@ -257,6 +259,15 @@ func (h *Handlers) memberRemove(c *fiber.Ctx) error {
 	}
 	h.flash(c, "success", "Member removed.")
 	return h.respond(c, Reply{Message: "Member removed", Redirect: "/web/project?id=" + in.ProjectID})
+}
+
+// projectForm shows one form of the project page again: fragment, with the
+// form that field picks.
+func (h *Handlers) projectForm(c *fiber.Ctx, id, fragment string, field func(*projectView) *Form) formPage {
+	return func() (Reply, *Form, error) {
+		view, err := h.projectPage(c, id)
+		return Reply{Page: "projects/show", Fragment: fragment, View: &view}, field(&view), err
+	}
 }
 
 func deref(p *string, def string) string {

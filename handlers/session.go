@@ -130,7 +130,7 @@ func (h *Handlers) loginCreate(c *fiber.Ctx) error {
 	reply := Reply{Page: "session/login", Fragment: "session/login_form", View: &view}
 	var in loginInput
 	if err := bind(c, &in); err != nil {
-		return h.formError(c, err, reply, &view.Form)
+		return h.formError(c, err, func() (Reply, *Form, error) { return reply, &view.Form, nil })
 	}
 	view.Next = in.Next
 	user, err := h.checkLogin(c, in)
@@ -196,16 +196,18 @@ func (h *Handlers) setupShow(c *fiber.Ctx) error {
 // setupCreate creates the first ROOT account and signs it in; once any user
 // exists it refuses.
 func (h *Handlers) setupCreate(c *fiber.Ctx) error {
-	view := setupView{Base: h.base(c, "Set up Stencil")}
-	reply := Reply{Page: "session/setup", Fragment: "session/setup_form", View: &view}
+	page := func() (Reply, *Form, error) {
+		view := setupView{Base: h.base(c, "Set up Stencil")}
+		return Reply{Page: "session/setup", Fragment: "session/setup_form", View: &view}, &view.Form, nil
+	}
 	var in setupInput
 	if err := bind(c, &in); err != nil {
-		return h.formError(c, err, reply, &view.Form)
+		return h.formError(c, err, page)
 	}
 	user := store.User{FirstName: in.FirstName, LastName: in.LastName, Username: in.Username, Email: in.Email,
 		Role: store.RoleRoot, PasswordHash: auth.HashPassword(in.Password, h.passwordParams)}
 	if err := h.store.CreateFirstUser(c.UserContext(), &user); err != nil {
-		return h.formError(c, err, reply, &view.Form)
+		return h.formError(c, err, page)
 	}
 	h.setUp.Store(true)
 	if err := h.signIn(c, user); err != nil {

@@ -101,16 +101,18 @@ func (h *Handlers) userShow(c *fiber.Ctx) error {
 
 // userCreate answers POST /user/register.
 func (h *Handlers) userCreate(c *fiber.Ctx) error {
-	view := usersView{Base: h.base(c, "Users"), Roles: roles}
-	reply := Reply{Page: "users/index", Fragment: "users/form", View: &view}
+	page := func() (Reply, *Form, error) {
+		view := usersView{Base: h.base(c, "Users"), Roles: roles}
+		return Reply{Page: "users/index", Fragment: "users/form", View: &view}, &view.Form, nil
+	}
 	var in registerInput
 	if err := bind(c, &in); err != nil {
-		return h.formError(c, err, reply, &view.Form)
+		return h.formError(c, err, page)
 	}
 	u := store.User{FirstName: in.FirstName, LastName: in.LastName, Username: in.Username, Email: in.Email,
 		Role: in.Role, PasswordHash: auth.HashPassword(in.Password, h.passwordParams)}
 	if err := h.store.CreateUser(c.UserContext(), &u); err != nil {
-		return h.formError(c, err, reply, &view.Form)
+		return h.formError(c, err, page)
 	}
 	h.flash(c, "success", "User "+u.Username+" created.")
 	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "User created", Data: newUserDTO(u), Redirect: "/web/users"})

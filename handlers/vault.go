@@ -81,14 +81,13 @@ const vaultChanged = "vault-changed"
 // vaultFormError answers a failed create: the browser gets the create form
 // back with its errors and the key it typed, never the value.
 func (h *Handlers) vaultFormError(c *fiber.Ctx, err error, project string) error {
-	if asValidation(err) == nil || representationOf(c) == asJSON || project == "" {
-		return err
+	if project == "" {
+		return err // no page to show the form on
 	}
-	view, verr := h.vaultPage(c, project)
-	if verr != nil {
-		return verr
-	}
-	return h.formError(c, err, Reply{Page: "vault/index", Fragment: "vault/create", View: &view}, &view.Form, "value")
+	return h.formError(c, err, func() (Reply, *Form, error) {
+		view, err := h.vaultPage(c, project, store.Page{Limit: 10})
+		return Reply{Page: "vault/index", Fragment: "vault/create", View: &view}, &view.Form, err
+	}, "value")
 }
 
 // vaultList answers GET /vault/fetch: entries with their values, each read

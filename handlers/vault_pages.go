@@ -39,7 +39,11 @@ type vaultView struct {
 
 // vaultIndex renders /web/vault: the project's entries, masked, 10 a page.
 func (h *Handlers) vaultIndex(c *fiber.Ctx) error {
-	view, err := h.vaultPage(c, c.Query("project_id"))
+	var q vaultListQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	view, err := h.vaultPage(c, q.ProjectID, q.page(10))
 	if err != nil {
 		return err
 	}
@@ -50,16 +54,12 @@ func (h *Handlers) vaultIndex(c *fiber.Ctx) error {
 	return h.respond(c, Reply{Data: dtos, Amount: &view.Pager.Total, Page: "vault/index", View: view})
 }
 
-func (h *Handlers) vaultPage(c *fiber.Ctx, project string) (vaultView, error) {
-	var q vaultListQuery
-	if err := bindQuery(c, &q); err != nil && project == "" {
-		return vaultView{}, err
-	}
+// vaultPage is the view of a project's vault at page.
+func (h *Handlers) vaultPage(c *fiber.Ctx, project string, page store.Page) (vaultView, error) {
 	p, err := h.member(c, project)
 	if err != nil {
 		return vaultView{}, err
 	}
-	page := q.page(10)
 	entries, total, err := h.store.ListVaultEntries(c.UserContext(), project, page, nil)
 	if err != nil {
 		return vaultView{}, err
@@ -102,18 +102,14 @@ func (h *Handlers) vaultRow(c *fiber.Ctx) error {
 // vaultEditError answers a failed update: the browser gets the row's form
 // back with the error, never the value.
 func (h *Handlers) vaultEditError(c *fiber.Ctx, err error, in vaultInput) error {
-	if asValidation(err) == nil || representationOf(c) == asJSON {
-		return err
-	}
-	if _, merr := h.member(c, in.ProjectID); merr != nil {
-		return merr
-	}
-	e, ierr := h.store.VaultEntryInfo(c.UserContext(), in.ProjectID, in.Key)
-	if ierr != nil {
-		return ierr
-	}
-	view := vaultRowView{Base: h.base(c, e.Key), Entry: e, Editing: true}
-	return h.formError(c, err, Reply{Page: "vault/row_page", Fragment: "vault/row", View: &view}, &view.Form, "value")
+	return h.formError(c, err, func() (Reply, *Form, error) {
+		if _, err := h.member(c, in.ProjectID); err != nil {
+			return Reply{}, nil, err
+		}
+		e, err := h.store.VaultEntryInfo(c.UserContext(), in.ProjectID, in.Key)
+		view := vaultRowView{Base: h.base(c, e.Key), Entry: e, Editing: true}
+		return Reply{Page: "vault/row_page", Fragment: "vault/row", View: &view}, &view.Form, err
+	}, "value")
 }
 
 type vaultLogQuery struct {

@@ -71,8 +71,12 @@ var navItems = []struct{ label, href, section, min string }{
 	{"API reference", "/scalar", "/scalar", ""},
 }
 
-// flash stores a message for the next page the browser shows.
+// flash stores a message for the next page the browser shows; a request
+// without a session (an API client's) has no next page.
 func (h *Handlers) flash(c *fiber.Ctx, kind, text string) {
+	if !hasSession(c.UserContext()) {
+		return
+	}
 	h.sessions.Put(c.UserContext(), "flash_kind", kind)
 	h.sessions.Put(c.UserContext(), "flash_text", text)
 }
