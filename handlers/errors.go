@@ -144,17 +144,13 @@ func errorMessage(e *fiber.Error) string {
 		msg = "not found: " + strings.TrimPrefix(msg, "Cannot ")
 	case e.Code == fiber.StatusMethodNotAllowed:
 		msg = "method not allowed"
-	case msg == "" || msg == http.StatusText(e.Code) || msg == utilsStatusMessage(e.Code):
+	case msg == "" || msg == http.StatusText(e.Code): // Fiber's default message
 		msg = strings.ToLower(http.StatusText(e.Code))
 	}
 	if strings.HasPrefix(msg, "Error: ") {
 		return msg
 	}
 	return "Error: " + msg
-}
-
-func utilsStatusMessage(code int) string {
-	return fiber.NewError(code).Message
 }
 
 // badRequest answers 400 with msg.

@@ -34,8 +34,6 @@ func TestTemplatePermissionTable(t *testing.T) {
 	authors := func(ok int) map[string]int { return byRole(ok, ok, ok, 403) }
 	all := func(s int) map[string]int { return byRole(s, s, s, s) }
 	none := all(403)
-	ta := newTestApp(t) // for the global template id below
-	_ = ta
 	runPermissionTable(t, []permCase{
 		{name: "create global", anon: 401, member: authors(201), request: func(f cellFixture) (string, string, string) {
 			return "POST", "/route/template/create", fetchByID(fmt.Sprintf("g_%d", f.n), nil)

@@ -29,11 +29,11 @@ func scanRoute(row pgx.Row) (StoredRoute, error) {
 	if err := row.Scan(&r.ProjectID, &doc, &tid, &tname, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt); err != nil {
 		return r, translate(err)
 	}
-	project := r.ProjectID
-	if p := flow.DecodeValue(mustParse(doc), &r.Route, ""); len(p) > 0 {
+	var d routeDocument
+	if p := flow.DecodeValue(mustParse(doc), &d, ""); len(p) > 0 {
 		return r, errors.New("stored route document does not decode: " + p.Error())
 	}
-	r.ProjectID, r.Template = project, nil
+	r.RouteID, r.RoutePath, r.Method, r.AuthJWT, r.Params, r.Body, r.Flow = d.RouteID, d.RoutePath, d.Method, d.AuthJWT, d.Params, d.Body, d.Flow
 	if tid != nil && tname != nil {
 		r.Template = &flow.TemplateRef{ID: *tid, Name: *tname}
 	}
@@ -41,27 +41,27 @@ func scanRoute(row pgx.Row) (StoredRoute, error) {
 	return r, nil
 }
 
-// routeDocument is the route without the fields that have columns.
-func routeDocument(r flow.Route) ([]byte, error) {
-	r.ProjectID, r.Template = "", nil
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return nil, err
-	}
-	// project_id and template live in columns.
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, err
-	}
-	delete(m, "project_id")
-	delete(m, "template")
-	return json.Marshal(m)
+// routeDocument is what the document column holds: the route less the
+// fields that have columns of their own (project_id, template).
+type routeDocument struct {
+	RouteID   string       `json:"route_id"`
+	RoutePath string       `json:"route_path"`
+	Method    string       `json:"method"`
+	AuthJWT   flow.AuthJWT `json:"auth_jwt"`
+	Params    flow.Params  `json:"params"`
+	Body      []flow.Param `json:"body"`
+	Flow      flow.Flow    `json:"flow"`
+}
+
+func documentOf(r flow.Route) ([]byte, error) {
+	return json.Marshal(routeDocument{RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT,
+		Params: r.Params, Body: r.Body, Flow: r.Flow})
 }
 
 // CreateRoute inserts r; a route_id or method and path taken in the project
 // are conflicts on routes_pkey and routes_method_path_key.
 func (s *Store) CreateRoute(ctx context.Context, r *StoredRoute) error {
-	doc, err := routeDocument(r.Route)
+	doc, err := documentOf(r.Route)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (s *Store) ListRoutes(ctx context.Context, project string, p Page) ([]Store
 // UpdateRoute replaces route id of project with r (which may rename it); the
 // template snapshot stays as it was.
 func (s *Store) UpdateRoute(ctx context.Context, id string, r *StoredRoute) error {
-	doc, err := routeDocument(r.Route)
+	doc, err := documentOf(r.Route)
 	if err != nil {
 		return err
 	}
