@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -18,8 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/alexedwards/scs/pgxstore"
-	"github.com/alexedwards/scs/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"stencil/auth"
@@ -104,25 +101,19 @@ func serve(ctx context.Context, cfg config.Config, dbURL string, log *slog.Logge
 	defer pool.Close()
 
 	st := store.New(pool)
-	if err := checkVaultKeys(ctx, cfg, st); err != nil {
+	keyring, err := vaultcrypt.NewKeyring(cfg.VaultKeys)
+	if err != nil {
+		return err
+	}
+	if err := checkVaultKeys(ctx, keyring, st); err != nil {
 		return err
 	}
 	if err := ensureRoot(ctx, cfg.Root, st, log); err != nil {
 		return err
 	}
-	sessions := scs.New()
-	// pgxstore's own cleanup goroutine cannot be stopped without a data race;
-	// expired sessions are removed by cleanSessions instead.
-	sessions.Store = pgxstore.NewWithCleanupInterval(pool, 0)
 	go cleanSessions(ctx, st, log)
-	sessions.Lifetime = 7 * 24 * time.Hour
-	sessions.IdleTimeout = 24 * time.Hour
-	sessions.Cookie.Name = "stencil_session"
-	sessions.Cookie.HttpOnly = true
-	sessions.Cookie.SameSite = http.SameSiteLaxMode
-	sessions.Cookie.Secure = cfg.Production
 
-	h, err := handlers.New(cfg, st, sessions, log)
+	h, err := handlers.New(cfg, pool, log)
 	if err != nil {
 		return err
 	}
@@ -189,11 +180,7 @@ func ensureRoot(ctx context.Context, root config.RootAccount, st *store.Store, l
 
 // checkVaultKeys refuses to start when vault entries are sealed under a
 // master key that VAULT_KEYS does not hold: their values could not be read.
-func checkVaultKeys(ctx context.Context, cfg config.Config, st *store.Store) error {
-	keyring, err := vaultcrypt.NewKeyring(cfg.VaultKeys)
-	if err != nil {
-		return err
-	}
+func checkVaultKeys(ctx context.Context, keyring *vaultcrypt.Keyring, st *store.Store) error {
 	ids, err := st.VaultKeyIDs(ctx)
 	if err != nil {
 		return err
@@ -216,10 +203,13 @@ func rotateVault(ctx context.Context, cfg config.Config, dbURL string, log *slog
 	}
 	defer pool.Close()
 	st := store.New(pool)
-	if err := checkVaultKeys(ctx, cfg, st); err != nil {
+	keyring, err := vaultcrypt.NewKeyring(cfg.VaultKeys)
+	if err != nil {
 		return err
 	}
-	keyring, _ := vaultcrypt.NewKeyring(cfg.VaultKeys)
+	if err := checkVaultKeys(ctx, keyring, st); err != nil {
+		return err
+	}
 	reseal := func(e store.VaultEntry) (string, []byte, error) {
 		value, err := keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
 		if err != nil {

@@ -5,12 +5,15 @@ package handlers
 
 import (
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/alexedwards/scs/pgxstore"
 	"github.com/alexedwards/scs/v2"
 	"github.com/gofiber/fiber/v2"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"stencil/auth"
 	"stencil/config"
@@ -38,9 +41,10 @@ type Handlers struct {
 	setUp atomic.Bool // a user exists: first-run setup is over
 }
 
-// New builds the handlers. It fails when the embedded API description does not
-// load, so a broken document never ships.
-func New(cfg config.Config, st *store.Store, sessions *scs.SessionManager, log *slog.Logger) (*Handlers, error) {
+// New builds the handlers on pool: the store and the browser sessions. It
+// fails when the embedded API description does not load, so a broken
+// document never ships.
+func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*Handlers, error) {
 	api, err := loadAPIDoc()
 	if err != nil {
 		return nil, err
@@ -53,8 +57,24 @@ func New(cfg config.Config, st *store.Store, sessions *scs.SessionManager, log *
 	if err != nil {
 		return nil, err
 	}
-	return &Handlers{cfg: cfg, store: st, sessions: sessions, log: log, assets: a, api: api,
+	return &Handlers{cfg: cfg, store: store.New(pool), sessions: newSessions(pool, cfg.Production), log: log, assets: a, api: api,
 		keyring: keyring, passwordParams: auth.DefaultPasswordParams}, nil
+}
+
+// newSessions keeps browser sessions in PostgreSQL: 7 days at most, 24 hours
+// idle; the cookie HttpOnly, SameSite=Lax, and Secure in production.
+// Expired rows are deleted by the store's housekeeping, not by pgxstore's own
+// cleanup goroutine, which cannot be stopped without a data race.
+func newSessions(pool *pgxpool.Pool, secure bool) *scs.SessionManager {
+	s := scs.New()
+	s.Store = pgxstore.NewWithCleanupInterval(pool, 0)
+	s.Lifetime = 7 * 24 * time.Hour
+	s.IdleTimeout = 24 * time.Hour
+	s.Cookie.Name = "stencil_session"
+	s.Cookie.HttpOnly = true
+	s.Cookie.SameSite = http.SameSiteLaxMode
+	s.Cookie.Secure = secure
+	return s
 }
 
 // App returns the Fiber application with its views, error handler and routes.

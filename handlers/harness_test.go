@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alexedwards/scs/pgxstore"
-	"github.com/alexedwards/scs/v2"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
@@ -86,12 +84,13 @@ func newEmptyTestApp(t testing.TB) *testApp {
 
 func newTestAppOn(t testing.TB, pool *pgxpool.Pool) *testApp {
 	t.Helper()
+	return newTestAppWith(t, pool, testConfig(t))
+}
+
+func newTestAppWith(t testing.TB, pool *pgxpool.Pool, cfg config.Config) *testApp {
+	t.Helper()
 	logs := &syncBuffer{}
-	sessions := scs.New()
-	st := pgxstore.NewWithCleanupInterval(pool, 0)
-	sessions.Store = st
-	sessions.Cookie.Name = "stencil_session"
-	h, err := New(testConfig(t), store.New(pool), sessions, slog.New(slog.NewTextHandler(logs, nil)))
+	h, err := New(cfg, pool, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"stencil/store"
+	"stencil/store/storetest"
 )
 
 func TestUnknownPathInEveryRepresentation(t *testing.T) {
@@ -243,6 +246,29 @@ func TestCSRF(t *testing.T) {
 			t.Fatalf("got %d %s", resp.StatusCode, body)
 		}
 	})
+}
+
+// TestSessionCookie: the session cookie is HttpOnly and SameSite=Lax, and
+// Secure (with HSTS) in production only.
+func TestSessionCookie(t *testing.T) {
+	for _, production := range []bool{false, true} {
+		cfg := testConfig(t)
+		cfg.Production = production
+		ta := newTestAppWith(t, storetest.Pool(t), cfg)
+		ta.newUser(t, "root", store.RoleRoot)
+		req := httptest.NewRequest("GET", "/web/login", nil)
+		resp, _ := ta.do(t, req)
+		cookie := resp.Header.Get("Set-Cookie")
+		if !strings.HasPrefix(cookie, "stencil_session=") || !strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "SameSite=Lax") {
+			t.Errorf("production=%v: cookie %q", production, cookie)
+		}
+		if strings.Contains(cookie, "secure") != production {
+			t.Errorf("production=%v: Secure flag wrong in %q", production, cookie)
+		}
+		if hsts := resp.Header.Get("Strict-Transport-Security"); (hsts != "") != production {
+			t.Errorf("production=%v: HSTS %q", production, hsts)
+		}
+	}
 }
 
 // TestBearerRequestsMakeNoSession: API clients get no cookie and leave no
