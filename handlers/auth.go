@@ -103,46 +103,59 @@ func bearerToken(c *fiber.Ctx) (string, bool) {
 	return strings.TrimSpace(token), true
 }
 
-// checkUID enforces the compatibility parameter uid (query or body): when
-// present it must be the authenticated user's id.
+// checkUID enforces the compatibility parameter uid: every occurrence, in
+// the query and the body, repeated or not, must be the authenticated user's
+// id (SPEC §2.2).
 func (h *Handlers) checkUID(c *fiber.Ctx) error {
-	raw, present := uidParam(c)
-	if !present {
+	values := uidParams(c)
+	if len(values) == 0 {
 		return c.Next()
-	}
-	uid, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil {
-		return badRequest("uid must be an integer")
 	}
 	p := current(c)
 	if p == nil {
 		return errUnauthenticated
 	}
-	if uid != p.User.ID {
-		return forbidden("uid does not match the authenticated user")
+	for _, raw := range values {
+		uid, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			return badRequest("uid must be an integer")
+		}
+		if uid != p.User.ID {
+			return forbidden("uid does not match the authenticated user")
+		}
 	}
 	return c.Next()
 }
 
-// uidParam finds uid in the query, a JSON body (number or string) or a form.
-func uidParam(c *fiber.Ctx) (string, bool) {
-	if v := c.Query("uid"); v != "" {
-		return v, true
+// uidParams collects every uid of the query and of a JSON (number or
+// string) or form body.
+func uidParams(c *fiber.Ctx) []string {
+	var values []string
+	for _, v := range c.Context().QueryArgs().PeekMulti("uid") {
+		values = append(values, string(v))
 	}
-	switch {
-	case strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationJSON):
-		var body struct {
-			UID json.RawMessage `json:"uid"`
-		}
-		if json.Unmarshal(c.Body(), &body) != nil || len(body.UID) == 0 || string(body.UID) == "null" {
-			return "", false
-		}
-		return strings.Trim(string(body.UID), `"`), true
-	case strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationForm):
-		v := c.FormValue("uid")
-		return v, v != ""
+	if len(c.Body()) == 0 {
+		return values
 	}
-	return "", false
+	switch mediaType(c) {
+	case fiber.MIMEApplicationJSON:
+		var body map[string]json.RawMessage
+		if json.Unmarshal(c.Body(), &body) != nil {
+			return values // the handler's decoder reports the body
+		}
+		if raw, ok := body["uid"]; ok && string(raw) != "null" {
+			var s string
+			if json.Unmarshal(raw, &s) != nil {
+				s = string(raw)
+			}
+			values = append(values, s)
+		}
+	case fiber.MIMEApplicationForm:
+		for _, v := range c.Context().PostArgs().PeekMulti("uid") {
+			values = append(values, string(v))
+		}
+	}
+	return values
 }
 
 // atLeast admits signed-in callers whose role is min or higher.
@@ -176,10 +189,10 @@ func (h *Handlers) member(c *fiber.Ctx, id string) (store.Project, error) {
 	}
 	project, err := h.store.Project(c.UserContext(), id, p.User.ID)
 	if errors.Is(err, store.ErrNotFound) {
-		return project, fiber.NewError(fiber.StatusNotFound, "project "+strconv.Quote(id)+" not found")
+		return project, fiber.NewError(fiber.StatusNotFound, "project "+quote(id)+" not found")
 	}
 	if err == nil && !project.IsMember {
-		return project, forbidden("you are not a member of project " + strconv.Quote(id))
+		return project, forbidden("you are not a member of project " + quote(id))
 	}
 	return project, err
 }

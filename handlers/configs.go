@@ -14,7 +14,7 @@ type configDTO struct {
 
 type configInput struct {
 	Key   string `json:"key" form:"key" validate:"required,config_key"`
-	Value string `json:"value" form:"value" validate:"max=10000"`
+	Value string `json:"value" form:"value" validate:"required,max=10000"`
 }
 
 type configQuery struct {

@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"fmt"
+	"html"
 	"maps"
 	"net/http"
 	"net/url"
@@ -54,8 +55,11 @@ func (h *Handlers) ErrorHandler(c *fiber.Ctx, err error) error {
 	if status >= 500 {
 		h.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 	}
-	if status == fiber.StatusTooManyRequests && c.GetRespHeader(fiber.HeaderRetryAfter) == "" {
+	switch {
+	case (status == fiber.StatusTooManyRequests || status == fiber.StatusServiceUnavailable) && c.GetRespHeader(fiber.HeaderRetryAfter) == "":
 		c.Set(fiber.HeaderRetryAfter, "60")
+	case status == fiber.StatusMethodNotAllowed:
+		c.Set(fiber.HeaderAllow, strings.Join(h.allowed(c.Path()), ", "))
 	}
 	if status == fiber.StatusUnauthorized && c.Method() == fiber.MethodGet && representationOf(c) != asJSON {
 		// A browser that is not signed in goes to the sign-in page, and back after.
@@ -141,7 +145,7 @@ func errorMessage(e *fiber.Error) string {
 	msg := e.Message
 	switch {
 	case e.Code == fiber.StatusNotFound && strings.HasPrefix(msg, "Cannot "):
-		msg = "not found: " + strings.TrimPrefix(msg, "Cannot ")
+		msg = "not found: " + cut(html.UnescapeString(strings.TrimPrefix(msg, "Cannot ")))
 	case e.Code == fiber.StatusMethodNotAllowed:
 		msg = "method not allowed"
 	case msg == "" || msg == http.StatusText(e.Code): // Fiber's default message

@@ -108,23 +108,35 @@ func decodeError(err error, dst any) error {
 		return badRequest("the request body is not valid JSON")
 	case errors.As(err, &ferr) && ferr.Code == fiber.StatusUnprocessableEntity:
 		return badRequest("send the body as application/json or application/x-www-form-urlencoded")
+	case strings.Contains(err.Error(), "exceeded max depth"):
+		return badRequest("the request body nests too deeply")
 	default:
-		return badRequest("malformed request: %s", firstLine(err.Error()))
+		return badRequest("the request could not be read: check the parameters' types")
 	}
 }
 
 // fieldType finds the type of the field of struct pointer dst whose json,
-// query or form name is name.
+// query or form name is name, looking into embedded structs.
 func fieldType(dst any, name string) (reflect.Type, bool) {
 	t := reflect.TypeOf(dst)
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	return structField(t, name)
+}
+
+func structField(t reflect.Type, name string) (reflect.Type, bool) {
 	if t.Kind() != reflect.Struct {
 		return nil, false
 	}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		if f.Anonymous {
+			if ft, ok := structField(f.Type, name); ok {
+				return ft, true
+			}
+			continue
+		}
 		for _, tag := range []string{"json", "query", "form"} {
 			if n, _, _ := strings.Cut(f.Tag.Get(tag), ","); n == name {
 				return f.Type, true
@@ -135,6 +147,9 @@ func fieldType(dst any, name string) (reflect.Type, bool) {
 }
 
 func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
 	switch t.Kind() {
 	case reflect.String:
 		return "a string"
@@ -152,11 +167,6 @@ func jsonKind(t reflect.Type) string {
 	}
 }
 
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
-}
-
 // checkPresent validates v. A required top-level field that the request
 // does not carry at all marks the error Missing (400); one that is there but
 // empty is a broken rule (422).
@@ -168,8 +178,7 @@ func checkPresent(v any, has func(string) bool) error {
 	}
 	verr := &ValidationError{Fields: make(map[string]string, len(verrs))}
 	for _, fe := range verrs {
-		// The namespace starts with the struct's type name; drop it.
-		_, path, _ := strings.Cut(fe.Namespace(), ".")
+		path := fieldPath(v, fe.Namespace())
 		if _, seen := verr.Fields[path]; seen {
 			continue
 		}
@@ -184,6 +193,34 @@ func checkPresent(v any, has func(string) bool) error {
 		verr.Fields[path] = msg
 	}
 	return verr
+}
+
+// fieldPath turns a validator namespace into the field's JSON path: the
+// struct's type name and the names of embedded structs are not part of it.
+func fieldPath(v any, namespace string) string {
+	t := reflect.TypeOf(v)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	embedded := map[string]bool{}
+	var walk func(reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := 0; t.Kind() == reflect.Struct && i < t.NumField(); i++ {
+			if f := t.Field(i); f.Anonymous {
+				embedded[f.Name] = true
+				walk(f.Type)
+			}
+		}
+	}
+	walk(t)
+	parts := strings.Split(namespace, ".")[1:]
+	kept := parts[:0]
+	for _, p := range parts {
+		if !embedded[p] {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, ".")
 }
 
 // message is the human text of one failed rule.

@@ -38,7 +38,8 @@ type Handlers struct {
 		once sync.Once
 		hash string
 	}
-	setUp atomic.Bool // a user exists: first-run setup is over
+	setUp atomic.Bool         // a user exists: first-run setup is over
+	allow map[string][]string // routed path → its methods, for 405's Allow
 }
 
 // New builds the handlers on pool: the store and the browser sessions. It
@@ -89,7 +90,13 @@ func (h *Handlers) App() *fiber.App {
 		WriteTimeout:          30 * time.Second,
 		IdleTimeout:           120 * time.Second,
 		BodyLimit:             4 << 20,
+		ReadBufferSize:        readBufferBytes,
+		// Bodies are read as bytes; checkInput refuses multipart before
+		// anything parses it.
+		DisablePreParseMultipartForm: true,
 	})
 	Routes(app, h)
+	h.indexMethods(app)
+	h.guardTransport(app)
 	return app
 }

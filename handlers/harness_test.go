@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -113,6 +114,19 @@ func (ta *testApp) newUser(t testing.TB, username, role string) store.User {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// listen serves the app on a free loopback port until the test ends and
+// returns its base URL, for what app.Test cannot show: transport errors.
+func (ta *testApp) listen(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = ta.app.Listener(ln) }()
+	t.Cleanup(func() { _ = ta.app.Shutdown() })
+	return "http://" + ln.Addr().String()
 }
 
 // token returns a session token (JWT) of u.

@@ -27,6 +27,7 @@ func loadAPIDoc() (*apiDoc, error) {
 		return nil, fmt.Errorf("openapi.yaml: %w", err)
 	}
 	addBlockSchemas(doc)
+	addTransportResponses(doc)
 	if err := doc.Validate(loader.Context); err != nil {
 		return nil, fmt.Errorf("openapi.yaml: %w", err)
 	}
@@ -102,6 +103,32 @@ func addBlockSchemas(doc *openapi3.T) {
 		schemas[name] = &openapi3.SchemaRef{Value: s}
 		block.OneOf = append(block.OneOf, &openapi3.SchemaRef{Ref: "#/components/schemas/" + name, Value: s})
 		block.Discriminator.Mapping[t] = openapi3.MappingRef{Ref: "#/components/schemas/" + name}
+	}
+}
+
+// addTransportResponses documents the answers that every operation can get
+// from the layers in front of its handler: a malformed request, a method the
+// path does not take, oversized headers, a body that is too large or of the
+// wrong type, and an unavailable database.
+func addTransportResponses(doc *openapi3.T) {
+	add := func(op *openapi3.Operation, status, name string) {
+		if op.Responses.Value(status) == nil {
+			op.Responses.Set(status, &openapi3.ResponseRef{Ref: "#/components/responses/" + name, Value: doc.Components.Responses[name].Value})
+		}
+	}
+	for path, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			add(op, "400", "BadRequest")
+			add(op, "405", "MethodNotAllowed")
+			add(op, "431", "HeadersTooLarge")
+			if op.RequestBody != nil {
+				add(op, "413", "PayloadTooLarge")
+				add(op, "415", "UnsupportedMediaType")
+			}
+			if path != "/healthz" {
+				add(op, "503", "Unavailable")
+			}
+		}
 	}
 }
 

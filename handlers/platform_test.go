@@ -146,15 +146,17 @@ func TestBindAndValidate(t *testing.T) {
 			t.Fatalf("got %d %s", resp.StatusCode, body)
 		}
 	})
-	t.Run("other content types are 400", func(t *testing.T) {
-		req := httptest.NewRequest("POST", "/test/bind", strings.NewReader("name=ab"))
-		req.Header.Set("Content-Type", "text/plain")
-		req.Header.Set("Accept", "application/json")
-		resp, body := ta.do(t, req)
-		if resp.StatusCode != 400 || !strings.Contains(body, "application/json") {
-			t.Fatalf("got %d %s", resp.StatusCode, body)
-		}
-	})
+	for _, ct := range []string{"text/plain", "application/xml", "multipart/form-data; boundary=x", ""} {
+		t.Run("content type "+ct+" is 415", func(t *testing.T) {
+			req := httptest.NewRequest("POST", "/test/bind", strings.NewReader("name=ab"))
+			req.Header.Set("Content-Type", ct)
+			req.Header.Set("Accept", "application/json")
+			resp, body := ta.do(t, req)
+			if resp.StatusCode != 415 || !strings.Contains(body, "application/json") {
+				t.Fatalf("got %d %s", resp.StatusCode, body)
+			}
+		})
+	}
 }
 
 type testQuery struct {

@@ -42,6 +42,9 @@ const (
 
 // representationOf is the one place that decides what a caller gets.
 func representationOf(c *fiber.Ctx) representation {
+	if c.Locals(transportErrorKey{}) != nil {
+		return asJSON // the request's own headers could not be read
+	}
 	if c.Accepts(fiber.MIMETextHTML, fiber.MIMEApplicationJSON) == fiber.MIMEApplicationJSON {
 		return asJSON
 	}

@@ -8,7 +8,7 @@ import (
 
 // Routes registers the whole URL space.
 func Routes(app *fiber.App, h *Handlers) {
-	app.Use(h.recoverPanics, h.securityHeaders)
+	app.Use(h.recoverPanics, h.securityHeaders, h.checkInput)
 	app.Use("/static", h.staticFiles())
 
 	// Operations: always JSON, no session.
@@ -80,17 +80,19 @@ func Routes(app *fiber.App, h *Handlers) {
 	// Route templates: everyone signed in reads the global ones, members a
 	// project's; AUTHOR and up write (members, for a project's).
 	author := h.atLeast(store.RoleAuthor)
-	app.Post("/route/template/create", author, h.templateSave)
+	// Template and route documents: JSON only, at most 1 MiB.
+	document := documentBody
+	app.Post("/route/template/create", document, author, h.templateSave)
 	app.Get("/route/template/fetch", signedIn, h.templateList)
 	app.Get("/route/template/fetch/one", signedIn, h.templateShow)
 	app.Delete("/route/template/delete", author, h.templateDelete)
-	app.Post("/route/template/apply", author, h.templateApply)
+	app.Post("/route/template/apply", document, author, h.templateApply)
 
 	// Routes of a project: members read, AUTHOR members and up write.
-	app.Post("/route/create", author, h.routeCreate)
+	app.Post("/route/create", document, author, h.routeCreate)
 	app.Get("/route/fetch", signedIn, h.routeList)
 	app.Get("/route/fetch/one", signedIn, h.routeShow)
-	app.Patch("/route/update", author, h.routeUpdate)
+	app.Patch("/route/update", document, author, h.routeUpdate)
 	app.Delete("/route/delete", author, h.routeDelete)
 
 	// Template and route pages.
@@ -98,7 +100,7 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/web/routes/templates/view", signedIn, h.templateShow)
 	app.Get("/web/routes/templates/create", author, h.templateEditor)
 	app.Get("/web/routes/templates/edit", author, h.templateEditor)
-	app.Post("/web/routes/templates/lint", signedIn, h.templateLint)
+	app.Post("/web/routes/templates/lint", document, signedIn, h.templateLint)
 	app.Get("/web/routes", signedIn, h.routesIndex)
 	app.Get("/web/routes/view", signedIn, h.routeShow)
 	app.Get("/web/routes/create", author, h.routeEditor)

@@ -1,0 +1,294 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+)
+
+// Request limits beyond Fiber's own (SPEC §2.3).
+const (
+	maxURLBytes      = 8 << 10 // longer request targets are 431
+	maxJSONDepth     = 64      // deeper JSON is 400: no document of ours nests this far
+	maxEchoedChars   = 100     // an input value quoted in a message is cut to this
+	readBufferBytes  = 16 << 10
+	documentMaxBytes = 1 << 20 // template and route documents
+)
+
+var knownMethods = []string{fiber.MethodGet, fiber.MethodHead, fiber.MethodPost, fiber.MethodPut,
+	fiber.MethodPatch, fiber.MethodDelete, fiber.MethodOptions, fiber.MethodConnect, fiber.MethodTrace}
+
+// transportErrorKey marks a request that could not be read whole: its headers
+// may be missing, so it is answered as JSON.
+type transportErrorKey struct{}
+
+// guardTransport wraps the server's handler and its read-error handler so
+// that requests Fiber cannot route — an unknown method, headers over the
+// read buffer, a body over the limit — still reach ErrorHandler and get the
+// envelope, never a bare text line.
+func (h *Handlers) guardTransport(app *fiber.App) {
+	srv := app.Server()
+	inner := srv.Handler
+	srv.Handler = func(fctx *fasthttp.RequestCtx) {
+		if slices.Contains(knownMethods, string(fctx.Method())) {
+			inner(fctx)
+			return
+		}
+		c := app.AcquireCtx(fctx)
+		defer app.ReleaseCtx(c)
+		err := fiber.NewError(fiber.StatusNotFound, "Cannot "+c.Method()+" "+c.Path())
+		if len(h.allowed(c.Path())) > 0 {
+			err = fiber.ErrMethodNotAllowed
+		}
+		_ = h.ErrorHandler(c, err)
+	}
+	srv.ErrorHandler = func(fctx *fasthttp.RequestCtx, err error) {
+		c := app.AcquireCtx(fctx)
+		defer app.ReleaseCtx(c)
+		c.Locals(transportErrorKey{}, true)
+		_ = h.ErrorHandler(c, transportError(err))
+	}
+}
+
+// allowed lists the methods routed at path, for the Allow header of a 405.
+func (h *Handlers) allowed(path string) []string {
+	return h.allow[strings.TrimRight(path, "/")]
+}
+
+// indexMethods records, for every routed path, the methods it takes.
+func (h *Handlers) indexMethods(app *fiber.App) {
+	h.allow = map[string][]string{}
+	for _, r := range app.GetRoutes(true) {
+		p := strings.TrimRight(r.Path, "/")
+		if !slices.Contains(h.allow[p], r.Method) {
+			h.allow[p] = append(h.allow[p], r.Method)
+		}
+	}
+	for p := range h.allow {
+		slices.Sort(h.allow[p])
+	}
+}
+
+// transportError names a request that could not be read, without the
+// reader's own words.
+func transportError(err error) error {
+	var netErr net.Error
+	switch {
+	case errors.As(err, new(*fasthttp.ErrSmallBuffer)):
+		return fiber.NewError(fiber.StatusRequestHeaderFieldsTooLarge, "request headers or URL too large")
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		return fiber.NewError(fiber.StatusRequestEntityTooLarge, "request body too large (at most 4 MiB)")
+	case errors.As(err, &netErr) && netErr.Timeout(), strings.Contains(err.Error(), "timeout"):
+		return fiber.NewError(fiber.StatusRequestTimeout, "request not received in time")
+	default:
+		return fiber.NewError(fiber.StatusBadRequest, "malformed HTTP request")
+	}
+}
+
+// checkInput refuses, before any handler runs, what no handler may see
+// (SPEC §2.2): an over-long URL, a body of a type no endpoint takes, and text
+// that holds NUL or is not UTF-8 in any parameter or JSON string.
+func (h *Handlers) checkInput(c *fiber.Ctx) error {
+	if len(c.Request().RequestURI()) > maxURLBytes {
+		return fiber.NewError(fiber.StatusRequestHeaderFieldsTooLarge, "URL too long (at most 8 KiB)")
+	}
+	if err := checkArgs(c.Context().QueryArgs(), "query parameter"); err != nil {
+		return err
+	}
+	if len(c.Body()) == 0 || c.Method() == fiber.MethodGet || c.Method() == fiber.MethodHead {
+		return c.Next()
+	}
+	switch mediaType(c) {
+	case fiber.MIMEApplicationJSON:
+		if err := checkJSONText(c.Body()); err != nil {
+			return err
+		}
+	case fiber.MIMEApplicationForm:
+		if err := checkArgs(c.Context().PostArgs(), "form field"); err != nil {
+			return err
+		}
+	default:
+		return errUnsupportedMedia
+	}
+	return c.Next()
+}
+
+var errUnsupportedMedia = fiber.NewError(fiber.StatusUnsupportedMediaType,
+	"send the body as application/json (or application/x-www-form-urlencoded from a form)")
+
+// documentBody guards the endpoints that take template and route
+// documents: JSON only, at most 1 MiB (SPEC §2.3).
+func documentBody(c *fiber.Ctx) error {
+	switch {
+	case len(c.Body()) > documentMaxBytes:
+		return fiber.NewError(fiber.StatusRequestEntityTooLarge, "document too large (at most 1 MiB)")
+	case len(c.Body()) > 0 && mediaType(c) != fiber.MIMEApplicationJSON:
+		return fiber.NewError(fiber.StatusUnsupportedMediaType, "send the body as application/json")
+	}
+	return c.Next()
+}
+
+// mediaType is the request body's media type, lower-case, without parameters.
+func mediaType(c *fiber.Ctx) string {
+	mt, _, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
+	if err != nil {
+		return ""
+	}
+	return mt
+}
+
+// checkArgs finds a name or value that holds NUL or is not UTF-8.
+func checkArgs(args *fasthttp.Args, what string) error {
+	var bad error
+	args.VisitAll(func(k, v []byte) {
+		switch {
+		case bad != nil:
+		case !cleanText(k):
+			bad = badRequest("a %s name contains a NUL character or invalid UTF-8", what)
+		case !cleanText(v):
+			bad = badRequest("%s contains a NUL character or invalid UTF-8", cut(string(k)))
+		}
+	})
+	return bad
+}
+
+func cleanText(b []byte) bool {
+	return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0
+}
+
+// checkJSONText refuses a JSON body with invalid UTF-8, a string holding
+// NUL, or nesting deeper than maxJSONDepth, naming the field. Valid bodies
+// take the fast path: one UTF-8 scan and one search for an escaped NUL.
+func checkJSONText(body []byte) error {
+	if utf8.Valid(body) && !bytes.Contains(body, []byte(`\u0000`)) && depthWithin(body, maxJSONDepth) {
+		return nil
+	}
+	return scanJSON(body)
+}
+
+// depthWithin reports whether the brackets of JSON text body nest at most max
+// deep, skipping strings.
+func depthWithin(body []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, b := range body {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && b == '\\':
+			escaped = true
+		case b == '"':
+			inString = !inString
+		case inString:
+		case b == '{' || b == '[':
+			if depth++; depth > max {
+				return false
+			}
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return true
+}
+
+// scanJSON walks the tokens of body, keeping the path of the current value,
+// and reports the first string that is not clean text.
+func scanJSON(body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	type level struct {
+		array bool
+		index int
+		key   string
+		isKey bool // an object's next string token is a key
+	}
+	var stack []level
+	path := func() string {
+		var b strings.Builder
+		for i, l := range stack {
+			switch {
+			case l.array:
+				b.WriteString("[" + strconv.Itoa(l.index) + "]")
+			case i > 0 || b.Len() > 0:
+				b.WriteString("." + l.key)
+			default:
+				b.WriteString(l.key)
+			}
+		}
+		if b.Len() == 0 {
+			return "the request body"
+		}
+		return cut(b.String())
+	}
+	// after moves to the next element once a value is complete.
+	after := func() {
+		if n := len(stack); n > 0 {
+			if stack[n-1].array {
+				stack[n-1].index++
+			} else {
+				stack[n-1].isKey = true
+			}
+		}
+	}
+	for {
+		start := dec.InputOffset()
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return nil // the decoder that follows reports the syntax error
+		}
+		raw := body[start:dec.InputOffset()]
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				if len(stack) >= maxJSONDepth {
+					return badRequest("the request body nests deeper than %d levels", maxJSONDepth)
+				}
+				stack = append(stack, level{array: t == '[', isKey: t == '{'})
+			default:
+				stack = stack[:len(stack)-1]
+				after()
+			}
+		case string:
+			top := len(stack) - 1
+			if top >= 0 && !stack[top].array && stack[top].isKey {
+				stack[top].key, stack[top].isKey = t, false
+				if !utf8.Valid(raw) || strings.IndexByte(t, 0) >= 0 {
+					return badRequest("a field name in %s contains a NUL character or invalid UTF-8", path())
+				}
+				continue
+			}
+			if !utf8.Valid(raw) || strings.IndexByte(t, 0) >= 0 {
+				return badRequest("%s contains a NUL character or invalid UTF-8", path())
+			}
+			after()
+		default:
+			after()
+		}
+	}
+}
+
+// cut shortens an input value for a message (SPEC §2.3).
+func cut(s string) string {
+	if utf8.RuneCountInString(s) <= maxEchoedChars {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:maxEchoedChars]) + "…"
+}
+
+// quote is strconv.Quote of an input value, cut first.
+func quote(s string) string {
+	return strconv.Quote(cut(s))
+}
