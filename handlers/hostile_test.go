@@ -250,8 +250,10 @@ func hostileRequests(method, path string, op *openapi3.Operation, values map[str
 			})
 		}
 		for class, change := range map[string]func(*hostileRequest){
-			"XML":              func(hr *hostileRequest) { hr.contentType, hr.body = "application/xml", "<a><b>1</b></a>" },
-			"multipart":        func(hr *hostileRequest) { hr.contentType, hr.body = "multipart/form-data; boundary=zz", "--zz\r\nbroken" },
+			"XML": func(hr *hostileRequest) { hr.contentType, hr.body = "application/xml", "<a><b>1</b></a>" },
+			"multipart": func(hr *hostileRequest) {
+				hr.contentType, hr.body = "multipart/form-data; boundary=zz", "--zz\r\nbroken"
+			},
 			"text/plain":       func(hr *hostileRequest) { hr.contentType = "text/plain" },
 			"no content type":  func(hr *hostileRequest) { hr.contentType = "" },
 			"bad content type": func(hr *hostileRequest) { hr.contentType = ";;;=/" },
