@@ -265,7 +265,7 @@ func TestSessionSharedAcrossInstancesAndRestarts(t *testing.T) {
 
 var (
 	csrfMeta    = regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`)
-	signedInTag = regexp.MustCompile(`data-testid="signed-in-as"><span class="font-medium text-white">([^<]+)<`)
+	signedInTag = regexp.MustCompile(`data-testid="signed-in-as"><a href="/web/account"[^>]*>([^<]+)<`)
 )
 
 // browserSignIn signs in through the sign-in form and returns the session cookie.

@@ -41,21 +41,21 @@ func TestDefaultParamsAreArgon2idStrength(t *testing.T) {
 func TestJWT(t *testing.T) {
 	secret := []byte(strings.Repeat("k", 32))
 	now := time.Now()
-	tok, err := IssueJWT(secret, 42, now, time.Hour)
+	tok, err := IssueJWT(secret, 42, 3, now, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	uid, err := ParseJWT(secret, tok, now.Add(time.Minute))
-	if err != nil || uid != 42 {
-		t.Fatalf("ParseJWT = %d, %v", uid, err)
+	uid, cv, err := ParseJWT(secret, tok, now.Add(time.Minute))
+	if err != nil || uid != 42 || cv != 3 {
+		t.Fatalf("ParseJWT = %d, %d, %v", uid, cv, err)
 	}
-	if _, err := ParseJWT(secret, tok, now.Add(2*time.Hour)); err == nil {
+	if _, _, err := ParseJWT(secret, tok, now.Add(2*time.Hour)); err == nil {
 		t.Error("expired token accepted")
 	}
-	if _, err := ParseJWT([]byte(strings.Repeat("x", 32)), tok, now); err == nil {
+	if _, _, err := ParseJWT([]byte(strings.Repeat("x", 32)), tok, now); err == nil {
 		t.Error("token of another secret accepted")
 	}
-	if _, err := ParseJWT(secret, tok+"x", now); err == nil {
+	if _, _, err := ParseJWT(secret, tok+"x", now); err == nil {
 		t.Error("tampered token accepted")
 	}
 
@@ -78,7 +78,7 @@ func TestJWT(t *testing.T) {
 		"empty subject": forge(jwt.SigningMethodHS256, secret, jwt.MapClaims{"iss": Issuer, "exp": exp}),
 	}
 	for name, tok := range cases {
-		if _, err := ParseJWT(secret, tok, now); err == nil {
+		if _, _, err := ParseJWT(secret, tok, now); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}

@@ -22,7 +22,10 @@ type principal struct {
 
 type principalKey struct{}
 
-const sessionUserKey = "uid"
+const (
+	sessionUserKey    = "uid"
+	sessionVersionKey = "cv" // the user's credential version at sign-in
+)
 
 // roleRank orders the roles; a higher rank includes the rights of the lower.
 var roleRank = map[string]int{store.RoleViewer: 1, store.RoleAuthor: 2, store.RoleAdmin: 3, store.RoleRoot: 4}
@@ -58,6 +61,7 @@ func (h *Handlers) resolvePrincipal(c *fiber.Ctx) (*principal, error) {
 	if token, ok := bearerToken(c); ok {
 		p := &principal{Via: "jwt"}
 		var uid int64
+		version := -1 // PATs outlive password changes: they are revoked one by one
 		if auth.IsPAT(token) {
 			pat, err := h.store.UsePAT(ctx, auth.HashPAT(token))
 			if errors.Is(err, store.ErrNotFound) {
@@ -68,12 +72,12 @@ func (h *Handlers) resolvePrincipal(c *fiber.Ctx) (*principal, error) {
 			uid, p.Via, p.TokenID = pat.UserID, "pat", &pat.ID
 		} else {
 			var err error
-			if uid, err = auth.ParseJWT(h.cfg.JWTSecret, token, time.Now()); err != nil {
+			if uid, version, err = auth.ParseJWT(h.cfg.JWTSecret, token, time.Now()); err != nil {
 				return nil, invalid
 			}
 		}
 		user, err := h.store.UserByID(ctx, uid)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) || err == nil && version >= 0 && version != user.CredentialVersion {
 			return nil, invalid
 		}
 		p.User = user
@@ -87,8 +91,9 @@ func (h *Handlers) resolvePrincipal(c *fiber.Ctx) (*principal, error) {
 		return nil, nil
 	}
 	user, err := h.store.UserByID(ctx, uid)
-	if errors.Is(err, store.ErrNotFound) {
-		// The account was deleted: the session no longer signs anyone in.
+	if errors.Is(err, store.ErrNotFound) || err == nil && h.sessions.GetInt(ctx, sessionVersionKey) != user.CredentialVersion {
+		// The account was deleted, or its password changed since this
+		// session signed in: the session no longer signs anyone in.
 		h.sessions.Remove(ctx, sessionUserKey)
 		return nil, nil
 	}
@@ -204,5 +209,6 @@ func (h *Handlers) signIn(c *fiber.Ctx, user store.User) error {
 		return err
 	}
 	h.sessions.Put(ctx, sessionUserKey, user.ID)
+	h.sessions.Put(ctx, sessionVersionKey, user.CredentialVersion)
 	return nil
 }

@@ -4,13 +4,15 @@
 package handlers
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/alexedwards/scs/pgxstore"
 	"github.com/alexedwards/scs/v2"
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -38,8 +40,10 @@ type Handlers struct {
 		once sync.Once
 		hash string
 	}
-	setUp atomic.Bool         // a user exists: first-run setup is over
-	allow map[string][]string // routed path → its methods, for 405's Allow
+	hashSlots chan struct{}       // bounds concurrent argon2id work
+	csrfKey   []byte              // signs visitors' CSRF tokens
+	setUp     atomic.Bool         // a user exists: first-run setup is over
+	allow     map[string][]string // routed path → its methods, for 405's Allow
 }
 
 // New builds the handlers on pool: the store and the browser sessions. It
@@ -58,17 +62,26 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*Handlers, er
 	if err != nil {
 		return nil, err
 	}
-	return &Handlers{cfg: cfg, store: store.New(pool), sessions: newSessions(pool, cfg.Production), log: log, assets: a, api: api,
-		keyring: keyring, passwordParams: auth.DefaultPasswordParams}, nil
+	st := store.New(pool)
+	return &Handlers{cfg: cfg, store: st, sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
+		keyring: keyring, passwordParams: auth.DefaultPasswordParams, hashSlots: make(chan struct{}, 2*runtime.NumCPU()),
+		csrfKey: derivedKey(cfg.JWTSecret, "stencil visitor csrf")}, nil
 }
 
-// newSessions keeps browser sessions in PostgreSQL: 7 days at most, 24 hours
-// idle; the cookie HttpOnly, SameSite=Lax, and Secure in production.
-// Expired rows are deleted by the store's housekeeping, not by pgxstore's own
-// cleanup goroutine, which cannot be stopped without a data race.
-func newSessions(pool *pgxpool.Pool, secure bool) *scs.SessionManager {
+// derivedKey is a key for one purpose, derived from a secret.
+func derivedKey(secret []byte, purpose string) []byte {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte(purpose))
+	return mac.Sum(nil)
+}
+
+// newSessions keeps browser sessions in PostgreSQL under the hash of their
+// token: 7 days at most, 24 hours idle; the cookie HttpOnly, SameSite=Lax,
+// and Secure in production. Expired rows are deleted by the store's
+// housekeeping.
+func newSessions(st *store.Sessions, secure bool) *scs.SessionManager {
 	s := scs.New()
-	s.Store = pgxstore.NewWithCleanupInterval(pool, 0)
+	s.Store = st
 	s.Lifetime = 7 * 24 * time.Hour
 	s.IdleTimeout = 24 * time.Hour
 	s.Cookie.Name = "stencil_session"

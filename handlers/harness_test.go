@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -132,7 +134,7 @@ func (ta *testApp) listen(t testing.TB) string {
 // token returns a session token (JWT) of u.
 func (ta *testApp) token(t testing.TB, u store.User) string {
 	t.Helper()
-	tok, err := auth.IssueJWT(ta.h.cfg.JWTSecret, u.ID, time.Now(), time.Hour)
+	tok, err := auth.IssueJWT(ta.h.cfg.JWTSecret, u.ID, u.CredentialVersion, time.Now(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +219,7 @@ func (ta *testApp) do(t testing.TB, req *http.Request) (*http.Response, string) 
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") && req.URL.Path != "/openapi.json" {
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") && req.URL.Path != "/openapi.json" && req.Method != http.MethodHead {
 		checkEnvelope(t, resp.StatusCode, raw)
 		req.Body = io.NopCloser(bytes.NewReader(reqBody))
 		checkAgainstDoc(t, ta.h.api, req, resp, raw)
@@ -299,23 +301,41 @@ func (ta *testApp) browserSession(t testing.TB) (cookie, csrf string) {
 	return ta.browserSessionAt(t, "/web/login")
 }
 
-// browserSessionAt opens page like a browser and returns the session cookie
-// and the page's CSRF token.
+// browserSessionAt opens page like a browser that is not signed in and
+// returns its cookies (the visitor's CSRF cookie) and the page's CSRF token.
 func (ta *testApp) browserSessionAt(t testing.TB, page string) (cookie, csrf string) {
+	t.Helper()
+	return ta.pageToken(t, page, "")
+}
+
+// pageToken opens page with cookie and returns the cookies the browser then
+// holds and the page's CSRF token.
+func (ta *testApp) pageToken(t testing.TB, page, cookie string) (string, string) {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodGet, page, nil)
 	req.Header.Set("Accept", "text/html")
+	if cookie != "" {
+		req.Header.Set("Cookie", cookie)
+	}
 	resp, body := ta.do(t, req)
-	for _, c := range resp.Cookies() {
-		if c.Name == "stencil_session" {
-			cookie = c.Name + "=" + c.Value
+	jar := map[string]string{}
+	for _, part := range strings.Split(cookie, "; ") {
+		if k, v, ok := strings.Cut(part, "="); ok {
+			jar[k] = v
 		}
 	}
-	m := csrfMeta.FindStringSubmatch(body)
-	if cookie == "" || m == nil {
-		t.Fatalf("sign-in page gave no session cookie or CSRF token: %d %s", resp.StatusCode, body)
+	for _, c := range resp.Cookies() {
+		jar[c.Name] = c.Value
 	}
-	return cookie, m[1]
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(jar)) {
+		parts = append(parts, k+"="+jar[k])
+	}
+	m := csrfMeta.FindStringSubmatch(body)
+	if len(parts) == 0 || m == nil {
+		t.Fatalf("%s gave no cookie or CSRF token: %d %s", page, resp.StatusCode, body)
+	}
+	return strings.Join(parts, "; "), m[1]
 }
 
 var csrfMeta = regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`)
@@ -338,7 +358,8 @@ func (ta *testApp) signIn(t testing.TB, username string) (cookie, csrf string) {
 			cookie = c.Name + "=" + c.Value
 		}
 	}
-	return cookie, csrf
+	// Signed in, the session has a CSRF token of its own.
+	return ta.pageToken(t, "/", cookie)
 }
 
 // browser returns headers of a signed-in browser session.

@@ -2,7 +2,11 @@ package handlers
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -41,6 +45,11 @@ func (h *Handlers) securityHeaders(c *fiber.Ctx) error {
 	c.Set("X-Content-Type-Options", "nosniff")
 	c.Set("X-Frame-Options", "DENY")
 	c.Set("Referrer-Policy", "same-origin")
+	// Answers may carry secrets (vault values, new tokens, JWTs) or a
+	// person's data: no cache keeps them. Static files set their own.
+	if !strings.HasPrefix(c.Path(), "/static/") {
+		c.Set(fiber.HeaderCacheControl, "no-store")
+	}
 	if h.cfg.Production {
 		c.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
 	}
@@ -103,26 +112,59 @@ func (h *Handlers) setSessionCookie(c *fiber.Ctx, token string, expiry time.Time
 	c.Cookie(ck)
 }
 
-// checkCSRF requires the session's CSRF token on unsafe requests that carry
-// the session cookie and no bearer token. A request without the cookie has no
-// ambient authority to forge.
+// checkCSRF requires a CSRF token on unsafe requests that carry the session
+// cookie and no bearer token (a request without the cookie has no ambient
+// authority to forge), and on the sign-in and setup forms whatever they
+// carry, so that no other site can sign a browser into an account of its
+// choosing (login CSRF).
 func (h *Handlers) checkCSRF(c *fiber.Ctx) error {
 	switch c.Method() {
 	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
 		return c.Next()
 	}
-	if hasBearer(c) || c.Cookies(h.sessions.Cookie.Name) == "" {
+	signInForm := c.Path() == "/web/login" || c.Path() == "/web/setup"
+	if hasBearer(c) || !signInForm && c.Cookies(h.sessions.Cookie.Name) == "" {
 		return c.Next()
 	}
-	want := h.sessions.GetString(c.UserContext(), csrfSessionKey)
 	got := c.Get(csrfHeader)
 	if got == "" {
 		got = c.FormValue(csrfFormField)
 	}
-	if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(got)) != 1 {
-		return forbidden("CSRF token missing or invalid: reload the page and try again")
+	want := h.sessions.GetString(c.UserContext(), csrfSessionKey)
+	if want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(got)) == 1 {
+		return c.Next()
 	}
-	return c.Next()
+	if signInForm && h.validVisitorCSRFToken(c, got) {
+		return c.Next()
+	}
+	return forbidden("CSRF token missing or invalid: reload the page and try again")
+}
+
+const visitorCookie = "stencil_csrf"
+
+// visitorCSRFToken returns the CSRF token of a browser that is not signed
+// in: an HMAC of a random nonce kept in a cookie, so it needs no session row
+// and cannot be made without the server's key.
+func (h *Handlers) visitorCSRFToken(c *fiber.Ctx) string {
+	nonce := c.Cookies(visitorCookie)
+	if len(nonce) < 32 {
+		b := make([]byte, 32)
+		_, _ = rand.Read(b)
+		nonce = base64.RawURLEncoding.EncodeToString(b)
+		c.Cookie(&fiber.Cookie{Name: visitorCookie, Value: nonce, Path: "/", HTTPOnly: true, SameSite: "Lax", Secure: h.sessions.Cookie.Secure})
+	}
+	return h.signNonce(nonce)
+}
+
+func (h *Handlers) validVisitorCSRFToken(c *fiber.Ctx, got string) bool {
+	nonce := c.Cookies(visitorCookie)
+	return len(nonce) >= 32 && hmac.Equal([]byte(h.signNonce(nonce)), []byte(got))
+}
+
+func (h *Handlers) signNonce(nonce string) string {
+	mac := hmac.New(sha256.New, h.csrfKey)
+	mac.Write([]byte(nonce))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
 func hasBearer(c *fiber.Ctx) bool {

@@ -225,7 +225,7 @@ func TestCSRF(t *testing.T) {
 	ta.app.Post("/test/change", func(c *fiber.Ctx) error {
 		return ta.h.respond(c, Reply{Message: "changed"})
 	})
-	cookie, token := ta.browserSession(t)
+	cookie, token := ta.signIn(t, "root")
 	withCookie := merge(asJSONHeaders, map[string]string{"Cookie": cookie})
 	ta.run(t, []scenario{
 		{name: "session without token is refused", method: "POST", path: "/test/change", headers: withCookie, body: `{}`,
@@ -258,14 +258,22 @@ func TestSessionCookie(t *testing.T) {
 		cfg.Production = production
 		ta := newTestAppWith(t, storetest.Pool(t), cfg)
 		ta.newUser(t, "root", store.RoleRoot)
-		req := httptest.NewRequest("GET", "/web/login", nil)
+		visitor, csrf := ta.browserSession(t)
+		req := httptest.NewRequest("POST", "/web/login", strings.NewReader("auth_data=root&password="+testPassword+"&csrf_token="+csrf))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Cookie", visitor)
 		resp, _ := ta.do(t, req)
-		cookie := resp.Header.Get("Set-Cookie")
-		if !strings.HasPrefix(cookie, "stencil_session=") || !strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "SameSite=Lax") {
-			t.Errorf("production=%v: cookie %q", production, cookie)
+		login, _ := ta.do(t, httptest.NewRequest("GET", "/web/login", nil))
+		for _, cookie := range []string{resp.Header.Get("Set-Cookie"), login.Header.Get("Set-Cookie")} {
+			if !strings.HasPrefix(cookie, "stencil_") || !strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "SameSite=Lax") {
+				t.Errorf("production=%v: cookie %q", production, cookie)
+			}
+			if strings.Contains(cookie, "secure") != production {
+				t.Errorf("production=%v: Secure flag wrong in %q", production, cookie)
+			}
 		}
-		if strings.Contains(cookie, "secure") != production {
-			t.Errorf("production=%v: Secure flag wrong in %q", production, cookie)
+		if !strings.HasPrefix(resp.Header.Get("Set-Cookie"), "stencil_session=") {
+			t.Errorf("sign-in set no session cookie: %q", resp.Header.Get("Set-Cookie"))
 		}
 		if hsts := resp.Header.Get("Strict-Transport-Security"); (hsts != "") != production {
 			t.Errorf("production=%v: HSTS %q", production, hsts)
@@ -307,7 +315,7 @@ func TestSessionCommittedEvenWhenHandlerFails(t *testing.T) {
 		ta.h.flash(c, "error", "remembered across the failure")
 		return fiber.NewError(fiber.StatusConflict, "it failed")
 	})
-	cookie, token := ta.browserSession(t)
+	cookie, token := ta.signIn(t, "root")
 	req := httptest.NewRequest("POST", "/test/flash-then-fail", nil)
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("Cookie", cookie)

@@ -200,6 +200,7 @@ func TestSignInAndOut(t *testing.T) {
 		}
 		return resp.StatusCode, resp.Header.Get("Location"), newCookie, body
 	}
+	visitor := cookie // the visitor's CSRF cookie, for the sign-in form
 	status, _, _, body := post("/web/login", "auth_data=root&password=wrong", cookie)
 	if status != 401 || !strings.Contains(body, "Error: invalid username, email or password") || !strings.Contains(body, `value="root"`) {
 		t.Fatalf("failed sign-in: %d %s", status, body)
@@ -210,10 +211,11 @@ func TestSignInAndOut(t *testing.T) {
 	}
 	ta.expectStatus(t, "old session token is dead", "GET", "/pat/fetch", "", map[string]string{"Cookie": cookie}, 401)
 	ta.expectStatus(t, "new session token works", "GET", "/pat/fetch", "", map[string]string{"Cookie": signedIn}, 200)
-	_, loc, signedIn, _ = post("/web/login", "auth_data=root&password="+testPassword+"&next=//evil.example", signedIn)
+	_, loc, signedIn, _ = post("/web/login", "auth_data=root&password="+testPassword+"&next=//evil.example", signedIn+"; "+visitor)
 	if loc != "/" {
 		t.Fatalf("next must stay on this site, got %q", loc)
 	}
+	signedIn, csrf = ta.pageToken(t, "/", strings.Split(signedIn, "; ")[0])
 	status, loc, out, body := post("/web/logout", "", signedIn)
 	if status != 303 || loc != "/web/login" || out == signedIn {
 		t.Fatalf("sign-out: %d %q renewed=%v %s", status, loc, out != signedIn, body)

@@ -3,6 +3,8 @@ package handlers
 import (
 	"bytes"
 	"net/http"
+	"strings"
+	"unicode"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -20,6 +22,7 @@ type Reply struct {
 	Body     any      // JSON only: a whole body in place of the envelope (login)
 	View     any      // the view model of Page and Fragment
 	Redirect string   // browsers go here after success (303, or HX-Location when no Fragment)
+	Reload   bool     // htmx: load Redirect as a whole page (HX-Redirect): who is signed in changed
 	Event    string   // htmx: an event to trigger on the page (HX-Trigger), e.g. to refresh a list
 }
 
@@ -60,6 +63,9 @@ func (h *Handlers) respond(c *fiber.Ctx, r Reply) error {
 	if r.Status == 0 {
 		r.Status = fiber.StatusOK
 	}
+	if strings.ContainsFunc(r.Redirect, unicode.IsControl) {
+		r.Redirect = "/" // never a control character in a header
+	}
 	c.Vary(fiber.HeaderAccept, "HX-Request")
 	rep := representationOf(c)
 	if r.Page == "" && r.Fragment == "" && r.Redirect == "" {
@@ -78,6 +84,9 @@ func (h *Handlers) respond(c *fiber.Ctx, r Reply) error {
 		return c.Status(r.Status).JSON(envelope{Status: r.Status, Message: r.Message, Data: r.Data, Amount: r.Amount, Warnings: r.Warnings})
 	case rep == asFragment && r.Fragment != "":
 		return h.renderFragment(c, r)
+	case r.Redirect != "" && rep == asFragment && r.Reload:
+		c.Set("HX-Redirect", r.Redirect)
+		return c.SendStatus(fiber.StatusOK)
 	case r.Redirect != "" && rep == asFragment:
 		c.Set("HX-Location", r.Redirect)
 		return c.SendStatus(fiber.StatusOK)

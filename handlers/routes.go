@@ -36,8 +36,10 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Post("/web/login", h.loginCreate)
 	app.Post("/web/logout", h.logout)
 
-	// Session tokens for API clients.
+	// Session tokens for API clients; one's own password.
 	app.Post("/user/login", h.userLogin)
+	app.Post("/user/password", signedIn, h.passwordUpdate)
+	app.Get("/web/account", signedIn, h.accountShow)
 
 	// Users (ROOT).
 	app.Post("/user/register", root, h.userCreate)

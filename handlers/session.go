@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -17,8 +19,9 @@ import (
 // over a sliding window (rows in PostgreSQL, shared by every instance).
 const (
 	loginWindow       = 15 * time.Minute
-	loginAccountLimit = 5
-	loginAddressLimit = 30
+	loginAccountLimit = 5  // per login name and address
+	loginNameLimit    = 50 // per login name, from anywhere
+	loginAddressLimit = 30 // per address, whatever the name
 )
 
 var errBadLogin = fiber.NewError(fiber.StatusUnauthorized, "invalid username, email or password")
@@ -49,57 +52,54 @@ func (h *Handlers) userLogin(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	token, err := auth.IssueJWT(h.cfg.JWTSecret, user.ID, time.Now(), h.cfg.JWTTTL)
+	token, err := auth.IssueJWT(h.cfg.JWTSecret, user.ID, user.CredentialVersion, time.Now(), h.cfg.JWTTTL)
 	if err != nil {
 		return err
 	}
 	return h.respond(c, Reply{Body: loginResponse{Status: fiber.StatusOK, Message: "Login successful", UID: user.ID, JWT: token, User: newUserDTO(user)}})
 }
 
-// checkLogin verifies credentials under the throttle. Unknown accounts and
-// wrong passwords take the same time and get the same answer.
+// checkLogin verifies credentials under the throttle. The attempt is
+// counted before the password is checked, so concurrent guesses cannot pass
+// the limit; unknown accounts and wrong passwords take the same time and get
+// the same answer.
+//
+// Failures are counted per login name as typed and client address (5), per
+// login name (50) and per address (30): a lock set through a username says
+// nothing about its email, and an attacker elsewhere cannot lock a user out
+// with a handful of guesses.
 func (h *Handlers) checkLogin(c *fiber.Ctx, in loginInput) (store.User, error) {
 	ctx := c.UserContext()
+	name := "login:" + strings.ToLower(strings.TrimSpace(in.AuthData))
+	pair := name + "|" + c.IP()
+	now := time.Now()
+	ids, locked, err := h.store.ReserveLoginAttempt(ctx, []store.LoginLimit{
+		{Scope: pair, Max: loginAccountLimit}, {Scope: name, Max: loginNameLimit}, {Scope: "addr:" + c.IP(), Max: loginAddressLimit},
+	}, now.Add(-loginWindow))
+	if err != nil {
+		return store.User{}, err
+	}
+	if locked != nil {
+		wait := max(int(math.Ceil(locked.Oldest.Add(loginWindow).Sub(now).Seconds())), 1)
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(wait))
+		return store.User{}, fiber.NewError(fiber.StatusTooManyRequests, "too many failed sign-ins; try again in "+strconv.Itoa(wait)+" seconds")
+	}
 	user, err := h.store.UserByLogin(ctx, in.AuthData)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return user, err
-	}
-	account := "account:" + strings.ToLower(in.AuthData)
-	if err == nil {
-		account = "account:" + strconv.FormatInt(user.ID, 10)
-	}
-	address := "addr:" + c.IP()
-	if err := h.throttle(c, account, loginAccountLimit); err != nil {
-		return user, err
-	}
-	if err := h.throttle(c, address, loginAddressLimit); err != nil {
 		return user, err
 	}
 	hash := user.PasswordHash
 	if user.ID == 0 {
 		hash = h.decoyHash()
 	}
-	if perr := auth.CheckPassword(in.Password, hash); perr != nil || user.ID == 0 {
-		if err := h.store.RecordLoginFailure(ctx, account, address); err != nil {
-			return user, err
-		}
+	var perr error
+	if err := h.hashing(c, func() { perr = auth.CheckPassword(in.Password, hash) }); err != nil {
+		return user, err
+	}
+	if perr != nil || user.ID == 0 {
 		return user, errBadLogin
 	}
-	return user, h.store.ClearLoginFailures(ctx, account)
-}
-
-// throttle refuses with 429 and Retry-After once scope has limit failures
-// inside the window.
-func (h *Handlers) throttle(c *fiber.Ctx, scope string, limit int) error {
-	now := time.Now()
-	n, oldest, err := h.store.LoginFailures(c.UserContext(), scope, now.Add(-loginWindow))
-	if err != nil || n < limit {
-		return err
-	}
-	wait := int(math.Ceil(oldest.Add(loginWindow).Sub(now).Seconds()))
-	wait = max(wait, 1)
-	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(wait))
-	return fiber.NewError(fiber.StatusTooManyRequests, "too many failed sign-ins; try again in "+strconv.Itoa(wait)+" seconds")
+	return user, h.store.ForgetLoginAttempts(ctx, ids, pair)
 }
 
 // decoyHash is checked against when the account does not exist, so that the
@@ -147,7 +147,7 @@ func (h *Handlers) loginCreate(c *fiber.Ctx) error {
 	if err := h.signIn(c, user); err != nil {
 		return err
 	}
-	return h.respond(c, Reply{Message: "Signed in", Redirect: safeNext(in.Next)})
+	return h.respond(c, Reply{Message: "Signed in", Redirect: safeNext(in.Next), Reload: true})
 }
 
 // logout ends the browser session's sign-in under a new session token.
@@ -158,12 +158,15 @@ func (h *Handlers) logout(c *fiber.Ctx) error {
 	}
 	h.sessions.Remove(ctx, sessionUserKey)
 	h.flash(c, "success", "You are signed out.")
-	return h.respond(c, Reply{Message: "Signed out", Redirect: "/web/login"})
+	return h.respond(c, Reply{Message: "Signed out", Redirect: "/web/login", Reload: true})
 }
 
-// safeNext keeps a post-login destination on this site.
+// safeNext keeps a post-login destination on this site: a path that starts
+// with one /, holds no \\, and no control or white-space character
+// (SPEC §2.5); anything else lands on /.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsRune(next, '\\') ||
+		strings.ContainsFunc(next, func(r rune) bool { return unicode.IsControl(r) || unicode.IsSpace(r) || r == utf8.RuneError }) {
 		return "/"
 	}
 	return next
@@ -204,8 +207,12 @@ func (h *Handlers) setupCreate(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return h.formError(c, err, page)
 	}
+	hash, err := h.hashPassword(c, in.Password)
+	if err != nil {
+		return err
+	}
 	user := store.User{FirstName: in.FirstName, LastName: in.LastName, Username: in.Username, Email: in.Email,
-		Role: store.RoleRoot, PasswordHash: auth.HashPassword(in.Password, h.passwordParams)}
+		Role: store.RoleRoot, PasswordHash: hash}
 	if err := h.store.CreateFirstUser(c.UserContext(), &user); err != nil {
 		return h.formError(c, err, page)
 	}
@@ -214,7 +221,7 @@ func (h *Handlers) setupCreate(c *fiber.Ctx) error {
 		return err
 	}
 	h.flash(c, "success", "Welcome, "+user.Username+". Your ROOT account is ready.")
-	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Created", Data: newUserDTO(user), Redirect: "/"})
+	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Created", Data: newUserDTO(user), Redirect: "/", Reload: true})
 }
 
 // requireSetup sends browsers to /web/setup while no user exists.

@@ -3,7 +3,6 @@ package handlers
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"stencil/auth"
 	"stencil/store"
 )
 
@@ -109,8 +108,12 @@ func (h *Handlers) userCreate(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return h.formError(c, err, page)
 	}
+	hash, err := h.hashPassword(c, in.Password)
+	if err != nil {
+		return err
+	}
 	u := store.User{FirstName: in.FirstName, LastName: in.LastName, Username: in.Username, Email: in.Email,
-		Role: in.Role, PasswordHash: auth.HashPassword(in.Password, h.passwordParams)}
+		Role: in.Role, PasswordHash: hash}
 	if err := h.store.CreateUser(c.UserContext(), &u); err != nil {
 		return h.formError(c, err, page)
 	}

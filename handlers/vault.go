@@ -102,6 +102,10 @@ func (h *Handlers) vaultList(c *fiber.Ctx) error {
 	}
 	ev := vaultAccess(c, q.ProjectID, "")
 	page := q.page(50)
+	if c.Method() == fiber.MethodHead {
+		_, _, err := h.store.ListVaultEntries(c.UserContext(), q.ProjectID, page, nil)
+		return err // no values returned: none read, none logged
+	}
 	entries, total, err := h.store.ListVaultEntries(c.UserContext(), q.ProjectID, page, &ev)
 	if err != nil {
 		return err
@@ -133,6 +137,11 @@ func (h *Handlers) vaultShow(c *fiber.Ctx) error {
 		return err
 	}
 	if _, err := h.member(c, q.ProjectID); err != nil {
+		return err
+	}
+	if c.Method() == fiber.MethodHead {
+		// No value is returned, so nothing is read or logged (SPEC §5.4).
+		_, err := h.store.VaultEntryInfo(c.UserContext(), q.ProjectID, q.Key)
 		return err
 	}
 	e, err := h.store.ReadVaultEntry(c.UserContext(), q.ProjectID, q.Key, vaultAccess(c, q.ProjectID, q.Key))

@@ -44,12 +44,18 @@ type NavItem struct {
 // base fills the layout's data for the current request.
 func (h *Handlers) base(c *fiber.Ctx, title string) Base {
 	b := Base{Title: title}
-	if hasSession(c.UserContext()) {
-		b.CSRF = h.csrfToken(c)
-		b.Flash = h.popFlash(c)
-	}
 	if p := current(c); p != nil {
 		b.User = &p.User
+	}
+	if hasSession(c.UserContext()) {
+		// A signed-in browser's token lives in its session; a visitor's
+		// is derived from a cookie, so that a page view makes no session.
+		if b.User != nil {
+			b.CSRF = h.csrfToken(c)
+		} else {
+			b.CSRF = h.visitorCSRFToken(c)
+		}
+		b.Flash = h.popFlash(c)
 	}
 	for _, item := range navItems {
 		if b.User != nil && roleRank[b.User.Role] >= roleRank[item.min] || b.User == nil && item.min == "" {

@@ -60,6 +60,8 @@ func sampleViews() map[string]sample {
 		"session/login_form":   {view: login},
 		"session/setup":        {page: true, view: setupView{Base: base, Form: form}},
 		"session/setup_form":   {view: setupView{Base: base, Form: form}},
+		"account/index":        {page: true, view: accountView{Base: base, Form: form}},
+		"account/form":         {view: accountView{Base: base, Form: form}},
 		"users/index":          {page: true, view: users},
 		"users/table":          {view: users},
 		"users/form":           {view: users},

@@ -2,31 +2,88 @@ package store
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 )
 
-// RecordLoginFailure counts one failed login against each scope.
-func (s *Store) RecordLoginFailure(ctx context.Context, scopes ...string) error {
-	_, err := s.db.Exec(ctx, "INSERT INTO login_attempts (scope) SELECT unnest($1::text[])", scopes)
-	return err
+// LoginLimit is how many failures a scope may have inside a window.
+type LoginLimit struct {
+	Scope string
+	Max   int
 }
 
-// LoginFailures returns how many failures scope had since since, and when
-// the oldest of them happened.
-func (s *Store) LoginFailures(ctx context.Context, scope string, since time.Time) (int, time.Time, error) {
-	var n int
-	var oldest *time.Time
-	err := s.db.QueryRow(ctx, "SELECT count(*), min(attempted_at) FROM login_attempts WHERE scope = $1 AND attempted_at > $2",
-		scope, since).Scan(&n, &oldest)
-	if oldest == nil {
-		return n, time.Time{}, err
+// LoginLocked reports a scope over its limit, and when its oldest failure
+// in the window was.
+type LoginLocked struct {
+	Scope  string
+	Oldest time.Time
+}
+
+// ReserveLoginAttempt counts one attempt against every scope before the
+// password is checked, unless a scope already has its limit of failures
+// since since: then nothing is written and the locked scope is returned.
+// Scopes are locked in a fixed order for the transaction, so concurrent
+// attempts are counted one after the other. The ids of the rows written
+// are returned for ForgetLoginAttempts.
+func (s *Store) ReserveLoginAttempt(ctx context.Context, limits []LoginLimit, since time.Time) ([]int64, *LoginLocked, error) {
+	limits = slices.Clone(limits)
+	slices.SortFunc(limits, func(a, b LoginLimit) int { return strings.Compare(a.Scope, b.Scope) })
+	scopes := make([]string, len(limits))
+	for i, l := range limits {
+		scopes[i] = l.Scope
 	}
-	return n, *oldest, err
+	var ids []int64
+	var locked *LoginLocked
+	err := s.InTx(ctx, func(tx *Store) error {
+		if _, err := tx.db.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(s, 8)) FROM unnest($1::text[]) AS t(s)", scopes); err != nil {
+			return err
+		}
+		rows, err := tx.db.Query(ctx, `SELECT scope, count(*), min(attempted_at) FROM login_attempts
+			WHERE scope = ANY($1) AND attempted_at > $2 GROUP BY scope`, scopes, since)
+		if err != nil {
+			return err
+		}
+		counts := map[string]int{}
+		oldest := map[string]time.Time{}
+		for rows.Next() {
+			var scope string
+			var n int
+			var t time.Time
+			if err := rows.Scan(&scope, &n, &t); err != nil {
+				return err
+			}
+			counts[scope], oldest[scope] = n, t
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, l := range limits {
+			if counts[l.Scope] >= l.Max {
+				locked = &LoginLocked{Scope: l.Scope, Oldest: oldest[l.Scope]}
+				return nil
+			}
+		}
+		rows, err = tx.db.Query(ctx, "INSERT INTO login_attempts (scope) SELECT unnest($1::text[]) RETURNING id", scopes)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
+	})
+	return ids, locked, err
 }
 
-// ClearLoginFailures forgets the failures of scope, after a success.
-func (s *Store) ClearLoginFailures(ctx context.Context, scope string) error {
-	_, err := s.db.Exec(ctx, "DELETE FROM login_attempts WHERE scope = $1", scope)
+// ForgetLoginAttempts removes reserved attempts after a successful sign-in,
+// and with them every earlier failure of scope.
+func (s *Store) ForgetLoginAttempts(ctx context.Context, ids []int64, scope string) error {
+	_, err := s.db.Exec(ctx, "DELETE FROM login_attempts WHERE id = ANY($1) OR scope = $2", ids, scope)
 	return err
 }
 

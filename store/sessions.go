@@ -1,9 +1,72 @@
 package store
 
-import "context"
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"time"
 
-// DeleteExpiredSessions removes browser sessions past their expiry; the
-// sessions table itself is read and written by scs's pgx store.
+	"github.com/jackc/pgx/v5"
+)
+
+// Sessions keeps browser sessions for scs (it satisfies scs.CtxStore) in the
+// sessions table under the SHA-256 of their token: the table holds no token
+// that would sign anyone in. Every query takes the request's context, so a
+// request's deadline reaches it.
+type Sessions struct {
+	db DB
+}
+
+// Sessions returns the session store on s's database.
+func (s *Store) Sessions() *Sessions {
+	return &Sessions{db: s.db}
+}
+
+func sessionKey(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// FindCtx returns the data of an unexpired session.
+func (s *Sessions) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
+	var b []byte
+	err := s.db.QueryRow(ctx, "SELECT data FROM sessions WHERE token = $1 AND current_timestamp < expiry", sessionKey(token)).Scan(&b)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	return b, err == nil, err
+}
+
+// CommitCtx writes a session's data and expiry.
+func (s *Sessions) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
+	_, err := s.db.Exec(ctx, `INSERT INTO sessions (token, data, expiry) VALUES ($1, $2, $3)
+		ON CONFLICT (token) DO UPDATE SET data = EXCLUDED.data, expiry = EXCLUDED.expiry`, sessionKey(token), b, expiry)
+	return err
+}
+
+// DeleteCtx removes a session.
+func (s *Sessions) DeleteCtx(ctx context.Context, token string) error {
+	_, err := s.db.Exec(ctx, "DELETE FROM sessions WHERE token = $1", sessionKey(token))
+	return err
+}
+
+// Find is FindCtx without a deadline, for scs's Store interface.
+func (s *Sessions) Find(token string) ([]byte, bool, error) {
+	return s.FindCtx(context.Background(), token)
+}
+
+// Commit is CommitCtx without a deadline.
+func (s *Sessions) Commit(token string, b []byte, expiry time.Time) error {
+	return s.CommitCtx(context.Background(), token, b, expiry)
+}
+
+// Delete is DeleteCtx without a deadline.
+func (s *Sessions) Delete(token string) error {
+	return s.DeleteCtx(context.Background(), token)
+}
+
+// DeleteExpiredSessions removes browser sessions past their expiry.
 func (s *Store) DeleteExpiredSessions(ctx context.Context) (int64, error) {
 	tag, err := s.db.Exec(ctx, "DELETE FROM sessions WHERE expiry < current_timestamp")
 	return tag.RowsAffected(), err

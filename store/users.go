@@ -21,7 +21,10 @@ type User struct {
 	ProfilePicture string
 	IsPublic       bool
 	Links          []string
-	CreatedAt      time.Time
+	// CredentialVersion grows with every password change; tokens and
+	// sessions of an older version no longer sign the user in.
+	CredentialVersion int
+	CreatedAt         time.Time
 	UpdatedAt      time.Time
 }
 
@@ -40,12 +43,12 @@ var ErrLastRoot = errors.New("the last ROOT user cannot be demoted or deleted")
 var ErrAlreadySetUp = errors.New("setup is done: a user exists already")
 
 const userColumns = `id, first_name, last_name, username, email, password_hash, role, bio,
-	profile_picture, is_public, links, created_at, updated_at`
+	profile_picture, is_public, links, credential_version, created_at, updated_at`
 
 func scanUser(row pgx.Row) (User, error) {
 	var u User
 	err := row.Scan(&u.ID, &u.FirstName, &u.LastName, &u.Username, &u.Email, &u.PasswordHash, &u.Role, &u.Bio,
-		&u.ProfilePicture, &u.IsPublic, &u.Links, &u.CreatedAt, &u.UpdatedAt)
+		&u.ProfilePicture, &u.IsPublic, &u.Links, &u.CredentialVersion, &u.CreatedAt, &u.UpdatedAt)
 	return u, translate(err)
 }
 
@@ -55,8 +58,8 @@ func (s *Store) CreateUser(ctx context.Context, u *User) error {
 		u.Links = []string{}
 	}
 	err := s.db.QueryRow(ctx, `INSERT INTO users (first_name, last_name, username, email, password_hash, role)
-		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id, created_at, updated_at`,
-		u.FirstName, u.LastName, u.Username, u.Email, u.PasswordHash, u.Role).Scan(&u.ID, &u.CreatedAt, &u.UpdatedAt)
+		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id, credential_version, created_at, updated_at`,
+		u.FirstName, u.LastName, u.Username, u.Email, u.PasswordHash, u.Role).Scan(&u.ID, &u.CredentialVersion, &u.CreatedAt, &u.UpdatedAt)
 	return translate(err)
 }
 
@@ -172,4 +175,14 @@ func (s *Store) guardLastRoot(ctx context.Context, id int64) error {
 		return ErrLastRoot
 	}
 	return nil
+}
+
+// SetPassword stores a new password hash for user id and moves its
+// credential version on, which ends its older tokens and sessions. It
+// returns the new version.
+func (s *Store) SetPassword(ctx context.Context, id int64, hash string) (int, error) {
+	var version int
+	err := s.db.QueryRow(ctx, `UPDATE users SET password_hash = $2, credential_version = credential_version + 1, updated_at = now()
+		WHERE id = $1 RETURNING credential_version`, id, hash).Scan(&version)
+	return version, translate(err)
 }

@@ -1,0 +1,109 @@
+package handlers
+
+import (
+	"context"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"stencil/auth"
+	"stencil/store"
+)
+
+// hashWait is how long a request waits for a free hashing slot before it is
+// answered 503.
+const hashWait = 5 * time.Second
+
+var errHashingBusy = fiber.NewError(fiber.StatusServiceUnavailable, "too many sign-ins at once; try again in a moment")
+
+// hashing runs fn — an argon2id hash or check — in one of the bounded slots
+// (2 per core, SPEC §2.5): each holds 64 MiB while it runs, so a burst of
+// sign-ins waits its turn instead of exhausting memory.
+func (h *Handlers) hashing(c *fiber.Ctx, fn func()) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), hashWait)
+	defer cancel()
+	select {
+	case h.hashSlots <- struct{}{}:
+	case <-ctx.Done():
+		c.Set(fiber.HeaderRetryAfter, "1")
+		return errHashingBusy
+	}
+	defer func() { <-h.hashSlots }()
+	fn()
+	return nil
+}
+
+// hashPassword hashes password in a slot.
+func (h *Handlers) hashPassword(c *fiber.Ctx, password string) (string, error) {
+	var hash string
+	err := h.hashing(c, func() { hash = auth.HashPassword(password, h.passwordParams) })
+	return hash, err
+}
+
+type passwordInput struct {
+	CurrentPassword string `json:"current_password" form:"current_password" validate:"required_without=TargetUID,max=1024"`
+	NewPassword     string `json:"new_password" form:"new_password" validate:"required,min=10,max=1024"`
+	TargetUID       int64  `json:"target_uid" form:"target_uid" validate:"omitempty,min=1"`
+}
+
+type accountView struct {
+	Base
+	Form Form
+}
+
+// accountShow renders /web/account: the caller's password form.
+func (h *Handlers) accountShow(c *fiber.Ctx) error {
+	return h.respond(c, Reply{Page: "account/index", View: accountView{Base: h.base(c, "Your account")}})
+}
+
+// passwordUpdate answers POST /user/password: one's own password with the
+// current one, or, for ROOT, another user's with target_uid. The change ends
+// the user's older JWTs and browser sessions; the browser that made it stays
+// signed in under a new session token.
+func (h *Handlers) passwordUpdate(c *fiber.Ctx) error {
+	page := func() (Reply, *Form, error) {
+		view := accountView{Base: h.base(c, "Your account")}
+		return Reply{Page: "account/index", Fragment: "account/form", View: &view}, &view.Form, nil
+	}
+	var in passwordInput
+	if err := bind(c, &in); err != nil {
+		return h.formError(c, err, page, "current_password", "new_password")
+	}
+	me := current(c).User
+	target := me
+	if in.TargetUID != 0 && in.TargetUID != me.ID {
+		if me.Role != store.RoleRoot {
+			return forbidden("only ROOT may set another user's password")
+		}
+		u, err := h.store.UserByID(c.UserContext(), in.TargetUID)
+		if err != nil {
+			return err
+		}
+		target = u
+	} else {
+		var perr error
+		if err := h.hashing(c, func() { perr = auth.CheckPassword(in.CurrentPassword, me.PasswordHash) }); err != nil {
+			return err
+		}
+		if perr != nil {
+			err := &ValidationError{Fields: map[string]string{"current_password": "is not your current password"}}
+			return h.formError(c, err, page, "current_password", "new_password")
+		}
+	}
+	hash, err := h.hashPassword(c, in.NewPassword)
+	if err != nil {
+		return err
+	}
+	version, err := h.store.SetPassword(c.UserContext(), target.ID, hash)
+	if err != nil {
+		return err
+	}
+	if target.ID == me.ID && hasSession(c.UserContext()) {
+		if err := h.sessions.RenewToken(c.UserContext()); err != nil {
+			return err
+		}
+		h.sessions.Put(c.UserContext(), sessionVersionKey, version)
+	}
+	h.flash(c, "success", "Password changed. Other sessions of "+target.Username+" are signed out.")
+	return h.respond(c, Reply{Message: "Password changed", Redirect: "/web/account"})
+}

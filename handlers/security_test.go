@@ -1,0 +1,249 @@
+package handlers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"stencil/store"
+)
+
+// TestSafeNext is the table of post-login destinations (SPEC §2.5).
+func TestSafeNext(t *testing.T) {
+	for next, want := range map[string]string{
+		"/":                                  "/",
+		"/web/pats":                          "/web/pats",
+		"/web/vault?project_id=shop&offset=": "/web/vault?project_id=shop&offset=",
+		"":                                   "/",
+		"web/pats":                           "/",
+		"//evil.example/x":                   "/",
+		"/\\evil.example/x":                  "/",
+		"/web\\..\\x":                        "/",
+		"https://evil.example/":              "/",
+		"/\nSet-Cookie: x=1":                 "/",
+		"/\r\nLocation: //evil.example":      "/",
+		"/\t/evil.example/x":                 "/",
+		"/ /evil.example":                    "/",
+		"/\u00a0/evil.example":               "/",
+		"/\u2028x":                           "/",
+		"/\x00":                              "/",
+		"/\x7f":                              "/",
+		"/\xff":                              "/",
+	} {
+		if got := safeNext(next); got != want {
+			t.Errorf("safeNext(%q) = %q, want %q", next, got, want)
+		}
+	}
+}
+
+// TestSignInRedirectWritesNoHeader: a next with a line break neither adds a
+// header nor leaves the site, signing in or already signed in.
+func TestSignInRedirectWritesNoHeader(t *testing.T) {
+	ta := newTestApp(t)
+	visitor, csrf := ta.browserSession(t)
+	evil := "/\nSet-Cookie: x=1"
+	form := url.Values{"auth_data": {"root"}, "password": {testPassword}, "csrf_token": {csrf}, "next": {evil}}
+	req := httptest.NewRequest("POST", "/web/login", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Cookie", visitor)
+	resp, _ := ta.do(t, req)
+	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/" {
+		t.Fatalf("sign-in: %d Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	session := ""
+	for _, c := range resp.Cookies() {
+		if c.Name == "x" {
+			t.Fatal("a header was injected through next")
+		}
+		if c.Name == "stencil_session" {
+			session = c.Name + "=" + c.Value
+		}
+	}
+	for _, next := range []string{"/%0ASet-Cookie:%20stencil_session=stolen;%20Path=/web", "/%09/evil.example/x"} {
+		req := httptest.NewRequest("GET", "/web/login?next="+next, nil)
+		req.Header.Set("Cookie", session)
+		resp, _ := ta.do(t, req)
+		if resp.StatusCode != 303 || resp.Header.Get("Location") != "/" || strings.Contains(fmt.Sprint(resp.Header), "stolen") {
+			t.Fatalf("signed in, next=%s: %d Location %q headers %v", next, resp.StatusCode, resp.Header.Get("Location"), resp.Header)
+		}
+	}
+}
+
+// TestLoginCSRF: the sign-in and setup forms need the visitor's token, bound
+// to the visitor's cookie; a cross-site form has neither.
+func TestLoginCSRF(t *testing.T) {
+	ta := newTestApp(t)
+	visitor, token := ta.browserSession(t)
+	other, otherToken := ta.browserSession(t)
+	post := func(path, cookie, csrf string) int {
+		form := url.Values{"auth_data": {"root"}, "password": {testPassword}, "csrf_token": {csrf}}
+		req := httptest.NewRequest("POST", path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if cookie != "" {
+			req.Header.Set("Cookie", cookie)
+		}
+		resp, _ := ta.do(t, req)
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		name, path, cookie, csrf string
+		want                     int
+	}{
+		{"cross-site form: no cookie, no token", "/web/login", "", "", 403},
+		{"token without its cookie", "/web/login", "", token, 403},
+		{"cookie without a token", "/web/login", visitor, "", 403},
+		{"another visitor's token", "/web/login", visitor, otherToken, 403},
+		{"a forged token", "/web/login", other, strings.Repeat("A", 43), 403},
+		{"setup without a token", "/web/setup", "", "", 403},
+		{"own cookie and token", "/web/login", visitor, token, 303},
+	} {
+		if got := post(tc.path, tc.cookie, tc.csrf); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	// API clients sign in with JSON and get a token, no cookie: no token needed.
+	ta.expectStatus(t, "API sign-in", "POST", "/user/login", `{"auth_data":"root","password":"`+testPassword+`"}`, nil, 200)
+}
+
+// TestSessionTableHoldsNoUsableToken: the sessions table keeps the SHA-256
+// of each token; the stored value signs nobody in. Page views of visitors
+// make no rows at all.
+func TestSessionTableHoldsNoUsableToken(t *testing.T) {
+	ta := newTestApp(t)
+	for range 20 {
+		for _, page := range []string{"/web/login", "/", "/web/projects", "/nope", "/scalar"} {
+			req := httptest.NewRequest("GET", page, nil)
+			req.Header.Set("Accept", "text/html")
+			ta.do(t, req)
+		}
+	}
+	var n int
+	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM sessions").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("100 visitor page views made %d session rows (%v)", n, err)
+	}
+	cookie, _ := ta.signIn(t, "root")
+	var stored string
+	if err := ta.pool.QueryRow(context.Background(), "SELECT token FROM sessions").Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	token := strings.TrimPrefix(strings.Split(cookie, "; ")[0], "stencil_session=")
+	sum := sha256.Sum256([]byte(token))
+	if stored == token || stored != hex.EncodeToString(sum[:]) {
+		t.Fatalf("stored %q for token %q", stored, token)
+	}
+	ta.expectStatus(t, "the real cookie", "GET", "/pat/fetch", "", map[string]string{"Cookie": "stencil_session=" + token}, 200)
+	ta.expectStatus(t, "the stored value", "GET", "/pat/fetch", "", map[string]string{"Cookie": "stencil_session=" + stored}, 401)
+}
+
+// TestThrottleHoldsUnderConcurrency: 30 wrong passwords at once for one
+// account get at most 5 answers of 401; the rest are 429.
+func TestThrottleHoldsUnderConcurrency(t *testing.T) {
+	ta := newTestApp(t)
+	base := ta.listen(t)
+	var mu sync.Mutex
+	counts := map[int]int{}
+	var wg sync.WaitGroup
+	for range 30 {
+		wg.Go(func() {
+			req, _ := http.NewRequest("POST", base+"/user/login", strings.NewReader(`{"auth_data":"root","password":"wrong-guess"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			mu.Lock()
+			counts[resp.StatusCode]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if counts[401] > loginAccountLimit || counts[401]+counts[429] != 30 {
+		t.Fatalf("answers by status: %v", counts)
+	}
+}
+
+// TestPasswordChange: one's own with the current password, another's as
+// ROOT; the change ends older JWTs and the user's other browser sessions.
+func TestPasswordChange(t *testing.T) {
+	ta := newTestApp(t)
+	alice := ta.newUser(t, "alice", store.RoleAuthor)
+	oldJWT := ta.token(t, alice)
+	otherBrowser, _ := ta.signIn(t, "alice")
+	thisBrowser, csrf := ta.signIn(t, "alice")
+	ta.run(t, []scenario{
+		{name: "wrong current password", method: "POST", path: "/user/password", headers: as(oldJWT),
+			body: `{"current_password":"nope","new_password":"a-new-password"}`, status: 422, want: []string{`"current_password":"is not your current password"`}},
+		{name: "too short", method: "POST", path: "/user/password", headers: as(oldJWT),
+			body: `{"current_password":"` + testPassword + `","new_password":"short"}`, status: 422, want: []string{`"new_password":"must be at least 10 characters"`}},
+		{name: "missing new password", method: "POST", path: "/user/password", headers: as(oldJWT), body: `{"current_password":"x"}`, status: 400},
+		{name: "another's as AUTHOR", method: "POST", path: "/user/password", headers: as(oldJWT),
+			body: fmt.Sprintf(`{"target_uid":%d,"new_password":"a-new-password"}`, ta.root.ID), status: 403},
+		{name: "anonymous", method: "POST", path: "/user/password", headers: asJSONHeaders, body: `{"new_password":"a-new-password"}`, status: 401},
+	})
+	ta.expectStatus(t, "old JWT still good before the change", "GET", "/pat/fetch", "", as(oldJWT), 200)
+
+	form := url.Values{"current_password": {testPassword}, "new_password": {"a-new-password"}, "csrf_token": {csrf}}
+	req := httptest.NewRequest("POST", "/user/password", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Cookie", thisBrowser)
+	resp, body := ta.do(t, req)
+	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/web/account" {
+		t.Fatalf("change from the browser: %d %s", resp.StatusCode, body)
+	}
+	for _, c := range resp.Cookies() {
+		if c.Name == "stencil_session" {
+			thisBrowser = c.Name + "=" + c.Value
+		}
+	}
+	ta.expectStatus(t, "JWT from before the change", "GET", "/pat/fetch", "", as(oldJWT), 401)
+	ta.expectStatus(t, "the other browser", "GET", "/pat/fetch", "", map[string]string{"Cookie": otherBrowser}, 401)
+	ta.expectStatus(t, "the browser that changed it", "GET", "/pat/fetch", "", map[string]string{"Cookie": thisBrowser}, 200)
+	ta.expectStatus(t, "old password", "POST", "/user/login", `{"auth_data":"alice","password":"`+testPassword+`"}`, nil, 401)
+	ta.expectStatus(t, "new password", "POST", "/user/login", `{"auth_data":"alice","password":"a-new-password"}`, nil, 200)
+
+	// ROOT sets alice's password without knowing the current one.
+	ta.expectStatus(t, "ROOT sets another's", "POST", "/user/password",
+		fmt.Sprintf(`{"target_uid":%d,"new_password":"root-chose-this"}`, alice.ID), as(ta.token(t, ta.root)), 200)
+	ta.expectStatus(t, "ROOT, unknown user", "POST", "/user/password", `{"target_uid":99999,"new_password":"root-chose-this"}`, as(ta.token(t, ta.root)), 404)
+	ta.expectStatus(t, "alice's browser after ROOT's change", "GET", "/pat/fetch", "", map[string]string{"Cookie": thisBrowser}, 401)
+	ta.expectStatus(t, "password ROOT set", "POST", "/user/login", `{"auth_data":"alice","password":"root-chose-this"}`, nil, 200)
+}
+
+// TestSecretsAreNotCached: answers that carry a secret say no-store.
+func TestSecretsAreNotCached(t *testing.T) {
+	ta, _, h := vaultApp(t)
+	ta.run(t, []scenario{
+		{name: "create", method: "POST", path: "/vault/create", headers: h, body: `{"project_id":"shop","key":"K","value":"v"}`, status: 201},
+		{name: "value", method: "GET", path: "/vault/fetch/one?project_id=shop&key=K", headers: h, status: 200,
+			header: map[string]string{"Cache-Control": "no-store"}},
+		{name: "values", method: "GET", path: "/vault/fetch?project_id=shop", headers: h, status: 200,
+			header: map[string]string{"Cache-Control": "no-store"}},
+		{name: "new PAT", method: "POST", path: "/pat/create", headers: h, body: `{"name":"ci"}`, status: 201,
+			header: map[string]string{"Cache-Control": "no-store"}},
+		{name: "JWT", method: "POST", path: "/user/login", headers: asJSONHeaders, body: `{"auth_data":"root","password":"` + testPassword + `"}`, status: 200,
+			header: map[string]string{"Cache-Control": "no-store"}},
+	})
+}
+
+// TestHeadReadsNoVaultValue: HEAD returns no value and logs no read.
+func TestHeadReadsNoVaultValue(t *testing.T) {
+	ta, _, h := vaultApp(t)
+	ta.expectStatus(t, "create", "POST", "/vault/create", `{"project_id":"shop","key":"K","value":"v"}`, h, 201)
+	ta.expectStatus(t, "HEAD one", "HEAD", "/vault/fetch/one?project_id=shop&key=K", "", h, 200)
+	ta.expectStatus(t, "HEAD unknown", "HEAD", "/vault/fetch/one?project_id=shop&key=NOPE", "", h, 404)
+	ta.expectStatus(t, "HEAD list", "HEAD", "/vault/fetch?project_id=shop", "", h, 200)
+	var reads int
+	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM vault_access_log WHERE action = 'read'").Scan(&reads); err != nil || reads != 0 {
+		t.Fatalf("%d read rows after HEAD requests (%v)", reads, err)
+	}
+}
