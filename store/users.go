@@ -25,7 +25,7 @@ type User struct {
 	// sessions of an older version no longer sign the user in.
 	CredentialVersion int
 	CreatedAt         time.Time
-	UpdatedAt      time.Time
+	UpdatedAt         time.Time
 }
 
 // Roles, highest first.
