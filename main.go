@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -51,12 +52,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, logOut 
 	if err != nil {
 		return err
 	}
-	dbURL, stopDB, err := database(ctx, cfg, log)
+	db, err := database(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer stopDB()
-	if err := store.Migrate(ctx, dbURL); err != nil {
+	defer db.stop()
+	if err := store.Migrate(ctx, db.url); err != nil {
 		return err
 	}
 	switch cmd {
@@ -64,23 +65,36 @@ func run(ctx context.Context, args []string, getenv func(string) string, logOut 
 		log.Info("migrations applied")
 		return nil
 	case "vault rotate":
-		return rotateVault(ctx, cfg, dbURL, log)
+		return rotateVault(ctx, cfg, db.url, log)
 	}
-	return serve(ctx, cfg, dbURL, log, ready)
+	return serve(ctx, cfg, db, log, ready)
 }
 
-// database returns DATABASE_URL, or starts the private cluster under
-// DATA_DIR/pg and returns its URL and the function that stops it.
-func database(ctx context.Context, cfg config.Config, log *slog.Logger) (string, func(), error) {
+// db is where the service's data lives.
+type db struct {
+	url    string
+	stop   func()
+	failed <-chan error // the private cluster died for good; nil for DATABASE_URL
+}
+
+// database returns DATABASE_URL, or the private cluster under DATA_DIR/pg:
+// started and supervised by this process, or, when a live process already
+// runs it, that process's server, which this one never stops.
+func database(ctx context.Context, cfg config.Config, log *slog.Logger) (db, error) {
 	if cfg.DatabaseURL != "" {
-		return cfg.DatabaseURL, func() {}, nil
+		return db{url: cfg.DatabaseURL, stop: func() {}}, nil
 	}
 	dir := filepath.Join(cfg.DataDir, "pg")
-	log.Info("DATABASE_URL not set: starting the private PostgreSQL cluster", "dir", dir)
 	cluster, err := localpg.Start(ctx, dir)
 	if err != nil {
-		return "", nil, fmt.Errorf("private PostgreSQL: %w", err)
+		return db{}, fmt.Errorf("private PostgreSQL: %w", err)
 	}
+	if cluster.Attached() {
+		log.Info("DATABASE_URL not set: using the private PostgreSQL cluster another running process owns", "dir", dir)
+	} else {
+		log.Info("DATABASE_URL not set: started the private PostgreSQL cluster", "dir", dir)
+	}
+	cluster.SetLogger(func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) })
 	stop := func() {
 		if err := cluster.Stop(); err != nil {
 			log.Error("stop private PostgreSQL", "err", err)
@@ -88,17 +102,43 @@ func database(ctx context.Context, cfg config.Config, log *slog.Logger) (string,
 	}
 	if err := cluster.EnsureDatabase(ctx, "stencil"); err != nil {
 		stop()
-		return "", nil, err
+		return db{}, err
 	}
-	return cluster.URL("stencil"), stop, nil
+	url, err := cluster.AppURL("stencil")
+	if err != nil {
+		stop()
+		return db{}, err
+	}
+	return db{url: url, stop: stop, failed: cluster.Failed()}, nil
 }
 
-func serve(ctx context.Context, cfg config.Config, dbURL string, log *slog.Logger, ready chan<- string) error {
-	pool, err := pgxpool.New(ctx, dbURL)
+// newPool opens a pool of at most size connections whose statements stop at
+// timeout on the server too, so that nothing outlives its request.
+func newPool(ctx context.Context, url string, size int, timeout time.Duration) (*pgxpool.Pool, error) {
+	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return fmt.Errorf("database: %w", err)
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	pc.MaxConns = int32(size)
+	ms := strconv.FormatInt(timeout.Milliseconds(), 10)
+	pc.ConnConfig.RuntimeParams["statement_timeout"] = ms
+	pc.ConnConfig.RuntimeParams["lock_timeout"] = ms
+	pc.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(2*timeout.Milliseconds(), 10)
+	return pgxpool.NewWithConfig(ctx, pc)
+}
+
+func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, ready chan<- string) error {
+	pool, err := newPool(ctx, db.url, cfg.DBMaxConns, cfg.RequestTimeout)
+	if err != nil {
+		return err
 	}
 	defer pool.Close()
+	// Readiness has its own connections: it never waits behind requests.
+	probe, err := newPool(ctx, db.url, 2, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer probe.Close()
 
 	st := store.New(pool)
 	keyring, err := vaultcrypt.NewKeyring(cfg.VaultKeys)
@@ -111,27 +151,32 @@ func serve(ctx context.Context, cfg config.Config, dbURL string, log *slog.Logge
 	if err := ensureRoot(ctx, cfg.Root, st, log); err != nil {
 		return err
 	}
-	go cleanSessions(ctx, st, log)
+	go housekeeping(ctx, st, log)
 
 	h, err := handlers.New(cfg, pool, log)
 	if err != nil {
 		return err
 	}
+	h.SetReadinessPool(probe)
 	app := h.App()
 
 	ln, err := net.Listen("tcp", cfg.Addr())
 	if err != nil {
 		return err
 	}
+	limit := raiseFileLimit()
 	served := make(chan error, 1)
-	go func() { served <- app.Listener(ln) }()
-	log.Info("serving", "addr", ln.Addr().String(), "production", cfg.Production)
+	go func() { served <- app.Listener(newSteadyListener(ln, connectionCap(limit, cfg.DBMaxConns), log)) }()
+	log.Info("serving", "addr", ln.Addr().String(), "production", cfg.Production, "open_files", limit)
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
 
 	select {
 	case err := <-served:
+		return err
+	case err := <-db.failed:
+		_ = app.ShutdownWithTimeout(5 * time.Second)
 		return err
 	case <-ctx.Done():
 	}
@@ -142,9 +187,10 @@ func serve(ctx context.Context, cfg config.Config, dbURL string, log *slog.Logge
 	return <-served
 }
 
-// cleanSessions deletes expired browser sessions every ten minutes until ctx
-// ends. Several instances doing it at once is harmless.
-func cleanSessions(ctx context.Context, st *store.Store, log *slog.Logger) {
+// housekeeping deletes expired browser sessions and sign-in failures past
+// their window every ten minutes until ctx ends. Several instances doing it
+// at once is harmless.
+func housekeeping(ctx context.Context, st *store.Store, log *slog.Logger) {
 	tick := time.NewTicker(10 * time.Minute)
 	defer tick.Stop()
 	for {
@@ -154,6 +200,9 @@ func cleanSessions(ctx context.Context, st *store.Store, log *slog.Logger) {
 		case <-tick.C:
 			if _, err := st.DeleteExpiredSessions(ctx); err != nil && ctx.Err() == nil {
 				log.Error("delete expired sessions", "err", err)
+			}
+			if err := st.DeleteLoginFailuresBefore(ctx, time.Now().Add(-time.Hour)); err != nil && ctx.Err() == nil {
+				log.Error("delete old sign-in failures", "err", err)
 			}
 		}
 	}

@@ -191,7 +191,7 @@ func TestPrivateClusterWithoutDatabaseURL(t *testing.T) {
 		if status != 200 {
 			t.Fatalf("start %d: readyz = %d %v", i, status, body)
 		}
-		if i == 1 && !strings.Contains(in.logs.String(), "starting the private PostgreSQL cluster") {
+		if i == 1 && !strings.Contains(in.logs.String(), "started the private PostgreSQL cluster") {
 			t.Fatalf("no private cluster started; log: %s", in.logs)
 		}
 	}

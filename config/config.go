@@ -4,12 +4,15 @@ package config
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +31,10 @@ type Config struct {
 	JWTTTL      time.Duration
 	VaultKeys   []vaultcrypt.Key // the first is active
 	Root        RootAccount
+	// DBMaxConns sizes the connection pool; RequestTimeout is every
+	// request's deadline, down to its PostgreSQL statements.
+	DBMaxConns     int
+	RequestTimeout time.Duration
 }
 
 // RootAccount is the first ROOT user to create at start, if all fields are set.
@@ -73,6 +80,15 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.JWTTTL, err = time.ParseDuration(or(getenv("JWT_TTL"), "1h")); err != nil || c.JWTTTL <= 0 {
 		return c, fmt.Errorf("JWT_TTL must be a positive duration such as 1h or 15m, got %q", getenv("JWT_TTL"))
 	}
+	c.DBMaxConns = max(10, 4*runtime.NumCPU())
+	if v := getenv("DB_MAX_CONNS"); v != "" {
+		if c.DBMaxConns, err = strconv.Atoi(v); err != nil || c.DBMaxConns < 2 || c.DBMaxConns > 1000 {
+			return c, fmt.Errorf("DB_MAX_CONNS must be a whole number from 2 to 1000, got %q", v)
+		}
+	}
+	if c.RequestTimeout, err = time.ParseDuration(or(getenv("REQUEST_TIMEOUT"), "15s")); err != nil || c.RequestTimeout < 100*time.Millisecond {
+		return c, fmt.Errorf("REQUEST_TIMEOUT must be a duration of at least 100ms, such as 15s, got %q", getenv("REQUEST_TIMEOUT"))
+	}
 	if c.DataDir, err = filepath.Abs(c.DataDir); err != nil {
 		return c, err
 	}
@@ -80,17 +96,20 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.Production && (jwtSecret == "" || vaultKeys == "") {
 		return c, errors.New("APP_ENV=production needs JWT_SECRET (at least 32 bytes) and VAULT_KEYS (id:base64key[,…]); refusing to start")
 	}
-	if !c.Production {
+	if !c.Production || c.DatabaseURL == "" {
+		// The private cluster lives under DATA_DIR in production too.
 		if err := c.ensureDataDir(); err != nil {
 			return c, err
 		}
+	}
+	if !c.Production {
 		if jwtSecret == "" {
 			if jwtSecret, err = c.devSecret("jwt_secret", func() string { return base64.StdEncoding.EncodeToString(random(48)) }); err != nil {
 				return c, err
 			}
 		}
 		if vaultKeys == "" {
-			if vaultKeys, err = c.devSecret("vault_keys", func() string { return "dev1:" + base64.StdEncoding.EncodeToString(random(32)) }); err != nil {
+			if vaultKeys, err = c.devSecret("vault_keys", newDevVaultKey); err != nil {
 				return c, err
 			}
 		}
@@ -139,9 +158,19 @@ func decodeBase64(s string) ([]byte, error) {
 	return nil, errors.New("not base64")
 }
 
-// ensureDataDir creates DATA_DIR. Its mode 0711 lets the postgres system user
-// reach the cluster below it when the app runs as root, while the secrets in
-// it stay 0600.
+// newDevVaultKey makes a development vault key whose id is derived from its
+// fingerprint ("dev-" and 8 hex digits of its SHA-256), so that instances
+// with different DATA_DIRs on one database name different keys and the
+// start-up check says which one is missing.
+func newDevVaultKey() string {
+	key := random(32)
+	sum := sha256.Sum256(key)
+	return "dev-" + hex.EncodeToString(sum[:4]) + ":" + base64.StdEncoding.EncodeToString(key)
+}
+
+// ensureDataDir creates DATA_DIR (and any missing parent) with mode 0711,
+// which lets the postgres system user reach the cluster below it when the
+// app runs as root, while the secrets in it stay 0600.
 func (c Config) ensureDataDir() error {
 	if err := os.MkdirAll(c.DataDir, 0o711); err != nil {
 		return fmt.Errorf("create DATA_DIR: %w", err)

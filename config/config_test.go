@@ -1,7 +1,9 @@
 package config
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,6 +45,47 @@ func TestDefaults(t *testing.T) {
 	if string(again.JWTSecret) != string(c.JWTSecret) || string(again.VaultKeys[0].Secret) != string(c.VaultKeys[0].Secret) {
 		t.Fatal("development secrets must be reused across starts")
 	}
+	if c.DBMaxConns < 10 || c.RequestTimeout != 15*time.Second {
+		t.Fatalf("pool %d, timeout %v", c.DBMaxConns, c.RequestTimeout)
+	}
+}
+
+// TestDevelopmentKeyIDsDifferAcrossDataDirs: each DATA_DIR's generated vault
+// key is named by its fingerprint, so two never share an id.
+func TestDevelopmentKeyIDsDifferAcrossDataDirs(t *testing.T) {
+	a, err := Load(env(map[string]string{"DATA_DIR": t.TempDir()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Load(env(map[string]string{"DATA_DIR": t.TempDir()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ka, kb := a.VaultKeys[0], b.VaultKeys[0]
+	sum := sha256.Sum256(ka.Secret)
+	if ka.ID == kb.ID || ka.ID != "dev-"+hex.EncodeToString(sum[:4]) {
+		t.Fatalf("key ids %q and %q", ka.ID, kb.ID)
+	}
+}
+
+// TestProductionMakesAReachableDataDir: with the private cluster, production
+// creates a missing DATA_DIR (and parents) with mode 0711, so the postgres
+// user can reach the cluster below it when the app runs as root.
+func TestProductionMakesAReachableDataDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "fresh", "data")
+	_, err := Load(env(map[string]string{"APP_ENV": "production", "JWT_SECRET": strings.Repeat("s", 32), "VAULT_KEYS": "k1:" + key32, "DATA_DIR": dir}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		st, err := os.Stat(d)
+		if err != nil || st.Mode().Perm()&0o011 != 0o011 {
+			t.Fatalf("%s: %v %v", d, st.Mode(), err)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatal("production must not generate secrets")
+	}
 }
 
 func TestProductionRefusesWithoutSecrets(t *testing.T) {
@@ -83,6 +126,10 @@ func TestBadSettings(t *testing.T) {
 		"key length":    {map[string]string{"VAULT_KEYS": "k1:" + base64.StdEncoding.EncodeToString(make([]byte, 16))}, "32 bytes"},
 		"key not b64":   {map[string]string{"VAULT_KEYS": "k1:@@@"}, "32 bytes"},
 		"duplicate ids": {map[string]string{"VAULT_KEYS": "k1:" + key32 + ",k1:" + key32}, "twice"},
+		"pool size":     {map[string]string{"DB_MAX_CONNS": "1"}, "DB_MAX_CONNS"},
+		"pool not int":  {map[string]string{"DB_MAX_CONNS": "many"}, "DB_MAX_CONNS"},
+		"timeout":       {map[string]string{"REQUEST_TIMEOUT": "fast"}, "REQUEST_TIMEOUT"},
+		"tiny timeout":  {map[string]string{"REQUEST_TIMEOUT": "1ms"}, "REQUEST_TIMEOUT"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tc.vars["DATA_DIR"] = t.TempDir()

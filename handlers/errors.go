@@ -1,9 +1,12 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"html"
+	"io"
+	"net"
 	"maps"
 	"net/http"
 	"net/url"
@@ -11,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"stencil/store"
 )
@@ -56,8 +60,10 @@ func (h *Handlers) ErrorHandler(c *fiber.Ctx, err error) error {
 		h.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 	}
 	switch {
-	case (status == fiber.StatusTooManyRequests || status == fiber.StatusServiceUnavailable) && c.GetRespHeader(fiber.HeaderRetryAfter) == "":
+	case status == fiber.StatusTooManyRequests && c.GetRespHeader(fiber.HeaderRetryAfter) == "":
 		c.Set(fiber.HeaderRetryAfter, "60")
+	case status == fiber.StatusServiceUnavailable && c.GetRespHeader(fiber.HeaderRetryAfter) == "":
+		c.Set(fiber.HeaderRetryAfter, "2")
 	case status == fiber.StatusMethodNotAllowed:
 		c.Set(fiber.HeaderAllow, strings.Join(h.allowed(c.Path()), ", "))
 	}
@@ -132,6 +138,8 @@ func classify(err error) (int, string, any) {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return fiber.StatusNotFound, "Error: not found", nil
+	case databaseUnavailable(err):
+		return fiber.StatusServiceUnavailable, "Error: the database is busy or unreachable; try again shortly", nil
 	case errors.Is(err, store.ErrAlreadySetUp):
 		return fiber.StatusForbidden, "Error: " + store.ErrAlreadySetUp.Error(), nil
 	case errors.As(err, &ferr) && ferr.Code < 500:
@@ -139,6 +147,24 @@ func classify(err error) (int, string, any) {
 	default:
 		return fiber.StatusInternalServerError, "Error: internal error", nil
 	}
+}
+
+// databaseUnavailable reports a request that got no database time: no
+// connection before its deadline, a statement stopped by the deadline or by
+// PostgreSQL's timeouts, or a server that cannot be reached.
+func databaseUnavailable(err error) bool {
+	var pgErr *pgconn.PgError
+	var connErr *pgconn.ConnectError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &connErr), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.As(err, new(*net.OpError)):
+		return true
+	case errors.As(err, &pgErr):
+		// query_canceled (statement_timeout), lock_not_available (lock_timeout),
+		// and the classes of a server going away.
+		return pgErr.Code == "57014" || pgErr.Code == "55P03" || strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01"
+	}
+	return false
 }
 
 func errorMessage(e *fiber.Error) string {

@@ -28,6 +28,7 @@ import (
 type Handlers struct {
 	cfg      config.Config
 	store    *store.Store
+	probe    *store.Store // readiness checks: its own connections
 	sessions *scs.SessionManager
 	log      *slog.Logger
 	assets   *assets
@@ -63,9 +64,15 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*Handlers, er
 		return nil, err
 	}
 	st := store.New(pool)
-	return &Handlers{cfg: cfg, store: st, sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
+	return &Handlers{cfg: cfg, store: st, probe: st, sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
 		keyring: keyring, passwordParams: auth.DefaultPasswordParams, hashSlots: make(chan struct{}, 2*runtime.NumCPU()),
 		csrfKey: derivedKey(cfg.JWTSecret, "stencil visitor csrf")}, nil
+}
+
+// SetReadinessPool gives /readyz connections of its own, so that it answers
+// while request traffic holds every connection of the main pool.
+func (h *Handlers) SetReadinessPool(pool *pgxpool.Pool) {
+	h.probe = store.New(pool)
 }
 
 // derivedKey is a key for one purpose, derived from a secret.

@@ -24,9 +24,9 @@ func (h *Handlers) readyShow(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 	defer cancel()
 	dto := readyDTO{Database: "unreachable", Migrations: "unknown"}
-	if err := h.store.Ping(ctx); err == nil {
+	if err := h.probe.Ping(ctx); err == nil {
 		dto.Database = "ok"
-		applied, err := h.store.MigrationsApplied(ctx)
+		applied, err := h.probe.MigrationsApplied(ctx)
 		switch {
 		case err != nil:
 			dto.Migrations = "unknown"

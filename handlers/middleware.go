@@ -34,6 +34,15 @@ func (h *Handlers) recoverPanics(c *fiber.Ctx) (err error) {
 	return c.Next()
 }
 
+// deadline gives the request REQUEST_TIMEOUT: its context, which every
+// store call takes, ends then, and with it any statement still running.
+func (h *Handlers) deadline(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), h.cfg.RequestTimeout)
+	defer cancel()
+	c.SetUserContext(ctx)
+	return c.Next()
+}
+
 // contentSecurityPolicy allows only this origin's scripts; inline styles are
 // allowed for the API viewer, which sets style attributes.
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +

@@ -6,6 +6,11 @@
 // directory (mode 0600). PostgreSQL refuses to run as root; when this process
 // is root, initdb and postgres run as the unprivileged "postgres" user on a
 // directory that user owns.
+//
+// One process owns a cluster directory at a time (a lock file): it starts the
+// server, restarts it when it dies, and stops it. Another process that starts
+// on the same directory while the owner lives attaches to the running server
+// and never stops it.
 package localpg
 
 import (
@@ -23,6 +28,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -31,6 +37,10 @@ import (
 
 // Superuser is the name of the cluster's superuser role.
 const Superuser = "stencil"
+
+// AppRole is the role the application connects as: it owns the databases
+// EnsureDatabase makes and nothing else.
+const AppRole = "stencil_app"
 
 // ErrNoBinaries reports that initdb or postgres could not be found.
 var ErrNoBinaries = errors.New("PostgreSQL server binaries (initdb, postgres) not found on PATH or under /usr/lib/postgresql/*/bin: " +
@@ -42,10 +52,21 @@ type Cluster struct {
 	throwaway bool
 	port      int
 	password  string
-	cmd       *exec.Cmd
-	done      chan struct{}
-	waitErr   error
-	logFile   *os.File
+	attached  bool     // another process owns the server: never stop it
+	lock      *os.File // held while this process owns the directory
+
+	bin  binaries
+	data string
+	cred *syscall.Credential
+
+	mu       sync.Mutex // guards cmd, done, waitErr, logFile, stopping
+	cmd      *exec.Cmd
+	done     chan struct{}
+	waitErr  error
+	logFile  *os.File
+	stopping bool
+	failed   chan error // receives once when the server cannot be restarted
+	logf     func(format string, args ...any)
 }
 
 // Start initializes dir as a cluster when it holds none yet, starts the server
@@ -81,26 +102,160 @@ func start(ctx context.Context, bin binaries, dir string, throwaway bool, cred *
 		return nil, err
 	}
 	data := filepath.Join(dir, "data")
+	c := &Cluster{dir: dir, throwaway: throwaway, bin: bin, data: data, cred: cred, failed: make(chan error, 1),
+		logf: func(string, ...any) {}}
+	lock, owner, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !owner {
+		// A live process owns this cluster: use its server as it runs.
+		return c, c.attach(ctx)
+	}
+	c.lock = lock
 	pwFile := filepath.Join(dir, "password")
 	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
 		if err := initCluster(ctx, bin, dir, data, pwFile, cred); err != nil {
+			c.unlock()
 			return nil, err
 		}
 	}
 	pw, err := os.ReadFile(pwFile)
 	if err != nil {
+		c.unlock()
 		return nil, fmt.Errorf("read cluster password: %w", err)
 	}
+	c.password = strings.TrimSpace(string(pw))
+	// No live process owns the directory, so a server still running on it
+	// was left by one that died: stop it before starting ours.
 	stopStale(bin, data, cred)
-	c := &Cluster{dir: dir, throwaway: throwaway, password: strings.TrimSpace(string(pw))}
 	// A free port can be taken by another process between the probe and
 	// the server's bind; try a few.
 	for attempt := 0; ; attempt++ {
-		err := c.launch(ctx, bin, data, cred)
-		if err == nil || attempt == 4 {
-			return c, err
+		port, err := freePort()
+		if err == nil {
+			err = c.launch(ctx, port)
+		}
+		if err == nil {
+			go c.supervise()
+			return c, nil
+		}
+		if attempt == 4 {
+			c.unlock()
+			return nil, err
 		}
 	}
+}
+
+// lockDir takes the owner lock of a cluster directory without waiting; owner
+// is false when a live process holds it.
+func lockDir(dir string) (*os.File, bool, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "owner.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	return f, true, nil
+}
+
+func (c *Cluster) unlock() {
+	if c.lock != nil {
+		c.lock.Close() // closing releases the flock
+		c.lock = nil
+	}
+}
+
+// attach connects to the server another process runs on this directory: its
+// port is in postmaster.pid, its password in the cluster directory.
+func (c *Cluster) attach(ctx context.Context) error {
+	c.attached = true
+	pw, err := os.ReadFile(filepath.Join(c.dir, "password"))
+	if err != nil {
+		return fmt.Errorf("read cluster password: %w", err)
+	}
+	c.password = strings.TrimSpace(string(pw))
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		raw, err := os.ReadFile(filepath.Join(c.data, "postmaster.pid"))
+		if err == nil {
+			// Line 4 of postmaster.pid is the port.
+			if lines := strings.Split(string(raw), "\n"); len(lines) > 3 {
+				c.port, _ = strconv.Atoi(strings.TrimSpace(lines[3]))
+			}
+		}
+		if c.port > 0 {
+			if conn, err := pgx.Connect(ctx, c.URL("postgres")); err == nil {
+				conn.Close(ctx)
+				return nil
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("the PostgreSQL cluster in %s is owned by another running process but does not answer", c.dir)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Attached reports whether another process owns the server.
+func (c *Cluster) Attached() bool { return c.attached }
+
+// SetLogger sets where supervision reports restarts.
+func (c *Cluster) SetLogger(logf func(format string, args ...any)) { c.logf = logf }
+
+// Failed receives an error when the server died and could not be started
+// again; the process should then exit so that its own supervisor acts.
+func (c *Cluster) Failed() <-chan error { return c.failed }
+
+// supervise restarts the server, on the same port, whenever it exits
+// without Stop, backing off between attempts; after restartAttempts
+// failures in a row it reports on Failed.
+func (c *Cluster) supervise() {
+	for {
+		c.mu.Lock()
+		done := c.done
+		c.mu.Unlock()
+		<-done
+		c.mu.Lock()
+		stopping, waitErr := c.stopping, c.waitErr
+		c.logFile.Close()
+		c.mu.Unlock()
+		if stopping {
+			return
+		}
+		c.logf("private PostgreSQL exited (%v): restarting", waitErr)
+		var err error
+		backoff := 100 * time.Millisecond
+		for attempt := 1; attempt <= restartAttempts; attempt++ {
+			time.Sleep(backoff)
+			backoff = min(2*backoff, 5*time.Second)
+			if c.isStopping() {
+				return
+			}
+			if err = c.launch(context.Background(), c.port); err == nil {
+				c.logf("private PostgreSQL restarted after %d attempt(s)", attempt)
+				break
+			}
+		}
+		if err != nil {
+			c.failed <- fmt.Errorf("private PostgreSQL died and could not be restarted: %w", err)
+			return
+		}
+	}
+}
+
+// restartAttempts bound how long supervision tries: about a minute.
+const restartAttempts = 15
+
+func (c *Cluster) isStopping() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopping
 }
 
 // URL returns a connection URL for database name on this cluster.
@@ -115,28 +270,114 @@ func (c *Cluster) URL(name string) string {
 	return u.String()
 }
 
-// EnsureDatabase creates database name unless it exists.
+// AppURL returns a connection URL for database name as AppRole.
+func (c *Cluster) AppURL(name string) (string, error) {
+	pw, err := os.ReadFile(filepath.Join(c.dir, "app_password"))
+	if err != nil {
+		return "", fmt.Errorf("read the application role's password: %w", err)
+	}
+	u := url.URL{
+		Scheme:   "postgres",
+		User:     url.UserPassword(AppRole, strings.TrimSpace(string(pw))),
+		Host:     net.JoinHostPort("127.0.0.1", strconv.Itoa(c.port)),
+		Path:     "/" + name,
+		RawQuery: "sslmode=disable",
+	}
+	return u.String(), nil
+}
+
+// EnsureDatabase makes database name exist, owned by AppRole, which is no
+// superuser and may create no roles or databases: the application connects
+// as the owner of its database and of nothing else. A database from before
+// the role existed is handed over with the tables in it. Only the owner of
+// the cluster does this; an attached process finds it done.
 func (c *Cluster) EnsureDatabase(ctx context.Context, name string) error {
+	if c.attached {
+		return nil
+	}
 	conn, err := pgx.Connect(ctx, c.URL("postgres"))
 	if err != nil {
 		return err
 	}
 	defer conn.Close(ctx)
-	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+	password, err := c.appPassword()
+	if err != nil {
 		return err
 	}
-	if exists {
-		return nil
+	role := pgx.Identifier{AppRole}.Sanitize()
+	var roleExists, dbExists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1),
+		EXISTS (SELECT 1 FROM pg_database WHERE datname = $2)`, AppRole, name).Scan(&roleExists, &dbExists); err != nil {
+		return err
 	}
-	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	verb := "ALTER"
+	if !roleExists {
+		verb = "CREATE"
+	}
+	// The password is hex: it needs no quoting beyond the literal's.
+	if _, err := conn.Exec(ctx, verb+" ROLE "+role+" LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD '"+password+"'"); err != nil {
+		return err
+	}
+	db := pgx.Identifier{name}.Sanitize()
+	if !dbExists {
+		_, err = conn.Exec(ctx, "CREATE DATABASE "+db+" OWNER "+role)
+		return err
+	}
+	if _, err := conn.Exec(ctx, "ALTER DATABASE "+db+" OWNER TO "+role); err != nil {
+		return err
+	}
+	return c.handOver(ctx, name)
+}
+
+// handOver gives AppRole the tables and views of database name's public
+// schema that the superuser made before the role existed; the sequences of
+// identity columns follow their tables.
+func (c *Cluster) handOver(ctx context.Context, name string) error {
+	conn, err := pgx.Connect(ctx, c.URL(name))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `DO $$
+DECLARE r record;
+BEGIN
+	FOR r IN SELECT c.oid::regclass AS rel, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm') AND pg_get_userbyid(c.relowner) <> '`+AppRole+`'
+	LOOP
+		EXECUTE format('ALTER %s %s OWNER TO `+AppRole+`',
+			CASE r.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' ELSE 'TABLE' END, r.rel);
+	END LOOP;
+END $$`)
 	return err
 }
 
+// appPassword returns AppRole's password, generating it (mode 0600) on
+// first use.
+func (c *Cluster) appPassword() (string, error) {
+	path := filepath.Join(c.dir, "app_password")
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	buf := make([]byte, 24)
+	if _, err := rand.Read(buf); err != nil {
+		return "", err
+	}
+	pw := hex.EncodeToString(buf)
+	return pw, os.WriteFile(path, []byte(pw+"\n"), 0o600)
+}
+
 // Stop shuts the server down (fast mode: open sessions are closed), waits
-// for it to exit and removes a throwaway cluster's directory.
+// for it to exit and removes a throwaway cluster's directory. An attached
+// cluster is left running for its owner.
 func (c *Cluster) Stop() error {
+	if c.attached {
+		return nil
+	}
+	c.mu.Lock()
+	c.stopping = true
+	c.mu.Unlock()
 	c.halt()
+	c.unlock()
 	if c.throwaway {
 		return os.RemoveAll(c.dir)
 	}
@@ -144,13 +385,15 @@ func (c *Cluster) Stop() error {
 }
 
 func (c *Cluster) halt() {
-	defer c.logFile.Close()
-	_ = c.cmd.Process.Signal(syscall.SIGINT)
+	c.mu.Lock()
+	cmd, done := c.cmd, c.done
+	c.mu.Unlock()
+	_ = cmd.Process.Signal(syscall.SIGINT)
 	select {
-	case <-c.done:
+	case <-done:
 	case <-time.After(30 * time.Second):
-		_ = c.cmd.Process.Kill()
-		<-c.done
+		_ = cmd.Process.Kill()
+		<-done
 	}
 }
 
@@ -211,6 +454,10 @@ func serverCredential() (*syscall.Credential, error) {
 // prepareDir creates dir, owned by the server's user when that differs from
 // ours, and checks that the server's user can reach it.
 func prepareDir(dir string, cred *syscall.Credential) error {
+	// Parents made here must let the server's user pass through.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o711); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -283,11 +530,8 @@ func stopStale(bin binaries, data string, cred *syscall.Credential) {
 	_ = cmd.Run()
 }
 
-func (c *Cluster) launch(ctx context.Context, bin binaries, data string, cred *syscall.Credential) error {
-	port, err := freePort()
-	if err != nil {
-		return err
-	}
+func (c *Cluster) launch(ctx context.Context, port int) error {
+	bin, data, cred := c.bin, c.data, c.cred
 	logFile, err := os.OpenFile(filepath.Join(c.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
@@ -307,23 +551,32 @@ func (c *Cluster) launch(ctx context.Context, bin binaries, data string, cred *s
 		logFile.Close()
 		return fmt.Errorf("start postgres: %w", err)
 	}
-	c.port, c.cmd, c.logFile, c.done = port, cmd, logFile, make(chan struct{})
+	done := make(chan struct{})
+	c.mu.Lock()
+	c.port, c.cmd, c.logFile, c.done = port, cmd, logFile, done
+	c.mu.Unlock()
 	go func() {
-		c.waitErr = cmd.Wait()
-		close(c.done)
+		err := cmd.Wait()
+		c.mu.Lock()
+		c.waitErr = err
+		c.mu.Unlock()
+		close(done)
 	}()
-	if err := c.waitReady(ctx); err != nil {
+	if err := c.waitReady(ctx, done); err != nil {
 		c.halt()
+		logFile.Close()
 		return err
 	}
 	return nil
 }
 
-func (c *Cluster) waitReady(ctx context.Context) error {
+func (c *Cluster) waitReady(ctx context.Context, done chan struct{}) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		select {
-		case <-c.done:
+		case <-done:
+			c.mu.Lock()
+			defer c.mu.Unlock()
 			return fmt.Errorf("postgres exited during start-up (%v); see %s", c.waitErr, filepath.Join(c.dir, "server.log"))
 		default:
 		}

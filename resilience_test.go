@@ -1,0 +1,349 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"stencil/store/localpg"
+	"stencil/store/storetest"
+)
+
+// A test binary started with STENCIL_CHILD=serve is the service itself, in a
+// process of its own: for what only a whole process shows (its peak memory,
+// its file-descriptor limit, a crash of the database it supervises).
+func init() {
+	if os.Getenv("STENCIL_CHILD") == "serve" {
+		os.Exit(childServe())
+	}
+}
+
+func childServe() int {
+	if n, err := strconv.ParseUint(os.Getenv("STENCIL_CHILD_NOFILE"), 10, 64); err == nil {
+		lim := syscall.Rlimit{Cur: n, Max: n}
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			fmt.Fprintln(os.Stderr, "setrlimit:", err)
+			return 2
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	ready := make(chan string, 1)
+	go func() { fmt.Printf("READY %s\n", <-ready) }()
+	if err := run(ctx, []string{"serve"}, os.Getenv, os.Stderr, ready); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		return 1
+	}
+	return 0
+}
+
+// child is the service running in a process of its own.
+type child struct {
+	URL  string
+	cmd  *exec.Cmd
+	logs *lockedBuffer
+	done chan error
+}
+
+// startChild starts the service in a child process with vars on top of a
+// fresh DATA_DIR and waits until it listens.
+func startChild(t *testing.T, vars map[string]string) *child {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"STENCIL_CHILD": "serve", "HOST": "127.0.0.1", "PORT": "0", "DATA_DIR": t.TempDir()}
+	for k, v := range vars {
+		env[k] = v
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = os.Environ()
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	stdout, _ := cmd.StdoutPipe()
+	c := &child{cmd: cmd, logs: &lockedBuffer{}, done: make(chan error, 1)}
+	cmd.Stderr = c.logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { c.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-c.done:
+		case <-time.After(40 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	lines := bufio.NewScanner(stdout)
+	addr := make(chan string, 1)
+	go func() {
+		for lines.Scan() {
+			if a, ok := strings.CutPrefix(lines.Text(), "READY "); ok {
+				addr <- a
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		c.URL = "http://" + a
+		return c
+	case err := <-c.done:
+		t.Fatalf("child exited: %v\n%s", err, c.logs)
+	case <-time.After(90 * time.Second):
+		t.Fatalf("child not ready\n%s", c.logs)
+	}
+	return nil
+}
+
+// peakRSS is the child's high-water mark of resident memory, in MiB.
+func (c *child) peakRSS(t *testing.T) int {
+	t.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return kb / 1024
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}
+
+// fromAddress is an HTTP client whose connections come from a loopback
+// address of their own, as separate clients would.
+func fromAddress(ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+	return &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{DialContext: d.DialContext}}
+}
+
+// TestSignInBurstMemory: 60 sign-ins at once, each from its own address so
+// that the throttle lets every one reach the password hash, with the
+// production cost (64 MiB each). The bounded hashing pool keeps the
+// process's peak memory far below 60 × 64 MiB; each request is answered
+// (401 after its hash, or 503 with Retry-After when the pool stayed full).
+func TestSignInBurstMemory(t *testing.T) {
+	c := startChild(t, map[string]string{"DATABASE_URL": storetest.URL(t),
+		"ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	counts := map[int]int{}
+	for i := range 60 {
+		wg.Go(func() {
+			client := fromAddress(fmt.Sprintf("127.0.1.%d", i+1))
+			resp, err := client.Post(c.URL+"/user/login", "application/json",
+				strings.NewReader(fmt.Sprintf(`{"auth_data":"nobody%d","password":"guess-%d"}`, i, i)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 503 && resp.Header.Get("Retry-After") == "" {
+				t.Error("503 without Retry-After")
+			}
+			mu.Lock()
+			counts[resp.StatusCode]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	peak := c.peakRSS(t)
+	t.Logf("answers %v; peak RSS %d MiB", counts, peak)
+	if counts[401]+counts[503] != 60 || counts[401] < 8 {
+		t.Fatalf("answers by status: %v", counts)
+	}
+	if peak > 640 {
+		t.Fatalf("peak RSS %d MiB for 60 concurrent sign-ins", peak)
+	}
+}
+
+// TestSurvivesDescriptorExhaustion: with 256 descriptors and 400 half-open
+// connections, the server keeps its process and its database and answers
+// again once the connections are gone.
+func TestSurvivesDescriptorExhaustion(t *testing.T) {
+	c := startChild(t, map[string]string{"DATABASE_URL": storetest.URL(t), "STENCIL_CHILD_NOFILE": "256"})
+	addr := strings.TrimPrefix(c.URL, "http://")
+	var conns []net.Conn
+	for range 400 {
+		conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err != nil {
+			break // the backlog is full: that is as hostile as it gets
+		}
+		_, _ = io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n") // never finished
+		conns = append(conns, conn)
+	}
+	t.Logf("%d half-open connections", len(conns))
+	time.Sleep(time.Second)
+	for _, conn := range conns {
+		conn.Close()
+	}
+	select {
+	case err := <-c.done:
+		t.Fatalf("the server exited: %v\n%s", err, c.logs)
+	default:
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		status, _ := tryJSON(c.URL + "/readyz")
+		if status == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready again after the connections closed: %d\n%s", status, c.logs)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func tryJSON(url string) (int, string) {
+	client := &http.Client{Timeout: 3 * time.Second}
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(raw)
+}
+
+// reachableDataDir is a DATA_DIR the postgres user can enter when the tests
+// run as root (t.TempDir's parent is private).
+func reachableDataDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "stencil-datadir-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestPrivateClusterRecoversFromKill: kill -9 of the private postgres; the
+// app restarts it and is ready again by itself.
+func TestPrivateClusterRecoversFromKill(t *testing.T) {
+	dataDir := reachableDataDir(t)
+	c := startChild(t, map[string]string{"DATA_DIR": dataDir})
+	if status, body := tryJSON(c.URL + "/readyz"); status != 200 {
+		t.Fatalf("readyz = %d %s", status, body)
+	}
+	raw, err := os.ReadFile(filepath.Join(dataDir, "pg", "data", "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.SplitN(string(raw), "\n", 2)[0])
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	sawDown := false
+	for {
+		status, _ := tryJSON(c.URL + "/readyz")
+		sawDown = sawDown || status == 503
+		if status == 200 && sawDown {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready again after kill -9 (saw down: %v)\n%s", sawDown, c.logs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if status, body := tryJSON(c.URL + "/project/fetch"); status != 401 {
+		t.Fatalf("a request through the pool after recovery: %d %s", status, body)
+	}
+	if !strings.Contains(c.logs.String(), "restarted") {
+		t.Fatalf("log: %s", c.logs)
+	}
+}
+
+// TestSubcommandsBesideALiveServer: `migrate` and `vault rotate` on the
+// DATA_DIR of a running `serve` use its cluster and leave it running.
+func TestSubcommandsBesideALiveServer(t *testing.T) {
+	dataDir := reachableDataDir(t)
+	c := startChild(t, map[string]string{"DATA_DIR": dataDir,
+		"ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"})
+	token := apiLogin(t, c.URL, "root", "root-password-1")
+	if status, body := api(t, "POST", c.URL+"/project/create", token, `{"id":"shop","name":"Shop","api_path":"/shop"}`); status != 201 {
+		t.Fatalf("project: %d %s", status, body)
+	}
+	if status, body := api(t, "POST", c.URL+"/vault/create", token, `{"project_id":"shop","key":"K","value":"v1"}`); status != 201 {
+		t.Fatalf("vault: %d %s", status, body)
+	}
+	for _, args := range [][]string{{"migrate"}, {"vault", "rotate"}} {
+		vars := map[string]string{"DATA_DIR": dataDir}
+		logs := &lockedBuffer{}
+		if err := run(context.Background(), args, func(k string) string { return vars[k] }, logs, nil); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, logs)
+		}
+		if !strings.Contains(logs.String(), "another running process owns") {
+			t.Fatalf("%v did not use the running cluster: %s", args, logs)
+		}
+		if status, body := tryJSON(c.URL + "/readyz"); status != 200 {
+			t.Fatalf("after %v: readyz %d %s", args, status, body)
+		}
+		if status, body := api(t, "GET", c.URL+"/vault/fetch/one?project_id=shop&key=K", token, ""); status != 200 || !strings.Contains(body, `"value":"v1"`) {
+			t.Fatalf("after %v: %d %s", args, status, body)
+		}
+	}
+}
+
+// TestAppRoleOwnsOnlyItsDatabase: the app's connection to its private
+// cluster is no superuser and cannot make roles or databases, yet owns its
+// database's tables.
+func TestAppRoleOwnsOnlyItsDatabase(t *testing.T) {
+	dataDir := reachableDataDir(t)
+	vars := map[string]string{"DATA_DIR": dataDir}
+	if err := run(context.Background(), []string{"migrate"}, func(k string) string { return vars[k] }, io.Discard, nil); err != nil {
+		t.Fatal(err)
+	}
+	cluster, err := localpg.Start(context.Background(), filepath.Join(dataDir, "pg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Stop()
+	url, err := cluster.AppURL("stencil")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var super, createRole, createDB bool
+	var tablesNotOwned int
+	err = conn.QueryRow(context.Background(), `SELECT rolsuper, rolcreaterole, rolcreatedb,
+		(SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tableowner <> current_user)
+		FROM pg_roles WHERE rolname = current_user`).Scan(&super, &createRole, &createDB, &tablesNotOwned)
+	if err != nil || super || createRole || createDB || tablesNotOwned != 0 {
+		t.Fatalf("super=%v createrole=%v createdb=%v tables not owned=%d err=%v", super, createRole, createDB, tablesNotOwned, err)
+	}
+	if _, err := conn.Exec(context.Background(), "CREATE ROLE intruder"); err == nil {
+		t.Fatal("the app role could create a role")
+	}
+}
