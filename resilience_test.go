@@ -173,7 +173,7 @@ func TestSignInBurstMemory(t *testing.T) {
 	if counts[401]+counts[503] != 60 || counts[401] < 8 {
 		t.Fatalf("answers by status: %v", counts)
 	}
-	if peak > 640 {
+	if peak > 512 {
 		t.Fatalf("peak RSS %d MiB for 60 concurrent sign-ins", peak)
 	}
 }
@@ -276,8 +276,12 @@ func TestPrivateClusterRecoversFromKill(t *testing.T) {
 	if status, body := tryJSON(c.URL + "/project/fetch"); status != 401 {
 		t.Fatalf("a request through the pool after recovery: %d %s", status, body)
 	}
-	if !strings.Contains(c.logs.String(), "restarted") {
-		t.Fatalf("log: %s", c.logs)
+	// The restart is logged just after the server accepts connections.
+	for i := 0; !strings.Contains(c.logs.String(), "private PostgreSQL restarted"); i++ {
+		if i == 50 {
+			t.Fatalf("log: %s", c.logs)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

@@ -65,7 +65,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*Handlers, er
 	}
 	st := store.New(pool)
 	return &Handlers{cfg: cfg, store: st, probe: st, sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
-		keyring: keyring, passwordParams: auth.DefaultPasswordParams, hashSlots: make(chan struct{}, 2*runtime.NumCPU()),
+		keyring: keyring, passwordParams: auth.DefaultPasswordParams, hashSlots: make(chan struct{}, max(2, runtime.NumCPU())),
 		csrfKey: derivedKey(cfg.JWTSecret, "stencil visitor csrf")}, nil
 }
 

@@ -17,8 +17,9 @@ const hashWait = 5 * time.Second
 var errHashingBusy = fiber.NewError(fiber.StatusServiceUnavailable, "too many sign-ins at once; try again in a moment")
 
 // hashing runs fn — an argon2id hash or check — in one of the bounded slots
-// (2 per core, SPEC §2.5): each holds 64 MiB while it runs, so a burst of
-// sign-ins waits its turn instead of exhausting memory.
+// (one per core, at least two; SPEC §2.5 allows two per core): each holds
+// 64 MiB while it runs and keeps two cores busy, so a burst of sign-ins waits
+// its turn instead of exhausting memory.
 func (h *Handlers) hashing(c *fiber.Ctx, fn func()) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), hashWait)
 	defer cancel()

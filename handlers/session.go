@@ -88,12 +88,15 @@ func (h *Handlers) checkLogin(c *fiber.Ctx, in loginInput) (store.User, error) {
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return user, err
 	}
-	hash := user.PasswordHash
-	if user.ID == 0 {
-		hash = h.decoyHash()
-	}
 	var perr error
-	if err := h.hashing(c, func() { perr = auth.CheckPassword(in.Password, hash) }); err != nil {
+	err = h.hashing(c, func() {
+		hash := user.PasswordHash
+		if user.ID == 0 {
+			hash = h.decoyHash() // made once, in a slot too
+		}
+		perr = auth.CheckPassword(in.Password, hash)
+	})
+	if err != nil {
 		return user, err
 	}
 	if perr != nil || user.ID == 0 {
