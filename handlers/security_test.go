@@ -11,8 +11,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"stencil/store"
+	"stencil/store/storetest"
 )
 
 // TestSafeNext is the table of post-login destinations (SPEC §2.5).
@@ -245,5 +250,97 @@ func TestHeadReadsNoVaultValue(t *testing.T) {
 	var reads int
 	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM vault_access_log WHERE action = 'read'").Scan(&reads); err != nil || reads != 0 {
 		t.Fatalf("%d read rows after HEAD requests (%v)", reads, err)
+	}
+}
+
+// TestPoolUnderAHeldLock: while a table is locked, requests that need it
+// wait until their deadline and answer 503 with Retry-After; an unrelated
+// request still gets a connection, and /readyz, on connections of its own,
+// stays 200 even when every pooled connection is taken.
+func TestPoolUnderAHeldLock(t *testing.T) {
+	url := storetest.URL(t)
+	cfg := testConfig(t)
+	cfg.RequestTimeout = time.Second
+	pc, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc.MaxConns = 10
+	pool, err := pgxpool.NewWithConfig(context.Background(), pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	ta := newTestAppWith(t, pool, cfg)
+	ta.root = ta.newUser(t, "root", store.RoleRoot)
+	ta.h.SetReadinessPool(storetest.PoolOn(t, url))
+	h := as(ta.token(t, ta.root))
+	ta.expectStatus(t, "project", "POST", "/project/create", `{"id":"shop","name":"Shop","api_path":"/shop"}`, h, 201)
+	base := ta.listen(t)
+
+	// Another client holds the vault table.
+	locker, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close(context.Background())
+	tx, err := locker.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(context.Background(), "LOCK TABLE vault_entries IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) (int, http.Header) {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		client := &http.Client{Timeout: 10 * time.Second}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Error(err)
+			return 0, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header
+	}
+	// A few blocked reads leave connections for everything else.
+	var few sync.WaitGroup
+	for range 5 {
+		few.Go(func() { get("/vault/fetch?project_id=shop") })
+	}
+	time.Sleep(200 * time.Millisecond)
+	if status, _ := get("/project/fetch"); status != 200 {
+		t.Errorf("an unrelated request beside 5 blocked reads: %d", status)
+	}
+	few.Wait()
+
+	var wg sync.WaitGroup
+	blocked := make(chan int, 30)
+	for range 30 {
+		wg.Go(func() {
+			status, header := get("/vault/fetch?project_id=shop")
+			if status == 503 && header.Get("Retry-After") == "" {
+				t.Error("503 without Retry-After")
+			}
+			blocked <- status
+		})
+	}
+	time.Sleep(200 * time.Millisecond) // the reads hold every connection now
+	if status, _ := get("/readyz"); status != 200 {
+		t.Errorf("readyz with the pool taken: %d", status)
+	}
+	wg.Wait()
+	close(blocked)
+	for status := range blocked {
+		if status != 503 {
+			t.Errorf("a read of the locked table answered %d, want 503", status)
+		}
+	}
+	// The lock is still held, but the deadlines freed the connections.
+	if status, _ := get("/project/fetch"); status != 200 {
+		t.Fatalf("an unrelated request: %d", status)
 	}
 }
