@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"runtime"
 	"regexp"
 	"sort"
 	"strings"
@@ -290,5 +291,32 @@ func TestLint(t *testing.T) {
 	want := []string{"placeholder {table} is used but not declared (flow.blocks[0].ref_col)", "variable unused is declared but never used"}
 	if !reflect.DeepEqual(w, want) {
 		t.Fatalf("lint = %q, want %q", w, want)
+	}
+}
+
+// TestApplyStopsAtTheLimit: a result over 1 MiB is refused while it is
+// being made, so a small request cannot make the server build a huge one.
+func TestApplyStopsAtTheLimit(t *testing.T) {
+	tmpl := Template{RouteID: "r", RoutePath: "/r", Method: "GET", Variables: []Variable{{Key: "col", Description: "c"}},
+		Flow: Flow{Blocks: []Block{{Type: "TEMPLATE", LocalName: "x", TemplateString: strings.Repeat("{col}", 20000)}}}}
+	tmpl.Normalize()
+	value := strings.Repeat("v", 40<<10)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, p := Apply(tmpl, "shop", map[string]string{"col": value})
+	runtime.ReadMemStats(&after)
+	if !strings.HasPrefix(p[""], "the route would be larger than 1 MiB") {
+		t.Fatalf("problems: %v", p)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 {
+		t.Fatalf("refusing allocated %d MiB", grew>>20)
+	}
+	// Escaping counts: 200,000 quotes are 400,000 bytes of JSON.
+	tmpl.Flow.Blocks[0].TemplateString = strings.Repeat("{col}", 3)
+	if _, p := Apply(tmpl, "shop", map[string]string{"col": strings.Repeat(`"`, 200_000)}); len(p) == 0 {
+		t.Fatal("escaped size not counted")
+	}
+	if r, p := Apply(tmpl, "shop", map[string]string{"col": strings.Repeat("v", 300_000)}); len(p) > 0 || len(r.Flow.Blocks[0].TemplateString) != 900_000 {
+		t.Fatalf("a result under the limit: %v", p)
 	}
 }

@@ -1,7 +1,9 @@
 package flow
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -12,11 +14,35 @@ import (
 // placeholder.
 var variableKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
 
-// substitute replaces each {key} whose key is in values, in one pass: the
-// text of a value is never scanned again. Braces around anything else ({},
-// {name} of no declared key, {a b}) stay as they are.
-func substitute(s string, values map[string]string) string {
-	if !strings.Contains(s, "{") {
+// MaxRouteBytes is the largest route, as JSON, that applying a template
+// may make (SPEC §6.4 rule 6).
+const MaxRouteBytes = 1 << 20
+
+// substitution fills placeholders while keeping count of how much the
+// route's JSON grows, and stops as soon as it would pass its budget: memory
+// stays bounded whatever the template and the values.
+type substitution struct {
+	values map[string]string
+	growth map[string]int // JSON bytes one replacement adds: the escaped value less its placeholder
+	left   int            // bytes the route may still grow by
+	over   bool
+}
+
+func newSubstitution(values map[string]string, budget int) *substitution {
+	s := &substitution{values: values, growth: make(map[string]int, len(values)), left: budget}
+	for k, v := range values {
+		escaped, _ := json.Marshal(v)
+		s.growth[k] = len(escaped) - 2 - len(k) - 2
+	}
+	return s
+}
+
+// replace replaces each {key} whose key is in values, in one pass: the text
+// of a value is never scanned again. Braces around anything else ({},
+// {name} of no declared key, {a b}) stay as they are. Past the budget it
+// gives up and marks the substitution over.
+func (sub *substitution) replace(s string) string {
+	if sub.over || !strings.Contains(s, "{") {
 		return s
 	}
 	var out strings.Builder
@@ -32,7 +58,11 @@ func substitute(s string, values map[string]string) string {
 			return out.String()
 		}
 		name := s[open+1 : open+1+end]
-		if v, ok := values[name]; ok && variableKey.MatchString(name) {
+		if v, ok := sub.values[name]; ok && variableKey.MatchString(name) {
+			if sub.left -= sub.growth[name]; sub.left < 0 {
+				sub.over = true
+				return ""
+			}
 			out.WriteString(s[:open])
 			out.WriteString(v)
 			s = s[open+2+end:]
@@ -42,6 +72,11 @@ func substitute(s string, values map[string]string) string {
 		out.WriteString(s[:open+1])
 		s = s[open+1:]
 	}
+}
+
+// substitute replaces placeholders in s without a budget.
+func substitute(s string, values map[string]string) string {
+	return newSubstitution(values, math.MaxInt/2).replace(s)
 }
 
 // placeholders returns the names of the well-formed {name} placeholders in s.
@@ -96,9 +131,20 @@ func Apply(t Template, project string, values map[string]string) (Route, Problem
 	r := Route{ProjectID: project, RouteID: t.RouteID, RoutePath: t.RoutePath, Method: t.Method, AuthJWT: t.AuthJWT,
 		Params: t.Params, Body: t.Body, Flow: t.Flow, Template: &TemplateRef{ID: t.ID, Name: t.Name}}
 	r = r.clone()
-	walkRouteParts(&r.RouteID, &r.RoutePath, &r.AuthJWT, &r.Params, r.Body, &r.Flow, func(_ string, s *string) {
-		*s = substitute(*s, filled)
+	base, err := json.Marshal(r)
+	if err != nil {
+		p.add("", "the template cannot be encoded")
+		return Route{}, p
+	}
+	sub := newSubstitution(filled, MaxRouteBytes-len(base))
+	walkRouteParts(&r.RouteID, &r.RoutePath, &r.AuthJWT, &r.Params, r.Body, &r.Flow, func(path string, s *string) {
+		if *s = sub.replace(*s); sub.over && p[""] == "" {
+			p.add("", fmt.Sprintf("the route would be larger than 1 MiB (stopped at %s): use shorter values or fewer placeholders", path))
+		}
 	})
+	if sub.over {
+		return Route{}, p
+	}
 	return r, nil
 }
 
@@ -169,12 +215,28 @@ func Lint(t Template) []string {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		warnings = append(warnings, fmt.Sprintf("placeholder {%s} is used but not declared (%s)", name, strings.Join(undeclared[name], ", ")))
+		paths := undeclared[name]
+		where := strings.Join(paths[:min(len(paths), maxLintPaths)], ", ")
+		if len(paths) > maxLintPaths {
+			where += fmt.Sprintf(" and %d more", len(paths)-maxLintPaths)
+		}
+		warnings = append(warnings, fmt.Sprintf("placeholder {%s} is used but not declared (%s)", name, where))
 	}
 	for _, v := range t.Variables {
 		if !used[v.Key] {
 			warnings = append(warnings, fmt.Sprintf("variable %s is declared but never used", v.Key))
 		}
 	}
+	if len(warnings) > maxLintWarnings {
+		n := len(warnings) - maxLintWarnings
+		warnings = append(warnings[:maxLintWarnings], fmt.Sprintf("and %d more warnings", n))
+	}
 	return warnings
 }
+
+// Lint answers stay small whatever the document: at most this many
+// warnings, each naming at most this many places.
+const (
+	maxLintWarnings = 50
+	maxLintPaths    = 5
+)

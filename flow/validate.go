@@ -54,7 +54,7 @@ func ValidateRoute(r Route, prefix string) Problems {
 	if !routePathPattern.MatchString(r.RoutePath) {
 		p.add(at("route_path"), "must start with / and be 1–200 letters, digits or _ - / { } :")
 	}
-	checkRequest(r.Method, r.AuthJWT, r.Params, r.Body, prefix, p)
+	checkRequest(r.Method, r.AuthJWT, r.Params, r.Body, false, prefix, p)
 	checkFlow(r.Flow, at("flow"), p)
 	return p
 }
@@ -79,7 +79,7 @@ func ValidateTemplate(t Template, prefix string) Problems {
 	if !strings.HasPrefix(t.RoutePath, "/") {
 		p.add(at("route_path"), "must start with /")
 	}
-	checkRequest(t.Method, t.AuthJWT, t.Params, t.Body, prefix, p)
+	checkRequest(t.Method, t.AuthJWT, t.Params, t.Body, true, prefix, p)
 	seen := map[string]bool{}
 	for i, v := range t.Variables {
 		vp := at(fmt.Sprintf("variables[%d]", i))
@@ -98,7 +98,7 @@ func ValidateTemplate(t Template, prefix string) Problems {
 	return p
 }
 
-func checkRequest(method string, auth AuthJWT, params Params, body []Param, prefix string, p Problems) {
+func checkRequest(method string, auth AuthJWT, params Params, body []Param, template bool, prefix string, p Problems) {
 	at := func(f string) string { return join(prefix, f) }
 	if !slices.Contains(Methods, method) {
 		p.add(at("method"), oneOf(Methods))
@@ -109,7 +109,9 @@ func checkRequest(method string, auth AuthJWT, params Params, body []Param, pref
 	if auth.Active && auth.RefCol == "" {
 		p.add(at("auth_jwt.ref_col"), "is required when auth_jwt is active")
 	}
-	if n := utf8.RuneCountInString(params.Delimiter); n < 1 || n > 5 {
+	// In a template, a delimiter with a placeholder is checked once a route
+	// is made from it (SPEC §6.4 rule 6).
+	if n := utf8.RuneCountInString(params.Delimiter); (n < 1 || n > 5) && !(template && len(placeholders(params.Delimiter)) > 0) {
 		p.add(at("params.delimiter"), "must be 1–5 characters")
 	}
 	checkParams(params.Pairs, at("params.pairs"), p)

@@ -206,9 +206,9 @@ func (h *Handlers) templateDelete(c *fiber.Ctx) error {
 }
 
 type applyInput struct {
-	ID        int64             `json:"id" validate:"required,min=1"`
-	ProjectID string            `json:"project_id" validate:"required"`
-	Values    map[string]string `json:"values"`
+	ID        int64              `json:"id" validate:"required,min=1"`
+	ProjectID string             `json:"project_id" validate:"required"`
+	Values    map[string]*string `json:"values"` // null counts as not supplied
 }
 
 // templateApply answers POST /route/template/apply: the route the template
@@ -225,11 +225,21 @@ func (h *Handlers) templateApply(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	route, p := flow.Apply(t.Template, in.ProjectID, in.Values)
+	values := make(map[string]string, len(in.Values))
+	for k, v := range in.Values {
+		if v != nil {
+			values[k] = *v
+		}
+	}
+	route, p := flow.Apply(t.Template, in.ProjectID, values)
 	if err := problems(p); err != nil {
 		return err
 	}
 	route.Normalize()
+	// The result must be a route that could be saved (SPEC §6.4 rule 6).
+	if err := problems(flow.ValidateRoute(route, "")); err != nil {
+		return err
+	}
 	return h.respond(c, Reply{Message: "Template applied", Data: route})
 }
 
