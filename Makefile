@@ -3,10 +3,11 @@
 SHELL := /bin/bash
 GO ?= go
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+OAPI_CODEGEN := $(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
 # Go packages of this module; node_modules may ship Go files of its own.
 PKGS = $$($(GO) list ./... | grep -v /node_modules/)
 
-.PHONY: run build test check-format vet staticcheck unit bench assets assets-check deps-system deps-node clean
+.PHONY: run build test check-format vet staticcheck api-check unit bench assets assets-check deps-system deps-node clean
 
 run: deps-pg
 	$(GO) run . serve
@@ -15,7 +16,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/stencil .
 
 ## test: every check CI runs. Installs PostgreSQL and Chromium when missing.
-test: deps-system deps-node check-format vet staticcheck assets-check unit
+test: deps-system deps-node check-format vet staticcheck assets-check api-check unit
 
 unit:
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
@@ -32,6 +33,17 @@ vet:
 
 staticcheck:
 	$(STATICCHECK) $(PKGS)
+
+## api-check: the served API document passes Spectral's oas ruleset with no
+## error, and a Go client generated from it with oapi-codegen compiles.
+api-check: deps-node
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; set -e; \
+	$(GO) run . openapi > $$tmp/openapi.json; \
+	npx --no-install spectral lint --quiet --ruleset .spectral.yaml --fail-severity error $$tmp/openapi.json; \
+	mkdir $$tmp/client; cp .ci/apiclient/go.mod .ci/apiclient/go.sum $$tmp/client/; \
+	$(OAPI_CODEGEN) -config .ci/apiclient/oapi-codegen.yaml -o $$tmp/client/client.gen.go $$tmp/openapi.json; \
+	(cd $$tmp/client && $(GO) vet ./...); \
+	echo "API document: no Spectral errors; the generated Go client compiles"
 
 ## assets: rebuild the committed CSS and vendored scripts from package.json's pins.
 assets: deps-node
@@ -51,7 +63,7 @@ assets-check: deps-node
 	echo "assets up to date"
 
 deps-node:
-	@[ -d node_modules/tailwindcss ] && [ -d node_modules/htmx.org ] && [ -d node_modules/@scalar/api-reference ] || npm ci --no-audit --no-fund
+	@[ -d node_modules/tailwindcss ] && [ -d node_modules/htmx.org ] && [ -d node_modules/@scalar/api-reference ] && [ -d node_modules/@stoplight/spectral-cli ] || npm ci --no-audit --no-fund
 
 ## deps-system: Debian's PostgreSQL server and Chromium, installed when missing.
 deps-system: deps-pg

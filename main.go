@@ -1,6 +1,6 @@
 // Command stencil serves Stencil: route templates and per-project vaults.
 //
-// Usage: stencil [serve | migrate | vault rotate]
+// Usage: stencil [serve | migrate | vault rotate | openapi]
 package main
 
 import (
@@ -44,8 +44,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, logOut 
 	if len(args) > 0 {
 		cmd = strings.Join(args, " ")
 	}
-	if cmd != "serve" && cmd != "migrate" && cmd != "vault rotate" {
-		return fmt.Errorf("unknown command %q: use serve, migrate or vault rotate", cmd)
+	switch cmd {
+	case "serve", "migrate", "vault rotate":
+	case "openapi":
+		// The API document as served, for linters and client generators.
+		doc, err := handlers.APIDocument()
+		if err == nil {
+			_, err = os.Stdout.Write(doc)
+		}
+		return err
+	default:
+		return fmt.Errorf("unknown command %q: use serve, migrate, vault rotate or openapi", cmd)
 	}
 	log := slog.New(slog.NewTextHandler(logOut, nil))
 	cfg, err := config.Load(getenv)

@@ -38,6 +38,15 @@ func loadAPIDoc() (*apiDoc, error) {
 	return &apiDoc{doc: doc, json: b}, nil
 }
 
+// APIDocument returns the OpenAPI document as the server serves it.
+func APIDocument() ([]byte, error) {
+	api, err := loadAPIDoc()
+	if err != nil {
+		return nil, err
+	}
+	return api.json, nil
+}
+
 // apiDocShow serves the OpenAPI document.
 func (h *Handlers) apiDocShow(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
@@ -109,7 +118,9 @@ func addBlockSchemas(doc *openapi3.T) {
 // addTransportResponses documents the answers that every operation can get
 // from the layers in front of its handler: a malformed request, a method the
 // path does not take, oversized headers, a body that is too large or of the
-// wrong type, and an unavailable database.
+// wrong type, and an unavailable database. A flat JSON body (scalars only)
+// is also taken form-encoded, as browser forms send it; documents with
+// nested parts are JSON only.
 func addTransportResponses(doc *openapi3.T) {
 	add := func(op *openapi3.Operation, status, name string) {
 		if op.Responses.Value(status) == nil {
@@ -124,12 +135,45 @@ func addTransportResponses(doc *openapi3.T) {
 			if op.RequestBody != nil {
 				add(op, "413", "PayloadTooLarge")
 				add(op, "415", "UnsupportedMediaType")
+				content := op.RequestBody.Value.Content
+				if mt := content.Get(fiber.MIMEApplicationJSON); mt != nil && flatObject(mt.Schema) && content.Get(fiber.MIMEApplicationForm) == nil {
+					content[fiber.MIMEApplicationForm] = &openapi3.MediaType{Schema: mt.Schema}
+				}
 			}
 			if path != "/healthz" {
 				add(op, "503", "Unavailable")
 			}
 		}
 	}
+}
+
+// flatObject reports whether s is an object whose properties are all
+// scalars, which a form can carry.
+func flatObject(s *openapi3.SchemaRef) bool {
+	if s == nil || s.Value == nil || len(s.Value.Properties) == 0 {
+		return false
+	}
+	for _, p := range s.Value.Properties {
+		if !scalar(p) {
+			return false
+		}
+	}
+	return true
+}
+
+func scalar(s *openapi3.SchemaRef) bool {
+	if s == nil || s.Value == nil {
+		return false
+	}
+	if len(s.Value.OneOf) > 0 {
+		for _, o := range s.Value.OneOf {
+			if !scalar(o) {
+				return false
+			}
+		}
+		return true
+	}
+	return s.Value.Type != nil && !s.Value.Type.Includes("object") && !s.Value.Type.Includes("array")
 }
 
 func toAny(values []string) []any {
