@@ -351,3 +351,34 @@ func TestAppRoleOwnsOnlyItsDatabase(t *testing.T) {
 		t.Fatal("the app role could create a role")
 	}
 }
+
+// TestDevelopmentKeysOfAnotherDataDir: two development instances with their
+// own DATA_DIRs on one database hold different vault keys; the second is
+// told at start which key it lacks instead of failing reads later.
+func TestDevelopmentKeysOfAnotherDataDir(t *testing.T) {
+	url := storetest.URL(t)
+	root := map[string]string{"DATABASE_URL": url, "ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"}
+	a := startInstance(t, root)
+	token := apiLogin(t, a.URL, "root", "root-password-1")
+	api(t, "POST", a.URL+"/project/create", token, `{"id":"shop","name":"Shop","api_path":"/shop"}`)
+	if status, body := api(t, "POST", a.URL+"/vault/create", token, `{"project_id":"shop","key":"K","value":"v"}`); status != 201 {
+		t.Fatalf("%d %s", status, body)
+	}
+	vars := map[string]string{"DATABASE_URL": url, "DATA_DIR": t.TempDir(), "HOST": "127.0.0.1", "PORT": "0"}
+	err := run(context.Background(), []string{"serve"}, func(k string) string { return vars[k] }, io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), `master key "dev-`) {
+		t.Fatalf("the second instance started or did not name the key: %v", err)
+	}
+}
+
+// TestProductionAsRootOnAFreshDataDir: production with the private cluster
+// starts on a DATA_DIR that does not exist yet (as root, the postgres user
+// must be able to reach the cluster below it).
+func TestProductionAsRootOnAFreshDataDir(t *testing.T) {
+	dataDir := filepath.Join(reachableDataDir(t), "fresh", "data")
+	c := startChild(t, map[string]string{"DATA_DIR": dataDir, "APP_ENV": "production",
+		"JWT_SECRET": strings.Repeat("s", 32), "VAULT_KEYS": "k1:" + b64key('k')})
+	if status, body := tryJSON(c.URL + "/readyz"); status != 200 {
+		t.Fatalf("readyz = %d %s", status, body)
+	}
+}
