@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -9,8 +8,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,32 +23,32 @@ import (
 	"stencil/store/storetest"
 )
 
-// A test binary started with STENCIL_CHILD=serve is the service itself, in a
-// process of its own: for what only a whole process shows (its peak memory,
-// its file-descriptor limit, a crash of the database it supervises).
-func init() {
-	if os.Getenv("STENCIL_CHILD") == "serve" {
-		os.Exit(childServe())
-	}
-}
+var (
+	binaryOnce sync.Once
+	binaryPath string
+	binaryErr  error
+)
 
-func childServe() int {
-	if n, err := strconv.ParseUint(os.Getenv("STENCIL_CHILD_NOFILE"), 10, 64); err == nil {
-		lim := syscall.Rlimit{Cur: n, Max: n}
-		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-			fmt.Fprintln(os.Stderr, "setrlimit:", err)
-			return 2
+// stencilBinary builds the service as `make build` does (no race detector:
+// its memory and speed are the real ones) once per test run.
+func stencilBinary(t *testing.T) string {
+	t.Helper()
+	binaryOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "stencil-bin-")
+		if err != nil {
+			binaryErr = err
+			return
 		}
+		binaryPath = filepath.Join(dir, "stencil")
+		out, err := exec.Command("go", "build", "-o", binaryPath, ".").CombinedOutput()
+		if err != nil {
+			binaryErr = fmt.Errorf("go build: %v: %s", err, out)
+		}
+	})
+	if binaryErr != nil {
+		t.Fatal(binaryErr)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
-	defer stop()
-	ready := make(chan string, 1)
-	go func() { fmt.Printf("READY %s\n", <-ready) }()
-	if err := run(ctx, []string{"serve"}, os.Getenv, os.Stderr, ready); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		return 1
-	}
-	return 0
+	return binaryPath
 }
 
 // child is the service running in a process of its own.
@@ -60,24 +59,25 @@ type child struct {
 	done chan error
 }
 
-// startChild starts the service in a child process with vars on top of a
-// fresh DATA_DIR and waits until it listens.
-func startChild(t *testing.T, vars map[string]string) *child {
+var servingAddr = regexp.MustCompile(`msg=serving addr=(\S+)`)
+
+// startChild starts the service binary in a process of its own with vars on
+// top of a fresh DATA_DIR, under a limit of nofile open files when nofile
+// is not 0, and waits until it listens.
+func startChild(t *testing.T, vars map[string]string, nofile int) *child {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"STENCIL_CHILD": "serve", "HOST": "127.0.0.1", "PORT": "0", "DATA_DIR": t.TempDir()}
+	env := map[string]string{"HOST": "127.0.0.1", "PORT": "0", "DATA_DIR": t.TempDir()}
 	for k, v := range vars {
 		env[k] = v
 	}
-	cmd := exec.Command(exe, "-test.run=^$")
+	cmd := exec.Command(stencilBinary(t), "serve")
+	if nofile > 0 {
+		cmd = exec.Command("prlimit", fmt.Sprintf("--nofile=%d:%d", nofile, nofile), "--", stencilBinary(t), "serve")
+	}
 	cmd.Env = os.Environ()
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	stdout, _ := cmd.StdoutPipe()
 	c := &child{cmd: cmd, logs: &lockedBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = c.logs
 	if err := cmd.Start(); err != nil {
@@ -92,25 +92,21 @@ func startChild(t *testing.T, vars map[string]string) *child {
 			_ = cmd.Process.Kill()
 		}
 	})
-	lines := bufio.NewScanner(stdout)
-	addr := make(chan string, 1)
-	go func() {
-		for lines.Scan() {
-			if a, ok := strings.CutPrefix(lines.Text(), "READY "); ok {
-				addr <- a
-			}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		if m := servingAddr.FindStringSubmatch(c.logs.String()); m != nil {
+			c.URL = "http://" + m[1]
+			return c
 		}
-	}()
-	select {
-	case a := <-addr:
-		c.URL = "http://" + a
-		return c
-	case err := <-c.done:
-		t.Fatalf("child exited: %v\n%s", err, c.logs)
-	case <-time.After(90 * time.Second):
-		t.Fatalf("child not ready\n%s", c.logs)
+		select {
+		case err := <-c.done:
+			t.Fatalf("child exited: %v\n%s", err, c.logs)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("child not ready\n%s", c.logs)
+		}
 	}
-	return nil
 }
 
 // peakRSS is the child's high-water mark of resident memory, in MiB.
@@ -144,7 +140,7 @@ func fromAddress(ip string) *http.Client {
 // (401 after its hash, or 503 with Retry-After when the pool stayed full).
 func TestSignInBurstMemory(t *testing.T) {
 	c := startChild(t, map[string]string{"DATABASE_URL": storetest.URL(t),
-		"ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"})
+		"ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"}, 0)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	counts := map[int]int{}
@@ -171,7 +167,7 @@ func TestSignInBurstMemory(t *testing.T) {
 	peak := c.peakRSS(t)
 	t.Logf("answers %v; peak RSS %d MiB", counts, peak)
 	if counts[401]+counts[503] != 60 || counts[401] < 8 {
-		t.Fatalf("answers by status: %v", counts)
+		t.Fatalf("answers by status: %v\n%s", counts, c.logs)
 	}
 	if peak > 512 {
 		t.Fatalf("peak RSS %d MiB for 60 concurrent sign-ins", peak)
@@ -182,7 +178,7 @@ func TestSignInBurstMemory(t *testing.T) {
 // connections, the server keeps its process and its database and answers
 // again once the connections are gone.
 func TestSurvivesDescriptorExhaustion(t *testing.T) {
-	c := startChild(t, map[string]string{"DATABASE_URL": storetest.URL(t), "STENCIL_CHILD_NOFILE": "256"})
+	c := startChild(t, map[string]string{"DATABASE_URL": storetest.URL(t)}, 256)
 	addr := strings.TrimPrefix(c.URL, "http://")
 	var conns []net.Conn
 	for range 400 {
@@ -248,7 +244,7 @@ func reachableDataDir(t *testing.T) string {
 // app restarts it and is ready again by itself.
 func TestPrivateClusterRecoversFromKill(t *testing.T) {
 	dataDir := reachableDataDir(t)
-	c := startChild(t, map[string]string{"DATA_DIR": dataDir})
+	c := startChild(t, map[string]string{"DATA_DIR": dataDir}, 0)
 	if status, body := tryJSON(c.URL + "/readyz"); status != 200 {
 		t.Fatalf("readyz = %d %s", status, body)
 	}
@@ -290,7 +286,7 @@ func TestPrivateClusterRecoversFromKill(t *testing.T) {
 func TestSubcommandsBesideALiveServer(t *testing.T) {
 	dataDir := reachableDataDir(t)
 	c := startChild(t, map[string]string{"DATA_DIR": dataDir,
-		"ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"})
+		"ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"}, 0)
 	token := apiLogin(t, c.URL, "root", "root-password-1")
 	if status, body := api(t, "POST", c.URL+"/project/create", token, `{"id":"shop","name":"Shop","api_path":"/shop"}`); status != 201 {
 		t.Fatalf("project: %d %s", status, body)
@@ -377,7 +373,7 @@ func TestDevelopmentKeysOfAnotherDataDir(t *testing.T) {
 func TestProductionAsRootOnAFreshDataDir(t *testing.T) {
 	dataDir := filepath.Join(reachableDataDir(t), "fresh", "data")
 	c := startChild(t, map[string]string{"DATA_DIR": dataDir, "APP_ENV": "production",
-		"JWT_SECRET": strings.Repeat("s", 32), "VAULT_KEYS": "k1:" + b64key('k')})
+		"JWT_SECRET": strings.Repeat("s", 32), "VAULT_KEYS": "k1:" + b64key('k')}, 0)
 	if status, body := tryJSON(c.URL + "/readyz"); status != 200 {
 		t.Fatalf("readyz = %d %s", status, body)
 	}

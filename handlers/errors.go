@@ -142,7 +142,7 @@ func classify(err error) (int, string, any) {
 		return fiber.StatusServiceUnavailable, "Error: the database is busy or unreachable; try again shortly", nil
 	case errors.Is(err, store.ErrAlreadySetUp):
 		return fiber.StatusForbidden, "Error: " + store.ErrAlreadySetUp.Error(), nil
-	case errors.As(err, &ferr) && ferr.Code < 500:
+	case errors.As(err, &ferr) && (ferr.Code < 500 || ferr.Code == fiber.StatusServiceUnavailable):
 		return ferr.Code, errorMessage(ferr), nil
 	default:
 		return fiber.StatusInternalServerError, "Error: internal error", nil

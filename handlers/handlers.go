@@ -42,6 +42,7 @@ type Handlers struct {
 		hash string
 	}
 	hashSlots chan struct{}       // bounds concurrent argon2id work
+	hashWait  time.Duration       // how long a request waits for a slot
 	csrfKey   []byte              // signs visitors' CSRF tokens
 	setUp     atomic.Bool         // a user exists: first-run setup is over
 	allow     map[string][]string // routed path → its methods, for 405's Allow
@@ -65,7 +66,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*Handlers, er
 	}
 	st := store.New(pool)
 	return &Handlers{cfg: cfg, store: st, probe: st, sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
-		keyring: keyring, passwordParams: auth.DefaultPasswordParams, hashSlots: make(chan struct{}, max(2, runtime.NumCPU())),
+		keyring: keyring, passwordParams: auth.DefaultPasswordParams, hashSlots: make(chan struct{}, max(2, runtime.NumCPU())), hashWait: defaultHashWait,
 		csrfKey: derivedKey(cfg.JWTSecret, "stencil visitor csrf")}, nil
 }
 

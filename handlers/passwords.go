@@ -10,9 +10,9 @@ import (
 	"stencil/store"
 )
 
-// hashWait is how long a request waits for a free hashing slot before it is
-// answered 503.
-const hashWait = 5 * time.Second
+// defaultHashWait is how long a request waits for a free hashing slot
+// before it is answered 503.
+const defaultHashWait = 5 * time.Second
 
 var errHashingBusy = fiber.NewError(fiber.StatusServiceUnavailable, "too many sign-ins at once; try again in a moment")
 
@@ -21,7 +21,7 @@ var errHashingBusy = fiber.NewError(fiber.StatusServiceUnavailable, "too many si
 // 64 MiB while it runs and keeps two cores busy, so a burst of sign-ins waits
 // its turn instead of exhausting memory.
 func (h *Handlers) hashing(c *fiber.Ctx, fn func()) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), hashWait)
+	ctx, cancel := context.WithTimeout(c.UserContext(), h.hashWait)
 	defer cancel()
 	select {
 	case h.hashSlots <- struct{}{}:

@@ -344,3 +344,24 @@ func TestPoolUnderAHeldLock(t *testing.T) {
 		t.Fatalf("an unrelated request: %d", status)
 	}
 }
+
+// TestFullHashingPoolAnswers503: when every hashing slot stays taken, a
+// sign-in waits its turn, then answers 503 with Retry-After.
+func TestFullHashingPoolAnswers503(t *testing.T) {
+	ta := newTestApp(t)
+	ta.h.hashWait = 50 * time.Millisecond
+	for range cap(ta.h.hashSlots) {
+		ta.h.hashSlots <- struct{}{}
+	}
+	ta.run(t, []scenario{{name: "sign-in", method: "POST", path: "/user/login", headers: asJSONHeaders,
+		body: `{"auth_data":"root","password":"` + testPassword + `"}`, status: 503,
+		want: []string{"Error: too many sign-ins at once"}, header: map[string]string{"Retry-After": "1"}}})
+	for range cap(ta.h.hashSlots) {
+		<-ta.h.hashSlots
+	}
+	var attempts int
+	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM login_attempts").Scan(&attempts); err != nil || attempts != 0 {
+		t.Fatalf("an attempt whose password was never checked counted: %d rows (%v)", attempts, err)
+	}
+	ta.expectStatus(t, "slots free again", "POST", "/user/login", `{"auth_data":"root","password":"`+testPassword+`"}`, nil, 200)
+}

@@ -97,7 +97,8 @@ func (h *Handlers) checkLogin(c *fiber.Ctx, in loginInput) (store.User, error) {
 		perr = auth.CheckPassword(in.Password, hash)
 	})
 	if err != nil {
-		return user, err
+		// No password was checked: the attempt does not count.
+		return user, errors.Join(err, h.store.ForgetLoginAttempts(ctx, ids, ""))
 	}
 	if perr != nil || user.ID == 0 {
 		return user, errBadLogin

@@ -80,8 +80,9 @@ func (s *Store) ReserveLoginAttempt(ctx context.Context, limits []LoginLimit, si
 	return ids, locked, err
 }
 
-// ForgetLoginAttempts removes reserved attempts after a successful sign-in,
-// and with them every earlier failure of scope.
+// ForgetLoginAttempts removes reserved attempts — after a successful
+// sign-in, or one whose password was never checked — and every earlier
+// failure of scope ("" for none).
 func (s *Store) ForgetLoginAttempts(ctx context.Context, ids []int64, scope string) error {
 	_, err := s.db.Exec(ctx, "DELETE FROM login_attempts WHERE id = ANY($1) OR scope = $2", ids, scope)
 	return err
