@@ -181,16 +181,7 @@ func TestRunRefusesBadStarts(t *testing.T) {
 // does: no DATABASE_URL, so it runs its own cluster under DATA_DIR/pg, which a
 // second start reuses.
 func TestPrivateClusterWithoutDatabaseURL(t *testing.T) {
-	// t.TempDir's parent is private to this user; when the tests run as
-	// root, the postgres user must be able to enter DATA_DIR.
-	dataDir, err := os.MkdirTemp("", "stencil-datadir-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dataDir) })
-	if err := os.Chmod(dataDir, 0o711); err != nil {
-		t.Fatal(err)
-	}
+	dataDir := reachableDataDir(t)
 	for i := 1; i <= 2; i++ {
 		in := startInstance(t, map[string]string{"DATA_DIR": dataDir})
 		status, body := getJSON(t, in.URL+"/readyz")
