@@ -18,6 +18,11 @@ type principal struct {
 	User    store.User
 	Via     string // "session", "jwt" or "pat"
 	TokenID *int64 // the personal access token, when Via is "pat"
+
+	// The project the query names, looked up with the caller (nil: none
+	// of that id), for member.
+	projectQueried string
+	project        *store.Project
 }
 
 type principalKey struct{}
@@ -58,46 +63,43 @@ func (h *Handlers) authenticate(c *fiber.Ctx) error {
 func (h *Handlers) resolvePrincipal(c *fiber.Ctx) (*principal, error) {
 	ctx := c.UserContext()
 	invalid := fiber.NewError(fiber.StatusUnauthorized, "invalid, expired or revoked token")
+	// A project named in the query is looked up with the caller, so that
+	// the membership check costs no second round trip.
+	q := store.CallerQuery{ProjectID: c.Query("project_id")}
+	p := &principal{}
+	version := -1 // PATs outlive password changes: they are revoked one by one
 	if token, ok := bearerToken(c); ok {
-		p := &principal{Via: "jwt"}
-		var uid int64
-		version := -1 // PATs outlive password changes: they are revoked one by one
+		p.Via = "jwt"
 		if auth.IsPAT(token) {
-			pat, err := h.store.UsePAT(ctx, auth.HashPAT(token))
-			if errors.Is(err, store.ErrNotFound) {
-				return nil, invalid
-			} else if err != nil {
-				return nil, err
-			}
-			uid, p.Via, p.TokenID = pat.UserID, "pat", &pat.ID
+			q.PATHash, p.Via = auth.HashPAT(token), "pat"
 		} else {
 			var err error
-			if uid, version, err = auth.ParseJWT(h.cfg.JWTSecret, token, time.Now()); err != nil {
+			if q.UserID, version, err = auth.ParseJWT(h.cfg.JWTSecret, token, time.Now()); err != nil {
 				return nil, invalid
 			}
 		}
-		user, err := h.store.UserByID(ctx, uid)
-		if errors.Is(err, store.ErrNotFound) || err == nil && version >= 0 && version != user.CredentialVersion {
+		caller, err := h.store.Caller(ctx, q)
+		if errors.Is(err, store.ErrNotFound) || err == nil && version >= 0 && version != caller.User.CredentialVersion {
 			return nil, invalid
 		}
-		p.User = user
+		p.User, p.TokenID, p.project, p.projectQueried = caller.User, caller.TokenID, caller.Project, q.ProjectID
 		return p, err
 	}
 	if !hasSession(ctx) {
 		return nil, nil
 	}
-	uid := h.sessions.GetInt64(ctx, sessionUserKey)
-	if uid == 0 {
+	if q.UserID = h.sessions.GetInt64(ctx, sessionUserKey); q.UserID == 0 {
 		return nil, nil
 	}
-	user, err := h.store.UserByID(ctx, uid)
-	if errors.Is(err, store.ErrNotFound) || err == nil && h.sessions.GetInt(ctx, sessionVersionKey) != user.CredentialVersion {
+	caller, err := h.store.Caller(ctx, q)
+	if errors.Is(err, store.ErrNotFound) || err == nil && h.sessions.GetInt(ctx, sessionVersionKey) != caller.User.CredentialVersion {
 		// The account was deleted, or its password changed since this
 		// session signed in: the session no longer signs anyone in.
 		h.sessions.Remove(ctx, sessionUserKey)
 		return nil, nil
 	}
-	return &principal{User: user, Via: "session"}, err
+	p.Via, p.User, p.project, p.projectQueried = "session", caller.User, caller.Project, q.ProjectID
+	return p, err
 }
 
 func bearerToken(c *fiber.Ctx) (string, bool) {
@@ -192,7 +194,16 @@ func (h *Handlers) member(c *fiber.Ctx, id string) (store.Project, error) {
 	if p == nil {
 		return store.Project{}, errUnauthenticated
 	}
-	project, err := h.store.Project(c.UserContext(), id, p.User.ID)
+	var project store.Project
+	var err error
+	switch {
+	case id == p.projectQueried && id != "" && p.project != nil:
+		project = *p.project
+	case id == p.projectQueried && id != "":
+		err = store.ErrNotFound
+	default:
+		project, err = h.store.Project(c.UserContext(), id, p.User.ID)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return project, fiber.NewError(fiber.StatusNotFound, "project "+quote(id)+" not found")
 	}

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -364,4 +365,67 @@ func TestFullHashingPoolAnswers503(t *testing.T) {
 		t.Fatalf("an attempt whose password was never checked counted: %d rows (%v)", attempts, err)
 	}
 	ta.expectStatus(t, "slots free again", "POST", "/user/login", `{"auth_data":"root","password":"`+testPassword+`"}`, nil, 200)
+}
+
+// statementCounter counts the statements sent to PostgreSQL.
+type statementCounter struct {
+	mu   sync.Mutex
+	sqls []string
+}
+
+func (s *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	s.mu.Lock()
+	s.sqls = append(s.sqls, strings.Join(strings.Fields(data.SQL), " "))
+	s.mu.Unlock()
+	return ctx
+}
+
+func (s *statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (s *statementCounter) take() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.sqls
+	s.sqls = nil
+	return out
+}
+
+// TestVaultReadRoundTrips: an audited vault read costs two statements by
+// JWT and by personal access token: the caller with the project's
+// membership, then the read with its log row.
+func TestVaultReadRoundTrips(t *testing.T) {
+	counter := &statementCounter{}
+	pc, err := pgxpool.ParseConfig(storetest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc.ConnConfig.Tracer = counter
+	pool, err := pgxpool.NewWithConfig(context.Background(), pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	ta := newTestAppOn(t, pool)
+	keeper := ta.newUser(t, "keeper", store.RoleAdmin)
+	if err := ta.h.store.CreateProject(context.Background(), &store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}, keeper.ID); err != nil {
+		t.Fatal(err)
+	}
+	jwt := as(ta.token(t, keeper))
+	ta.expectStatus(t, "create", "POST", "/vault/create", `{"project_id":"shop","key":"K","value":"v"}`, jwt, 201)
+	resp, body := ta.do(t, jsonRequest("POST", "/pat/create", `{"name":"reader"}`, jwt))
+	var created struct{ Data struct{ Token string } }
+	if err := json.Unmarshal([]byte(body), &created); err != nil || resp.StatusCode != 201 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	token := created.Data.Token
+	for _, tc := range []struct {
+		name    string
+		headers map[string]string
+	}{{"JWT", jwt}, {"PAT", as(token)}, {"PAT used again within the minute", as(token)}} {
+		counter.take()
+		ta.expectStatus(t, tc.name, "GET", "/vault/fetch/one?project_id=shop&key=K", "", tc.headers, 200)
+		if sqls := counter.take(); len(sqls) != 2 {
+			t.Errorf("%s: %d statements:\n%s", tc.name, len(sqls), strings.Join(sqls, "\n"))
+		}
+	}
 }

@@ -41,20 +41,6 @@ func (s *Store) CreatePAT(ctx context.Context, p *PAT) error {
 	return translate(err)
 }
 
-// UsePAT finds the token with hash that is valid now (not revoked, inside
-// its validity) and records its use; it returns ErrNotFound otherwise.
-// last_used_at is written at most once a minute per token.
-func (s *Store) UsePAT(ctx context.Context, hash []byte) (PAT, error) {
-	p, err := scanPAT(s.db.QueryRow(ctx, "SELECT "+patColumns+` FROM personal_access_tokens
-		WHERE token_hash = $1 AND revoked_at IS NULL AND valid_from <= now() AND (valid_to IS NULL OR valid_to > now())`, hash))
-	if err != nil {
-		return p, err
-	}
-	_, err = s.db.Exec(ctx, `UPDATE personal_access_tokens SET last_used_at = now()
-		WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`, p.ID)
-	return p, err
-}
-
 // ListPATs returns the tokens of user uid, newest first.
 func (s *Store) ListPATs(ctx context.Context, uid int64) ([]PAT, error) {
 	rows, err := s.db.Query(ctx, "SELECT "+patColumns+" FROM personal_access_tokens WHERE user_id = $1 ORDER BY created_at DESC, id DESC", uid)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -44,6 +45,15 @@ var ErrAlreadySetUp = errors.New("setup is done: a user exists already")
 
 const userColumns = `id, first_name, last_name, username, email, password_hash, role, bio,
 	profile_picture, is_public, links, credential_version, created_at, updated_at`
+
+// userColumnsOf is userColumns qualified by a table alias.
+func userColumnsOf(alias string) string {
+	cols := strings.Split(userColumns, ",")
+	for i, c := range cols {
+		cols[i] = alias + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}
 
 func scanUser(row pgx.Row) (User, error) {
 	var u User

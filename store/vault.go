@@ -64,19 +64,17 @@ func (s *Store) CreateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAcc
 	})
 }
 
-// ReadVaultEntry returns entry key of project and logs the read; when the
-// log row cannot be written, the entry is not returned.
+// ReadVaultEntry returns entry key of project and logs the read, in one
+// statement: the entry comes back only with its log row, and when that row
+// cannot be written the statement fails whole.
 func (s *Store) ReadVaultEntry(ctx context.Context, project, key string, ev VaultAccess) (VaultEntry, error) {
-	var e VaultEntry
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if e, err = scanVaultEntry(tx.db.QueryRow(ctx, "SELECT "+vaultColumns+" FROM vault_entries WHERE project_id = $1 AND key = $2", project, key)); err != nil {
-			return err
-		}
-		ev.Action = "read"
-		return tx.logAccess(ctx, ev)
-	})
-	return e, err
+	return scanVaultEntry(s.db.QueryRow(ctx, `WITH e AS (
+			SELECT `+vaultColumns+` FROM vault_entries WHERE project_id = $1 AND key = $2
+		), logged AS (
+			INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel)
+			SELECT $3, $4, $5, e.project_id, e.key, 'read', $6 FROM e RETURNING id
+		)
+		SELECT `+vaultColumns+` FROM e, logged`, project, key, ev.UserID, ev.Username, ev.TokenID, ev.Channel))
 }
 
 // keyWhere returns the WHERE clause selecting a project's rows ($1) whose key

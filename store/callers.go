@@ -1,0 +1,82 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Caller is who sends a request: the user, the personal access token used,
+// if any, and, when the request names a project, that project as the user
+// sees it (nil when it does not exist).
+type Caller struct {
+	User    User
+	TokenID *int64
+	Project *Project
+}
+
+// CallerQuery names a request's caller: a user id (JWT or session) or the
+// hash of a personal access token, and the project the request names ("" for
+// none).
+type CallerQuery struct {
+	UserID    int64
+	PATHash   []byte
+	ProjectID string
+}
+
+// callerSQL finds the user (directly or through a valid token, whose
+// last-use time it writes when over a minute old) and the named project
+// with the user's membership, in one statement: a request's identity and
+// its right to a project cost one round trip.
+var callerSQL = `WITH pat AS (
+		SELECT id, user_id, last_used_at FROM personal_access_tokens
+		WHERE $2::bytea IS NOT NULL AND token_hash = $2 AND revoked_at IS NULL
+			AND valid_from <= now() AND (valid_to IS NULL OR valid_to > now())
+	), touched AS (
+		UPDATE personal_access_tokens t SET last_used_at = now() FROM pat
+		WHERE t.id = pat.id AND (pat.last_used_at IS NULL OR pat.last_used_at < now() - interval '1 minute')
+		RETURNING t.id
+	)
+	SELECT ` + userColumnsOf("u") + `, pat.id,
+		p.id, p.name, p.description, p.api_path, p.created_by, p.created_at, p.updated_at,
+		(SELECT count(*) FROM project_members m WHERE m.project_id = p.id),
+		EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = p.id AND m.user_id = u.id)
+	FROM users u
+	LEFT JOIN pat ON true
+	LEFT JOIN projects p ON p.id = $3
+	WHERE u.id = CASE WHEN $2::bytea IS NULL THEN $1 ELSE pat.user_id END`
+
+// Caller returns the caller q names; an unknown user or an invalid token is
+// ErrNotFound.
+func (s *Store) Caller(ctx context.Context, q CallerQuery) (Caller, error) {
+	var c Caller
+	var p struct {
+		ID, Name, Description, APIPath *string
+		CreatedBy                      *int64
+		CreatedAt, UpdatedAt           *time.Time
+		Members                        int
+		IsMember                       bool
+	}
+	u := &c.User
+	var hash any
+	if q.PATHash != nil {
+		hash = q.PATHash
+	}
+	err := s.db.QueryRow(ctx, callerSQL, q.UserID, hash, q.ProjectID).Scan(
+		&u.ID, &u.FirstName, &u.LastName, &u.Username, &u.Email, &u.PasswordHash, &u.Role, &u.Bio,
+		&u.ProfilePicture, &u.IsPublic, &u.Links, &u.CredentialVersion, &u.CreatedAt, &u.UpdatedAt, &c.TokenID,
+		&p.ID, &p.Name, &p.Description, &p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.Members, &p.IsMember)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, ErrNotFound
+	}
+	if err != nil {
+		return c, err
+	}
+	if p.ID != nil {
+		c.Project = &Project{ID: *p.ID, Name: *p.Name, Description: *p.Description, APIPath: *p.APIPath, CreatedBy: p.CreatedBy,
+			CreatedAt: *p.CreatedAt, UpdatedAt: *p.UpdatedAt, Members: p.Members, IsMember: p.IsMember}
+	}
+	return c, nil
+}
