@@ -223,6 +223,10 @@ func ensureRoot(ctx context.Context, root config.RootAccount, st *store.Store, l
 	if !root.Set() {
 		return nil
 	}
+	// Most starts find users: they skip the 64 MiB hash.
+	if has, err := st.HasUsers(ctx); err != nil || has {
+		return err
+	}
 	u := store.User{Username: root.Username, Email: root.Email, Role: store.RoleRoot,
 		PasswordHash: auth.HashPassword(root.Password, auth.DefaultPasswordParams)}
 	err := st.CreateFirstUser(ctx, &u)

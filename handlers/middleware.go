@@ -14,6 +14,8 @@ import (
 
 	"github.com/alexedwards/scs/v2"
 	"github.com/gofiber/fiber/v2"
+
+	"stencil/store"
 )
 
 const (
@@ -73,7 +75,7 @@ func (h *Handlers) loadSession(c *fiber.Ctx) error {
 	if hasBearer(c) {
 		return c.Next()
 	}
-	ctx, err := h.sessions.Load(c.UserContext(), c.Cookies(h.sessions.Cookie.Name))
+	ctx, err := h.sessions.Load(store.RememberSession(c.UserContext()), c.Cookies(h.sessions.Cookie.Name))
 	if err != nil {
 		return err
 	}
