@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofiber/template/html/v2"
+
 	"stencil/flow"
 	"stencil/store"
 	"stencil/views"
@@ -107,7 +109,7 @@ type sample struct {
 
 func TestEveryTemplateRenders(t *testing.T) {
 	h := newTestApp(t).h
-	engine := views.Engine(false, "", h.templateFuncs())
+	engine := views.Engine(false, "", h.templateFuncs()).(*html.Engine)
 	if err := engine.Load(); err != nil {
 		t.Fatal(err)
 	}
