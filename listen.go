@@ -1,12 +1,19 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/pprof"
 	"sync"
 	"syscall"
 	"time"
+
+	"stencil/config"
+	"stencil/handlers"
 )
 
 // raiseFileLimit lifts the soft limit on open files to the hard limit and
@@ -90,4 +97,40 @@ func (c *slotConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)
 	return err
+}
+
+// sideListeners starts, when configured, the metrics listener (METRICS_ADDR,
+// no authentication: keep it on a private network) and the profiler
+// (DEBUG_ADDR, loopback only). Both stop when ctx ends.
+func sideListeners(ctx context.Context, cfg config.Config, h *handlers.Handlers, log *slog.Logger) error {
+	serveOn := func(addr, what string, handler http.Handler) error {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		go func() { <-ctx.Done(); _ = srv.Close() }()
+		log.Info("serving "+what, "addr", ln.Addr().String())
+		return nil
+	}
+	if cfg.MetricsAddr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", h.MetricsHandler())
+		if err := serveOn(cfg.MetricsAddr, "metrics", mux); err != nil {
+			return err
+		}
+	}
+	if cfg.DebugAddr != "" {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		if err := serveOn(cfg.DebugAddr, "profiler", mux); err != nil {
+			return err
+		}
+	}
+	return nil
 }

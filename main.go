@@ -168,6 +168,9 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 	}
 	h.SetReadinessPool(probe)
 	app := h.App()
+	if err := sideListeners(ctx, cfg, h, log); err != nil {
+		return err
+	}
 
 	ln, err := net.Listen("tcp", cfg.Addr())
 	if err != nil {

@@ -378,3 +378,24 @@ func TestProductionAsRootOnAFreshDataDir(t *testing.T) {
 		t.Fatalf("readyz = %d %s", status, body)
 	}
 }
+
+// TestSideListeners: METRICS_ADDR serves the metrics and DEBUG_ADDR the
+// profiler, each on a listener of its own.
+func TestSideListeners(t *testing.T) {
+	in := startInstance(t, map[string]string{"DATABASE_URL": storetest.URL(t), "METRICS_ADDR": "127.0.0.1:0", "DEBUG_ADDR": "127.0.0.1:0"})
+	for what, path := range map[string]string{"metrics": "/metrics", "profiler": "/debug/pprof/"} {
+		m := regexp.MustCompile(`msg="serving ` + what + `" addr=(\S+)`).FindStringSubmatch(in.logs.String())
+		if m == nil {
+			t.Fatalf("no %s listener: %s", what, in.logs)
+		}
+		resp, err := http.Get("http://" + m[1] + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || what == "metrics" && !strings.Contains(string(body), "stencil_db_pool_max") {
+			t.Fatalf("%s: %d %.200s", what, resp.StatusCode, body)
+		}
+	}
+}

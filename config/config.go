@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -35,6 +36,10 @@ type Config struct {
 	// request's deadline, down to its PostgreSQL statements.
 	DBMaxConns     int
 	RequestTimeout time.Duration
+	// MetricsAddr serves /metrics without authentication on a listener of
+	// its own; DebugAddr serves net/http/pprof, on a loopback address only.
+	MetricsAddr string
+	DebugAddr   string
 }
 
 // RootAccount is the first ROOT user to create at start, if all fields are set.
@@ -88,6 +93,18 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.RequestTimeout, err = time.ParseDuration(or(getenv("REQUEST_TIMEOUT"), "15s")); err != nil || c.RequestTimeout < 100*time.Millisecond {
 		return c, fmt.Errorf("REQUEST_TIMEOUT must be a duration of at least 100ms, such as 15s, got %q", getenv("REQUEST_TIMEOUT"))
+	}
+	c.MetricsAddr, c.DebugAddr = getenv("METRICS_ADDR"), getenv("DEBUG_ADDR")
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return c, fmt.Errorf("METRICS_ADDR must be host:port, got %q", c.MetricsAddr)
+		}
+	}
+	if c.DebugAddr != "" {
+		host, _, err := net.SplitHostPort(c.DebugAddr)
+		if ip := net.ParseIP(host); err != nil || host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return c, fmt.Errorf("DEBUG_ADDR must be a loopback host:port such as 127.0.0.1:6060, got %q", c.DebugAddr)
+		}
 	}
 	if c.DataDir, err = filepath.Abs(c.DataDir); err != nil {
 		return c, err

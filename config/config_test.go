@@ -130,6 +130,9 @@ func TestBadSettings(t *testing.T) {
 		"pool not int":  {map[string]string{"DB_MAX_CONNS": "many"}, "DB_MAX_CONNS"},
 		"timeout":       {map[string]string{"REQUEST_TIMEOUT": "fast"}, "REQUEST_TIMEOUT"},
 		"tiny timeout":  {map[string]string{"REQUEST_TIMEOUT": "1ms"}, "REQUEST_TIMEOUT"},
+		"metrics addr":  {map[string]string{"METRICS_ADDR": "9100"}, "METRICS_ADDR"},
+		"public debug":  {map[string]string{"DEBUG_ADDR": "0.0.0.0:6060"}, "DEBUG_ADDR"},
+		"debug no port": {map[string]string{"DEBUG_ADDR": "127.0.0.1"}, "DEBUG_ADDR"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tc.vars["DATA_DIR"] = t.TempDir()

@@ -29,6 +29,7 @@ type Handlers struct {
 	cfg      config.Config
 	store    *store.Store
 	probe    *store.Store // readiness checks: its own connections
+	metrics  *metrics
 	sessions *scs.SessionManager
 	log      *slog.Logger
 	assets   *assets
@@ -65,7 +66,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*Handlers, er
 		return nil, err
 	}
 	st := store.New(pool)
-	return &Handlers{cfg: cfg, store: st, probe: st, sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
+	return &Handlers{cfg: cfg, store: st, probe: st, metrics: newMetrics(pool), sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
 		keyring: keyring, passwordParams: auth.DefaultPasswordParams, hashSlots: make(chan struct{}, max(2, runtime.NumCPU())), hashWait: defaultHashWait,
 		csrfKey: derivedKey(cfg.JWTSecret, "stencil visitor csrf")}, nil
 }

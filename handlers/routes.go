@@ -8,7 +8,7 @@ import (
 
 // Routes registers the whole URL space.
 func Routes(app *fiber.App, h *Handlers) {
-	app.Use(h.recoverPanics, h.securityHeaders, h.checkInput, h.deadline)
+	app.Use(h.observe, h.recoverPanics, h.securityHeaders, h.checkInput, h.deadline)
 	app.Use("/static", h.staticFiles())
 
 	// Operations: always JSON, no session.
@@ -106,6 +106,9 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/web/routes", signedIn, h.routesIndex)
 	app.Get("/web/routes/view", signedIn, h.routeShow)
 	app.Get("/web/routes/create", author, h.routeEditor)
+
+	// Metrics (ROOT; or, with METRICS_ADDR, on a listener of their own).
+	app.Get("/metrics", root, h.metricsShow)
 
 	// Configs (ROOT).
 	app.Get("/config/fetch/all", root, h.configList)

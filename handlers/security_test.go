@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/common/expfmt"
 
 	"stencil/store"
 	"stencil/store/storetest"
@@ -443,5 +444,70 @@ func TestVaultReadRoundTrips(t *testing.T) {
 		if sqls := counter.take(); len(sqls) != 2 {
 			t.Errorf("%s: %d statements:\n%s", tc.name, len(sqls), strings.Join(sqls, "\n"))
 		}
+	}
+}
+
+// TestMetrics: /metrics is for ROOT, in the Prometheus text format, and
+// counts requests by route pattern, vault reads and sign-in outcomes.
+func TestMetrics(t *testing.T) {
+	ta, keeper, h := vaultApp(t)
+	ta.expectStatus(t, "create", "POST", "/vault/create", `{"project_id":"shop","key":"K","value":"v"}`, h, 201)
+	ta.expectStatus(t, "read", "GET", "/vault/fetch/one?project_id=shop&key=K", "", h, 200)
+	ta.expectStatus(t, "bad sign-in", "POST", "/user/login", `{"auth_data":"keeper","password":"wrong"}`, nil, 401)
+	ta.expectStatus(t, "unknown path", "GET", "/nope/123", "", nil, 404)
+	ta.expectStatus(t, "as ADMIN", "GET", "/metrics", "", as(ta.token(t, keeper)), 403)
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+ta.token(t, ta.root))
+	resp, body := ta.do(t, req)
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+		t.Fatalf("%d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	var parser expfmt.TextParser
+	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := func(name string, labels map[string]string) float64 {
+		f := families[name]
+		if f == nil {
+			t.Fatalf("no metric %s", name)
+		}
+		for _, m := range f.GetMetric() {
+			match := true
+			for _, l := range m.GetLabel() {
+				if want, ok := labels[l.GetName()]; ok && want != l.GetValue() {
+					match = false
+				}
+			}
+			if match {
+				if c := m.GetCounter(); c != nil {
+					return c.GetValue()
+				}
+				if g := m.GetGauge(); g != nil {
+					return g.GetValue()
+				}
+				return float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+		return 0
+	}
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		min    float64
+	}{
+		{"stencil_http_requests_total", map[string]string{"route": "/vault/fetch/one", "method": "GET", "status": "200"}, 1},
+		{"stencil_http_requests_total", map[string]string{"route": "unmatched", "status": "404"}, 1},
+		{"stencil_http_request_duration_seconds", map[string]string{"route": "/vault/create"}, 1},
+		{"stencil_vault_reads_total", map[string]string{"channel": "api"}, 1},
+		{"stencil_logins_total", map[string]string{"outcome": "failure"}, 1},
+		{"stencil_db_pool_max", nil, 1},
+	} {
+		if got := value(c.name, c.labels); got < c.min {
+			t.Errorf("%s%v = %v, want at least %v", c.name, c.labels, got, c.min)
+		}
+	}
+	if strings.Contains(body, "/nope/123") {
+		t.Error("a concrete path became a label")
 	}
 }

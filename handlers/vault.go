@@ -110,6 +110,7 @@ func (h *Handlers) vaultList(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	h.metrics.vaultReads.WithLabelValues(ev.Channel).Add(float64(len(entries)))
 	dtos := make([]vaultEntryDTO, len(entries))
 	for i, e := range entries {
 		value, err := h.keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
@@ -144,10 +145,12 @@ func (h *Handlers) vaultShow(c *fiber.Ctx) error {
 		_, err := h.store.VaultEntryInfo(c.UserContext(), q.ProjectID, q.Key)
 		return err
 	}
-	e, err := h.store.ReadVaultEntry(c.UserContext(), q.ProjectID, q.Key, vaultAccess(c, q.ProjectID, q.Key))
+	ev := vaultAccess(c, q.ProjectID, q.Key)
+	e, err := h.store.ReadVaultEntry(c.UserContext(), q.ProjectID, q.Key, ev)
 	if err != nil {
 		return err
 	}
+	h.metrics.vaultReads.WithLabelValues(ev.Channel).Inc()
 	value, err := h.keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
 	if err != nil {
 		return err

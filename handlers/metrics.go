@@ -1,0 +1,110 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
+)
+
+// metrics are the service's Prometheus metrics, on a registry of their own.
+type metrics struct {
+	registry   *prometheus.Registry
+	requests   *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	vaultReads *prometheus.CounterVec
+	logins     *prometheus.CounterVec
+}
+
+func newMetrics(pool *pgxpool.Pool) *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stencil_http_requests_total", Help: "HTTP requests answered, by route pattern, method and status.",
+		}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "stencil_http_request_duration_seconds", Help: "Time to answer HTTP requests, by route pattern and method.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 15},
+		}, []string{"route", "method"}),
+		vaultReads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stencil_vault_reads_total", Help: "Vault values returned (each one logged), by channel.",
+		}, []string{"channel"}),
+		logins: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stencil_logins_total", Help: "Sign-in attempts by outcome: success, failure, throttled, busy.",
+		}, []string{"outcome"}),
+	}
+	m.registry.MustRegister(m.requests, m.latency, m.vaultReads, m.logins,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), poolCollector{pool})
+	return m
+}
+
+// observe records every request by its route pattern (never its concrete
+// path, which would make a series per id) once ErrorHandler has answered.
+func (h *Handlers) observe(c *fiber.Ctx) error {
+	start := time.Now()
+	if err := c.Next(); err != nil {
+		if herr := c.App().ErrorHandler(c, err); herr != nil {
+			return herr
+		}
+	}
+	// The app's paths have no parameters: a routed path is its own
+	// pattern. Any other path shares one label, so that no request can
+	// make a series of its own.
+	// Fiber's strings point into buffers that the next request reuses:
+	// labels, which outlive the request, are copies.
+	route, method := "unmatched", strings.Clone(c.Method())
+	if p := strings.TrimRight(c.Path(), "/"); len(h.allowed(p)) > 0 || c.Path() == "/" {
+		route = strings.Clone(c.Path())
+	}
+	h.metrics.requests.WithLabelValues(route, method, strconv.Itoa(c.Response().StatusCode())).Inc()
+	h.metrics.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
+	return nil
+}
+
+// MetricsHandler serves the metrics in the Prometheus text format, for
+// METRICS_ADDR's own listener.
+func (h *Handlers) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(h.metrics.registry, promhttp.HandlerOpts{})
+}
+
+// metricsShow answers GET /metrics (ROOT only on the main listener).
+func (h *Handlers) metricsShow(c *fiber.Ctx) error {
+	fasthttpadaptor.NewFastHTTPHandler(h.MetricsHandler())(c.Context())
+	return nil
+}
+
+// poolCollector reports the connection pool: connections in use, idle and
+// open, and how often and how long requests waited for one.
+type poolCollector struct{ pool *pgxpool.Pool }
+
+var (
+	poolInUse   = prometheus.NewDesc("stencil_db_pool_in_use", "Connections in use.", nil, nil)
+	poolIdle    = prometheus.NewDesc("stencil_db_pool_idle", "Idle connections.", nil, nil)
+	poolOpen    = prometheus.NewDesc("stencil_db_pool_open", "Open connections.", nil, nil)
+	poolMax     = prometheus.NewDesc("stencil_db_pool_max", "Largest number of connections.", nil, nil)
+	poolWaits   = prometheus.NewDesc("stencil_db_pool_waits_total", "Acquisitions that had to wait for a connection.", nil, nil)
+	poolWaitSec = prometheus.NewDesc("stencil_db_pool_wait_seconds_total", "Time spent waiting for a connection.", nil, nil)
+)
+
+func (p poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{poolInUse, poolIdle, poolOpen, poolMax, poolWaits, poolWaitSec} {
+		ch <- d
+	}
+}
+
+func (p poolCollector) Collect(ch chan<- prometheus.Metric) {
+	s := p.pool.Stat()
+	ch <- prometheus.MustNewConstMetric(poolInUse, prometheus.GaugeValue, float64(s.AcquiredConns()))
+	ch <- prometheus.MustNewConstMetric(poolIdle, prometheus.GaugeValue, float64(s.IdleConns()))
+	ch <- prometheus.MustNewConstMetric(poolOpen, prometheus.GaugeValue, float64(s.TotalConns()))
+	ch <- prometheus.MustNewConstMetric(poolMax, prometheus.GaugeValue, float64(s.MaxConns()))
+	ch <- prometheus.MustNewConstMetric(poolWaits, prometheus.CounterValue, float64(s.EmptyAcquireCount()))
+	ch <- prometheus.MustNewConstMetric(poolWaitSec, prometheus.CounterValue, s.EmptyAcquireWaitTime().Seconds())
+}
