@@ -320,3 +320,25 @@ func TestApplyStopsAtTheLimit(t *testing.T) {
 		t.Fatalf("a result under the limit: %v", p)
 	}
 }
+
+// TestStoredDocumentsDecodePlainly: what MarshalJSON writes, plain
+// json.Unmarshal reads back to the same template, every block type included.
+func TestStoredDocumentsDecodePlainly(t *testing.T) {
+	tmpl := loadAll(t)
+	raw, err := json.Marshal(tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Template
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	back.Normalize()
+	if !reflect.DeepEqual(back, tmpl) {
+		again, _ := json.Marshal(back)
+		t.Fatalf("round trip changed the template:\n%s\n%s", raw, again)
+	}
+	if err := json.Unmarshal([]byte(`{"flow":{"blocks":[{"type":"FETCH","depth":"x"}]}}`), &back); err == nil {
+		t.Fatal("a wrong type must not decode")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -103,4 +104,24 @@ func jsonRequest(method, path, body string, headers map[string]string) *http.Req
 		req.Header.Set(k, v)
 	}
 	return req
+}
+
+// TestListedTemplatesAreWhole: a template in a list, whose document passes
+// through undecoded, is the same JSON value as the template fetched alone.
+func TestListedTemplatesAreWhole(t *testing.T) {
+	ta, _, h := vaultApp(t)
+	id := saveTemplate(t, ta, h, fetchByID("whole", ptr("shop")))
+	_, one := ta.do(t, jsonRequest("GET", fmt.Sprintf("/route/template/fetch/one?id=%d", id), "", h))
+	_, list := ta.do(t, jsonRequest("GET", "/route/template/fetch?project_id=shop", "", h))
+	var a struct{ Data any }
+	var b struct{ Data []any }
+	if err := json.Unmarshal([]byte(one), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(list), &b); err != nil || len(b.Data) != 1 {
+		t.Fatalf("%v %s", err, list)
+	}
+	if !reflect.DeepEqual(a.Data, b.Data[0]) {
+		t.Fatalf("fetched alone:\n%s\nlisted:\n%s", one, list)
+	}
 }

@@ -119,11 +119,41 @@ func (h *Handlers) templateList(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	dtos := make([]templateDTO, len(list))
+	dtos := make([]storedTemplateDTO, len(list))
 	for i, t := range list {
-		dtos[i] = newTemplateDTO(t)
+		dtos[i] = storedTemplateDTO(t)
 	}
 	return h.respond(c, Reply{Data: dtos, Amount: &total})
+}
+
+// storedTemplateDTO is a listed template as the API shows it: its columns
+// around the stored document, which passes through as PostgreSQL returns it
+// (no decoding, no re-encoding).
+type storedTemplateDTO store.RouteTemplate
+
+// MarshalJSON writes the columns, then the document's fields.
+func (t storedTemplateDTO) MarshalJSON() ([]byte, error) {
+	head, err := json.Marshal(struct {
+		ID          int64     `json:"id"`
+		Name        string    `json:"name"`
+		Description string    `json:"description"`
+		ProjectID   *string   `json:"project_id"`
+		Method      string    `json:"method"`
+		CreatedBy   *int64    `json:"created_by"`
+		CreatedAt   time.Time `json:"created_at"`
+		UpdatedAt   time.Time `json:"updated_at"`
+	}{t.ID, t.Name, t.Description, t.ProjectID, t.Method, t.CreatedBy, t.CreatedAt, t.UpdatedAt})
+	doc := bytes.TrimSpace(t.Document)
+	if err != nil || len(doc) < 2 || doc[0] != '{' {
+		return nil, errors.New("stored template document is not an object")
+	}
+	out := make([]byte, 0, len(head)+len(doc)+1)
+	out = append(out, head[:len(head)-1]...)
+	if inner := bytes.TrimSpace(doc[1 : len(doc)-1]); len(inner) > 0 {
+		out = append(out, ',')
+		out = append(out, inner...)
+	}
+	return append(out, '}'), nil
 }
 
 func (h *Handlers) templatePage(c *fiber.Ctx, q templateListQuery) ([]store.RouteTemplate, int, error) {

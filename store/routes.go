@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,9 +29,10 @@ func scanRoute(row pgx.Row) (StoredRoute, error) {
 	if err := row.Scan(&r.ProjectID, &doc, &tid, &tname, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt); err != nil {
 		return r, translate(err)
 	}
+	// Validated when written: plain typed decoding is enough.
 	var d routeDocument
-	if p := flow.DecodeValue(mustParse(doc), &d, ""); len(p) > 0 {
-		return r, errors.New("stored route document does not decode: " + p.Error())
+	if err := json.Unmarshal(doc, &d); err != nil {
+		return r, fmt.Errorf("stored route document does not decode: %w", err)
 	}
 	r.RouteID, r.RoutePath, r.Method, r.AuthJWT, r.Params, r.Body, r.Flow = d.RouteID, d.RoutePath, d.Method, d.AuthJWT, d.Params, d.Body, d.Flow
 	if tid != nil && tname != nil {
