@@ -30,6 +30,7 @@ func (q listQuery) page(def int) store.Page {
 // to the neighbouring pages, which keep every other query parameter.
 type Pager struct {
 	From, To, Total int
+	AtLeast         bool // Total is a lower bound: counting stopped there
 	Prev, Next      string
 	Filter          string
 }
@@ -50,6 +51,19 @@ func newPager(c *fiber.Ctx, p store.Page, shown, total int) Pager {
 	}
 	if p.Offset+shown < total {
 		pg.Next = link(p.Offset + p.Limit)
+	}
+	return pg
+}
+
+// newCappedPager is newPager for a list whose count stops at limit: past
+// it, a full page always has a next one.
+func newCappedPager(c *fiber.Ctx, p store.Page, shown, total, limit int) Pager {
+	pg := newPager(c, p, shown, max(total, p.Offset+shown))
+	if total >= limit {
+		pg.AtLeast, pg.Total = true, limit
+		if shown == p.Limit {
+			pg.Next = newPager(c, p, shown, p.Offset+shown+1).Next
+		}
 	}
 	return pg
 }

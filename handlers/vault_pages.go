@@ -160,7 +160,7 @@ func (h *Handlers) vaultLog(c *fiber.Ctx) error {
 		dtos[i] = vaultAccessDTO{ID: a.ID, At: a.At.UTC().Format("2006-01-02T15:04:05.000Z"), UserID: a.UserID, Username: a.Username,
 			TokenID: a.TokenID, Key: a.Key, Action: a.Action, Channel: a.Channel}
 	}
-	view := vaultLogView{Base: h.base(c, "Vault log · "+p.Name), Project: p, Log: log, Pager: newPager(c, page, len(log), total),
+	view := vaultLogView{Base: h.base(c, "Vault log · "+p.Name), Project: p, Log: log, Pager: newCappedPager(c, page, len(log), total, store.LogCountCap),
 		Action: q.Action, Actions: []string{"create", "read", "update", "delete"}}
 	return h.respond(c, Reply{Data: dtos, Amount: &total, Page: "vault/log", View: view})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -78,17 +79,39 @@ func (s *Store) ReadVaultEntry(ctx context.Context, project, key string, ev Vaul
 }
 
 // keyWhere returns the WHERE clause selecting a project's rows ($1) whose key
-// contains a filter, and the clause's arguments. The filter becomes a LIKE
-// pattern (wildcards escaped, upper case as keys are) that the trigram index
-// serves; without a filter the clause has no pattern at all, so that neither
-// plan has to fit both cases.
+// contains a filter, and the clause's arguments (the first of them the query
+// mode). Each case has its own statement, so that no plan has to fit
+// another's: no filter; a filter of one or two characters, too short for
+// trigrams, tested on the project's keys in order; and a longer one, a LIKE
+// pattern (wildcards escaped, upper case as keys are) that the project's
+// trigram index serves. Filtered statements are planned with their values
+// each time (no generic plan: a pattern's selectivity is in its value).
 func keyWhere(project, filter string) (string, []any) {
-	if filter == "" {
+	filter = strings.ToUpper(filter)
+	switch {
+	case filter == "":
 		return " WHERE project_id = $1", []any{project}
+	case utf8.RuneCountInString(filter) < 3:
+		return " WHERE project_id = $1 AND strpos(key, $2) > 0", []any{pgx.QueryExecModeExec, project, filter}
 	}
-	pattern := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(strings.ToUpper(filter)) + "%"
-	return " WHERE project_id = $1 AND key LIKE $2", []any{project, pattern}
+	pattern := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(filter) + "%"
+	return " WHERE project_id = $1 AND key LIKE $2", []any{pgx.QueryExecModeExec, project, pattern}
 }
+
+// params is how many numbered parameters args holds (a query mode first is
+// none).
+func params(args []any) int {
+	if len(args) > 0 {
+		if _, ok := args[0].(pgx.QueryExecMode); ok {
+			return len(args) - 1
+		}
+	}
+	return len(args)
+}
+
+// LogCountCap bounds counts over the access log, which grows without end:
+// counting it all would cost more the longer a project lives.
+const LogCountCap = 10_000
 
 // ListVaultEntries returns a page of the project's entries whose key
 // contains the filter, ordered by key, and the number of matches: one query
@@ -102,7 +125,7 @@ func (s *Store) ListVaultEntries(ctx context.Context, project string, p Page, re
 		if err := tx.db.QueryRow(ctx, "SELECT count(*) FROM vault_entries"+where, args...).Scan(&total); err != nil {
 			return err
 		}
-		n := len(args)
+		n := params(args)
 		rows, err := tx.db.Query(ctx, fmt.Sprintf("SELECT %s FROM vault_entries%s ORDER BY key OFFSET $%d LIMIT $%d", vaultColumns, where, n+1, n+2),
 			append(args, p.Offset, p.Limit)...)
 		if err != nil {
@@ -167,18 +190,19 @@ type VaultLogQuery struct {
 }
 
 // ListVaultAccess returns a page of the project's access log, newest first,
-// and the number of matching rows.
+// and the number of matching rows, counted up to logCountCap.
 func (s *Store) ListVaultAccess(ctx context.Context, project string, q VaultLogQuery) ([]VaultAccess, int, error) {
 	where, args := keyWhere(project, q.Filter)
 	if q.Action != "" {
 		args = append(args, q.Action)
-		where += fmt.Sprintf(" AND action = $%d", len(args))
+		where += fmt.Sprintf(" AND action = $%d", params(args))
 	}
 	var total int
-	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM vault_access_log"+where, args...).Scan(&total); err != nil {
+	if err := s.db.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM vault_access_log%s LIMIT %d) AS capped", where, LogCountCap),
+		args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	n := len(args)
+	n := params(args)
 	rows, err := s.db.Query(ctx, fmt.Sprintf(`SELECT id, at, user_id, username, token_id, project_id, key, action, channel
 		FROM vault_access_log%s ORDER BY id DESC OFFSET $%d LIMIT $%d`, where, n+1, n+2), append(args, q.Offset, q.Limit)...)
 	if err != nil {

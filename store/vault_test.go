@@ -38,12 +38,44 @@ func TestVaultKeyFilterUsesTheIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("EXPLAIN ANALYZE of the filtered page query on 100,001 entries:\n%s", plan)
-	if !strings.Contains(plan, "vault_entries_key_trgm_idx") {
+	if !strings.Contains(plan, "vault_entries_project_key_trgm_idx") {
 		t.Fatalf("the filtered page query does not use the trigram index:\n%s", plan)
 	}
 	entries, total, err := st.ListVaultEntries(ctx, "shop", store.Page{Limit: 10, Filter: "stripe_sec"}, nil)
 	if err != nil || total != 1 || len(entries) != 1 || entries[0].Key != "STRIPE_SECRET_KEY" {
 		t.Fatalf("filtered list = %d of %d (%v)", len(entries), total, err)
+	}
+}
+
+// TestShortFilterInASmallProject: a one- or two-character filter in a
+// project of 1,000 entries, beside one of 100,000, walks only the small
+// project's keys — also after many executions, when a prepared statement
+// would switch to a generic plan.
+func TestShortFilterInASmallProject(t *testing.T) {
+	st, ctx := vaultStore(t)
+	if err := st.ExecForTest(ctx, `INSERT INTO vault_entries (project_id, key, key_id, sealed)
+		SELECT 'blog', 'KEY_' || upper(md5(i::text)) || '_' || i, 'k1', '\x00'::bytea FROM generate_series(1, 100000) AS i;
+		INSERT INTO vault_entries (project_id, key, key_id, sealed)
+		SELECT 'shop', 'KEY_' || i || CASE WHEN i % 100 = 0 THEN '_QZ' ELSE '' END, 'k1', '\x00'::bytea FROM generate_series(1, 1000) AS i;
+		ANALYZE vault_entries`); err != nil {
+		t.Fatal(err)
+	}
+	for range 8 {
+		entries, total, err := st.ListVaultEntries(ctx, "shop", store.Page{Limit: 25, Filter: "qz"}, nil)
+		if err != nil || total != 10 || len(entries) != 10 {
+			t.Fatalf("short filter: %d of %d (%v)", len(entries), total, err)
+		}
+	}
+	plan, err := st.ExplainVaultFilterForTest(ctx, "shop", "qz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("EXPLAIN ANALYZE of a two-character filter in a 1,000-entry project:\n%s", plan)
+	if strings.Contains(plan, "trgm") || !strings.Contains(plan, "vault_entries_pkey") {
+		t.Fatalf("a two-character filter must walk the project's keys, not trigrams:\n%s", plan)
+	}
+	if _, total, _ := st.ListVaultEntries(ctx, "shop", store.Page{Limit: 25, Filter: "_q"}, nil); total != 10 {
+		t.Fatalf("\"_q\" matches literally: %d", total)
 	}
 }
 
@@ -76,5 +108,22 @@ func TestVaultListIsolatedPerProjectAndFilterIsLiteral(t *testing.T) {
 		if err == nil {
 			t.Errorf("the database accepted key %q", bad)
 		}
+	}
+}
+
+// TestAccessLogCountStops: the log's count stops at LogCountCap, so a page of
+// a long history costs the same as one of a short history.
+func TestAccessLogCountStops(t *testing.T) {
+	st, ctx := vaultStore(t)
+	if err := st.ExecForTest(ctx, fmt.Sprintf(`INSERT INTO vault_access_log (user_id, username, project_id, key, action, channel)
+		SELECT 1, 'uuu', 'shop', 'K', 'read', 'api' FROM generate_series(1, %d)`, store.LogCountCap+50)); err != nil {
+		t.Fatal(err)
+	}
+	log, total, err := st.ListVaultAccess(ctx, "shop", store.VaultLogQuery{Page: store.Page{Limit: 25}})
+	if err != nil || total != store.LogCountCap || len(log) != 25 {
+		t.Fatalf("%d rows, total %d (%v)", len(log), total, err)
+	}
+	if _, total, _ := st.ListVaultAccess(ctx, "blog", store.VaultLogQuery{Page: store.Page{Limit: 25}}); total != 0 {
+		t.Fatalf("another project: %d", total)
 	}
 }
