@@ -106,6 +106,13 @@ func placeholders(s string) []string {
 // "values.<key>". Substitution works on the parsed structure, so no value
 // can change its shape.
 func Apply(t Template, project string, values map[string]string) (Route, Problems) {
+	return ApplySized(t, project, values, -1)
+}
+
+// ApplySized is Apply for a template whose document is known to take about
+// size bytes of JSON (its stored form), which spares encoding it to learn
+// how much the result may grow; -1 means unknown.
+func ApplySized(t Template, project string, values map[string]string, size int) (Route, Problems) {
 	p := Problems{}
 	filled := make(map[string]string, len(t.Variables))
 	declared := make(map[string]bool, len(t.Variables))
@@ -131,12 +138,15 @@ func Apply(t Template, project string, values map[string]string) (Route, Problem
 	r := Route{ProjectID: project, RouteID: t.RouteID, RoutePath: t.RoutePath, Method: t.Method, AuthJWT: t.AuthJWT,
 		Params: t.Params, Body: t.Body, Flow: t.Flow, Template: &TemplateRef{ID: t.ID, Name: t.Name}}
 	r = r.clone()
-	base, err := json.Marshal(r)
-	if err != nil {
-		p.add("", "the template cannot be encoded")
-		return Route{}, p
+	if size < 0 {
+		base, err := json.Marshal(r)
+		if err != nil {
+			p.add("", "the template cannot be encoded")
+			return Route{}, p
+		}
+		size = len(base)
 	}
-	sub := newSubstitution(filled, MaxRouteBytes-len(base))
+	sub := newSubstitution(filled, MaxRouteBytes-size)
 	walkRouteParts(&r.RouteID, &r.RoutePath, &r.AuthJWT, &r.Params, r.Body, &r.Flow, func(path string, s *string) {
 		if *s = sub.replace(*s); sub.over && p[""] == "" {
 			p.add("", fmt.Sprintf("the route would be larger than 1 MiB (stopped at %s): use shorter values or fewer placeholders", path))

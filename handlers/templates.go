@@ -261,7 +261,7 @@ func (h *Handlers) templateApply(c *fiber.Ctx) error {
 			values[k] = *v
 		}
 	}
-	route, p := flow.Apply(t.Template, in.ProjectID, values)
+	route, p := flow.ApplySized(t.Template, in.ProjectID, values, len(t.Document))
 	if err := problems(p); err != nil {
 		return err
 	}

@@ -26,11 +26,13 @@ type CallerQuery struct {
 	ProjectID string
 }
 
-// callerSQL finds the user (directly or through a valid token, whose
+// CallerSQL finds the user (directly or through a valid token, whose
 // last-use time it writes when over a minute old) and the named project
 // with the user's membership, in one statement: a request's identity and
-// its right to a project cost one round trip.
-var callerSQL = `WITH pat AS (
+// its right to a project cost one round trip. $1 is the user id, $2 the
+// token hash (NULL for a user id), $3 the project. Exported for the load
+// harness, which runs exactly this SQL as its anchor.
+var CallerSQL = `WITH pat AS (
 		SELECT id, user_id, last_used_at FROM personal_access_tokens
 		WHERE $2::bytea IS NOT NULL AND token_hash = $2 AND revoked_at IS NULL
 			AND valid_from <= now() AND (valid_to IS NULL OR valid_to > now())
@@ -64,7 +66,7 @@ func (s *Store) Caller(ctx context.Context, q CallerQuery) (Caller, error) {
 	if q.PATHash != nil {
 		hash = q.PATHash
 	}
-	err := s.db.QueryRow(ctx, callerSQL, q.UserID, hash, q.ProjectID).Scan(
+	err := s.db.QueryRow(ctx, CallerSQL, q.UserID, hash, q.ProjectID).Scan(
 		&u.ID, &u.FirstName, &u.LastName, &u.Username, &u.Email, &u.PasswordHash, &u.Role, &u.Bio,
 		&u.ProfilePicture, &u.IsPublic, &u.Links, &u.CredentialVersion, &u.CreatedAt, &u.UpdatedAt, &c.TokenID,
 		&p.ID, &p.Name, &p.Description, &p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.Members, &p.IsMember)

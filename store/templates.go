@@ -13,13 +13,13 @@ import (
 
 // RouteTemplate is a stored template with its metadata. In lists only the
 // columns and Document are filled (and RoutePath, for pages): documents pass
-// through undecoded.
+// through undecoded. Read alone, a template is decoded and keeps Document.
 type RouteTemplate struct {
 	flow.Template
 	CreatedBy *int64
 	CreatedAt time.Time
 	UpdatedAt time.Time
-	Document  []byte // the stored document as PostgreSQL returns it, in lists
+	Document  []byte // the stored document as PostgreSQL returns it
 }
 
 // templateDocument is what the document column holds: the template less
@@ -42,6 +42,7 @@ func scanTemplate(row pgx.Row) (RouteTemplate, error) {
 	if err := row.Scan(&t.ID, &t.Name, &t.Description, &t.ProjectID, &t.Method, &doc, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt); err != nil {
 		return t, translate(err)
 	}
+	t.Document = doc
 	return t, t.setDocument(doc)
 }
 
@@ -92,18 +93,26 @@ func (s *Store) TemplateByName(ctx context.Context, name string, project *string
 		" FROM route_templates WHERE name = $1 AND project_id IS NOT DISTINCT FROM $2", name, project))
 }
 
+// The statements of a template list: the templates of projects $1 and,
+// when $2, the global ones, whose name or description contains $3; the page
+// skips $4 and takes $5. Exported for the load harness's anchor.
+const (
+	templateListWhere = ` WHERE (project_id = ANY($1) OR ($2 AND project_id IS NULL))
+		AND ($3 = '' OR strpos(lower(name || ' ' || description), lower($3)) > 0)`
+	TemplateCountSQL = "SELECT count(*) FROM route_templates" + templateListWhere
+	TemplatePageSQL  = "SELECT " + templateColumns + ", document->>'route_path' FROM route_templates" + templateListWhere +
+		" ORDER BY project_id NULLS FIRST, lower(name) OFFSET $4 LIMIT $5"
+)
+
 // ListTemplates returns a page of the templates of projects (and, with
 // global, the global ones) whose name or description contains the filter,
 // global first then by name, and the number of matches.
 func (s *Store) ListTemplates(ctx context.Context, projects []string, global bool, p Page) ([]RouteTemplate, int, error) {
-	const where = ` WHERE (project_id = ANY($1) OR ($2 AND project_id IS NULL))
-		AND ($3 = '' OR strpos(lower(name || ' ' || description), lower($3)) > 0)`
 	var total int
-	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM route_templates"+where, projects, global, p.Filter).Scan(&total); err != nil {
+	if err := s.db.QueryRow(ctx, TemplateCountSQL, projects, global, p.Filter).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.db.Query(ctx, "SELECT "+templateColumns+", document->>'route_path' FROM route_templates"+where+
-		" ORDER BY project_id NULLS FIRST, lower(name) OFFSET $4 LIMIT $5", projects, global, p.Filter, p.Offset, p.Limit)
+	rows, err := s.db.Query(ctx, TemplatePageSQL, projects, global, p.Filter, p.Offset, p.Limit)
 	if err != nil {
 		return nil, 0, err
 	}

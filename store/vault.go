@@ -69,14 +69,19 @@ func (s *Store) CreateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAcc
 // statement: the entry comes back only with its log row, and when that row
 // cannot be written the statement fails whole.
 func (s *Store) ReadVaultEntry(ctx context.Context, project, key string, ev VaultAccess) (VaultEntry, error) {
-	return scanVaultEntry(s.db.QueryRow(ctx, `WITH e AS (
-			SELECT `+vaultColumns+` FROM vault_entries WHERE project_id = $1 AND key = $2
-		), logged AS (
-			INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel)
-			SELECT $3, $4, $5, e.project_id, e.key, 'read', $6 FROM e RETURNING id
-		)
-		SELECT `+vaultColumns+` FROM e, logged`, project, key, ev.UserID, ev.Username, ev.TokenID, ev.Channel))
+	return scanVaultEntry(s.db.QueryRow(ctx, ReadVaultSQL, project, key, ev.UserID, ev.Username, ev.TokenID, ev.Channel))
 }
+
+// ReadVaultSQL reads entry $2 of project $1 and logs the read by user $3
+// ($4 its name, $5 its token, $6 the channel). Exported for the load
+// harness, which runs exactly this SQL as its anchor.
+const ReadVaultSQL = `WITH e AS (
+		SELECT ` + vaultColumns + ` FROM vault_entries WHERE project_id = $1 AND key = $2
+	), logged AS (
+		INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel)
+		SELECT $3, $4, $5, e.project_id, e.key, 'read', $6 FROM e RETURNING id
+	)
+	SELECT ` + vaultColumns + ` FROM e, logged`
 
 // keyWhere returns the WHERE clause selecting a project's rows ($1) whose key
 // contains a filter, and the clause's arguments (the first of them the query
@@ -115,43 +120,31 @@ const LogCountCap = 10_000
 
 // ListVaultEntries returns a page of the project's entries whose key
 // contains the filter, ordered by key, and the number of matches: one query
-// for the page and one for the count. With read set, every entry returned is
-// logged as read in the same transaction (its value is about to be shown).
+// for the count and one for the page. With read set, every entry returned is
+// logged as read by the page's own statement (its value is about to be
+// shown): no entry comes back without its log row.
 func (s *Store) ListVaultEntries(ctx context.Context, project string, p Page, read *VaultAccess) ([]VaultEntry, int, error) {
-	var entries []VaultEntry
+	where, args := keyWhere(project, p.Filter)
 	var total int
-	err := s.InTx(ctx, func(tx *Store) error {
-		where, args := keyWhere(project, p.Filter)
-		if err := tx.db.QueryRow(ctx, "SELECT count(*) FROM vault_entries"+where, args...).Scan(&total); err != nil {
-			return err
-		}
-		n := params(args)
-		rows, err := tx.db.Query(ctx, fmt.Sprintf("SELECT %s FROM vault_entries%s ORDER BY key OFFSET $%d LIMIT $%d", vaultColumns, where, n+1, n+2),
-			append(args, p.Offset, p.Limit)...)
-		if err != nil {
-			return err
-		}
-		if entries, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (VaultEntry, error) { return scanVaultEntry(r) }); err != nil || read == nil {
-			return err
-		}
-		return tx.logReads(ctx, entries, *read)
-	})
+	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM vault_entries"+where, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	n := params(args)
+	page := fmt.Sprintf("SELECT %s FROM vault_entries%s ORDER BY key OFFSET $%d LIMIT $%d", vaultColumns, where, n+1, n+2)
+	args = append(args, p.Offset, p.Limit)
+	if read != nil {
+		page = fmt.Sprintf(`WITH page AS (%s), logged AS (
+				INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel)
+				SELECT $%d, $%d, $%d, page.project_id, page.key, 'read', $%d FROM page RETURNING id
+			) SELECT %s FROM page ORDER BY key`, page, n+3, n+4, n+5, n+6, vaultColumns)
+		args = append(args, read.UserID, read.Username, read.TokenID, read.Channel)
+	}
+	rows, err := s.db.Query(ctx, page, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	entries, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (VaultEntry, error) { return scanVaultEntry(r) })
 	return entries, total, err
-}
-
-// logReads logs one read per entry, in one statement.
-func (s *Store) logReads(ctx context.Context, entries []VaultEntry, ev VaultAccess) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	keys := make([]string, len(entries))
-	for i, e := range entries {
-		keys[i] = e.Key
-	}
-	_, err := s.db.Exec(ctx, `INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel)
-		SELECT $1, $2, $3, $4, k, 'read', $5 FROM unnest($6::text[]) AS k`,
-		ev.UserID, ev.Username, ev.TokenID, ev.ProjectID, ev.Channel, keys)
-	return err
 }
 
 // UpdateVaultEntry stores a new sealed value for an existing entry and logs it.

@@ -4,12 +4,17 @@
 package views
 
 import (
+	"bytes"
 	"embed"
+	"fmt"
+	"html/template"
 	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,6 +30,14 @@ type Renderer interface {
 	Render(out io.Writer, name string, binding any, layout ...string) error
 }
 
+// Layout is what a layout template renders: the page's Base (the layout
+// data every view model embeds) and the page, or inner layout, already
+// rendered.
+type Layout struct {
+	Base    any
+	Content template.HTML
+}
+
 // Engine returns the template engine. With reload set and the views folder
 // present under dir, templates are read from disk, and read again when a
 // file there changes, so edits show without a rebuild; otherwise the
@@ -33,18 +46,102 @@ func Engine(reload bool, dir string, funcs map[string]any) Renderer {
 	if st, err := os.Stat(dir); reload && err == nil && st.IsDir() {
 		e := html.New(dir, ".html")
 		e.AddFuncMap(funcs)
-		return &watched{Engine: e, dir: dir}
+		return &renderer{engine: e, watch: &watch{dir: dir}}
 	}
 	e := html.NewFileSystem(http.FS(files), ".html")
 	e.AddFuncMap(funcs)
-	return e
+	return &renderer{engine: e}
 }
 
-// watched re-parses its templates only when a file of its folder changed,
-// looking at most every checkEvery: parsing every file on every render
-// would cost more than the page.
-type watched struct {
-	*html.Engine
+// renderer executes the parsed templates itself: parsed templates are safe
+// to execute in parallel, and the engine's own Render serializes every page
+// that has a layout behind one lock.
+type renderer struct {
+	engine *html.Engine
+	watch  *watch // development: reload when a file changed
+}
+
+// Load parses the templates.
+func (r *renderer) Load() error {
+	return r.engine.Load()
+}
+
+// Templates returns the parsed templates.
+func (r *renderer) Templates() (*template.Template, error) {
+	if err := r.load(); err != nil {
+		return nil, err
+	}
+	r.engine.Mutex.RLock()
+	defer r.engine.Mutex.RUnlock()
+	return r.engine.Templates, nil
+}
+
+func (r *renderer) load() error {
+	if r.watch != nil && r.watch.changed() {
+		r.engine.Mutex.Lock()
+		r.engine.Loaded = false
+		r.engine.Mutex.Unlock()
+	}
+	return r.engine.Load() // does nothing once loaded
+}
+
+// Render executes name with binding, then each layout around the result,
+// innermost first.
+func (r *renderer) Render(out io.Writer, name string, binding any, layouts ...string) error {
+	tmpls, err := r.Templates()
+	if err != nil {
+		return err
+	}
+	page := tmpls.Lookup(name)
+	if page == nil {
+		return fmt.Errorf("render: template %s does not exist", name)
+	}
+	layouts = slices.DeleteFunc(slices.Clone(layouts), func(l string) bool { return l == "" })
+	if len(layouts) == 0 {
+		return page.Execute(out, binding)
+	}
+	var buf bytes.Buffer
+	if err := page.Execute(&buf, binding); err != nil {
+		return err
+	}
+	data := Layout{Base: baseOf(binding)}
+	for i, name := range layouts {
+		lay := tmpls.Lookup(name)
+		if lay == nil {
+			return fmt.Errorf("render: layout %s does not exist", name)
+		}
+		data.Content = template.HTML(buf.String())
+		if i == len(layouts)-1 {
+			return lay.Execute(out, data)
+		}
+		buf.Reset()
+		if err := lay.Execute(&buf, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// baseOf returns the field Base of a view model (a struct or a pointer to
+// one), or nil.
+func baseOf(view any) any {
+	v := reflect.ValueOf(view)
+	for v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return nil
+	}
+	if f := v.FieldByName("Base"); f.IsValid() {
+		return f.Interface()
+	}
+	return nil
+}
+
+// watch tells when a folder's files changed, looking at most every
+// checkEvery: parsing every file on every render would cost more than the
+// page.
+type watch struct {
 	dir string
 
 	mu      sync.Mutex
@@ -54,18 +151,8 @@ type watched struct {
 
 const checkEvery = 250 * time.Millisecond
 
-// Render renders name after reloading the templates if they changed.
-func (w *watched) Render(out io.Writer, name string, binding any, layout ...string) error {
-	if w.changed() {
-		w.Engine.Mutex.Lock()
-		w.Engine.Loaded = false
-		w.Engine.Mutex.Unlock()
-	}
-	return w.Engine.Render(out, name, binding, layout...)
-}
-
 // changed reports whether the folder's files differ from the last look.
-func (w *watched) changed() bool {
+func (w *watch) changed() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if time.Since(w.checked) < checkEvery {
@@ -86,6 +173,7 @@ func (w *watched) changed() bool {
 	if string(stamp) == w.stamp {
 		return false
 	}
+	first := w.stamp == ""
 	w.stamp = string(stamp)
-	return true
+	return !first
 }

@@ -32,7 +32,7 @@ func TestWatchedReloadsOnChange(t *testing.T) {
 	}
 	write("first", time.Now().Add(-time.Hour))
 	engine = Engine(true, dir, nil)
-	if _, ok := engine.(*watched); !ok {
+	if r, ok := engine.(*renderer); !ok || r.watch == nil {
 		t.Fatalf("development engine is %T", engine)
 	}
 	if got := render(); got != "first" {

@@ -1,0 +1,480 @@
+// Command loadbench measures Stencil's hot paths beside PostgreSQL's own
+// ceiling: it starts a private cluster and the service binary, seeds them,
+// then loads each endpoint and, right after, pgbench running the same SQL,
+// and prints requests per second, p50, p99 and each endpoint's ratio to its
+// anchor. Everything runs on 127.0.0.1 and stops by itself.
+//
+// Usage: go run ./loadbench -bin bin/stencil [-duration 5s] [-conns 64]
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"stencil/store/localpg"
+)
+
+func main() {
+	bin := flag.String("bin", "bin/stencil", "the service binary")
+	duration := flag.Duration("duration", 5*time.Second, "how long each load runs")
+	conns := flag.Int("conns", 64, "concurrent connections of each load")
+	flag.Parse()
+	if err := run(*bin, *duration, *conns); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		os.Exit(1)
+	}
+}
+
+// result is one load's figures.
+type result struct {
+	name          string
+	rps, p50, p99 float64 // requests (or transactions) per second; milliseconds
+	errors        int
+}
+
+// row is one line of the table: an endpoint and its anchor.
+type row struct {
+	what   result
+	anchor *result
+	goal   string
+	ok     bool
+}
+
+func run(bin string, duration time.Duration, conns int) error {
+	ctx := context.Background()
+	work, err := os.MkdirTemp("", "stencil-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	if err := os.Chmod(work, 0o711); err != nil {
+		return err
+	}
+	fmt.Println("starting a private PostgreSQL cluster and the service…")
+	cluster, err := localpg.Start(ctx, filepath.Join(work, "pg"))
+	if err != nil {
+		return err
+	}
+	defer cluster.Stop()
+	if err := cluster.EnsureDatabase(ctx, "stencil"); err != nil {
+		return err
+	}
+	appURL, err := cluster.AppURL("stencil")
+	if err != nil {
+		return err
+	}
+	b := &bench{cluster: cluster, appURL: appURL, duration: duration, conns: conns, bin: bin, work: work}
+	if err := b.startService(ctx); err != nil {
+		return err
+	}
+	defer b.stopService()
+	fmt.Println("seeding…")
+	if err := b.seed(ctx); err != nil {
+		return err
+	}
+	return b.measure(ctx)
+}
+
+type bench struct {
+	cluster  *localpg.Cluster
+	appURL   string
+	bin      string
+	work     string
+	duration time.Duration
+	conns    int
+
+	cmd      *exec.Cmd
+	logs     *bytes.Buffer
+	base     string
+	startMs  float64 // start to ready, on an existing cluster with ROOT_* set
+	jwt, pat string
+	cookie   string
+	uid      int64
+	apply    []byte // the body of a 5,000-block apply
+}
+
+var vaultKeys = "bench:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+
+// startService starts the binary on a free port and waits until /readyz is
+// 200; it returns how long that took.
+func (b *bench) startService(ctx context.Context) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	b.base = fmt.Sprintf("http://127.0.0.1:%d", port)
+	cmd := exec.Command(b.bin, "serve")
+	cmd.Env = append(os.Environ(), "APP_ENV=production", "HOST=127.0.0.1", "PORT="+strconv.Itoa(port),
+		"DATABASE_URL="+b.appURL, "DATA_DIR="+filepath.Join(b.work, "data"), "JWT_SECRET="+strings.Repeat("j", 48),
+		"VAULT_KEYS="+vaultKeys, "ROOT_USERNAME=root", "ROOT_PASSWORD=root-password-1", "ROOT_EMAIL=root@example.com")
+	b.logs = &bytes.Buffer{}
+	cmd.Stderr = b.logs
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	b.cmd = cmd
+	for {
+		resp, err := http.Get(b.base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				b.startMs = float64(time.Since(start).Microseconds()) / 1000
+				return nil
+			}
+		}
+		if time.Since(start) > 60*time.Second {
+			return fmt.Errorf("the service did not become ready:\n%s", b.logs)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func (b *bench) stopService() {
+	if b.cmd != nil {
+		_ = b.cmd.Process.Signal(os.Interrupt)
+		_ = b.cmd.Wait()
+	}
+}
+
+// peakRSS is the service's high-water mark of resident memory, in MiB.
+func (b *bench) peakRSS() float64 {
+	raw, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", b.cmd.Process.Pid))
+	m := regexp.MustCompile(`VmHWM:\s+(\d+) kB`).FindSubmatch(raw)
+	if m == nil {
+		return 0
+	}
+	kb, _ := strconv.Atoi(string(m[1]))
+	return float64(kb) / 1024
+}
+
+func (b *bench) call(method, path, token, body string) (int, []byte, error) {
+	req, _ := http.NewRequest(method, b.base+path, strings.NewReader(body))
+	req.Header.Set("Accept", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, raw, err
+}
+
+// must calls and insists on want.
+func (b *bench) must(want int, method, path, token, body string) ([]byte, error) {
+	status, raw, err := b.call(method, path, token, body)
+	if err == nil && status != want {
+		err = fmt.Errorf("%s %s: %d %.300s", method, path, status, raw)
+	}
+	return raw, err
+}
+
+// seed makes what the loads read: a project "bench" of 1,000 vault entries
+// whose access log holds 2 million rows, a project "big" of 100,000 entries,
+// 50 templates of 15 blocks, a personal access token, a browser session and
+// a template of 5,000 blocks to apply.
+func (b *bench) seed(ctx context.Context) error {
+	raw, err := b.must(200, "POST", "/user/login", "", `{"auth_data":"root","password":"root-password-1"}`)
+	if err != nil {
+		return err
+	}
+	var login struct {
+		UID int64
+		JWT string
+	}
+	if err := json.Unmarshal(raw, &login); err != nil {
+		return err
+	}
+	b.jwt, b.uid = login.JWT, login.UID
+	if raw, err = b.must(201, "POST", "/pat/create", b.jwt, `{"name":"bench"}`); err != nil {
+		return err
+	}
+	var pat struct{ Data struct{ Token string } }
+	_ = json.Unmarshal(raw, &pat)
+	b.pat = pat.Data.Token
+	for _, p := range []string{"bench", "big"} {
+		if _, err := b.must(201, "POST", "/project/create", b.jwt, fmt.Sprintf(`{"id":%q,"name":%q,"api_path":"/%s"}`, p, p, p)); err != nil {
+			return err
+		}
+	}
+	// 1,000 entries in "bench", through the API (sealed by the service).
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	var firstErr error
+	var mu sync.Mutex
+	for i := range 1000 {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if _, err := b.must(201, "POST", "/vault/create", b.jwt, fmt.Sprintf(`{"project_id":"bench","key":"SERVICE_%04d_TOKEN","value":"secret-%d"}`, i, i)); err != nil {
+				mu.Lock()
+				firstErr = errors.Join(firstErr, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	for i := range 50 {
+		if _, err := b.must(201, "POST", "/route/template/create", b.jwt, templateDoc(fmt.Sprintf("tmpl_%02d", i), 15)); err != nil {
+			return err
+		}
+	}
+	// The 5,000-block template belongs to project "big", out of the list.
+	big5000 := strings.Replace(templateDoc("big_5000", 5000), `{"name"`, `{"project_id":"big","name"`, 1)
+	if raw, err = b.must(201, "POST", "/route/template/create", b.jwt, big5000); err != nil {
+		return err
+	}
+	var big struct{ Data struct{ ID int64 } }
+	_ = json.Unmarshal(raw, &big)
+	b.apply = fmt.Appendf(nil, `{"id":%d,"project_id":"big","values":{"col":"books"}}`, big.Data.ID)
+	// The large project and the long log go in by SQL: they are only
+	// counted and filtered, never opened.
+	conn, err := pgx.Connect(ctx, b.appURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	for _, sql := range []string{
+		`INSERT INTO vault_entries (project_id, key, key_id, sealed)
+			SELECT 'big', 'SERVICE_' || upper(md5(i::text)) || '_' || i, 'bench', '\x00'::bytea FROM generate_series(1, 100000) AS i`,
+		`INSERT INTO vault_access_log (user_id, username, project_id, key, action, channel)
+			SELECT 1, 'root', 'bench', 'SERVICE_' || lpad((i % 1000)::text, 4, '0') || '_TOKEN', 'read', 'api' FROM generate_series(1, 2000000) AS i`,
+		"VACUUM ANALYZE vault_entries", "VACUUM ANALYZE vault_access_log",
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			return err
+		}
+	}
+	return b.browserSignIn()
+}
+
+// templateDoc is a template of n blocks (FETCH, FILTER, CONDITION, OBJECT
+// and RETURN in turn) with one variable.
+func templateDoc(name string, n int) string {
+	kinds := []string{
+		`{"type":"FETCH","depth":0,"local_name":"rows_%d","ref_col":"{col}"}`,
+		`{"type":"FILTER","depth":0,"local_name":"f_%d","source":"rows","ref_property":"price","filters":[{"right":{"ref_var":false,"rtype":"INTEGER","data":"10"},"operation_type":"GREATER_THAN","not":false,"next":"NONE"}]}`,
+		`{"type":"CONDITION","depth":0,"conditions":[{"left":{"ref_var":true,"rtype":"INTEGER","data":"n"},"right":{"ref_var":false,"rtype":"INTEGER","data":"%d"},"condition_type":"EQUAL_TO","not":false,"next":"NONE"}],"action":"FAIL","fail":{"status":404,"message":"no {col}"}}`,
+		`{"type":"OBJECT","depth":0,"local_name":"o_%d","pairs":[{"id":"{col}","data":{"ref_var":true,"rtype":"ARRAY","data":"rows"}}]}`,
+		`{"type":"RETURN","depth":0,"pairs":[{"id":"n%d","data":{"ref_var":true,"rtype":"OTHER","data":"o"}}],"conditions":[]}`,
+	}
+	blocks := make([]string, n)
+	for i := range blocks {
+		k := kinds[i%len(kinds)]
+		if strings.Contains(k, "%d") {
+			k = fmt.Sprintf(k, i)
+		}
+		blocks[i] = k
+	}
+	return fmt.Sprintf(`{"name":%q,"description":"benchmark template","method":"GET","route_id":"read_{col}","route_path":"/{col}",
+		"variables":[{"key":"col","description":"collection","default_value":"books"}],"flow":{"blocks":[%s]}}`, name, strings.Join(blocks, ","))
+}
+
+// browserSignIn signs a browser in through the form, for the page loads.
+func (b *bench) browserSignIn() error {
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(b.base + "/web/login")
+	if err != nil {
+		return err
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`).FindSubmatch(page)
+	if m == nil || len(resp.Cookies()) == 0 {
+		return errors.New("sign-in page without a CSRF token")
+	}
+	form := url.Values{"auth_data": {"root"}, "password": {"root-password-1"}, "csrf_token": {string(m[1])}}
+	req, _ := http.NewRequest("POST", b.base+"/web/login", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(resp.Cookies()[0])
+	if resp, err = client.Do(req); err != nil {
+		return err
+	}
+	resp.Body.Close()
+	for _, c := range resp.Cookies() {
+		if c.Name == "stencil_session" {
+			b.cookie = c.Name + "=" + c.Value
+			return nil
+		}
+	}
+	return fmt.Errorf("browser sign-in answered %d", resp.StatusCode)
+}
+
+// load sends requests made by req over conns connections for the run's
+// duration and returns the figures; an answer other than want counts as an
+// error.
+func (b *bench) load(name string, conns int, want int, req func() *http.Request) result {
+	transport := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true}
+	defer transport.CloseIdleConnections()
+	client := &http.Client{Transport: transport, Timeout: 30 * time.Second}
+	deadline := time.Now().Add(b.duration)
+	lat := make([][]time.Duration, conns)
+	errs := make([]int, conns)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range conns {
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				t := time.Now()
+				resp, err := client.Do(req())
+				if err != nil {
+					errs[i]++
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				lat[i] = append(lat[i], time.Since(t))
+				if resp.StatusCode != want {
+					errs[i]++
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	var all []time.Duration
+	r := result{name: name}
+	for i := range lat {
+		all = append(all, lat[i]...)
+		r.errors += errs[i]
+	}
+	r.rps = float64(len(all)) / elapsed.Seconds()
+	r.p50, r.p99 = percentile(all, 50), percentile(all, 99)
+	return r
+}
+
+func percentile(d []time.Duration, p int) float64 {
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	return float64(d[(len(d)-1)*p/100].Microseconds()) / 1000
+}
+
+func (b *bench) get(path, token string) func() *http.Request {
+	return func() *http.Request {
+		req, _ := http.NewRequest("GET", b.base+path, nil)
+		req.Header.Set("Accept", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		return req
+	}
+}
+
+func (b *bench) page(path string) func() *http.Request {
+	return func() *http.Request {
+		req, _ := http.NewRequest("GET", b.base+path, nil)
+		req.Header.Set("Accept", "text/html")
+		req.Header.Set("Cookie", b.cookie)
+		return req
+	}
+}
+
+// pgbench runs pgbench on the service's database (or, with builtin, its own
+// pgbench tables) and returns its transactions per second and latencies.
+func (b *bench) pgbench(ctx context.Context, name, script string, builtin bool) (result, error) {
+	bin, err := pgbenchPath()
+	if err != nil {
+		return result{}, err
+	}
+	u, _ := url.Parse(b.appURL)
+	pw, _ := u.User.Password()
+	db := "stencil"
+	logPrefix := filepath.Join(b.work, "pgblog")
+	args := []string{"-n", "-c", strconv.Itoa(b.conns), "-j", "2", "-T", strconv.Itoa(int(b.duration.Seconds())),
+		"-M", "prepared", "-l", "--log-prefix", logPrefix,
+		"-h", u.Hostname(), "-p", u.Port(), "-U", u.User.Username()}
+	if builtin {
+		db = "pgbench"
+		args = append(args, "-S")
+	} else {
+		file := filepath.Join(b.work, "script.sql")
+		if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
+			return result{}, err
+		}
+		args = append(args, "-f", file)
+	}
+	old, _ := filepath.Glob(logPrefix + ".*")
+	for _, m := range old {
+		_ = os.Remove(m)
+	}
+	cmd := exec.CommandContext(ctx, bin, append(args, db)...)
+	cmd.Env = append(os.Environ(), "PGPASSWORD="+pw)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return result{}, fmt.Errorf("pgbench %s: %v: %s", name, err, out)
+	}
+	r := result{name: name}
+	if m := regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`).FindSubmatch(out); m != nil {
+		r.rps, _ = strconv.ParseFloat(string(m[1]), 64)
+	}
+	// Per-transaction latencies from the logs: the third field, in µs.
+	var lat []time.Duration
+	logs, _ := filepath.Glob(logPrefix + ".*")
+	for _, l := range logs {
+		raw, _ := os.ReadFile(l)
+		for _, line := range strings.Split(string(raw), "\n") {
+			if f := strings.Fields(line); len(f) > 2 {
+				us, _ := strconv.Atoi(f[2])
+				lat = append(lat, time.Duration(us)*time.Microsecond)
+			}
+		}
+	}
+	r.p50, r.p99 = percentile(lat, 50), percentile(lat, 99)
+	return r, nil
+}
+
+func pgbenchPath() (string, error) {
+	if p, err := exec.LookPath("pgbench"); err == nil {
+		return p, nil
+	}
+	found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pgbench")
+	if len(found) == 0 {
+		return "", errors.New("pgbench not found (Debian: apt-get install postgresql)")
+	}
+	slices.Sort(found)
+	return found[len(found)-1], nil
+}
+
+// pgbenchSQL turns one of the store's statements into pgbench's syntax:
+// numbered parameters become the script's variables or literals.
+func pgbenchSQL(sql string, params ...string) string {
+	var pairs []string
+	for i := len(params); i >= 1; i-- { // $10 before $1
+		pairs = append(pairs, "$"+strconv.Itoa(i), params[i-1])
+	}
+	one := strings.Join(strings.Fields(strings.NewReplacer(pairs...).Replace(sql)), " ")
+	return one + ";\n"
+}

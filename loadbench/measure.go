@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"stencil/auth"
+	"stencil/store"
+)
+
+// measure runs every load beside its anchor and prints the table.
+func (b *bench) measure(ctx context.Context) error {
+	if err := b.initPgbench(ctx); err != nil {
+		return err
+	}
+	conn, err := pgx.Connect(ctx, b.appURL)
+	if err != nil {
+		return err
+	}
+	var patID int64
+	err = conn.QueryRow(ctx, "SELECT id FROM personal_access_tokens WHERE name = 'bench'").Scan(&patID)
+	conn.Close(ctx)
+	if err != nil {
+		return err
+	}
+	uid := strconv.FormatInt(b.uid, 10)
+	key := "SERVICE_0001_TOKEN"
+	patHash := "'\\x" + hex.EncodeToString(auth.HashPAT(b.pat)) + "'::bytea"
+	read := func(token string) string {
+		return pgbenchSQL(store.ReadVaultSQL, "'bench'", "'"+key+"'", uid, "'root'", token, "'api'")
+	}
+	scripts := map[string]string{
+		"jwt": pgbenchSQL(store.CallerSQL, uid, "NULL", "'bench'") + read("NULL"),
+		"pat": pgbenchSQL(store.CallerSQL, "0", patHash, "'bench'") + read(strconv.FormatInt(patID, 10)),
+		"templates": pgbenchSQL(store.TemplateCountSQL, "'{bench}'::text[]", "true", "''") +
+			pgbenchSQL(store.TemplatePageSQL, "'{bench}'::text[]", "true", "''", "0", "50"),
+	}
+	anchor := func(name, script string, builtin bool) (*result, error) {
+		r, err := b.pgbench(ctx, name, script, builtin)
+		return &r, err
+	}
+	var rows []row
+	add := func(what result, a *result, goal string, ok bool) {
+		rows = append(rows, row{what: what, anchor: a, goal: goal, ok: ok})
+		fmt.Printf("  %-34s %9.0f/s  p50 %7.2f ms  p99 %7.2f ms  errors %d\n", what.name, what.rps, what.p50, what.p99, what.errors)
+		if a != nil {
+			fmt.Printf("  %-34s %9.0f/s  p50 %7.2f ms  p99 %7.2f ms\n", "  "+a.name, a.rps, a.p50, a.p99)
+		}
+	}
+	fmt.Printf("loads of %v at %d connections, each followed by its anchor:\n", b.duration, b.conns)
+
+	health := b.load("GET /healthz", b.conns, 200, b.get("/healthz", ""))
+	add(health, nil, "", true)
+
+	selectOnly, err := anchor("pgbench -S", "", true)
+	if err != nil {
+		return err
+	}
+	jwt := b.load("vault read, JWT", b.conns, 200, b.get("/vault/fetch/one?project_id=bench&key="+key, b.jwt))
+	jwtScript, err := anchor("pgbench -f (the read's SQL, JWT)", scripts["jwt"], false)
+	if err != nil {
+		return err
+	}
+	add(jwt, jwtScript, "≥ 0.8, p99 < 40 ms", jwt.rps >= 0.8*jwtScript.rps && jwt.p99 < 40 && jwt.errors == 0)
+	rows = append(rows, row{what: result{name: "vault read, JWT", rps: jwt.rps, p50: jwt.p50, p99: jwt.p99}, anchor: selectOnly,
+		goal: "≥ 0.25", ok: jwt.rps >= 0.25*selectOnly.rps})
+
+	pat := b.load("vault read, PAT", b.conns, 200, b.get("/vault/fetch/one?project_id=bench&key="+key, b.pat))
+	patScript, err := anchor("pgbench -f (the read's SQL, PAT)", scripts["pat"], false)
+	if err != nil {
+		return err
+	}
+	add(pat, patScript, "≥ 0.7, p99 < 40 ms", pat.rps >= 0.7*patScript.rps && pat.p99 < 40 && pat.errors == 0)
+
+	list := b.load("template list (50 × 15 blocks)", b.conns, 200, b.get("/route/template/fetch?project_id=bench&limit=50", b.jwt))
+	listScript, err := anchor("pgbench -f (the list's SQL)", scripts["templates"], false)
+	if err != nil {
+		return err
+	}
+	add(list, listScript, "≥ 0.5", list.rps >= 0.5*listScript.rps && list.errors == 0)
+
+	page := b.load("/web/vault (browser page)", b.conns, 200, b.page("/web/vault?project_id=bench"))
+	add(page, &result{name: "the JWT vault read above", rps: jwt.rps, p50: jwt.p50, p99: jwt.p99}, "≥ 0.6", page.rps >= 0.6*jwt.rps && page.errors == 0)
+
+	// Latency of single requests: one connection.
+	filter := b.load("2-character filter, 1,000 entries", 1, 200, b.get("/vault/fetch?project_id=bench&filter=42&limit=10", b.jwt))
+	add(filter, nil, "p50 < 5 ms (beside 100,000)", filter.p50 < 5 && filter.errors == 0)
+	logPage := b.load("access-log page, 2,000,000 rows", 1, 200, b.get("/vault/log?project_id=bench&limit=25", b.jwt))
+	add(logPage, nil, "p50 < 20 ms", logPage.p50 < 20 && logPage.errors == 0)
+
+	applyReq := func() *http.Request {
+		req, _ := http.NewRequest("POST", b.base+"/route/template/apply", bytes.NewReader(b.apply))
+		req.Header.Set("Accept", "application/json")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+b.jwt)
+		return req
+	}
+	apply := b.load("apply 5,000 blocks over HTTP", 1, 200, applyReq)
+	roundTrip := b.jsonRoundTrip()
+	add(apply, &roundTrip, "≥ 0.5 (≤ 2× its time)", apply.p50 <= 2*roundTrip.p50 && apply.errors == 0)
+
+	peak := b.peakRSS()
+	b.stopService()
+	if err := b.startService(ctx); err != nil {
+		return err
+	}
+	b.print(rows, peak)
+	return nil
+}
+
+// jsonRoundTrip times a plain encoding/json decode and encode of the
+// 5,000-block template's document: the yardstick of apply.
+func (b *bench) jsonRoundTrip() result {
+	doc := []byte(templateDoc("big_5000", 5000))
+	r := testing.Benchmark(func(tb *testing.B) {
+		for range tb.N {
+			var v any
+			if err := json.Unmarshal(doc, &v); err != nil {
+				tb.Fatal(err)
+			}
+			if _, err := json.Marshal(v); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	})
+	ms := float64(r.NsPerOp()) / 1e6
+	return result{name: "encoding/json round trip of the document", rps: 1000 / ms, p50: ms, p99: ms}
+}
+
+// initPgbench makes pgbench's own tables (scale 10) in a database of their
+// own, for the `-S` anchor.
+func (b *bench) initPgbench(ctx context.Context) error {
+	conn, err := pgx.Connect(ctx, b.cluster.URL("postgres"))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE pgbench OWNER "+pgx.Identifier{"stencil_app"}.Sanitize()); err != nil {
+		return err
+	}
+	bin, err := pgbenchPath()
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, bin, "-i", "-s", "10", "-q", "-d", pgbenchURL(b.appURL))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("pgbench -i: %v: %s", err, out)
+	}
+	return nil
+}
+
+func pgbenchURL(appURL string) string {
+	return appURL[:bytes.LastIndexByte([]byte(appURL), '/')] + "/pgbench?sslmode=disable"
+}
+
+// print writes the table of figures, each endpoint beside its anchor.
+func (b *bench) print(rows []row, peak float64) {
+	fmt.Println()
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "endpoint\treq/s\tp50 ms\tp99 ms\tanchor\tanchor/s\tratio\tgoal\t\t")
+	for _, r := range rows {
+		anchorName, anchorRPS, ratio := "", "", ""
+		if r.anchor != nil {
+			anchorName, anchorRPS = r.anchor.name, fmt.Sprintf("%.0f", r.anchor.rps)
+			ratio = fmt.Sprintf("%.2f", r.what.rps/r.anchor.rps)
+		}
+		mark := "ok"
+		if !r.ok {
+			mark = "MISSED"
+		}
+		if r.goal == "" {
+			mark = ""
+		}
+		fmt.Fprintf(w, "%s\t%.0f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", r.what.name, r.what.rps, r.what.p50, r.what.p99, anchorName, anchorRPS, ratio, r.goal, mark)
+	}
+	w.Flush()
+	fmt.Printf("\npeak RSS of the service over the run: %.0f MiB (goal < 128 MiB)\n", peak)
+	fmt.Printf("start to ready on an existing cluster with ROOT_* set: %.0f ms (goal < 400 ms)\n", b.startMs)
+	fmt.Printf("measured %s on %d cores\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU())
+}
