@@ -21,8 +21,11 @@ test: deps-system deps-node check-format vet staticcheck assets-check api-check 
 unit:
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
-bench: deps-pg
+## bench: Go benchmarks, then the load harness: the service on a private
+## cluster beside pgbench running the same SQL (about 3 minutes).
+bench: deps-pg build
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	$(GO) run ./loadbench -bin bin/stencil
 
 check-format:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \

@@ -119,11 +119,18 @@ func (h *Handlers) templateList(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	dtos := make([]storedTemplateDTO, len(list))
+	data := []byte{'['}
 	for i, t := range list {
-		dtos[i] = storedTemplateDTO(t)
+		if i > 0 {
+			data = append(data, ',')
+		}
+		raw, err := storedTemplateDTO(t).MarshalJSON()
+		if err != nil {
+			return err
+		}
+		data = append(data, raw...)
 	}
-	return h.respond(c, Reply{Data: dtos, Amount: &total})
+	return h.respond(c, Reply{Data: rawJSON(append(data, ']')), Amount: &total})
 }
 
 // storedTemplateDTO is a listed template as the API shows it: its columns
