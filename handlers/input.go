@@ -21,7 +21,8 @@ const (
 	maxURLBytes      = 8 << 10 // longer request targets are 431
 	maxJSONDepth     = 64      // deeper JSON is 400: no document of ours nests this far
 	maxEchoedChars   = 100     // an input value quoted in a message is cut to this
-	readBufferBytes  = 16 << 10
+	maxHeaderBytes   = 16 << 10 // larger request headers are 431
+	readBufferBytes  = 32 << 10 // room to read them whole and answer in order
 	documentMaxBytes = 1 << 20 // template and route documents
 )
 
@@ -101,6 +102,12 @@ func transportError(err error) error {
 func (h *Handlers) checkInput(c *fiber.Ctx) error {
 	if len(c.Request().RequestURI()) > maxURLBytes {
 		return fiber.NewError(fiber.StatusRequestHeaderFieldsTooLarge, "URL too long (at most 8 KiB)")
+	}
+	// Headers are read whole up to the read buffer, so that an answer to
+	// oversized ones reaches a client still sending; past it the server
+	// itself answers 431.
+	if len(c.Request().Header.RawHeaders()) > maxHeaderBytes {
+		return fiber.NewError(fiber.StatusRequestHeaderFieldsTooLarge, "request headers too large (at most 16 KiB)")
 	}
 	if err := checkArgs(c.Context().QueryArgs(), "query parameter"); err != nil {
 		return err
