@@ -18,12 +18,12 @@ import (
 
 // Request limits beyond Fiber's own (SPEC §2.3).
 const (
-	maxURLBytes      = 8 << 10 // longer request targets are 431
-	maxJSONDepth     = 64      // deeper JSON is 400: no document of ours nests this far
-	maxEchoedChars   = 100     // an input value quoted in a message is cut to this
+	maxURLBytes      = 8 << 10  // longer request targets are 431
+	maxJSONDepth     = 64       // deeper JSON is 400: no document of ours nests this far
+	maxEchoedChars   = 100      // an input value quoted in a message is cut to this
 	maxHeaderBytes   = 16 << 10 // larger request headers are 431
 	readBufferBytes  = 32 << 10 // room to read them whole and answer in order
-	documentMaxBytes = 1 << 20 // template and route documents
+	documentMaxBytes = 1 << 20  // template and route documents
 )
 
 var knownMethods = []string{fiber.MethodGet, fiber.MethodHead, fiber.MethodPost, fiber.MethodPut,
