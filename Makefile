@@ -22,8 +22,10 @@ unit:
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 ## bench: Go benchmarks, then the load harness: the service on a private
-## cluster beside pgbench running the same SQL (about 3 minutes).
+## cluster, loaded by wrk, beside pgbench running the same SQL (about 3
+## minutes; installs wrk from Debian's packages when missing).
 bench: deps-pg build
+	@command -v wrk >/dev/null || $(call apt_install,wrk)
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 	$(GO) run ./loadbench -bin bin/stencil
 

@@ -333,6 +333,51 @@ func (b *bench) browserSignIn() error {
 	return fmt.Errorf("browser sign-in answered %d", resp.StatusCode)
 }
 
+// wrk loads path with wrk (a C load generator, so that the generator takes
+// as little of the machine as pgbench does) over the run's connections and
+// returns the figures; non-2xx answers and socket errors count as errors.
+func (b *bench) wrk(name, path string, headers ...string) (result, error) {
+	args := []string{"-t2", "-c" + strconv.Itoa(b.conns), "-d" + strconv.Itoa(int(b.duration.Seconds())) + "s", "--latency"}
+	for _, h := range headers {
+		args = append(args, "-H", h)
+	}
+	out, err := exec.Command("wrk", append(args, b.base+path)...).CombinedOutput()
+	if err != nil {
+		return result{}, fmt.Errorf("wrk: %v: %s", err, out)
+	}
+	r := result{name: name}
+	text := string(out)
+	if m := regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`).FindStringSubmatch(text); m != nil {
+		r.rps, _ = strconv.ParseFloat(m[1], 64)
+	}
+	r.p50, r.p99 = wrkLatency(text, "50%"), wrkLatency(text, "99%")
+	for _, re := range []string{`Non-2xx or 3xx responses: (\d+)`, `Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`} {
+		if m := regexp.MustCompile(re).FindStringSubmatch(text); m != nil {
+			for _, n := range m[1:] {
+				v, _ := strconv.Atoi(n)
+				r.errors += v
+			}
+		}
+	}
+	return r, nil
+}
+
+// wrkLatency reads one percentile of wrk's latency distribution, in ms.
+func wrkLatency(out, pct string) float64 {
+	m := regexp.MustCompile(`\s` + regexp.QuoteMeta(pct) + `\s+([0-9.]+)(us|ms|s)`).FindStringSubmatch(out)
+	if m == nil {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	switch m[2] {
+	case "us":
+		return v / 1000
+	case "s":
+		return v * 1000
+	}
+	return v
+}
+
 // load sends requests made by req over conns connections for the run's
 // duration and returns the figures; an answer other than want counts as an
 // error.
@@ -391,15 +436,6 @@ func (b *bench) get(path, token string) func() *http.Request {
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
-		return req
-	}
-}
-
-func (b *bench) page(path string) func() *http.Request {
-	return func() *http.Request {
-		req, _ := http.NewRequest("GET", b.base+path, nil)
-		req.Header.Set("Accept", "text/html")
-		req.Header.Set("Cookie", b.cookie)
 		return req
 	}
 }

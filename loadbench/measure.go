@@ -62,14 +62,23 @@ func (b *bench) measure(ctx context.Context) error {
 	}
 	fmt.Printf("loads of %v at %d connections, each followed by its anchor:\n", b.duration, b.conns)
 
-	health := b.load("GET /healthz", b.conns, 200, b.get("/healthz", ""))
+	jsonAs := func(token string) []string {
+		return []string{"Accept: application/json", "Authorization: Bearer " + token}
+	}
+	health, err := b.wrk("GET /healthz", "/healthz", "Accept: application/json")
+	if err != nil {
+		return err
+	}
 	add(health, nil, "", true)
 
 	selectOnly, err := anchor("pgbench -S", "", true)
 	if err != nil {
 		return err
 	}
-	jwt := b.load("vault read, JWT", b.conns, 200, b.get("/vault/fetch/one?project_id=bench&key="+key, b.jwt))
+	jwt, err := b.wrk("vault read, JWT", "/vault/fetch/one?project_id=bench&key="+key, jsonAs(b.jwt)...)
+	if err != nil {
+		return err
+	}
 	jwtScript, err := anchor("pgbench -f (the read's SQL, JWT)", scripts["jwt"], false)
 	if err != nil {
 		return err
@@ -78,21 +87,30 @@ func (b *bench) measure(ctx context.Context) error {
 	rows = append(rows, row{what: result{name: "vault read, JWT", rps: jwt.rps, p50: jwt.p50, p99: jwt.p99}, anchor: selectOnly,
 		goal: "≥ 0.25", ok: jwt.rps >= 0.25*selectOnly.rps})
 
-	pat := b.load("vault read, PAT", b.conns, 200, b.get("/vault/fetch/one?project_id=bench&key="+key, b.pat))
+	pat, err := b.wrk("vault read, PAT", "/vault/fetch/one?project_id=bench&key="+key, jsonAs(b.pat)...)
+	if err != nil {
+		return err
+	}
 	patScript, err := anchor("pgbench -f (the read's SQL, PAT)", scripts["pat"], false)
 	if err != nil {
 		return err
 	}
 	add(pat, patScript, "≥ 0.7, p99 < 40 ms", pat.rps >= 0.7*patScript.rps && pat.p99 < 40 && pat.errors == 0)
 
-	list := b.load("template list (50 × 15 blocks)", b.conns, 200, b.get("/route/template/fetch?project_id=bench&limit=50", b.jwt))
+	list, err := b.wrk("template list (50 × 15 blocks)", "/route/template/fetch?project_id=bench&limit=50", jsonAs(b.jwt)...)
+	if err != nil {
+		return err
+	}
 	listScript, err := anchor("pgbench -f (the list's SQL)", scripts["templates"], false)
 	if err != nil {
 		return err
 	}
 	add(list, listScript, "≥ 0.5", list.rps >= 0.5*listScript.rps && list.errors == 0)
 
-	page := b.load("/web/vault (browser page)", b.conns, 200, b.page("/web/vault?project_id=bench"))
+	page, err := b.wrk("/web/vault (browser page)", "/web/vault?project_id=bench", "Accept: text/html", "Cookie: "+b.cookie)
+	if err != nil {
+		return err
+	}
 	add(page, &result{name: "the JWT vault read above", rps: jwt.rps, p50: jwt.p50, p99: jwt.p99}, "≥ 0.6", page.rps >= 0.6*jwt.rps && page.errors == 0)
 
 	// Latency of single requests: one connection.
