@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,11 +43,15 @@ type Handlers struct {
 		once sync.Once
 		hash string
 	}
-	hashSlots chan struct{}       // bounds concurrent argon2id work
-	hashWait  time.Duration       // how long a request waits for a slot
-	csrfKey   []byte              // signs visitors' CSRF tokens
-	setUp     atomic.Bool         // a user exists: first-run setup is over
-	allow     map[string][]string // routed path → its methods, for 405's Allow
+	hashSlots chan struct{} // bounds concurrent argon2id work
+	hashWait  time.Duration // how long a request waits for a slot
+	// memoryLimit is the runtime's soft memory limit at start;
+	// hashesInFlight raise it while they run.
+	memoryLimit    int64
+	hashesInFlight atomic.Int64
+	csrfKey        []byte              // signs visitors' CSRF tokens
+	setUp          atomic.Bool         // a user exists: first-run setup is over
+	allow          map[string][]string // routed path → its methods, for 405's Allow
 }
 
 // New builds the handlers on pool: the store and the browser sessions. It
@@ -68,7 +73,8 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*Handlers, er
 	st := store.New(pool)
 	return &Handlers{cfg: cfg, store: st, probe: st, metrics: newMetrics(pool), sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
 		keyring: keyring, passwordParams: auth.DefaultPasswordParams, hashSlots: make(chan struct{}, max(2, runtime.NumCPU())), hashWait: defaultHashWait,
-		csrfKey: derivedKey(cfg.JWTSecret, "stencil visitor csrf")}, nil
+		memoryLimit: debug.SetMemoryLimit(-1),
+		csrfKey:     derivedKey(cfg.JWTSecret, "stencil visitor csrf")}, nil
 }
 
 // SetReadinessPool gives /readyz connections of its own, so that it answers

@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"context"
+	"math"
+	"runtime/debug"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -30,8 +32,23 @@ func (h *Handlers) hashing(c *fiber.Ctx, fn func()) error {
 		return errHashingBusy
 	}
 	defer func() { <-h.hashSlots }()
+	h.makeRoomForHash(1)
+	defer h.makeRoomForHash(-1)
 	fn()
 	return nil
+}
+
+// makeRoomForHash raises the runtime's soft memory limit, when one is set,
+// by the memory of each hash in flight (and lowers it again after): the
+// limit keeps ordinary bursts small, and hashes, bounded by their slots,
+// should not make the collector run without pause.
+func (h *Handlers) makeRoomForHash(delta int64) {
+	base := h.memoryLimit
+	if base <= 0 || base == math.MaxInt64 {
+		return
+	}
+	n := h.hashesInFlight.Add(delta)
+	debug.SetMemoryLimit(base + n*int64(h.passwordParams.Memory)*1024)
 }
 
 // hashPassword hashes password in a slot.
