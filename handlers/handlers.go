@@ -97,6 +97,7 @@ func derivedKey(secret []byte, purpose string) []byte {
 func newSessions(st *store.Sessions, secure bool) *scs.SessionManager {
 	s := scs.New()
 	s.Store = st
+	s.Codec = store.SessionCodec{}
 	s.Lifetime = 7 * 24 * time.Hour
 	s.IdleTimeout = 24 * time.Hour
 	s.Cookie.Name = "stencil_session"

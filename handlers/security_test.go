@@ -511,3 +511,15 @@ func TestMetrics(t *testing.T) {
 		t.Error("a concrete path became a label")
 	}
 }
+
+// TestUnreadableSessionStartsAfresh: a session row this release cannot
+// decode signs nobody in and answers no error.
+func TestUnreadableSessionStartsAfresh(t *testing.T) {
+	ta := newTestApp(t)
+	sum := sha256.Sum256([]byte("old-token"))
+	if _, err := ta.pool.Exec(context.Background(), "INSERT INTO sessions (token, data, expiry) VALUES ($1, '\\x00ff', now() + interval '1 hour')",
+		hex.EncodeToString(sum[:])); err != nil {
+		t.Fatal(err)
+	}
+	ta.expectStatus(t, "page", "GET", "/web/projects", "", map[string]string{"Cookie": "stencil_session=old-token", "Accept": "text/html"}, 303)
+}

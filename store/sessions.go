@@ -1,14 +1,16 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/gob"
 	"encoding/hex"
 	"errors"
-	"reflect"
+	"maps"
+	"slices"
 	"time"
 
-	"github.com/alexedwards/scs/v2"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -61,15 +63,47 @@ func (s *Sessions) FindCtx(ctx context.Context, token string) ([]byte, bool, err
 }
 
 // unchanged reports whether committing b with expiry would only move the
-// stored expiry on by less than a minute.
+// stored expiry on by less than a minute. SessionCodec encodes the same
+// session to the same bytes, so comparing bytes is enough.
 func unchanged(seen *seenSession, token string, b []byte, expiry time.Time) bool {
-	if seen == nil || seen.token != token || seen.data == nil || expiry.Sub(seen.expiry) >= time.Minute {
-		return false
+	return seen != nil && seen.token == token && bytes.Equal(seen.data, b) && expiry.Sub(seen.expiry) < time.Minute
+}
+
+// SessionCodec encodes sessions for scs with gob, its values in key order:
+// unlike a gob-encoded map, the same session always makes the same bytes.
+type SessionCodec struct{}
+
+type sessionGob struct {
+	Deadline time.Time
+	Keys     []string
+	Values   []any
+}
+
+// Encode encodes a session's deadline and values.
+func (SessionCodec) Encode(deadline time.Time, values map[string]any) ([]byte, error) {
+	s := sessionGob{Deadline: deadline, Keys: slices.Sorted(maps.Keys(values))}
+	for _, k := range s.Keys {
+		s.Values = append(s.Values, values[k])
 	}
-	var codec scs.GobCodec
-	d1, v1, err1 := codec.Decode(seen.data)
-	d2, v2, err2 := codec.Decode(b)
-	return err1 == nil && err2 == nil && d1.Equal(d2) && reflect.DeepEqual(v1, v2)
+	var buf bytes.Buffer
+	err := gob.NewEncoder(&buf).Encode(s)
+	return buf.Bytes(), err
+}
+
+// Decode decodes what Encode made.
+func (SessionCodec) Decode(b []byte) (time.Time, map[string]any, error) {
+	var s sessionGob
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&s); err != nil {
+		return time.Time{}, nil, err
+	}
+	if len(s.Keys) != len(s.Values) {
+		return time.Time{}, nil, errors.New("session data does not decode")
+	}
+	values := make(map[string]any, len(s.Keys))
+	for i, k := range s.Keys {
+		values[k] = s.Values[i]
+	}
+	return s.Deadline, values, nil
 }
 
 // CommitCtx writes a session's data and expiry, unless it is what the
