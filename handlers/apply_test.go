@@ -125,3 +125,29 @@ func TestListedTemplatesAreWhole(t *testing.T) {
 		t.Fatalf("fetched alone:\n%s\nlisted:\n%s", one, list)
 	}
 }
+
+// TestLargeTemplatesAreCachedByVersion: a large template is applied from its
+// decoded copy while its version stands, and never after it changed.
+func TestLargeTemplatesAreCachedByVersion(t *testing.T) {
+	ta, _, h := vaultApp(t)
+	blocks := strings.TrimSuffix(strings.Repeat(`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"{col}"},`, 1500), ",")
+	doc := func(routeID string) string {
+		return fmt.Sprintf(`{"name":"large","description":"d","method":"GET","route_id":%q,"route_path":"/r",
+			"variables":[{"key":"col","description":"c","default_value":"books"}],"flow":{"blocks":[%s]}}`, routeID, blocks)
+	}
+	id := saveTemplate(t, ta, h, doc("first"))
+	apply := fmt.Sprintf(`{"id":%d,"project_id":"shop","values":{}}`, id)
+	for range 2 {
+		ta.run(t, []scenario{{name: "apply", method: "POST", path: "/route/template/apply", headers: h, body: apply, status: 200,
+			want: []string{`"route_id":"first"`, `"ref_col":"books"`}}})
+	}
+	if _, ok := ta.h.templates.entries[id]; !ok {
+		t.Fatal("the large template was not kept")
+	}
+	updated := strings.Replace(doc("second"), `{"name"`, fmt.Sprintf(`{"id":%d,"name"`, id), 1)
+	if status, body := ta.call(t, "POST", "/route/template/create", updated, h); status != 200 {
+		t.Fatalf("update: %d %.200s", status, body)
+	}
+	ta.run(t, []scenario{{name: "apply after the update", method: "POST", path: "/route/template/apply", headers: h, body: apply, status: 200,
+		want: []string{`"route_id":"second"`}, unwanted: []string{`"route_id":"first"`}}})
+}

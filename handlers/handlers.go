@@ -27,14 +27,15 @@ import (
 
 // Handlers holds what every handler needs.
 type Handlers struct {
-	cfg      config.Config
-	store    *store.Store
-	probe    *store.Store // readiness checks: its own connections
-	metrics  *metrics
-	sessions *scs.SessionManager
-	log      *slog.Logger
-	assets   *assets
-	api      *apiDoc
+	cfg       config.Config
+	store     *store.Store
+	probe     *store.Store // readiness checks: its own connections
+	templates templateCache
+	metrics   *metrics
+	sessions  *scs.SessionManager
+	log       *slog.Logger
+	assets    *assets
+	api       *apiDoc
 
 	keyring *vaultcrypt.Keyring
 

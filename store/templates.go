@@ -20,6 +20,9 @@ type RouteTemplate struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	Document  []byte // the stored document as PostgreSQL returns it
+	// DocumentSize is the stored document's length, which Document may no
+	// longer hold (a cached copy drops it).
+	DocumentSize int
 }
 
 // templateDocument is what the document column holds: the template less
@@ -42,7 +45,7 @@ func scanTemplate(row pgx.Row) (RouteTemplate, error) {
 	if err := row.Scan(&t.ID, &t.Name, &t.Description, &t.ProjectID, &t.Method, &doc, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt); err != nil {
 		return t, translate(err)
 	}
-	t.Document = doc
+	t.Document, t.DocumentSize = doc, len(doc)
 	return t, t.setDocument(doc)
 }
 
@@ -85,6 +88,14 @@ func (s *Store) SaveTemplate(ctx context.Context, t *RouteTemplate) error {
 // Template returns template id.
 func (s *Store) Template(ctx context.Context, id int64) (RouteTemplate, error) {
 	return scanTemplate(s.db.QueryRow(ctx, "SELECT "+templateColumns+" FROM route_templates WHERE id = $1", id))
+}
+
+// TemplateUpdatedAt returns when template id last changed: with the id, the
+// version of its document.
+func (s *Store) TemplateUpdatedAt(ctx context.Context, id int64) (time.Time, error) {
+	var at time.Time
+	err := s.db.QueryRow(ctx, "SELECT updated_at FROM route_templates WHERE id = $1", id).Scan(&at)
+	return at, translate(err)
 }
 
 // TemplateByName returns the template named name in project (nil: global).
