@@ -87,8 +87,22 @@ func TestJourneyIdentity(t *testing.T) {
 	b.waitText("revoked")
 	b.screenshot("identity-05-revoked")
 
+	// The username in the navigation leads to the account page, where a
+	// wrong current password is refused beside its field.
+	b.click(`[data-testid="signed-in-as"] a`)
+	b.waitText("Change password")
+	b.fill("#f-current_password", "not-my-password")
+	b.fill("#f-new_password", "founder-password-2")
+	b.click("#password-form button[type=submit]")
+	b.waitText("is not your current password")
+	b.fill("#f-current_password", "founder-password")
+	b.fill("#f-new_password", "founder-password-2")
+	b.click("#password-form button[type=submit]")
+	b.waitText("Password changed.")
+	b.screenshot("identity-06-password-changed")
+
 	b.click(`nav form[action="/web/logout"] button`)
 	b.waitText("You are signed out.")
 	b.waitText("Sign in to Stencil")
-	b.screenshot("identity-06-signed-out")
+	b.screenshot("identity-07-signed-out")
 }
