@@ -146,11 +146,8 @@ func uidParams(c *fiber.Ctx) []string {
 	}
 	switch mediaType(c) {
 	case fiber.MIMEApplicationJSON:
-		var body map[string]json.RawMessage
-		if json.Unmarshal(c.Body(), &body) != nil {
-			return values // the handler's decoder reports the body
-		}
-		if raw, ok := body["uid"]; ok && string(raw) != "null" {
+		// A body that is no JSON object has no uid; its handler says why.
+		if raw, ok := jsonFields(c)["uid"]; ok && string(raw) != "null" {
 			var s string
 			if json.Unmarshal(raw, &s) != nil {
 				s = string(raw)

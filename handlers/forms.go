@@ -76,12 +76,30 @@ func bindQuery(c *fiber.Ctx, dst any) error {
 
 // bodyHas reports which top-level keys the request body carries.
 func bodyHas(c *fiber.Ctx) func(string) bool {
-	if strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationJSON) {
-		var keys map[string]json.RawMessage
-		_ = json.Unmarshal(c.Body(), &keys)
-		return func(key string) bool { _, ok := keys[key]; return ok }
+	if mediaType(c) == fiber.MIMEApplicationJSON {
+		return func(key string) bool { _, ok := jsonFields(c)[key]; return ok }
 	}
 	return func(key string) bool { return c.Context().PostArgs().Has(key) }
+}
+
+type jsonFieldsKey struct{}
+
+// jsonFields returns the top-level fields of a JSON object body (nil for
+// anything else), parsed once per request: the uid check and the binding
+// both ask.
+func jsonFields(c *fiber.Ctx) map[string]json.RawMessage {
+	if fields, ok := c.Locals(jsonFieldsKey{}).(map[string]json.RawMessage); ok {
+		return fields
+	}
+	var fields map[string]json.RawMessage
+	if len(c.Body()) > 0 && mediaType(c) == fiber.MIMEApplicationJSON && json.Unmarshal(c.Body(), &fields) != nil {
+		fields = nil
+	}
+	if fields == nil {
+		fields = map[string]json.RawMessage{}
+	}
+	c.Locals(jsonFieldsKey{}, fields)
+	return fields
 }
 
 // conversionError is how Fiber's query and form decoder names a value that
