@@ -221,11 +221,8 @@ func housekeeping(ctx context.Context, st *store.Store, log *slog.Logger) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			if _, err := st.DeleteExpiredSessions(ctx); err != nil && ctx.Err() == nil {
-				log.Error("delete expired sessions", "err", err)
-			}
-			if err := st.DeleteLoginFailuresBefore(ctx, time.Now().Add(-time.Hour)); err != nil && ctx.Err() == nil {
-				log.Error("delete old sign-in failures", "err", err)
+			if err := st.Sweep(ctx); err != nil && ctx.Err() == nil {
+				log.Error("housekeeping", "err", err)
 			}
 		}
 	}

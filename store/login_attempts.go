@@ -88,8 +88,17 @@ func (s *Store) ForgetLoginAttempts(ctx context.Context, ids []int64, scope stri
 	return err
 }
 
-// DeleteLoginFailuresBefore removes failures older than t.
-func (s *Store) DeleteLoginFailuresBefore(ctx context.Context, t time.Time) error {
-	_, err := s.db.Exec(ctx, "DELETE FROM login_attempts WHERE attempted_at < $1", t)
+// loginAttemptsKept is how long attempts are kept: longer than any window
+// that counts them.
+const loginAttemptsKept = time.Hour
+
+// Sweep deletes what has run out: browser sessions past their expiry and
+// sign-in attempts past every window. Several instances sweeping at once is
+// harmless.
+func (s *Store) Sweep(ctx context.Context) error {
+	if _, err := s.db.Exec(ctx, "DELETE FROM sessions WHERE expiry < current_timestamp"); err != nil {
+		return err
+	}
+	_, err := s.db.Exec(ctx, "DELETE FROM login_attempts WHERE attempted_at < $1", time.Now().Add(-loginAttemptsKept))
 	return err
 }

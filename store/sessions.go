@@ -137,9 +137,3 @@ func (s *Sessions) Commit(token string, b []byte, expiry time.Time) error {
 func (s *Sessions) Delete(token string) error {
 	return s.DeleteCtx(context.Background(), token)
 }
-
-// DeleteExpiredSessions removes browser sessions past their expiry.
-func (s *Store) DeleteExpiredSessions(ctx context.Context) (int64, error) {
-	tag, err := s.db.Exec(ctx, "DELETE FROM sessions WHERE expiry < current_timestamp")
-	return tag.RowsAffected(), err
-}

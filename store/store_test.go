@@ -88,21 +88,24 @@ func TestErrorTranslation(t *testing.T) {
 	}
 }
 
-func TestDeleteExpiredSessions(t *testing.T) {
+// TestSweep: housekeeping deletes expired sessions and sign-in attempts
+// past every window, and keeps the rest.
+func TestSweep(t *testing.T) {
 	ctx := context.Background()
 	pool := storetest.Pool(t)
 	st := store.New(pool)
 	_, err := pool.Exec(ctx, `INSERT INTO sessions (token, data, expiry) VALUES
-		('old', '\x00', now() - interval '1 minute'), ('live', '\x00', now() + interval '1 hour')`)
+		('old', '\x00', now() - interval '1 minute'), ('live', '\x00', now() + interval '1 hour');
+		INSERT INTO login_attempts (scope, attempted_at) VALUES ('stale', now() - interval '2 hours'), ('recent', now() - interval '10 minutes')`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := st.DeleteExpiredSessions(ctx)
-	if err != nil || n != 1 {
-		t.Fatalf("deleted %d (%v), want 1", n, err)
+	if err := st.Sweep(ctx); err != nil {
+		t.Fatal(err)
 	}
-	var left string
-	if err := pool.QueryRow(ctx, "SELECT string_agg(token, ',') FROM sessions").Scan(&left); err != nil || left != "live" {
-		t.Fatalf("sessions left = %q (%v)", left, err)
+	var sessions, attempts string
+	if err := pool.QueryRow(ctx, "SELECT (SELECT string_agg(token, ',') FROM sessions), (SELECT string_agg(scope, ',') FROM login_attempts)").
+		Scan(&sessions, &attempts); err != nil || sessions != "live" || attempts != "recent" {
+		t.Fatalf("left: sessions %q, attempts %q (%v)", sessions, attempts, err)
 	}
 }
