@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -522,4 +523,40 @@ func TestUnreadableSessionStartsAfresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	ta.expectStatus(t, "page", "GET", "/web/projects", "", map[string]string{"Cookie": "stencil_session=old-token", "Accept": "text/html"}, 303)
+}
+
+// TestThrottleScopes: failures lock the login name as typed from one
+// address. The account's email is not locked by them (it answers as any
+// unknown email would, so the lock tells nothing), and the right password
+// from another address still signs in.
+func TestThrottleScopes(t *testing.T) {
+	ta := newTestApp(t)
+	base := ta.listen(t)
+	login := func(from, name, password string) int {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+		resp, err := client.Post(base+"/user/login", "application/json",
+			strings.NewReader(fmt.Sprintf(`{"auth_data":%q,"password":%q}`, name, password)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for range loginAccountLimit {
+		login("127.0.0.2", "root", "wrong")
+	}
+	for _, c := range []struct {
+		from, name, password string
+		want                 int
+	}{
+		{"127.0.0.2", "root", testPassword, 429},
+		{"127.0.0.2", "root@example.com", "wrong", 401},
+		{"127.0.0.2", "nobody@example.com", "wrong", 401},
+		{"127.0.0.3", "root", testPassword, 200},
+	} {
+		if got := login(c.from, c.name, c.password); got != c.want {
+			t.Errorf("%s from %s: %d, want %d", c.name, c.from, got, c.want)
+		}
+	}
 }
