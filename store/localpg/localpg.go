@@ -67,6 +67,8 @@ type Cluster struct {
 	stopping bool
 	failed   chan error // receives once when the server cannot be restarted
 	logf     func(format string, args ...any)
+
+	restartAttempts int // failed restarts in a row before giving up (guarded by mu)
 }
 
 // Start initializes dir as a cluster when it holds none yet, starts the server
@@ -103,7 +105,7 @@ func start(ctx context.Context, bin binaries, dir string, throwaway bool, cred *
 	}
 	data := filepath.Join(dir, "data")
 	c := &Cluster{dir: dir, throwaway: throwaway, bin: bin, data: data, cred: cred, failed: make(chan error, 1),
-		logf: func(string, ...any) {}}
+		logf: func(string, ...any) {}, restartAttempts: defaultRestartAttempts}
 	lock, owner, err := lockDir(dir)
 	if err != nil {
 		return nil, err
@@ -213,7 +215,7 @@ func (c *Cluster) SetLogger(logf func(format string, args ...any)) { c.logf = lo
 func (c *Cluster) Failed() <-chan error { return c.failed }
 
 // supervise restarts the server, on the same port, whenever it exits
-// without Stop, backing off between attempts; after restartAttempts
+// without Stop, backing off between attempts; after c.restartAttempts
 // failures in a row it reports on Failed.
 func (c *Cluster) supervise() {
 	for {
@@ -222,7 +224,7 @@ func (c *Cluster) supervise() {
 		c.mu.Unlock()
 		<-done
 		c.mu.Lock()
-		stopping, waitErr := c.stopping, c.waitErr
+		stopping, waitErr, attempts := c.stopping, c.waitErr, c.restartAttempts
 		c.logFile.Close()
 		c.mu.Unlock()
 		if stopping {
@@ -231,7 +233,7 @@ func (c *Cluster) supervise() {
 		c.logf("private PostgreSQL exited (%v): restarting", waitErr)
 		var err error
 		backoff := 100 * time.Millisecond
-		for attempt := 1; attempt <= restartAttempts; attempt++ {
+		for attempt := 1; attempt <= attempts; attempt++ {
 			time.Sleep(backoff)
 			backoff = min(2*backoff, 5*time.Second)
 			if c.isStopping() {
@@ -249,8 +251,8 @@ func (c *Cluster) supervise() {
 	}
 }
 
-// restartAttempts bound how long supervision tries: about a minute.
-const restartAttempts = 15
+// defaultRestartAttempts bound how long supervision tries: about a minute.
+const defaultRestartAttempts = 15
 
 func (c *Cluster) isStopping() bool {
 	c.mu.Lock()

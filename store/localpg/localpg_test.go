@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -109,4 +110,35 @@ func connect(t *testing.T, c *Cluster) *pgx.Conn {
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
+}
+
+// TestSupervisionGivesUp: a server that dies and cannot start again is
+// reported on Failed, so that the process can exit for its own supervisor.
+func TestSupervisionGivesUp(t *testing.T) {
+	c, err := Start(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	c.restartAttempts = 2
+	c.mu.Unlock()
+	defer c.Stop()
+	// The data directory goes away under the server: no restart can work.
+	if err := os.Rename(c.data, c.data+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	pid := c.cmd.Process.Pid
+	c.mu.Unlock()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-c.Failed():
+		if err == nil {
+			t.Fatal("Failed delivered no error")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("supervision did not give up")
+	}
 }
