@@ -130,6 +130,28 @@ func eval[T any](b *browser, expr string) T {
 	return v
 }
 
+// tabTo presses Tab from the top of the page until the element with id has
+// the focus, failing when 40 presses do not reach it.
+func (b *browser) tabTo(id string) {
+	b.t.Helper()
+	_ = eval[bool](b, `(document.activeElement && document.activeElement.blur(), true)`)
+	for range 40 {
+		b.do(chromedp.KeyEvent("\t"))
+		if eval[string](b, `document.activeElement.id`) == id {
+			return
+		}
+	}
+	b.t.Fatalf("40 presses of Tab did not reach #%s", id)
+}
+
+// focused fails unless the element with id has the focus.
+func (b *browser) focused(id string) {
+	b.t.Helper()
+	if got := eval[string](b, `document.activeElement.id`); got != id {
+		b.t.Fatalf("focus is on %q, want #%s", got, id)
+	}
+}
+
 // waitText waits until the page's visible text contains s. It keeps asking
 // across navigations, which interrupt a single evaluation.
 func (b *browser) waitText(s string) {

@@ -87,19 +87,35 @@ func TestJourneyIdentity(t *testing.T) {
 	b.waitText("revoked")
 	b.screenshot("identity-05-revoked")
 
-	// The username in the navigation leads to the account page, where a
-	// wrong current password is refused beside its field.
+	// The username in the navigation leads to the account page. With the
+	// keyboard alone: a wrong current password is refused beside its
+	// field, the right one changes the password.
 	b.click(`[data-testid="signed-in-as"] a`)
 	b.waitText("Change password")
-	b.fill("#f-current_password", "not-my-password")
-	b.fill("#f-new_password", "founder-password-2")
-	b.click("#password-form button[type=submit]")
+	changePassword := func(current string) {
+		b.tabTo("f-current_password")
+		b.do(chromedp.KeyEvent(current), chromedp.KeyEvent("\t"))
+		b.focused("f-new_password")
+		b.do(chromedp.KeyEvent("founder-password-2"), chromedp.KeyEvent("\t"))
+		if got := eval[string](b, `document.activeElement.textContent.trim()`); got != "Change password" {
+			t.Fatalf("Tab after the new password reached %q, not the submit button", got)
+		}
+		b.do(chromedp.KeyEvent("\r"))
+	}
+	changePassword("not-my-password")
 	b.waitText("is not your current password")
-	b.fill("#f-current_password", "founder-password")
-	b.fill("#f-new_password", "founder-password-2")
-	b.click("#password-form button[type=submit]")
+	changePassword("founder-password")
 	b.waitText("Password changed.")
 	b.screenshot("identity-06-password-changed")
+	// At a phone's width the form fits the screen.
+	b.do(chromedp.EmulateViewport(390, 844))
+	b.do(chromedp.Navigate(app.URL + "/web/account"))
+	b.waitText("Change password")
+	if right := eval[float64](b, `document.querySelector("#password-form").getBoundingClientRect().right`); right > 390 {
+		t.Fatalf("the password form ends at %.0f px on a 390 px screen", right)
+	}
+	b.screenshot("identity-06-account-390")
+	b.do(chromedp.EmulateViewport(1280, 900))
 
 	b.click(`nav form[action="/web/logout"] button`)
 	b.waitText("You are signed out.")
