@@ -113,13 +113,15 @@ func writeRawEnvelope(c *fiber.Ctx, r Reply, data rawJSON) error {
 	if err != nil {
 		return err
 	}
-	out := make([]byte, 0, len(head)+len(data)+8)
-	out = append(out, head[:len(head)-1]...)
-	out = append(out, `,"data":`...)
-	out = append(out, data...)
-	out = append(out, '}')
+	// Appended to the response's pooled body buffer: no copy of its own.
+	res := c.Status(r.Status).Response()
+	res.ResetBody()
+	res.AppendBody(head[:len(head)-1])
+	res.AppendBodyString(`,"data":`)
+	res.AppendBody(data)
+	res.AppendBodyString("}")
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Status(r.Status).Send(out)
+	return nil
 }
 
 // renderFragment writes r's fragment and, when a flash message is waiting,

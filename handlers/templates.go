@@ -119,48 +119,56 @@ func (h *Handlers) templateList(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	data := []byte{'['}
-	for i, t := range list {
-		if i > 0 {
-			data = append(data, ',')
-		}
-		raw, err := storedTemplateDTO(t).MarshalJSON()
-		if err != nil {
-			return err
-		}
-		data = append(data, raw...)
+	data, err := storedTemplatesJSON(list)
+	if err != nil {
+		return err
 	}
-	return h.respond(c, Reply{Data: rawJSON(append(data, ']')), Amount: &total})
+	return h.respond(c, Reply{Data: data, Amount: &total})
 }
 
-// storedTemplateDTO is a listed template as the API shows it: its columns
-// around the stored document, which passes through as PostgreSQL returns it
-// (no decoding, no re-encoding).
-type storedTemplateDTO store.RouteTemplate
-
-// MarshalJSON writes the columns, then the document's fields.
-func (t storedTemplateDTO) MarshalJSON() ([]byte, error) {
-	head, err := json.Marshal(struct {
-		ID          int64     `json:"id"`
-		Name        string    `json:"name"`
-		Description string    `json:"description"`
-		ProjectID   *string   `json:"project_id"`
-		Method      string    `json:"method"`
-		CreatedBy   *int64    `json:"created_by"`
-		CreatedAt   time.Time `json:"created_at"`
-		UpdatedAt   time.Time `json:"updated_at"`
-	}{t.ID, t.Name, t.Description, t.ProjectID, t.Method, t.CreatedBy, t.CreatedAt, t.UpdatedAt})
-	doc := bytes.TrimSpace(t.Document)
-	if err != nil || len(doc) < 2 || doc[0] != '{' {
-		return nil, errors.New("stored template document is not an object")
+// storedTemplatesJSON encodes listed templates as the API shows them: each
+// one's columns, then the fields of its stored document, which passes
+// through as PostgreSQL returns it (no decoding, no re-encoding). The list
+// is written in one pass into one buffer sized for it.
+func storedTemplatesJSON(list []store.RouteTemplate) (rawJSON, error) {
+	size := 2
+	for _, t := range list {
+		size += len(t.Document) + 320
 	}
-	out := make([]byte, 0, len(head)+len(doc)+1)
-	out = append(out, head[:len(head)-1]...)
-	if inner := bytes.TrimSpace(doc[1 : len(doc)-1]); len(inner) > 0 {
-		out = append(out, ',')
-		out = append(out, inner...)
+	var out bytes.Buffer
+	out.Grow(size)
+	out.WriteByte('[')
+	enc := json.NewEncoder(&out)
+	for i, t := range list {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		doc := bytes.TrimSpace(t.Document)
+		if len(doc) < 2 || doc[0] != '{' {
+			return nil, errors.New("stored template document is not an object")
+		}
+		err := enc.Encode(struct {
+			ID          int64     `json:"id"`
+			Name        string    `json:"name"`
+			Description string    `json:"description"`
+			ProjectID   *string   `json:"project_id"`
+			Method      string    `json:"method"`
+			CreatedBy   *int64    `json:"created_by"`
+			CreatedAt   time.Time `json:"created_at"`
+			UpdatedAt   time.Time `json:"updated_at"`
+		}{t.ID, t.Name, t.Description, t.ProjectID, t.Method, t.CreatedBy, t.CreatedAt, t.UpdatedAt})
+		if err != nil {
+			return nil, err
+		}
+		out.Truncate(out.Len() - 2) // the encoder's closing "}\n"
+		if inner := bytes.TrimSpace(doc[1 : len(doc)-1]); len(inner) > 0 {
+			out.WriteByte(',')
+			out.Write(inner)
+		}
+		out.WriteByte('}')
 	}
-	return append(out, '}'), nil
+	out.WriteByte(']')
+	return out.Bytes(), nil
 }
 
 func (h *Handlers) templatePage(c *fiber.Ctx, q templateListQuery) ([]store.RouteTemplate, int, error) {

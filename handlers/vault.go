@@ -179,7 +179,7 @@ func (h *Handlers) vaultUpdate(c *fiber.Ctx) error {
 	}
 	h.flash(c, "success", "Value of "+e.Key+" updated.")
 	return h.respond(c, Reply{Message: "Entry updated", Data: newVaultEntryDTO(e, nil),
-		Fragment: "vault/row", View: vaultRowView{Entry: e}, Event: vaultChanged, Redirect: vaultURL(in.ProjectID)})
+		Fragment: "vault/row", View: newVaultRow(e), Event: vaultChanged, Redirect: vaultURL(in.ProjectID)})
 }
 
 // vaultDelete answers DELETE /vault/delete.

@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"github.com/gofiber/fiber/v2"
+	"html/template"
+	"net/url"
 
 	"stencil/store"
 )
@@ -32,6 +34,7 @@ type vaultView struct {
 	Base
 	Project store.Project
 	Entries []store.VaultEntry // without values: the page never holds one
+	Rows    []vaultRowView
 	Pager   Pager
 	Form    Form   // the create form
 	Self    string // the table's own URL (filter and page), to reload it in place
@@ -71,14 +74,27 @@ func (h *Handlers) vaultPage(c *fiber.Ctx, project string, page store.Page) (vau
 	if c.Path() == "/web/vault" {
 		self = c.OriginalURL()
 	}
-	return vaultView{Base: h.base(c, "Vault · "+p.Name), Project: p, Entries: entries, Pager: newPager(c, page, len(entries), total), Self: self}, nil
+	rows := make([]vaultRowView, len(entries))
+	for i, e := range entries {
+		rows[i] = newVaultRow(e)
+	}
+	return vaultView{Base: h.base(c, "Vault · "+p.Name), Project: p, Entries: entries, Rows: rows, Pager: newPager(c, page, len(entries), total), Self: self}, nil
 }
 
 type vaultRowView struct {
 	Base
 	Entry   store.VaultEntry
+	Query   template.URL // project_id and key, for the row's links
+	Updated string
 	Editing bool
 	Form    Form
+}
+
+// newVaultRow is the view of entry e's row, its links and date made once
+// here rather than by template calls per row.
+func newVaultRow(e store.VaultEntry) vaultRowView {
+	q := "project_id=" + url.QueryEscape(e.ProjectID) + "&key=" + url.QueryEscape(e.Key)
+	return vaultRowView{Entry: e, Query: template.URL(q), Updated: e.UpdatedAt.Format("2006-01-02 15:04")}
 }
 
 // vaultRow renders one row of the entries table, masked; with edit=true, the
@@ -95,7 +111,8 @@ func (h *Handlers) vaultRow(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	view := vaultRowView{Base: h.base(c, e.Key), Entry: e, Editing: c.QueryBool("edit")}
+	view := newVaultRow(e)
+	view.Base, view.Editing = h.base(c, e.Key), c.QueryBool("edit")
 	return h.respond(c, Reply{Data: newVaultEntryDTO(e, nil), Page: "vault/row_page", Fragment: "vault/row", View: view})
 }
 
@@ -107,7 +124,8 @@ func (h *Handlers) vaultEditError(c *fiber.Ctx, err error, in vaultInput) error 
 			return Reply{}, nil, err
 		}
 		e, err := h.store.VaultEntryInfo(c.UserContext(), in.ProjectID, in.Key)
-		view := vaultRowView{Base: h.base(c, e.Key), Entry: e, Editing: true}
+		view := newVaultRow(e)
+		view.Base, view.Editing = h.base(c, e.Key), true
 		return Reply{Page: "vault/row_page", Fragment: "vault/row", View: &view}, &view.Form, err
 	}, "value")
 }

@@ -94,7 +94,7 @@ func TestVaultPages(t *testing.T) {
 		{name: "vaults", method: "GET", path: "/web/vaults", headers: b, status: 200, want: []string{"Shop", ">26<", "/web/vault?project_id=shop"}},
 		{name: "vaults filtered out", method: "GET", path: "/web/vaults?filter=zzz", headers: b, status: 200, want: []string{"No projects match."}},
 		{name: "first page: 10 of 26, masked", method: "GET", path: "/web/vault?project_id=shop", headers: b, status: 200,
-			want:     []string{"1–10 of 26", "KEY_01", "KEY_10", "••••••••", `hx-get="/vault/fetch/one?project_id=shop&key=KEY_01"`},
+			want:     []string{"1–10 of 26", "KEY_01", "KEY_10", "••••••••", `hx-get="/vault/fetch/one?project_id=shop&amp;key=KEY_01"`},
 			unwanted: []string{"KEY_11", "value-0", "sk_live"}},
 		{name: "third page", method: "GET", path: "/web/vault?project_id=shop&offset=20", headers: b, status: 200,
 			want: []string{"21–26 of 26", "KEY_25", "STRIPE_SECRET"}, unwanted: []string{"KEY_20<"}},

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -36,8 +37,9 @@ func sampleViews() map[string]sample {
 	configs := configsView{Base: base, Configs: []store.Config{{Key: "site.name", Value: "Stencil"}}, Pager: pager, Form: form}
 	login := loginView{Base: base, Form: form, Message: "Error: nope", Next: "/web/pats"}
 	entry := store.VaultEntry{ProjectID: "shop", Key: "API_KEY", UpdatedAt: now}
-	vault := vaultView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Entries: []store.VaultEntry{entry}, Pager: pager, Form: form}
-	row := vaultRowView{Entry: entry, Editing: true, Form: form}
+	vault := vaultView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Entries: []store.VaultEntry{entry}, Rows: []vaultRowView{newVaultRow(entry)}, Pager: pager, Form: form}
+	row := newVaultRow(entry)
+	row.Editing, row.Form = true, form
 	revealed := vaultEntryView{Base: base, Entry: entry, Value: "s3cret"}
 	uid := int64(1)
 	tmplDoc := store.RouteTemplate{Template: flow.Template{ID: 7, Name: "fetch_by_id", Description: "d", Method: "GET", RoutePath: "/{c}",
@@ -58,45 +60,43 @@ func sampleViews() map[string]sample {
 		"partials/filter": {view: map[string]any{"Action": "/web/users", "Value": "a", "Target": "#t", "Label": "Filter"}},
 		"partials/pager":  {view: map[string]any{"Pager": pager, "Target": "#t"}},
 
-		"session/login":        {page: true, view: login},
-		"session/login_form":   {view: login},
-		"session/setup":        {page: true, view: setupView{Base: base, Form: form}},
-		"session/setup_form":   {view: setupView{Base: base, Form: form}},
-		"account/index":        {page: true, view: accountView{Base: base, Form: form}},
-		"account/form":         {view: accountView{Base: base, Form: form}},
-		"users/index":          {page: true, view: users},
-		"users/table":          {view: users},
-		"users/form":           {view: users},
-		"projects/index":       {page: true, view: projects},
-		"projects/table":       {view: projects},
-		"projects/form":        {view: projects},
-		"projects/show":        {page: true, view: project},
-		"projects/add_member":  {view: project},
-		"projects/details":     {view: project},
-		"pats/index":           {page: true, view: pats},
-		"pats/created":         {view: pats},
-		"pats/form":            {view: pats},
-		"configs/index":        {page: true, view: configs},
-		"configs/form":         {view: configs},
-		"vault/projects":       {page: true, view: vaultsView{Base: base, Projects: []store.VaultProject{{ID: "shop", Name: "Shop", Entries: 3}}, Pager: pager}},
-		"vault/index":          {page: true, view: vault},
-		"vault/table":          {view: vault},
-		"vault/create":         {view: vault},
-		"vault/row":            {view: row},
-		"vault/row_page":       {page: true, view: vaultRowView{Base: base, Entry: entry}},
-		"vault/masked":         {view: entry},
-		"vault/masked_content": {view: entry},
-		"vault/revealed":       {view: revealed},
-		"vault/entry":          {page: true, view: revealed},
-		"vault/gone":           {view: nil},
-		"partials/flash_oob":   {view: base.Flash},
-		"vault/log":            {page: true, view: vaultLog},
-		"partials/blocks":      {view: blocks},
-		"templates/index":      {page: true, view: templatesView{Base: base, Templates: []store.RouteTemplate{tmplDoc}, Pager: pager, ProjectID: "shop", Projects: []string{"shop"}, CanWrite: true}},
-		"templates/view":       {page: true, view: templateView{Base: base, Template: tmplDoc, Blocks: blocks, Request: "<b>x</b>", CanWrite: true}},
-		"templates/editor":     {page: true, view: editorView{Base: base, Heading: "New", Data: `{"mode":"template"}`, Back: "/"}},
-		"routes/index":         {page: true, view: routesView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Routes: []store.StoredRoute{route}, Pager: pager, CanWrite: true}},
-		"routes/view":          {page: true, view: routeView{Base: base, Route: route, Blocks: blocks, CanWrite: true}},
+		"session/login":       {page: true, view: login},
+		"session/login_form":  {view: login},
+		"session/setup":       {page: true, view: setupView{Base: base, Form: form}},
+		"session/setup_form":  {view: setupView{Base: base, Form: form}},
+		"account/index":       {page: true, view: accountView{Base: base, Form: form}},
+		"account/form":        {view: accountView{Base: base, Form: form}},
+		"users/index":         {page: true, view: users},
+		"users/table":         {view: users},
+		"users/form":          {view: users},
+		"projects/index":      {page: true, view: projects},
+		"projects/table":      {view: projects},
+		"projects/form":       {view: projects},
+		"projects/show":       {page: true, view: project},
+		"projects/add_member": {view: project},
+		"projects/details":    {view: project},
+		"pats/index":          {page: true, view: pats},
+		"pats/created":        {view: pats},
+		"pats/form":           {view: pats},
+		"configs/index":       {page: true, view: configs},
+		"configs/form":        {view: configs},
+		"vault/projects":      {page: true, view: vaultsView{Base: base, Projects: []store.VaultProject{{ID: "shop", Name: "Shop", Entries: 3}}, Pager: pager}},
+		"vault/index":         {page: true, view: vault},
+		"vault/table":         {view: vault},
+		"vault/create":        {view: vault},
+		"vault/row":           {view: row},
+		"vault/row_page":      {page: true, view: vaultRowView{Base: base, Entry: entry, Query: newVaultRow(entry).Query}},
+		"vault/revealed":      {view: revealed},
+		"vault/entry":         {page: true, view: revealed},
+		"vault/gone":          {view: nil},
+		"partials/flash_oob":  {view: base.Flash},
+		"vault/log":           {page: true, view: vaultLog},
+		"partials/blocks":     {view: blocks},
+		"templates/index":     {page: true, view: templatesView{Base: base, Templates: []store.RouteTemplate{tmplDoc}, Pager: pager, ProjectID: "shop", Projects: []string{"shop"}, CanWrite: true}},
+		"templates/view":      {page: true, view: templateView{Base: base, Template: tmplDoc, Blocks: blocks, Request: "<b>x</b>", CanWrite: true}},
+		"templates/editor":    {page: true, view: editorView{Base: base, Heading: "New", Data: `{"mode":"template"}`, Back: "/"}},
+		"routes/index":        {page: true, view: routesView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Routes: []store.StoredRoute{route}, Pager: pager, CanWrite: true}},
+		"routes/view":         {page: true, view: routeView{Base: base, Route: route, Blocks: blocks, CanWrite: true}},
 	}
 }
 
@@ -150,4 +150,29 @@ func TestEveryTemplateRenders(t *testing.T) {
 			t.Errorf("%s in the layout has no title", name)
 		}
 	}
+}
+
+// BenchmarkVaultPage renders /web/vault's page of ten entries inside the
+// layouts, as a browser gets it.
+var benchRows = 10
+
+func BenchmarkVaultPage(b *testing.B) {
+	h := newTestApp(b).h
+	engine := views.Engine(false, "", h.templateFuncs())
+	s := sampleViews()["vault/index"]
+	v := s.view.(vaultView)
+	v.Base.Flash = nil
+	v.Form = Form{}
+	for i := range benchRows {
+		v.Rows = append(v.Rows, newVaultRow(store.VaultEntry{ProjectID: "shop", Key: fmt.Sprintf("SERVICE_%04d_TOKEN", i), UpdatedAt: time.Now()}))
+	}
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := engine.Render(&buf, "vault/index", v, "layouts/body", "layouts/base"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(buf.Len()))
 }

@@ -19,12 +19,14 @@ func (s *Store) QueryRowForTest(ctx context.Context, sql string) error {
 	return translate(s.db.QueryRow(ctx, sql).Scan(&v))
 }
 
-// ExplainVaultFilterForTest explains the page query of ListVaultEntries with
-// a filter.
+// ExplainVaultFilterForTest explains the statement of ListVaultEntries
+// with a filter.
 func (s *Store) ExplainVaultFilterForTest(ctx context.Context, project, filter string) (string, error) {
-	where, args := keyWhere(project, filter)
-	rows, err := s.db.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT "+vaultColumns+" FROM vault_entries"+where+
-		" ORDER BY key OFFSET 0 LIMIT 10", args...)
+	sql, args, _, _ := vaultListSQL(project, Page{Filter: filter, Limit: 10}, nil)
+	if _, ok := args[0].(pgx.QueryExecMode); !ok {
+		args = append([]any{pgx.QueryExecModeExec}, args...)
+	}
+	rows, err := s.db.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) "+sql, args...)
 	if err != nil {
 		return "", err
 	}

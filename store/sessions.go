@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/gob"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
-	"maps"
-	"slices"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -69,39 +68,61 @@ func unchanged(seen *seenSession, token string, b []byte, expiry time.Time) bool
 	return seen != nil && seen.token == token && bytes.Equal(seen.data, b) && expiry.Sub(seen.expiry) < time.Minute
 }
 
-// SessionCodec encodes sessions for scs with gob, its values in key order:
-// unlike a gob-encoded map, the same session always makes the same bytes.
+// SessionCodec encodes sessions for scs as JSON, strings, ints and int64s
+// apart (the only kinds of value the handlers keep): decoding is cheap, and
+// since encoding/json writes map keys in order, the same session always
+// makes the same bytes.
 type SessionCodec struct{}
 
-type sessionGob struct {
-	Deadline time.Time
-	Keys     []string
-	Values   []any
+type sessionJSON struct {
+	Deadline time.Time         `json:"deadline"`
+	Strings  map[string]string `json:"s,omitempty"`
+	Ints     map[string]int    `json:"n,omitempty"`
+	Int64s   map[string]int64  `json:"i,omitempty"`
 }
 
 // Encode encodes a session's deadline and values.
 func (SessionCodec) Encode(deadline time.Time, values map[string]any) ([]byte, error) {
-	s := sessionGob{Deadline: deadline, Keys: slices.Sorted(maps.Keys(values))}
-	for _, k := range s.Keys {
-		s.Values = append(s.Values, values[k])
+	s := sessionJSON{Deadline: deadline}
+	for k, v := range values {
+		switch v := v.(type) {
+		case string:
+			if s.Strings == nil {
+				s.Strings = map[string]string{}
+			}
+			s.Strings[k] = v
+		case int:
+			if s.Ints == nil {
+				s.Ints = map[string]int{}
+			}
+			s.Ints[k] = v
+		case int64:
+			if s.Int64s == nil {
+				s.Int64s = map[string]int64{}
+			}
+			s.Int64s[k] = v
+		default:
+			return nil, fmt.Errorf("session value %q is a %T: only strings, ints and int64s are kept", k, v)
+		}
 	}
-	var buf bytes.Buffer
-	err := gob.NewEncoder(&buf).Encode(s)
-	return buf.Bytes(), err
+	return json.Marshal(s)
 }
 
 // Decode decodes what Encode made.
 func (SessionCodec) Decode(b []byte) (time.Time, map[string]any, error) {
-	var s sessionGob
-	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&s); err != nil {
-		return time.Time{}, nil, err
-	}
-	if len(s.Keys) != len(s.Values) {
+	var s sessionJSON
+	if err := json.Unmarshal(b, &s); err != nil {
 		return time.Time{}, nil, errors.New("session data does not decode")
 	}
-	values := make(map[string]any, len(s.Keys))
-	for i, k := range s.Keys {
-		values[k] = s.Values[i]
+	values := make(map[string]any, len(s.Strings)+len(s.Ints)+len(s.Int64s))
+	for k, v := range s.Strings {
+		values[k] = v
+	}
+	for k, v := range s.Ints {
+		values[k] = v
+	}
+	for k, v := range s.Int64s {
+		values[k] = v
 	}
 	return s.Deadline, values, nil
 }

@@ -119,32 +119,46 @@ func params(args []any) int {
 const LogCountCap = 10_000
 
 // ListVaultEntries returns a page of the project's entries whose key
-// contains the filter, ordered by key, and the number of matches: one query
-// for the count and one for the page. With read set, every entry returned is
-// logged as read by the page's own statement (its value is about to be
-// shown): no entry comes back without its log row.
+// contains the filter, ordered by key, and the number of matches, in one
+// statement: the count is a subquery computed once and carried on each row
+// (a page past the end, which has no rows, counts on its own). With read
+// set, every entry returned is logged as read by the same statement (its
+// value is about to be shown): no entry comes back without its log row.
 func (s *Store) ListVaultEntries(ctx context.Context, project string, p Page, read *VaultAccess) ([]VaultEntry, int, error) {
-	where, args := keyWhere(project, p.Filter)
-	var total int
-	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM vault_entries"+where, args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	n := params(args)
-	page := fmt.Sprintf("SELECT %s FROM vault_entries%s ORDER BY key OFFSET $%d LIMIT $%d", vaultColumns, where, n+1, n+2)
-	args = append(args, p.Offset, p.Limit)
-	if read != nil {
-		page = fmt.Sprintf(`WITH page AS (%s), logged AS (
-				INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel)
-				SELECT $%d, $%d, $%d, page.project_id, page.key, 'read', $%d FROM page RETURNING id
-			) SELECT %s FROM page ORDER BY key`, page, n+3, n+4, n+5, n+6, vaultColumns)
-		args = append(args, read.UserID, read.Username, read.TokenID, read.Channel)
-	}
-	rows, err := s.db.Query(ctx, page, args...)
+	sql, pageArgs, count, args := vaultListSQL(project, p, read)
+	rows, err := s.db.Query(ctx, sql, pageArgs...)
 	if err != nil {
 		return nil, 0, err
 	}
-	entries, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (VaultEntry, error) { return scanVaultEntry(r) })
+	var total int
+	entries, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (VaultEntry, error) {
+		var e VaultEntry
+		err := r.Scan(&total, &e.ProjectID, &e.Key, &e.KeyID, &e.Sealed, &e.CreatedAt, &e.UpdatedAt, &e.CreatedBy, &e.UpdatedBy)
+		return e, err
+	})
+	if err == nil && len(entries) == 0 && p.Offset > 0 {
+		err = s.db.QueryRow(ctx, count, args...).Scan(&total)
+	}
 	return entries, total, err
+}
+
+// vaultListSQL is the statement of ListVaultEntries and its arguments, and
+// the count alone with its own.
+func vaultListSQL(project string, p Page, read *VaultAccess) (sql string, pageArgs []any, count string, args []any) {
+	where, args := keyWhere(project, p.Filter)
+	count = "SELECT count(*) FROM vault_entries" + where
+	n := params(args)
+	page := fmt.Sprintf("SELECT %s FROM vault_entries%s ORDER BY key OFFSET $%d LIMIT $%d", vaultColumns, where, n+1, n+2)
+	logged := ""
+	pageArgs = append(args[:len(args):len(args)], p.Offset, p.Limit)
+	if read != nil {
+		logged = fmt.Sprintf(`, logged AS (
+			INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel)
+			SELECT $%d, $%d, $%d, page.project_id, page.key, 'read', $%d FROM page RETURNING id)`, n+3, n+4, n+5, n+6)
+		pageArgs = append(pageArgs, read.UserID, read.Username, read.TokenID, read.Channel)
+	}
+	sql = fmt.Sprintf("WITH page AS (%s)%s SELECT (%s), page.* FROM page ORDER BY key", page, logged, count)
+	return sql, pageArgs, count, args
 }
 
 // UpdateVaultEntry stores a new sealed value for an existing entry and logs it.

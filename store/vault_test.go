@@ -127,3 +127,39 @@ func TestAccessLogCountStops(t *testing.T) {
 		t.Fatalf("another project: %d", total)
 	}
 }
+
+// TestVaultListCountsEveryPage: the count rides on the page's rows, so a
+// page past the end counts on its own; a read page logs exactly its rows.
+func TestVaultListCountsEveryPage(t *testing.T) {
+	st, ctx := vaultStore(t)
+	if err := st.ExecForTest(ctx, `INSERT INTO vault_entries (project_id, key, key_id, sealed)
+		SELECT 'shop', 'KEY_' || lpad(i::text, 2, '0'), 'k1', '\x00'::bytea FROM generate_series(1, 12) AS i`); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		page       store.Page
+		rows, want int
+		first      string
+	}{
+		{store.Page{Limit: 5}, 5, 12, "KEY_01"},
+		{store.Page{Offset: 10, Limit: 5}, 2, 12, "KEY_11"},
+		{store.Page{Offset: 40, Limit: 5}, 0, 12, ""},
+		{store.Page{Offset: 5, Limit: 5, Filter: "1"}, 0, 4, ""},
+		{store.Page{Limit: 5, Filter: "zz"}, 0, 0, ""},
+	} {
+		entries, total, err := st.ListVaultEntries(ctx, "shop", c.page, nil)
+		if err != nil || len(entries) != c.rows || total != c.want || (c.rows > 0 && entries[0].Key != c.first) {
+			t.Fatalf("%+v: %d rows of %d (%v), want %d of %d from %q", c.page, len(entries), total, err, c.rows, c.want, c.first)
+		}
+	}
+	uid := int64(1)
+	entries, total, err := st.ListVaultEntries(ctx, "shop", store.Page{Offset: 3, Limit: 4},
+		&store.VaultAccess{UserID: &uid, Username: "uuu", Channel: "api"})
+	if err != nil || len(entries) != 4 || total != 12 {
+		t.Fatalf("read page: %d of %d (%v)", len(entries), total, err)
+	}
+	var logged int
+	if err := st.QueryIntForTest(ctx, "SELECT count(*) FROM vault_access_log WHERE action = 'read' AND key BETWEEN 'KEY_04' AND 'KEY_07'", &logged); err != nil || logged != 4 {
+		t.Fatalf("read page logged %d rows (%v), want its 4", logged, err)
+	}
+}
