@@ -45,7 +45,7 @@ func TestDefaults(t *testing.T) {
 	if string(again.JWTSecret) != string(c.JWTSecret) || string(again.VaultKeys[0].Secret) != string(c.VaultKeys[0].Secret) {
 		t.Fatal("development secrets must be reused across starts")
 	}
-	if c.DBMaxConns < 10 || c.RequestTimeout != 15*time.Second {
+	if c.DBMaxConns < 32 || c.RequestTimeout != 15*time.Second {
 		t.Fatalf("pool %d, timeout %v", c.DBMaxConns, c.RequestTimeout)
 	}
 }

@@ -1,10 +1,10 @@
 // Command loadbench measures Stencil's hot paths beside PostgreSQL's own
 // ceiling: it starts a private cluster and the service binary, seeds them,
-// then loads each endpoint and, right after, pgbench running the same SQL,
-// and prints requests per second, p50, p99 and each endpoint's ratio to its
-// anchor. Everything runs on 127.0.0.1 and stops by itself.
+// then loads each endpoint and pgbench running the same SQL in turn (three
+// rounds each by default), and prints the medians of requests per second,
+// p50 and p99 and each endpoint's ratio to its anchor. Everything runs on 127.0.0.1 and stops by itself.
 //
-// Usage: go run ./loadbench -bin bin/stencil [-duration 5s] [-conns 64]
+// Usage: go run ./loadbench -bin bin/stencil [-duration 5s] [-conns 64] [-rounds 3]
 package main
 
 import (
@@ -38,8 +38,9 @@ func main() {
 	bin := flag.String("bin", "bin/stencil", "the service binary")
 	duration := flag.Duration("duration", 5*time.Second, "how long each load runs")
 	conns := flag.Int("conns", 64, "concurrent connections of each load")
+	rounds := flag.Int("rounds", 3, "rounds of each load and its anchor, in turn; the table shows medians")
 	flag.Parse()
-	if err := run(*bin, *duration, *conns); err != nil {
+	if err := run(*bin, *duration, *conns, max(1, *rounds)); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(1)
 	}
@@ -60,7 +61,7 @@ type row struct {
 	ok     bool
 }
 
-func run(bin string, duration time.Duration, conns int) error {
+func run(bin string, duration time.Duration, conns, rounds int) error {
 	ctx := context.Background()
 	work, err := os.MkdirTemp("", "stencil-bench-")
 	if err != nil {
@@ -83,7 +84,7 @@ func run(bin string, duration time.Duration, conns int) error {
 	if err != nil {
 		return err
 	}
-	b := &bench{cluster: cluster, appURL: appURL, duration: duration, conns: conns, bin: bin, work: work}
+	b := &bench{cluster: cluster, appURL: appURL, duration: duration, conns: conns, rounds: rounds, bin: bin, work: work}
 	if err := b.startService(ctx); err != nil {
 		return err
 	}
@@ -102,6 +103,7 @@ type bench struct {
 	work     string
 	duration time.Duration
 	conns    int
+	rounds   int
 
 	cmd      *exec.Cmd
 	logs     *bytes.Buffer
@@ -126,8 +128,8 @@ func (b *bench) startService(ctx context.Context) error {
 	ln.Close()
 	b.base = fmt.Sprintf("http://127.0.0.1:%d", port)
 	cmd := exec.Command(b.bin, "serve")
-	// The service runs with its defaults (DB_MAX_CONNS: 4 per core, at
-	// least 10); a larger pool measured no faster here and had longer tails.
+	// The service runs with its defaults (DB_MAX_CONNS: 8 per core, at
+	// least 32).
 	cmd.Env = append(os.Environ(), "APP_ENV=production", "HOST=127.0.0.1", "PORT="+strconv.Itoa(port),
 		"DATABASE_URL="+b.appURL, "DATA_DIR="+filepath.Join(b.work, "data"), "JWT_SECRET="+strings.Repeat("j", 48),
 		"VAULT_KEYS="+vaultKeys, "ROOT_USERNAME=root", "ROOT_PASSWORD=root-password-1", "ROOT_EMAIL=root@example.com")
@@ -281,6 +283,20 @@ func (b *bench) seed(ctx context.Context) error {
 	return b.browserSignIn()
 }
 
+// settle writes every dirty page out (CHECKPOINT) before a load, so that
+// each load, and each anchor, starts from the same state instead of one of
+// them paying for the writes of the one before.
+func (b *bench) settle() error {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, b.cluster.URL("postgres"))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "CHECKPOINT")
+	return err
+}
+
 // templateDoc is a template of n blocks (FETCH, FILTER, CONDITION, OBJECT
 // and RETURN in turn) with one variable.
 func templateDoc(name string, n int) string {
@@ -336,11 +352,22 @@ func (b *bench) browserSignIn() error {
 // wrk loads path with wrk (a C load generator, so that the generator takes
 // as little of the machine as pgbench does) over the run's connections and
 // returns the figures; non-2xx answers and socket errors count as errors.
+// A second of the same load goes first, unmeasured: the service's pool
+// opens its connections and prepares its statements there, as a running
+// service has long done.
 func (b *bench) wrk(name, path string, headers ...string) (result, error) {
-	args := []string{"-t2", "-c" + strconv.Itoa(b.conns), "-d" + strconv.Itoa(int(b.duration.Seconds())) + "s", "--latency"}
+	var hs []string
 	for _, h := range headers {
-		args = append(args, "-H", h)
+		hs = append(hs, "-H", h)
 	}
+	conns := "-c" + strconv.Itoa(b.conns)
+	if out, err := exec.Command("wrk", append(append([]string{"-t2", conns, "-d1s"}, hs...), b.base+path)...).CombinedOutput(); err != nil {
+		return result{}, fmt.Errorf("wrk: %v: %s", err, out)
+	}
+	if err := b.settle(); err != nil {
+		return result{}, err
+	}
+	args := append([]string{"-t2", conns, "-d" + strconv.Itoa(int(b.duration.Seconds())) + "s", "--latency"}, hs...)
 	out, err := exec.Command("wrk", append(args, b.base+path)...).CombinedOutput()
 	if err != nil {
 		return result{}, fmt.Errorf("wrk: %v: %s", err, out)
@@ -443,6 +470,9 @@ func (b *bench) get(path, token string) func() *http.Request {
 // pgbench runs pgbench on the service's database (or, with builtin, its own
 // pgbench tables) and returns its transactions per second and latencies.
 func (b *bench) pgbench(ctx context.Context, name, script string, builtin bool) (result, error) {
+	if err := b.settle(); err != nil {
+		return result{}, err
+	}
 	bin, err := pgbenchPath()
 	if err != nil {
 		return result{}, err
