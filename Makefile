@@ -22,7 +22,7 @@ unit:
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 ## bench: Go benchmarks, then the load harness: the service on a private
-## cluster, loaded by wrk, beside pgbench running the same SQL (about 3
+## cluster, loaded by wrk, beside pgbench running the same SQL (about 6
 ## minutes; installs wrk from Debian's packages when missing).
 bench: deps-pg build
 	@command -v wrk >/dev/null || $(call apt_install,wrk)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -238,6 +239,30 @@ func TestCSRF(t *testing.T) {
 			headers: merge(withCookie, map[string]string{"Authorization": "Bearer " + ta.token(t, ta.root)}), body: `{}`, status: 200},
 		{name: "no cookie, no ambient authority: passes", method: "POST", path: "/test/change", headers: asJSONHeaders, body: `{}`, status: 200},
 		{name: "safe methods are not checked", method: "GET", path: "/", headers: withCookie, status: 200},
+	})
+	t.Run("every page masks the token afresh; each mask passes, the bare token does not", func(t *testing.T) {
+		_, again := ta.pageToken(t, "/", cookie)
+		if again == token {
+			t.Fatal("two pages carried the same token bytes")
+		}
+		var bare string
+		if err := ta.pool.QueryRow(context.Background(), "SELECT convert_from(data, 'UTF8') FROM sessions LIMIT 1").Scan(&bare); err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`"csrf_token":"([^"]+)"`).FindStringSubmatch(bare)
+		if m == nil {
+			t.Fatalf("no token in the session: %s", bare)
+		}
+		for tok, want := range map[string]int{again: 200, token: 200, m[1]: 403} {
+			req := httptest.NewRequest("POST", "/test/change", strings.NewReader(`{}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json")
+			req.Header.Set("Cookie", cookie)
+			req.Header.Set("X-CSRF-Token", tok)
+			if resp, body := ta.do(t, req); resp.StatusCode != want {
+				t.Fatalf("token %q: %d, want %d: %s", tok, resp.StatusCode, want, body)
+			}
+		}
 	})
 	t.Run("form field token passes", func(t *testing.T) {
 		req := httptest.NewRequest("POST", "/test/change", strings.NewReader("csrf_token="+token))

@@ -8,7 +8,7 @@ import (
 
 // Routes registers the whole URL space.
 func Routes(app *fiber.App, h *Handlers) {
-	app.Use(h.observe, h.recoverPanics, h.securityHeaders, h.checkInput, h.deadline)
+	app.Use(h.observe, h.recoverPanics, h.securityHeaders, h.compressAnswers(), h.checkInput, h.deadline)
 	app.Use("/static", h.staticFiles())
 
 	// Operations: always JSON, no session.

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
@@ -99,15 +98,17 @@ func (h *Handlers) popFlash(c *fiber.Ctx) *Flash {
 	return nil
 }
 
-// csrfToken returns the session's CSRF token, creating it on first use.
+// csrfToken returns the session's CSRF token, creating it on first use,
+// masked afresh for this response (maskToken).
 func (h *Handlers) csrfToken(c *fiber.Ctx) string {
 	ctx := c.UserContext()
-	if !h.sessions.Exists(ctx, csrfSessionKey) {
-		b := make([]byte, 32)
-		_, _ = rand.Read(b)
-		h.sessions.Put(ctx, csrfSessionKey, base64.RawURLEncoding.EncodeToString(b))
+	raw, err := base64.RawURLEncoding.DecodeString(h.sessions.GetString(ctx, csrfSessionKey))
+	if err != nil || len(raw) != 32 {
+		raw = make([]byte, 32)
+		_, _ = rand.Read(raw)
+		h.sessions.Put(ctx, csrfSessionKey, base64.RawURLEncoding.EncodeToString(raw))
 	}
-	return h.sessions.GetString(ctx, csrfSessionKey)
+	return maskToken(raw)
 }
 
 func (h *Handlers) templateFuncs() map[string]any {
@@ -167,13 +168,32 @@ func (a *assets) url(path string) (template.URL, error) {
 	return template.URL("/static/" + path + "?v=" + v), nil
 }
 
-// staticFiles serves static/. In development with the folder present, files
-// come from disk and are not cached, so edits show on reload.
+// staticFiles serves static/. Pages link each file with its content hash
+// (?v=, see assets.url): such a URL always means the same bytes, so in
+// production it may be kept for a year without asking again; any other URL
+// of a file is checked on every use. In development with the folder
+// present, files come from disk and are never kept, so edits show on
+// reload.
 func (h *Handlers) staticFiles() fiber.Handler {
 	var root fs.FS = static.FS
-	maxAge := int((365 * 24 * time.Hour).Seconds())
+	fromDisk := false
 	if st, err := os.Stat("static"); !h.cfg.Production && err == nil && st.IsDir() {
-		root, maxAge = os.DirFS("static"), 0
+		root, fromDisk = os.DirFS("static"), true
 	}
-	return filesystem.New(filesystem.Config{Root: http.FS(root), MaxAge: maxAge})
+	serve := filesystem.New(filesystem.Config{Root: http.FS(root)})
+	return func(c *fiber.Ctx) error {
+		if err := serve(c); err != nil {
+			return err
+		}
+		switch path := strings.TrimPrefix(c.Path(), "/static/"); {
+		case c.Response().StatusCode() != fiber.StatusOK:
+		case fromDisk:
+			c.Set(fiber.HeaderCacheControl, "no-store")
+		case c.Query("v") != "" && c.Query("v") == h.assets.version[path]:
+			c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
+		default:
+			c.Set(fiber.HeaderCacheControl, "no-cache")
+		}
+		return nil
+	}
 }

@@ -1,0 +1,128 @@
+package handlers
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/andybalholm/brotli"
+)
+
+// TestAnswersAreCompressed: pages, lists and error pages come brotli- or
+// gzip-encoded as the caller accepts, and decode to the plain answer;
+// answers that carry a secret never are.
+func TestAnswersAreCompressed(t *testing.T) {
+	ta, _, h := vaultApp(t)
+	ta.expectStatus(t, "create", "POST", "/vault/create", `{"project_id":"shop","key":"K","value":"v"}`, h, 201)
+	get := func(path, encoding string, headers map[string]string) (*http.Response, []byte) {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		if encoding != "" {
+			req.Header.Set("Accept-Encoding", encoding)
+		}
+		resp, err := ta.app.Test(req, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp, raw
+	}
+	decode := func(encoding string, raw []byte) string {
+		t.Helper()
+		var r io.Reader
+		switch encoding {
+		case "br":
+			r = brotli.NewReader(bytes.NewReader(raw))
+		case "gzip":
+			zr, err := gzip.NewReader(bytes.NewReader(raw))
+			if err != nil {
+				t.Fatalf("gzip: %v", err)
+			}
+			r = zr
+		default:
+			return string(raw)
+		}
+		plain, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatalf("%s: %v", encoding, err)
+		}
+		return string(plain)
+	}
+	for _, c := range []struct {
+		name, path string
+		headers    map[string]string
+		status     int
+		want       string
+	}{
+		{"sign-in page", "/web/login", asBrowserHeaders, 200, "Sign in"},
+		{"project list", "/project/fetch", h, 200, `"shop"`},
+		{"error page", "/web/nowhere", asBrowserHeaders, 404, "Not Found"},
+		{"stylesheet", "/static/css/app.css", nil, 200, "tailwindcss"},
+	} {
+		plain, plainRaw := get(c.path, "", c.headers)
+		if plain.Header.Get("Content-Encoding") != "" || plain.StatusCode != c.status {
+			t.Fatalf("%s without Accept-Encoding: %d %q", c.name, plain.StatusCode, plain.Header.Get("Content-Encoding"))
+		}
+		for _, enc := range []string{"br", "gzip"} {
+			resp, raw := get(c.path, enc, c.headers)
+			if got := resp.Header.Get("Content-Encoding"); got != enc || resp.StatusCode != c.status {
+				t.Fatalf("%s, Accept-Encoding %s: %d, Content-Encoding %q", c.name, enc, resp.StatusCode, got)
+			}
+			if !strings.Contains(resp.Header.Get("Vary"), "Accept-Encoding") {
+				t.Errorf("%s: Vary = %q", c.name, resp.Header.Get("Vary"))
+			}
+			body := decode(enc, raw)
+			if !strings.Contains(body, c.want) || len(raw) >= len(plainRaw) {
+				t.Errorf("%s, %s: %d bytes from %d; decoded holds %q: %v", c.name, enc, len(raw), len(plainRaw), c.want, strings.Contains(body, c.want))
+			}
+		}
+	}
+	for _, path := range []string{"/vault/fetch/one?project_id=shop&key=K", "/vault/fetch?project_id=shop"} {
+		resp, raw := get(path, "br, gzip", h)
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "" || !strings.Contains(string(raw), `"v"`) {
+			t.Errorf("%s: a vault value must go uncompressed: %d %q %s", path, resp.StatusCode, resp.Header.Get("Content-Encoding"), raw)
+		}
+	}
+}
+
+// TestStaticLifetimes: a file linked by its content hash is kept a year;
+// the same file by another URL is checked on each use.
+func TestStaticLifetimes(t *testing.T) {
+	ta := newTestApp(t)
+	ta.h.cfg.Production = true
+	app := ta.h.App()
+	url, err := ta.h.assets.url("css/app.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		string(url):                    "public, max-age=31536000, immutable",
+		"/static/css/app.css":          "no-cache",
+		"/static/css/app.css?v=000000": "no-cache",
+	} {
+		resp, err := app.Test(httptest.NewRequest(http.MethodGet, path, nil), -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Cache-Control"); resp.StatusCode != 200 || got != want {
+			t.Errorf("%s: %d, Cache-Control %q, want %q", path, resp.StatusCode, got, want)
+		}
+	}
+	resp, err := app.Test(httptest.NewRequest(http.MethodGet, "/static/nothing.css", nil), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 || resp.Header.Get("Cache-Control") == "public, max-age=31536000, immutable" {
+		t.Errorf("a missing file: %d %q", resp.StatusCode, resp.Header.Get("Cache-Control"))
+	}
+}
