@@ -68,7 +68,7 @@ assets-check: deps-node
 	echo "assets up to date"
 
 deps-node:
-	@[ -d node_modules/tailwindcss ] && [ -d node_modules/htmx.org ] && [ -d node_modules/@scalar/api-reference ] && [ -d node_modules/@stoplight/spectral-cli ] || npm ci --no-audit --no-fund
+	@[ -d node_modules/tailwindcss ] && [ -d node_modules/htmx.org ] && [ -d node_modules/@scalar/api-reference ] && [ -d node_modules/@stoplight/spectral-cli ] && [ -d node_modules/axe-core ] || npm ci --no-audit --no-fund
 
 ## deps-system: Debian's PostgreSQL server and Chromium, installed when missing.
 deps-system: deps-pg

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -283,4 +284,58 @@ func memberBrowser(t *testing.T, username, role string) (*instance, *browser) {
 	b.click("#login-form button[type=submit]")
 	b.waitText("Welcome back, " + username)
 	return app, b
+}
+
+// resize sets the window's layout width and height; under 600 px wide the
+// page is shown as on a phone (touch, mobile viewport).
+func (b *browser) resize(width, height int64) {
+	b.t.Helper()
+	b.do(chromedp.EmulateViewport(width, height, func(p *emulation.SetDeviceMetricsOverrideParams, _ *emulation.SetTouchEmulationEnabledParams) {
+		p.Mobile = width < 600
+	}))
+}
+
+var (
+	axeOnce   sync.Once
+	axeSource string
+)
+
+// audit checks the page as it stands and fails the test, naming state, when
+// the page scrolls sideways, when a visible control lies outside the
+// window's width, or when axe-core (pinned in package.json) finds a serious
+// or critical violation.
+func (b *browser) audit(state string) {
+	b.t.Helper()
+	if eval[bool](b, "document.documentElement.scrollWidth > window.innerWidth") {
+		w := eval[int](b, "window.innerWidth")
+		b.t.Errorf("%s at %d px: the page is %d px wide", state, w, eval[int](b, "document.documentElement.scrollWidth"))
+	}
+	off := eval[[]string](b, `Array.from(document.querySelectorAll("a[href], button, input:not([type=hidden]), select, textarea"))
+		.filter(e => e.getClientRects().length > 0 && !e.closest(".sr-only"))
+		.filter(e => { const r = e.getBoundingClientRect(); return r.width > 0 && (r.left < -1 || r.right > window.innerWidth + 1); })
+		.map(e => e.outerHTML.slice(0, 100))`)
+	for _, e := range off {
+		b.t.Errorf("%s: a control lies outside the window: %s", state, e)
+	}
+	axeOnce.Do(func() {
+		src, err := os.ReadFile(filepath.Join("node_modules", "axe-core", "axe.min.js"))
+		if err != nil {
+			b.t.Fatalf("axe-core is missing (make test installs it with npm ci): %v", err)
+		}
+		axeSource = string(src)
+	})
+	if !eval[bool](b, "typeof window.axe === 'object'") {
+		eval[bool](b, axeSource+";true")
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	found, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`axe.run(document, {resultTypes: ["violations"]}).then(r => r.violations
+		.filter(v => v.impact === "serious" || v.impact === "critical")
+		.map(v => v.impact + " " + v.id + ": " + v.help + " — " + v.nodes.slice(0, 3).map(n => n.target.join(" ")).join(", ")))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.t.Fatalf("%s: axe-core: %v", state, err)
+	}
+	for _, v := range found {
+		b.t.Errorf("%s: %s", state, v)
+	}
 }

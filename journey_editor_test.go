@@ -42,7 +42,7 @@ func TestJourneyEditorControls(t *testing.T) {
 	}
 
 	// The raw JSON view edits the same document.
-	b.click("details summary")
+	b.click("main details summary")
 	raw := `{"name":"raw_made","description":"from raw","project_id":null,"method":"POST","route_id":"r","route_path":"/r",
 		"auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":[{"id":"title","bdtype":"STRING"}],
 		"variables":[],"flow":{"blocks":[{"type":"FETCH","depth":0,"local_name":"x","ref_col":""}]}}`

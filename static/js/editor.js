@@ -138,14 +138,14 @@
     }, data.enums.bdtype.map(function (v) { return el("option", { value: v, text: v }); }));
     type.value = o.rtype;
     var value = el("input", {
-      class: "input flex-1 font-mono" + (problems[path + ".data"] ? " input-error" : ""), "data-path": path + ".data",
+      class: "input min-w-[10rem] flex-1 basis-40 font-mono" + (problems[path + ".data"] ? " input-error" : ""), "data-path": path + ".data",
       "aria-label": label + " value", placeholder: o.ref_var ? "variable name" : "value",
       oninput: function (e) { o.data = e.target.value; changed(false); }
     });
     value.value = o.data;
     return el("div", { class: "space-y-1", "data-path": path }, [
       label ? el("span", { class: "label", text: label }) : null,
-      el("div", { class: "flex gap-2" }, [kind, type, value]),
+      el("div", { class: "flex flex-wrap gap-2" }, [kind, type, value]),
       fieldError(path), fieldError(path + ".data"), fieldError(path + ".rtype")
     ]);
   }

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// pagesTemplate is a small template with a placeholder in its path, a
+// FETCH, a CONDITION and a RETURN.
+const pagesTemplate = `{"name":"fetch_items","description":"Fetch the items of a collection","method":"GET",
+	"route_id":"read_{col}","route_path":"/{col}",
+	"variables":[{"key":"col","description":"Collection to read","default_value":"books"}],
+	"flow":{"blocks":[
+		{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"{col}"},
+		{"type":"CONDITION","depth":0,"conditions":[{"left":{"ref_var":true,"rtype":"INTEGER","data":"n"},"right":{"ref_var":false,"rtype":"INTEGER","data":"0"},"condition_type":"EQUAL_TO","not":false,"next":"NONE"}],"action":"FAIL","fail":{"status":404,"message":"no {col}"}},
+		{"type":"RETURN","depth":0,"pairs":[{"id":"items","data":{"ref_var":true,"rtype":"ARRAY","data":"rows"}}],"conditions":[]}]}}`
+
+// TestJourneyEveryPage visits every page of the app with a ROOT member of
+// a project signed in — and the sign-in page signed out — at 1280 and at
+// 390 px wide. On each: no sideways scrolling, every control on screen, no
+// serious or critical axe-core violation; a screenshot of each is kept in
+// artifacts/screenshots for people to look at.
+func TestJourneyEveryPage(t *testing.T) {
+	app, b := memberBrowser(t, "ada", "ROOT")
+	root := apiLogin(t, app.URL, "root", "root-password-1")
+	ada := apiLogin(t, app.URL, "ada", "ada-password-1")
+	mustAPI := func(method, path, token, body string) json.RawMessage {
+		t.Helper()
+		status, out := api(t, method, app.URL+path, token, body)
+		if status >= 300 {
+			t.Fatalf("%s %s: %d %s", method, path, status, out)
+		}
+		var env struct{ Data json.RawMessage }
+		_ = json.Unmarshal([]byte(out), &env)
+		return env.Data
+	}
+	mustAPI("POST", "/vault/create", root, `{"project_id":"shop","key":"STRIPE_SECRET_KEY","value":"sk_live_0123456789abcdefghijklmnopqrstuvwxyz"}`)
+	mustAPI("GET", "/vault/fetch/one?project_id=shop&key=STRIPE_SECRET_KEY", root, "")
+	mustAPI("POST", "/pat/create", ada, `{"name":"deploy"}`)
+	var tmpl struct{ ID int64 }
+	_ = json.Unmarshal(mustAPI("POST", "/route/template/create", root, pagesTemplate), &tmpl)
+	route := mustAPI("POST", "/route/template/apply", root, fmt.Sprintf(`{"id":%d,"project_id":"shop","values":{"col":"books"}}`, tmpl.ID))
+	mustAPI("POST", "/route/create", root, fmt.Sprintf(`{"project_id":"shop","template_id":%d,"route":%s}`, tmpl.ID, route))
+
+	pages := []struct{ name, path, shows string }{
+		{"home", "/", "Welcome"},
+		{"account", "/web/account", "Change password"},
+		{"users", "/web/users", "ada"},
+		{"projects", "/web/projects", "Shop"},
+		{"project", "/web/project?id=shop", "Members"},
+		{"pats", "/web/pats", "deploy"},
+		{"vaults", "/web/vaults", "Shop"},
+		{"vault", "/web/vault?project_id=shop", "STRIPE_SECRET_KEY"},
+		{"vault-log", "/web/vault/log?project_id=shop", "STRIPE_SECRET_KEY"},
+		{"configs", "/web/configs", "Configs"},
+		{"templates", "/web/routes/templates", "fetch_items"},
+		{"template", fmt.Sprintf("/web/routes/templates/view?id=%d", tmpl.ID), "fetch_items"},
+		{"template-editor", fmt.Sprintf("/web/routes/templates/edit?id=%d", tmpl.ID), "fetch_items"},
+		{"template-new", "/web/routes/templates/create", "New route template"},
+		{"routes", "/web/routes?id=shop", "read_books"},
+		{"route", "/web/routes/view?project_id=shop&route_id=read_books", "read_books"},
+		{"route-new", "/web/routes/create?id=shop", "New route in Shop"},
+		{"not-found", "/web/nowhere", "Not Found"},
+	}
+	for _, width := range []int64{1280, 390} {
+		b.resize(width, 844)
+		for _, p := range pages {
+			b.do(chromedp.Navigate(app.URL + p.path))
+			b.waitText(p.shows)
+			state := fmt.Sprintf("%s (%s)", p.name, p.path)
+			b.audit(state)
+			b.screenshot(fmt.Sprintf("%s-%d", p.name, width))
+		}
+		// The vault with a value revealed.
+		b.do(chromedp.Navigate(app.URL + "/web/vault?project_id=shop"))
+		b.click(`button[aria-label="Reveal STRIPE_SECRET_KEY"]`)
+		b.waitText("sk_live_0123456789")
+		b.audit("vault with a value revealed")
+		b.screenshot(fmt.Sprintf("vault-revealed-%d", width))
+	}
+	// On a phone the menu opens with the keyboard: Sign out is in it.
+	b.tabTo("nav-menu")
+	b.do(chromedp.KeyEvent("\r"))
+	b.click(`[data-nav-menu] button[type=submit]`)
+	b.waitText("Sign in")
+	for _, width := range []int64{1280, 390} {
+		b.resize(width, 844)
+		b.do(chromedp.Navigate(app.URL + "/web/login"))
+		b.waitText("Sign in")
+		b.audit("sign-in")
+		b.screenshot(fmt.Sprintf("login-%d", width))
+	}
+	if !strings.Contains(b.text(), "Sign in") {
+		t.Fatal("not signed out")
+	}
+}
