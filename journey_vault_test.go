@@ -31,6 +31,8 @@ func TestJourneyVault(t *testing.T) {
 	b.click("#vault-create button[type=submit]")
 	b.waitText("must be 1–255 upper-case letters")
 	b.waitText("1–3 of 3")
+	// The success of the entry before does not stand beside this error.
+	b.waitGone("Entry SMTP_PASSWORD created.")
 	html := b.html()
 	for key, value := range secrets {
 		if strings.Contains(html, value) {
