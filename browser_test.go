@@ -339,3 +339,37 @@ func (b *browser) audit(state string) {
 		b.t.Errorf("%s: %s", state, v)
 	}
 }
+
+// tabToMatch presses Tab from the top of the page until the focused element
+// matches selector, failing when 60 presses do not reach it.
+func (b *browser) tabToMatch(selector string) {
+	b.t.Helper()
+	_ = eval[bool](b, `(document.activeElement && document.activeElement.blur(), true)`)
+	for range 60 {
+		b.do(chromedp.KeyEvent("\t"))
+		if eval[bool](b, fmt.Sprintf(`!!document.activeElement && document.activeElement.matches(%q)`, selector)) {
+			return
+		}
+	}
+	b.t.Fatalf("60 presses of Tab did not reach %s", selector)
+}
+
+// press sends one key ("\r" for Enter, "\t" for Tab, kb.Escape …).
+func (b *browser) press(key string) {
+	b.t.Helper()
+	b.do(chromedp.KeyEvent(key))
+}
+
+// focusOn waits up to five seconds for the focus to be on an element
+// matching selector, and fails naming where it is instead.
+func (b *browser) focusOn(selector string) {
+	b.t.Helper()
+	check := fmt.Sprintf(`!!document.activeElement && document.activeElement.matches(%q)`, selector)
+	for range 50 {
+		if eval[bool](b, check) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.t.Fatalf("focus is on %s, want %s", eval[string](b, `document.activeElement ? document.activeElement.outerHTML.slice(0, 160) : "nothing"`), selector)
+}

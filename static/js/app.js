@@ -1,7 +1,7 @@
 // Stencil's browser glue: the CSRF token on every htmx request, copy buttons
 // (data-copy="<selector of the field to copy>"), selects that submit their
 // form when changed (data-autosubmit), busy feedback while a request runs,
-// and messages (#flash) that go when done with.
+// messages (#flash) that go when done with, and the focus after a swap.
 (function () {
   "use strict";
   var meta = document.querySelector('meta[name="csrf-token"]');
@@ -98,4 +98,77 @@
   });
   document.addEventListener("htmx:afterSettle", ageMessages);
   document.addEventListener("DOMContentLoaded", ageMessages);
+
+  // Focus after a swap: a field the answer marks (data-focus-now, say the
+  // field in error) or else the first element found of the sender's
+  // data-focus-after ("selector || fallback"), so that the keyboard goes on
+  // from where the change happened instead of the top of the page.
+  // A swap that takes away the focused element without saying where it goes
+  // (a table reloaded after a change) gives the focus back to the element
+  // of the same id or label in the new content. Swaps may overlap, so what
+  // each one asks travels with its own request.
+  var lastFocus = null;
+  document.addEventListener("focusin", function (evt) {
+    var el = evt.target;
+    if (el.id) {
+      lastFocus = "#" + CSS.escape(el.id);
+    } else if (el.getAttribute && el.getAttribute("aria-label")) {
+      lastFocus = '[aria-label="' + CSS.escape(el.getAttribute("aria-label")) + '"]';
+    } else {
+      lastFocus = null;
+    }
+  });
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    var elt = evt.detail.requestConfig ? evt.detail.requestConfig.elt : evt.detail.elt;
+    var from = elt && elt.closest ? elt.closest("[data-focus-after]") : null;
+    if (evt.detail.xhr) {
+      evt.detail.xhr.focusAfter = from ? from.getAttribute("data-focus-after") : null;
+    }
+  });
+  // The focus moves once the new content is settled (htmx has wired its
+  // controls by then). What a swap asks is kept until some swap settles: a
+  // row saved and then reloaded with its table settles only as the table.
+  var pending = null;
+  document.addEventListener("htmx:afterSwap", function (evt) {
+    if (evt.detail.xhr && evt.detail.xhr.focusAfter) {
+      pending = evt.detail.xhr.focusAfter;
+      evt.detail.xhr.focusAfter = null;
+    }
+  });
+  document.addEventListener("htmx:afterSettle", function (evt) {
+    var root = evt.detail.elt;
+    var target = null;
+    if (root && root.matches && root.matches("[data-focus-now]")) {
+      target = root;
+    } else if (root && root.querySelector) {
+      target = root.querySelector("[data-focus-now]");
+    }
+    if (!target && pending) {
+      pending.split("||").some(function (sel) {
+        target = document.querySelector(sel.trim());
+        return target;
+      });
+    }
+    var lost = !document.activeElement || document.activeElement === document.body;
+    if (!target && lost && lastFocus) {
+      target = document.querySelector(lastFocus);
+    }
+    if (target) {
+      pending = null;
+      target.removeAttribute("data-focus-now");
+      target.focus();
+    }
+  });
+  // Escape in a form with a Cancel button (data-cancel) cancels it.
+  document.addEventListener("keydown", function (evt) {
+    if (evt.key !== "Escape") {
+      return;
+    }
+    var form = evt.target.closest && evt.target.closest("form");
+    var cancel = form && form.querySelector("[data-cancel]");
+    if (cancel) {
+      evt.preventDefault();
+      cancel.click();
+    }
+  });
 })();

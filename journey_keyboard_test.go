@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// TestJourneyVaultKeyboard: the vault with the keyboard alone. Reveal puts
+// the focus on Hide, Hide on Reveal, one Tab reaches Edit, Edit focuses
+// the new value, Escape cancels back to Edit, a saved value leaves the focus
+// on Edit, and paging keeps it on the pager.
+func TestJourneyVaultKeyboard(t *testing.T) {
+	app, b := memberBrowser(t, "ada", "ADMIN")
+	root := apiLogin(t, app.URL, "root", "root-password-1")
+	for i := 1; i <= 12; i++ {
+		body := fmt.Sprintf(`{"project_id":"shop","key":"KEY_%02d","value":"value-%02d"}`, i, i)
+		if status, out := api(t, "POST", app.URL+"/vault/create", root, body); status != 201 {
+			t.Fatalf("seed: %d %s", status, out)
+		}
+	}
+	for i, width := range []int64{1280, 390} {
+		key, value := fmt.Sprintf("KEY_%02d", i+1), fmt.Sprintf("value-%02d", i+1)
+		on := func(format string) string { return fmt.Sprintf(format, key) }
+		b.resize(width, 844)
+		b.do(chromedp.Navigate(app.URL + "/web/vault?project_id=shop"))
+		b.waitText("1–10 of 12")
+
+		b.tabToMatch(on(`[aria-label="Reveal %[1]s"]`))
+		b.press("\r")
+		b.waitText(value)
+		b.focusOn(on(`#row-%[1]s [data-hide]`))
+		b.press("\r")
+		b.waitGone(value)
+		b.focusOn(on(`[aria-label="Reveal %[1]s"]`))
+		b.press("\t")
+		b.focusOn(on(`[aria-label="Edit %[1]s"]`))
+		b.press("\r")
+		b.focusOn(on(`#edit-%[1]s`))
+		b.press(kb.Escape)
+		b.focusOn(on(`[aria-label="Edit %[1]s"]`))
+
+		b.press("\r")
+		b.focusOn(on(`#edit-%[1]s`))
+		b.do(chromedp.SendKeys(chromedp.CSS(on(`#edit-%[1]s`)), fmt.Sprintf("new-%d", width)))
+		b.press("\t")
+		b.focusOn(on(`#row-%[1]s button[type=submit]`))
+		b.press("\r")
+		b.waitText("Value of " + key + " updated.")
+		b.focusOn(on(`[aria-label="Edit %[1]s"]`))
+
+		b.tabToMatch(`#vault-table [data-pager=next]`)
+		b.press("\r")
+		b.waitText("11–12 of 12")
+		b.focusOn(`#vault-table [data-pager=prev]`)
+		b.press("\r")
+		b.waitText("1–10 of 12")
+		b.focusOn(`#vault-table [data-pager=next]`)
+	}
+}
