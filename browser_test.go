@@ -30,6 +30,7 @@ type browser struct {
 	requests []string
 	errors   []string
 	dialogs  []string // messages of the confirm dialogs accepted
+	unloads  int      // "leave this page?" questions answered yes
 }
 
 // chromiumPath finds Debian's Chromium. It installs nothing: `make test` does.
@@ -84,7 +85,11 @@ func newBrowser(t *testing.T) *browser {
 				return
 			}
 			b.mu.Lock()
-			b.dialogs = append(b.dialogs, ev.Message)
+			if ev.Type == page.DialogTypeBeforeunload {
+				b.unloads++
+			} else {
+				b.dialogs = append(b.dialogs, ev.Message)
+			}
 			b.mu.Unlock()
 			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
 		}

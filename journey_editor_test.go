@@ -57,4 +57,41 @@ func TestJourneyEditorControls(t *testing.T) {
 		t.Fatal("the error is not shown beside flow.blocks[0].ref_col")
 	}
 	b.screenshot("editor-error-beside-field")
+	b.waitText("Fix these before saving")
+	if eval[int](b, `document.querySelectorAll('[data-testid="lint-clear"]').length`) != 0 {
+		t.Fatal("the checks call the template clean beside an error")
+	}
+
+	// Fixing the field takes its error, the summary and the save's message
+	// away at once, before any new save.
+	b.fill(`[data-path="flow.blocks[0].ref_col"]`, "items")
+	b.waitGone("flow.blocks[0].ref_col is required")
+	b.waitGone("Fix these before saving")
+	if n := eval[int](b, `document.querySelectorAll('[data-error-for], .input-error').length`); n != 0 {
+		t.Fatalf("%d error marks left after the fix", n)
+	}
+	if got := eval[string](b, `document.getElementById("save-status").textContent`); got != "" {
+		t.Fatalf("the save's message outlived the fix: %q", got)
+	}
+	b.click(`[data-action="save"]`)
+	b.waitText("raw_made")
+	b.waitText("from raw")
+
+	// Unsaved edits: leaving asks first; a saved editor leaves freely.
+	b.mu.Lock()
+	before := b.unloads
+	b.mu.Unlock()
+	if before != 0 {
+		t.Fatalf("saving asked %d times before leaving", before)
+	}
+	b.click(`a[href^="/web/routes/templates/edit"]`)
+	b.waitText("Edit raw_made")
+	b.fill(`[data-path="description"]`, "changed, not saved")
+	b.click(`nav a[href="/web/projects"]`)
+	b.waitText("Projects")
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.unloads != 1 {
+		t.Fatalf("leaving with unsaved edits asked %d times, want once", b.unloads)
+	}
 }

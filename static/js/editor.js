@@ -13,6 +13,7 @@
   var problems = {}; // path → message, from the last save
   var warnings = [];
   var saveMessage = ""; // the server's answer to the last save
+  var dirty = false; // edits not saved yet: leaving asks first
   var lintTimer = null;
 
   // ---------- small helpers ----------
@@ -46,7 +47,36 @@
     var o = state;
     for (var i = 0; i < ps.length - 1; i++) o = o[ps[i]];
     o[ps[ps.length - 1]] = value;
+    clearProblem(path);
     changed(false);
+  }
+
+  // clearProblem forgets the last save's complaints about path (and about
+  // the fields that hold it) as soon as the author edits it: the field's
+  // message, its red outline, its line in the checks and, with the last
+  // one gone, the save's summary.
+  function clearProblem(path) {
+    var gone = Object.keys(problems).filter(function (p) { return p === path || path.indexOf(p + ".") === 0; });
+    if (!gone.length) return;
+    gone.forEach(function (p) {
+      delete problems[p];
+      document.querySelectorAll('[data-error-for="' + p + '"]').forEach(function (n) { n.remove(); });
+      var input = formPane.querySelector('[data-path="' + p + '"]');
+      if (input) {
+        input.classList.remove("input-error");
+        input.removeAttribute("aria-invalid");
+      }
+    });
+    refreshChecks();
+  }
+
+  // refreshChecks redraws the checks panel and the save's summary.
+  function refreshChecks() {
+    if (!Object.keys(problems).length) saveMessage = "";
+    var status = document.getElementById("save-status");
+    if (status) status.textContent = saveMessage;
+    var panel = document.getElementById("lint");
+    if (panel) panel.replaceWith(lintPanel());
   }
 
   function operand(rtype) {
@@ -120,7 +150,14 @@
     return el("button", {
       type: "button", class: opts.class || "btn-secondary", title: opts.title || null,
       "aria-label": opts.label || null, "data-action": opts.action || null,
-      onclick: function () { onclick(); render(); }
+      onclick: function () {
+        onclick();
+        // Blocks and rows moved: the last save's paths may point elsewhere now.
+        problems = {};
+        saveMessage = "";
+        changed(false);
+        render();
+      }
     }, [text]);
   }
 
@@ -140,7 +177,7 @@
     var value = el("input", {
       class: "input min-w-[10rem] flex-1 basis-40 font-mono" + (problems[path + ".data"] ? " input-error" : ""), "data-path": path + ".data",
       "aria-label": label + " value", placeholder: o.ref_var ? "variable name" : "value",
-      oninput: function (e) { o.data = e.target.value; changed(false); }
+      oninput: function (e) { o.data = e.target.value; clearProblem(path + ".data"); changed(false); }
     });
     value.value = o.data;
     return el("div", { class: "space-y-1", "data-path": path }, [
@@ -386,7 +423,8 @@
       el("h2", { class: "mb-2 font-medium text-slate-900", text: "Checks" }),
       list.length ? el("ul", { class: "space-y-1 text-sm text-amber-800" }, list.map(function (w) {
         return el("li", { class: "rounded bg-amber-50 px-2 py-1", "data-testid": "lint-warning", text: w });
-      })) : el("p", { class: "text-sm text-emerald-700", "data-testid": "lint-clear", text: isTemplate ? "No lint warnings." : "Fill in the route and create it." }),
+      })) : Object.keys(problems).length ? null
+        : el("p", { class: "text-sm text-emerald-700", "data-testid": "lint-clear", text: isTemplate ? "No lint warnings." : "Fill in the route and create it." }),
       Object.keys(problems).length ? el("div", { class: "mt-3" }, [
         el("p", { class: "text-sm font-medium text-red-700", text: "Fix these before saving:" }),
         el("ul", { class: "mt-1 space-y-1 text-xs text-red-700", "data-testid": "problems" }, Object.keys(problems).sort().map(function (p) {
@@ -446,6 +484,7 @@
   // changed notes an edit: the raw view follows (unless it made the edit),
   // and the lint runs shortly after the author stops typing.
   function changed(fromRaw) {
+    dirty = true;
     if (!fromRaw) {
       var raw = document.getElementById("raw-json");
       if (raw) raw.value = JSON.stringify(state, null, 2);
@@ -481,6 +520,7 @@
         call.then(function (env) {
           if (env.status === 200 || env.status === 201) {
             var d = env.data;
+            dirty = false;
             window.location.href = isTemplate ? "/web/routes/templates/view?id=" + d.id
               : "/web/routes/view?project_id=" + encodeURIComponent(d.project_id) + "&route_id=" + encodeURIComponent(d.route_id);
             return;
@@ -611,6 +651,13 @@
   }
 
   // ---------- start ----------
+
+  window.addEventListener("beforeunload", function (e) {
+    if (dirty) {
+      e.preventDefault();
+      e.returnValue = "";
+    }
+  });
 
   root.replaceChildren(el("div", { class: "grid gap-6 lg:grid-cols-3" }, [
     formPane, el("div", { class: "space-y-6" }, [sidePane])
