@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -49,6 +50,34 @@ func TestJourneyIdentity(t *testing.T) {
 	b.waitText("User grace created.")
 	b.screenshot("identity-02-users")
 
+	// Roles change on Save, after a confirmation; the last ROOT's refusal
+	// shows beside the role it keeps.
+	roleOf := func(username string) string {
+		return "#" + eval[string](b, fmt.Sprintf(`Array.from(document.querySelectorAll("label")).find(l => l.textContent === "Role of %s").htmlFor`, username))
+	}
+	founderRole := roleOf("founder")
+	b.choose(founderRole, "VIEWER")
+	b.click(founderRole + " ~ button[type=submit]")
+	b.waitText("The last ROOT account must stay ROOT")
+	if got := eval[string](b, fmt.Sprintf(`document.querySelector(%q).value`, founderRole)); got != "ROOT" {
+		t.Fatalf("after the refusal the role shows %q", got)
+	}
+	b.focusOn(founderRole)
+	graceRole := roleOf("grace")
+	b.choose(graceRole, "ADMIN")
+	b.click(graceRole + " ~ button[type=submit]")
+	b.waitText("Role of grace is now ADMIN.")
+	if got := eval[string](b, fmt.Sprintf(`document.querySelector(%q).value`, graceRole)); got != "ADMIN" {
+		t.Fatalf("after the change the role shows %q", got)
+	}
+	b.mu.Lock()
+	asked := strings.Join(b.dialogs, " | ")
+	b.mu.Unlock()
+	if !strings.Contains(asked, "Change the role of founder?") || !strings.Contains(asked, "Change the role of grace?") {
+		t.Fatalf("role changes were not confirmed: %s", asked)
+	}
+	b.screenshot("identity-02-roles")
+
 	b.click(`nav a[href="/web/projects"]`)
 	b.waitText("No projects yet.")
 	b.fill("#project-form #f-name", "Shop")
@@ -62,7 +91,7 @@ func TestJourneyIdentity(t *testing.T) {
 	b.fill("#add-member-form #f-username", "grace")
 	b.click("#add-member-form button[type=submit]")
 	b.waitText("grace is now a member.")
-	if !strings.Contains(b.text(), "AUTHOR") {
+	if !strings.Contains(b.text(), "ADMIN") {
 		t.Fatal("the members list does not show grace's role")
 	}
 	b.screenshot("identity-03-project")

@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"errors"
+
 	"github.com/gofiber/fiber/v2"
 
 	"stencil/store"
@@ -128,11 +130,34 @@ func (h *Handlers) userRoleUpdate(c *fiber.Ctx) error {
 		return err
 	}
 	u, err := h.store.UpdateUserRole(c.UserContext(), in.TargetUID, in.Role)
+	if errors.Is(err, store.ErrLastRoot) && representationOf(c) == asFragment {
+		// The row's form comes back showing the role the user still has,
+		// with the reason beside it.
+		if u, err = h.store.UserByID(c.UserContext(), in.TargetUID); err != nil {
+			return err
+		}
+		view := userRoleView{User: u, Roles: roles, Error: "The last ROOT account must stay ROOT: make another user ROOT first."}
+		return h.respond(c, Reply{Status: fiber.StatusUnprocessableEntity, Fragment: "users/role", View: view})
+	}
 	if err != nil {
 		return err
 	}
 	h.flash(c, "success", "Role of "+u.Username+" is now "+u.Role+".")
-	return h.respond(c, Reply{Message: "Role updated", Data: newUserDTO(u), Redirect: "/web/users"})
+	return h.respond(c, Reply{Message: "Role updated", Data: newUserDTO(u), Redirect: "/web/users",
+		Fragment: "users/role", View: userRoleView{User: u, Roles: roles}})
+}
+
+// userRoleView is one user's role form on the users page.
+type userRoleView struct {
+	User  store.User
+	Roles []string
+	Error string
+}
+
+// userRole makes the role form's view of u for the users page (a template
+// function: the table ranges over users).
+func userRole(u store.User, roles []string) userRoleView {
+	return userRoleView{User: u, Roles: roles}
 }
 
 // userDelete answers DELETE /user/delete.

@@ -113,8 +113,9 @@ func (h *Handlers) csrfToken(c *fiber.Ctx) string {
 
 func (h *Handlers) templateFuncs() map[string]any {
 	return map[string]any{
-		"asset": h.assets.url,
-		"dict":  dict,
+		"asset":    h.assets.url,
+		"dict":     dict,
+		"userRole": userRole,
 	}
 }
 

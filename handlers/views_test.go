@@ -54,6 +54,7 @@ func sampleViews() map[string]sample {
 		"errors/fragment":    {view: errView},
 		"partials/nav":       {view: base},
 		"partials/nav_links": {view: base},
+		"users/role":         {view: userRoleView{User: user, Roles: roles, Error: "The last ROOT account must stay ROOT."}},
 		"partials/nav_user":  {view: base},
 		"partials/flash":     {view: base.Flash},
 		"api/scalar":         {view: nil},
