@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -52,7 +53,10 @@ func TestJourneyEditorControls(t *testing.T) {
 		t.Fatalf("the form does not follow the raw JSON: body[0].id = %q", v)
 	}
 	b.click(`[data-action="save"]`)
-	b.waitText("Error: flow.blocks[0].ref_col is required")
+	b.waitText("flow.blocks[0].ref_col is required")
+	if strings.Contains(b.text(), "Error: ") {
+		t.Fatal("the editor speaks the API's \"Error: \" prefix")
+	}
 	if n := eval[int](b, `document.querySelectorAll('[data-error-for="flow.blocks[0].ref_col"]').length`); n != 1 {
 		t.Fatal("the error is not shown beside flow.blocks[0].ref_col")
 	}

@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -41,6 +43,23 @@ func (e *ValidationError) Error() string {
 		return e.Fields[""]
 	}
 	return keys[0] + " " + e.Fields[keys[0]]
+}
+
+// peopleMessage is msg as a page says it: the JSON envelope's "Error: "
+// prefix goes, a missing page is named by its path, and the sentence starts
+// with a capital.
+func peopleMessage(c *fiber.Ctx, status int, msg string) string {
+	msg = strings.TrimPrefix(msg, "Error: ")
+	if status >= 500 && msg == "internal error" {
+		return "Something went wrong on our side. Try again in a moment."
+	}
+	if status == fiber.StatusNotFound && strings.HasPrefix(msg, "not found: ") {
+		return "There is no page at " + cut(c.Path()) + "."
+	}
+	if r, size := utf8.DecodeRuneInString(msg); size > 0 {
+		msg = string(unicode.ToUpper(r)) + msg[size:]
+	}
+	return msg
 }
 
 // errorView is the view model of the error page and fragment.
@@ -76,7 +95,7 @@ func (h *Handlers) ErrorHandler(c *fiber.Ctx, err error) error {
 		c.Set("HX-Retarget", "#flash")
 		c.Set("HX-Reswap", "innerHTML")
 	}
-	view := errorView{Status: status, Heading: http.StatusText(status), Message: msg}
+	view := errorView{Status: status, Heading: http.StatusText(status), Message: peopleMessage(c, status, msg)}
 	if representationOf(c) == asPage {
 		view.Base = h.base(c, view.Heading)
 	}

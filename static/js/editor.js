@@ -528,7 +528,7 @@
           problems = {};
           var fields = (env.data && env.data.fields) || {};
           Object.keys(fields).forEach(function (p) { problems[p.replace(/^route\./, "")] = fields[p]; });
-          saveMessage = env.message;
+          saveMessage = (env.message || "").replace(/^Error: /, "");
           render();
           var first = formPane.querySelector(".input-error, .field-error");
           if (first) first.scrollIntoView({ block: "center" });
