@@ -26,6 +26,10 @@ func TestJourneyVault(t *testing.T) {
 		b.click("#vault-create button[type=submit]")
 		b.waitText("Entry " + key + " created.")
 	}
+	b.fill("#vault-create #f-key", "lower_case")
+	if v := eval[string](b, `document.querySelector("#vault-create #f-key").value`); v != "LOWER_CASE" {
+		t.Fatalf("the key field shows %q as typed, want it upper-cased", v)
+	}
 	b.fill("#vault-create #f-key", "bad key")
 	b.fill("#vault-create #f-value", "typed")
 	b.click("#vault-create button[type=submit]")
@@ -41,8 +45,17 @@ func TestJourneyVault(t *testing.T) {
 	}
 	b.screenshot("vault-01-masked")
 
+	columns := func() string {
+		return eval[string](b, `Array.from(document.querySelectorAll("#vault-table th")).map(th => Math.round(th.getBoundingClientRect().left)).join(",")`)
+	}
+	before := columns()
 	b.click(`button[aria-label="Reveal STRIPE_KEY"]`)
 	b.waitText("sk_live_8812")
+	if after := columns(); after != before {
+		t.Fatalf("revealing moved the columns: %s, then %s", before, after)
+	}
+	b.click(`button[aria-label="Copy the value of STRIPE_KEY"]`)
+	b.waitText("Copied")
 	b.screenshot("vault-02-revealed")
 	b.click(`button[aria-label="Hide STRIPE_KEY"]`)
 	b.waitGone("sk_live_8812")

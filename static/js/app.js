@@ -1,5 +1,6 @@
 // Stencil's browser glue: the CSRF token on every htmx request, copy buttons
-// (data-copy="<selector of the field to copy>"), selects that submit their
+// (data-copy="<selector of the field or element to copy>"), upper-case
+// fields (data-uppercase), selects that submit their
 // form when changed (data-autosubmit), busy feedback while a request runs,
 // messages (#flash) that go when done with, and the focus after a swap.
 (function () {
@@ -24,18 +25,42 @@
     if (!field) {
       return;
     }
-    field.select();
+    var text = "value" in field ? field.value : field.textContent;
     var done = function () {
       button.textContent = "Copied";
     };
-    if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(field.value).then(done, function () {
-        document.execCommand("copy");
-        done();
-      });
-    } else {
+    var fallback = function () {
+      if (field.select) {
+        field.select();
+      } else {
+        var range = document.createRange();
+        range.selectNodeContents(field);
+        var sel = window.getSelection();
+        sel.removeAllRanges();
+        sel.addRange(range);
+      }
       document.execCommand("copy");
       done();
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, fallback);
+    } else {
+      fallback();
+    }
+  });
+  // Fields that take upper case only (vault keys) turn what is typed to
+  // upper case at once, keeping the caret where it was.
+  document.addEventListener("input", function (evt) {
+    var t = evt.target;
+    if (!t.matches || !t.matches("[data-uppercase]")) {
+      return;
+    }
+    var up = t.value.toUpperCase();
+    if (up !== t.value) {
+      var start = t.selectionStart;
+      var end = t.selectionEnd;
+      t.value = up;
+      t.setSelectionRange(start, end);
     }
   });
 
