@@ -287,7 +287,7 @@ func memberBrowser(t *testing.T, username, role string) (*instance, *browser) {
 	b.fill("#f-auth_data", username)
 	b.fill("#f-password", password)
 	b.click("#login-form button[type=submit]")
-	b.waitText("Welcome back, " + username)
+	b.waitText("Welcome, " + username)
 	return app, b
 }
 

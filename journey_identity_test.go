@@ -39,7 +39,7 @@ func TestJourneyIdentity(t *testing.T) {
 	b.waitText("invalid username, email or password")
 	b.fill("#f-password", "founder-password")
 	b.click("#login-form button[type=submit]")
-	b.waitText("Welcome back, founder")
+	b.waitText("Welcome, founder")
 
 	b.do(chromedp.Navigate(app.URL + "/web/users"))
 	b.fill("#user-form #f-username", "grace")

@@ -201,7 +201,9 @@ func (h *Handlers) setupShow(c *fiber.Ctx) error {
 		}
 		return h.respond(c, Reply{Redirect: "/web/login"})
 	}
-	return h.respond(c, Reply{Page: "session/setup", View: setupView{Base: h.base(c, "Set up Stencil")}})
+	view := setupView{Base: h.base(c, "Set up Stencil")}
+	view.Setup = true
+	return h.respond(c, Reply{Page: "session/setup", View: view})
 }
 
 // setupCreate creates the first ROOT account and signs it in; once any user
@@ -209,6 +211,7 @@ func (h *Handlers) setupShow(c *fiber.Ctx) error {
 func (h *Handlers) setupCreate(c *fiber.Ctx) error {
 	page := func() (Reply, *Form, error) {
 		view := setupView{Base: h.base(c, "Set up Stencil")}
+		view.Setup = true
 		return Reply{Page: "session/setup", Fragment: "session/setup_form", View: &view}, &view.Form, nil
 	}
 	var in setupInput

@@ -22,6 +22,8 @@ import (
 // Base is what the layout needs on every page; page view models embed it.
 type Base struct {
 	Title string
+	// Setup is set on first-run setup, where no account exists to sign in to.
+	Setup bool
 	CSRF  string
 	Flash *Flash
 	Nav   []NavItem
