@@ -28,6 +28,8 @@ func TestJourneyStartPageAndAPIReference(t *testing.T) {
 	}
 	b.waitText("Stencil API")
 	b.screenshot("api-reference")
+	b.click(`header a[href="/"]`)
+	b.waitText("Welcome to Stencil")
 }
 
 // operationSummaries lists the summary of every operation of the served
