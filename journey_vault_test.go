@@ -17,7 +17,7 @@ func TestJourneyVault(t *testing.T) {
 	b.click(`nav a[href="/web/vaults"]`)
 	b.waitText("Shop")
 	b.click(`a[href="/web/vault?project_id=shop"]`)
-	b.waitText("This vault is empty.")
+	b.waitText("This vault is empty")
 
 	secrets := map[string]string{"DB_PASSWORD": "pg-secret-4411", "STRIPE_KEY": "sk_live_8812", "SMTP_PASSWORD": "mail-secret-2290"}
 	for _, key := range []string{"DB_PASSWORD", "STRIPE_KEY", "SMTP_PASSWORD"} {
