@@ -3,9 +3,11 @@ package handlers
 import (
 	"bytes"
 	"compress/gzip"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -124,5 +126,58 @@ func TestStaticLifetimes(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 404 || resp.Header.Get("Cache-Control") == "public, max-age=31536000, immutable" {
 		t.Errorf("a missing file: %d %q", resp.StatusCode, resp.Header.Get("Cache-Control"))
+	}
+}
+
+// TestPageWeights: what a browser downloads for the sign-in, vault,
+// template list and editor pages — the page and every script, stylesheet
+// and icon it links — brotli-compressed, stays under 40 KB each. The
+// figures are logged (go test -run TestPageWeights -v ./handlers).
+func TestPageWeights(t *testing.T) {
+	ta, _, h := vaultApp(t)
+	ta.expectStatus(t, "entry", "POST", "/vault/create", `{"project_id":"shop","key":"STRIPE_SECRET_KEY","value":"sk"}`, h, 201)
+	cookie, csrf := ta.signIn(t, "keeper")
+	linked := regexp.MustCompile(`(?:src|href)="(/static/[^"]+)"`)
+	weigh := func(path string, headers map[string]string) int {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		req.Header.Set("Accept-Encoding", "br")
+		resp, err := ta.app.Test(req, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d", path, resp.StatusCode)
+		}
+		return len(raw)
+	}
+	for _, page := range []struct {
+		name, path string
+		headers    map[string]string
+	}{
+		{"sign-in", "/web/login", asBrowserHeaders},
+		{"vault", "/web/vault?project_id=shop", browser(cookie, csrf)},
+		{"template list", "/web/routes/templates", browser(cookie, csrf)},
+		{"editor", "/web/routes/templates/create", browser(cookie, csrf)},
+	} {
+		req := httptest.NewRequest(http.MethodGet, page.path, nil)
+		for k, v := range page.headers {
+			req.Header.Set(k, v)
+		}
+		_, body := ta.do(t, req)
+		total := weigh(page.path, page.headers)
+		files := 0
+		for _, m := range linked.FindAllStringSubmatch(body, -1) {
+			total += weigh(html.UnescapeString(m[1]), nil)
+			files++
+		}
+		t.Logf("%-14s %5.1f KB brotli (the page and %d linked files)", page.name, float64(total)/1024, files)
+		if total >= 40*1024 {
+			t.Errorf("%s weighs %d bytes compressed, over 40 KB", page.name, total)
+		}
 	}
 }
