@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"fmt"
+	"net/http/httptest"
+	"regexp"
 	"testing"
 
 	"stencil/store"
@@ -29,4 +31,32 @@ func TestUsersPageRoles(t *testing.T) {
 		{name: "the API keeps its field error", method: "PATCH", path: "/user/update/role", headers: map[string]string{"Accept": "application/json", "Authorization": "Bearer " + ta.token(t, ta.root)},
 			body: fmt.Sprintf(`{"target_uid":%d,"role":"VIEWER"}`, ta.root.ID), status: 422, want: []string{`"target_uid":"is the last ROOT user`}},
 	})
+}
+
+// TestNavigationMarksTheSection: a route's pages mark Projects (routes
+// belong to a project), a template's mark Templates, once each.
+func TestNavigationMarksTheSection(t *testing.T) {
+	ta := newTestApp(t)
+	cookie, csrf := ta.signIn(t, "root")
+	current := regexp.MustCompile(`href="([^"]+)" class="nav-link-active" aria-current="page"`)
+	for path, want := range map[string]string{
+		"/web/routes/templates":        "/web/routes/templates",
+		"/web/routes/templates/create": "/web/routes/templates",
+		"/web/routes?id=nope":          "/web/projects",
+		"/web/projects":                "/web/projects",
+		"/web/users":                   "/web/users",
+	} {
+		req := httptest.NewRequest("GET", path, nil)
+		for k, v := range browser(cookie, csrf) {
+			req.Header.Set(k, v)
+		}
+		_, body := ta.do(t, req)
+		got := map[string]bool{}
+		for _, m := range current.FindAllStringSubmatch(body, -1) {
+			got[m[1]] = true
+		}
+		if len(got) != 1 || !got[want] {
+			t.Errorf("%s marks %v as current, want %s", path, got, want)
+		}
+	}
 }

@@ -58,24 +58,40 @@ func (h *Handlers) base(c *fiber.Ctx, title string) Base {
 		}
 		b.Flash = h.popFlash(c)
 	}
+	// The link whose section is the longest prefix of the path is the
+	// current one: a route's pages belong to Projects, templates' to
+	// Templates.
+	active, best := "", 0
+	for _, item := range navItems {
+		for _, section := range item.sections {
+			if strings.HasPrefix(c.Path(), section) && len(section) > best {
+				active, best = item.label, len(section)
+			}
+		}
+	}
 	for _, item := range navItems {
 		if b.User != nil && roleRank[b.User.Role] >= roleRank[item.min] || b.User == nil && item.min == "" {
-			b.Nav = append(b.Nav, NavItem{Label: item.label, Href: item.href, Active: strings.HasPrefix(c.Path(), item.section)})
+			b.Nav = append(b.Nav, NavItem{Label: item.label, Href: item.href, Active: item.label == active})
 		}
 	}
 	return b
 }
 
 // navItems are the top navigation's links, each for the roles from min up
-// ("" for everyone, signed in or not), active on the paths under section.
-var navItems = []struct{ label, href, section, min string }{
-	{"Projects", "/web/projects", "/web/project", store.RoleViewer},
-	{"Templates", "/web/routes/templates", "/web/routes", store.RoleViewer},
-	{"Vaults", "/web/vaults", "/web/vault", store.RoleAdmin},
-	{"Access tokens", "/web/pats", "/web/pats", store.RoleViewer},
-	{"Users", "/web/users", "/web/users", store.RoleRoot},
-	{"Configs", "/web/configs", "/web/configs", store.RoleRoot},
-	{"API reference", "/scalar", "/scalar", ""},
+// ("" for everyone, signed in or not), active on the paths under its
+// sections.
+var navItems = []struct {
+	label, href string
+	sections    []string
+	min         string
+}{
+	{"Projects", "/web/projects", []string{"/web/project", "/web/routes"}, store.RoleViewer},
+	{"Templates", "/web/routes/templates", []string{"/web/routes/templates"}, store.RoleViewer},
+	{"Vaults", "/web/vaults", []string{"/web/vault"}, store.RoleAdmin},
+	{"Access tokens", "/web/pats", []string{"/web/pats"}, store.RoleViewer},
+	{"Users", "/web/users", []string{"/web/users"}, store.RoleRoot},
+	{"Configs", "/web/configs", []string{"/web/configs"}, store.RoleRoot},
+	{"API reference", "/scalar", []string{"/scalar"}, ""},
 }
 
 // flash stores a message for the next page the browser shows; a request
