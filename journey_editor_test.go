@@ -18,9 +18,22 @@ func TestJourneyEditorControls(t *testing.T) {
 	blockTypes := func() string {
 		return eval[string](b, `Array.from(document.querySelectorAll("[data-block]")).map(e => e.querySelector(".badge").textContent + ":" + e.style.marginLeft).join(",")`)
 	}
-	for _, typ := range []string{"FETCH", "LOOP", "VAULT"} {
+	for i, typ := range []string{"FETCH", "LOOP", "VAULT"} {
 		b.choose("#add-block-type", typ)
 		b.click(`[data-action="add-block"]`)
+		// The new block's first field has the focus; its next is one Tab
+		// away; the type chosen stays chosen.
+		b.focusOn(fmt.Sprintf(`[data-path="flow.blocks[%d].local_name"]`, i))
+		if typ == "FETCH" {
+			b.press("\t")
+			b.focusOn(`[data-path="flow.blocks[0].ref_col"]`)
+		}
+		if got := eval[string](b, `document.getElementById("add-block-type").value`); got != typ {
+			t.Fatalf("after adding a %s block the type choice shows %s", typ, got)
+		}
+	}
+	if title := eval[string](b, `document.querySelector('[aria-label="Move block 1 down"]').title`); title != "Move block 1 down" {
+		t.Fatalf("the arrow buttons have no tooltip: %q", title)
 	}
 	// A block added after a LOOP goes into its body.
 	if got := blockTypes(); got != "FETCH:0rem,LOOP:0rem,VAULT:1.5rem" {

@@ -14,6 +14,7 @@
   var warnings = [];
   var saveMessage = ""; // the server's answer to the last save
   var dirty = false; // edits not saved yet: leaving asks first
+  var nextBlockType = data.block_types[0]; // the Add block choice, kept between adds
   var lintTimer = null;
 
   // ---------- small helpers ----------
@@ -148,7 +149,7 @@
   function button(text, onclick, opts) {
     opts = opts || {};
     return el("button", {
-      type: "button", class: opts.class || "btn-secondary", title: opts.title || null,
+      type: "button", class: opts.class || "btn-secondary", title: opts.title || opts.label || null,
       "aria-label": opts.label || null, "data-action": opts.action || null,
       onclick: function () {
         onclick();
@@ -187,6 +188,12 @@
     ]);
   }
 
+  // plural names a list by its items ("condition" → "Conditions").
+  function plural(label) {
+    var p = /s$/.test(label) ? label : label + "s";
+    return p.charAt(0).toUpperCase() + p.slice(1);
+  }
+
   // listInput edits a list at path: one row per item, with remove and add.
   function listInput(path, label, make, rowOf) {
     var list = get(path) || [];
@@ -198,7 +205,7 @@
     });
     return el("div", { class: "space-y-2", "data-path": path }, [
       el("div", { class: "flex items-center justify-between" }, [
-        el("span", { class: "label mb-0", text: label }),
+        el("span", { class: "label mb-0", text: plural(label) }),
         button("+ " + label, function () { list.push(make()); set(path, list); }, { action: "add:" + path })
       ])
     ].concat(rows, [fieldError(path)]));
@@ -209,9 +216,9 @@
       return el("div", { class: "space-y-2" }, [
         operandInput(p + ".left", "Left"),
         el("div", { class: "flex flex-wrap items-end gap-3" }, [
-          select(p + "." + kindField, kindField.replace("_", " "), kinds),
-          checkbox(p + ".not", "not"),
-          select(p + ".next", "then", data.enums.next)
+          select(p + "." + kindField, kindField === "condition_type" ? "Comparison" : "Operation", kinds),
+          checkbox(p + ".not", "Not (negate)"),
+          select(p + ".next", "Joined to the next by", data.enums.next)
         ]),
         operandInput(p + ".right", "Right")
       ]);
@@ -222,8 +229,8 @@
     return el("div", { class: "space-y-2" }, [
       el("div", { class: "flex flex-wrap items-end gap-3" }, [
         select(p + ".operation_type", "operation", data.enums.operation_type),
-        checkbox(p + ".not", "not"),
-        select(p + ".next", "then", data.enums.next)
+        checkbox(p + ".not", "Not (negate)"),
+        select(p + ".next", "Joined to the next by", data.enums.next)
       ]),
       operandInput(p + ".right", "Right")
     ]);
@@ -243,9 +250,24 @@
     ]);
   }
 
+  // Labels people read for the document's field names; any other name
+  // shows with its first letter raised and its underscores as spaces.
+  var fieldLabels = {
+    local_name: "Result name", ref_col: "Collection", ref_object: "Object to create", ref_property: "Property",
+    templatestring: "Template text", data: "Values", func: "Function", params: "Arguments", min: "From", max: "To",
+    step: "Step", source: "Source list", apply: "Apply", additional: "Extra argument", save: "Save the change",
+    set: "Set to", add: "Add", filter: "Filter", action: "When the conditions hold", fail: "Fail with",
+    key: "Vault key", template: "Email template", recipients: "Recipients", pairs: "Fields", targets: "Targets"
+  };
+  function labelOf(name) {
+    if (fieldLabels[name]) return fieldLabels[name];
+    var words = name.replace(/_/g, " ");
+    return words.charAt(0).toUpperCase() + words.slice(1);
+  }
+
   // fieldInput renders one block field from its kind.
   function fieldInput(path, f) {
-    var label = f.name.replace(/_/g, " ");
+    var label = labelOf(f.name);
     switch (f.kind) {
       case "text":
         return textInput(path, label, { mono: true, multiline: f.name === "templatestring" });
@@ -269,7 +291,7 @@
         return optional(path, label, filter, function () { return filterRow(path); });
       case "pairs":
         return listInput(path, "pair", function () { return { id: "", data: operand() }; }, function (p) {
-          return el("div", { class: "space-y-2" }, [textInput(p + ".id", "id", { mono: true }), operandInput(p + ".data", "value")]);
+          return el("div", { class: "space-y-2" }, [textInput(p + ".id", "Name", { mono: true }), operandInput(p + ".data", "Value")]);
         });
       case "update-targets":
         return listInput(path, "target", function () { return { field: "", conditions: [] }; }, function (p) {
@@ -278,18 +300,18 @@
         });
       case "simple-targets":
         return listInput(path, "target", function () { return { field: "", value: operand() }; }, function (p) {
-          return el("div", { class: "space-y-2" }, [textInput(p + ".field", "field", { mono: true }), operandInput(p + ".value", "value")]);
+          return el("div", { class: "space-y-2" }, [textInput(p + ".field", "Field", { mono: true }), operandInput(p + ".value", "Value")]);
         });
       case "fail-or-null":
-        return optional(path, "fail with", function () { return { status: 400, message: "" }; }, function () {
+        return optional(path, "Fail with", function () { return { status: 400, message: "" }; }, function () {
           var status = el("input", {
-            type: "number", class: "input w-24", "data-path": path + ".status", "aria-label": "status",
+            type: "number", class: "input w-24", "data-path": path + ".status", "aria-label": "Status",
             oninput: function (e) { get(path).status = parseInt(e.target.value, 10) || 0; changed(false); }
           });
           status.value = get(path).status;
           return el("div", { class: "flex items-end gap-2" }, [
-            el("label", {}, [el("span", { class: "label", text: "status" }), status, fieldError(path + ".status")]),
-            textInput(path + ".message", "message", { grow: true })
+            el("label", {}, [el("span", { class: "label", text: "Status" }), status, fieldError(path + ".status")]),
+            textInput(path + ".message", "Message", { grow: true })
           ]);
         });
     }
@@ -323,7 +345,7 @@
   function request() {
     var bodyAllowed = ["POST", "PUT", "PATCH"].indexOf(state.method) >= 0;
     var paramRow = function (p) {
-      return el("div", { class: "flex gap-2" }, [textInput(p + ".id", "id", { mono: true, grow: true }), select(p + ".bdtype", "type", data.enums.bdtype)]);
+      return el("div", { class: "flex gap-2" }, [textInput(p + ".id", "Name", { mono: true, grow: true }), select(p + ".bdtype", "Type", data.enums.bdtype)]);
     };
     return section("Request", [
       el("div", { class: "grid gap-4 sm:grid-cols-3" }, [
@@ -350,13 +372,13 @@
       el("p", { class: "text-xs text-slate-500", text: "Write {key} in any text field to use a variable. An empty default means the value is required." }),
       listInput("variables", "variable", function () { return { key: "", description: "", default_value: null }; }, function (p) {
         var def = el("input", {
-          class: "input font-mono", "data-path": p + ".default_value", "aria-label": "default", placeholder: "no default",
+          class: "input font-mono", "data-path": p + ".default_value", "aria-label": "Default", placeholder: "no default",
           oninput: function (e) { get(p).default_value = e.target.value === "" ? null : e.target.value; changed(false); }
         });
         def.value = get(p).default_value == null ? "" : get(p).default_value;
         return el("div", { class: "grid gap-2 sm:grid-cols-3" }, [
-          textInput(p + ".key", "key", { mono: true }), textInput(p + ".description", "description"),
-          el("label", { class: "block" }, [el("span", { class: "label", text: "default" }), def])
+          textInput(p + ".key", "Key", { mono: true }), textInput(p + ".description", "Description"),
+          el("label", { class: "block" }, [el("span", { class: "label", text: "Default" }), def])
         ]);
       })
     ], { "data-section": "variables" });
@@ -398,8 +420,11 @@
 
   function flowSection() {
     var blocks = state.flow.blocks;
-    var type = el("select", { class: "input w-48", id: "add-block-type", "aria-label": "Block type" },
-      data.block_types.map(function (t) { return el("option", { value: t, text: t }); }));
+    var type = el("select", {
+      class: "input w-48", id: "add-block-type", "aria-label": "Block type",
+      onchange: function (e) { nextBlockType = e.target.value; }
+    }, data.block_types.map(function (t) { return el("option", { value: t, text: t }); }));
+    type.value = nextBlockType;
     var add = el("button", {
       type: "button", class: "btn-primary", "data-action": "add-block",
       onclick: function () {
@@ -407,6 +432,9 @@
         var depth = last ? last.depth + (last.type === "LOOP" ? 1 : 0) : 0;
         blocks.push(newBlock(type.value, depth));
         changed(false); render();
+        // The keyboard goes on in the new block.
+        var first = formPane.querySelector('[data-block="' + (blocks.length - 1) + '"] input, [data-block="' + (blocks.length - 1) + '"] select, [data-block="' + (blocks.length - 1) + '"] textarea');
+        if (first) first.focus();
       }
     }, ["Add block"]);
     return section("Flow", [
@@ -460,7 +488,7 @@
   // ---------- rendering and saving ----------
 
   var formPane = el("div", { class: "space-y-6 lg:col-span-2" });
-  var sidePane = el("div", { class: "space-y-6" });
+  var sidePane = el("div", { class: "space-y-6 lg:sticky lg:top-4" });
 
   function renderForm() {
     var focused = document.activeElement && document.activeElement.getAttribute("data-path");
