@@ -82,6 +82,21 @@ func TestJourneyEveryPage(t *testing.T) {
 		b.audit("vault with a value revealed")
 		b.screenshot(fmt.Sprintf("vault-revealed-%d", width))
 	}
+	// "Use this template": from a global template's view to a route of a
+	// chosen project, the template's values asked first.
+	b.resize(1280, 844)
+	b.do(chromedp.Navigate(fmt.Sprintf("%s/web/routes/templates/view?id=%d", app.URL, tmpl.ID)))
+	b.waitText("Use this template")
+	b.click(`[data-testid="use-template"] button[type=submit]`)
+	b.waitText("Values for fetch_items")
+	b.fill("#var-col", "authors")
+	b.click(`#template-dialog button[type=submit]`)
+	b.waitText("Filled from template fetch_items")
+	b.click(`[data-action="save"]`)
+	b.waitText("read_authors")
+	b.waitText("Made from template fetch_items")
+	b.resize(390, 844)
+
 	// On a phone the menu opens with the keyboard: Sign out is in it.
 	b.tabTo("nav-menu")
 	b.do(chromedp.KeyEvent("\r"))

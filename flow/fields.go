@@ -1,5 +1,7 @@
 package flow
 
+import "strings"
+
 // kind is how a block field is encoded and checked.
 type kind int
 
@@ -130,6 +132,7 @@ func (b *Block) slot(name string) any {
 // FieldInfo describes one field of a block type, for documentation.
 type FieldInfo struct {
 	Name     string   `json:"name"`
+	Label    string   `json:"label"`          // what people read for it
 	Kind     string   `json:"kind"`           // text, enum, bool, operand, operand-or-null, operands, conditions, operations, filters, filter-or-null, pairs, update-targets, simple-targets, fail-or-null
 	Enum     []string `json:"enum,omitempty"` // for enum
 	Required bool     `json:"required"`       // text that must not be empty, or an operand that must be there
@@ -143,7 +146,26 @@ var kindNames = map[kind]string{kText: "text", kEnum: "enum", kBool: "bool", kOp
 func BlockFields(t string) []FieldInfo {
 	var out []FieldInfo
 	for _, f := range blockFields[t] {
-		out = append(out, FieldInfo{Name: f.name, Kind: kindNames[f.kind], Enum: f.enum, Required: f.required || f.kind == kOperand})
+		out = append(out, FieldInfo{Name: f.name, Label: fieldLabel(f.name), Kind: kindNames[f.kind], Enum: f.enum, Required: f.required || f.kind == kOperand})
 	}
 	return out
+}
+
+// fieldLabels are the names people read for block fields in the editor and
+// the outline; a field not listed reads as its name, capitalised, with
+// spaces for underscores.
+var fieldLabels = map[string]string{
+	"local_name": "Result name", "ref_col": "Collection", "ref_object": "Object to create", "ref_property": "Property",
+	"templatestring": "Template text", "data": "Values", "func": "Function", "params": "Arguments", "min": "From",
+	"max": "To", "step": "Step", "source": "Source list", "additional": "Extra argument", "save": "Save the change",
+	"set": "Set to", "filter": "Filter", "action": "When the conditions hold", "fail": "Fail with",
+	"key": "Vault key", "template": "Email template", "recipients": "Recipients", "pairs": "Fields",
+}
+
+func fieldLabel(name string) string {
+	if l, ok := fieldLabels[name]; ok {
+		return l
+	}
+	words := strings.ReplaceAll(name, "_", " ")
+	return strings.ToUpper(words[:1]) + words[1:]
 }

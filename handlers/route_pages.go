@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"html/template"
+	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -42,11 +43,13 @@ type routeView struct {
 	Route    store.StoredRoute
 	Blocks   []blockView
 	Request  template.HTML
+	Path     template.HTML
+	Outline  []outlineItem
 	CanWrite bool
 }
 
 // routeEditor renders /web/routes/create?id=: the route form, with Create
-// from Template.
+// from Template; with template_id, that template's values are asked first.
 func (h *Handlers) routeEditor(c *fiber.Ctx) error {
 	p, err := h.member(c, c.Query("id"))
 	if err != nil {
@@ -56,5 +59,18 @@ func (h *Handlers) routeEditor(c *fiber.Ctx) error {
 	doc.Normalize()
 	data := newEditorData("route", doc)
 	data.ProjectID = p.ID
+	if raw := c.Query("template_id"); raw != "" {
+		// "Use this template": the editor opens asking for its values.
+		id, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || id < 1 {
+			return &ValidationError{Fields: map[string]string{"template_id": "must be a template id"}}
+		}
+		t, err := h.templateFor(c, id, p.ID)
+		if err != nil {
+			return err
+		}
+		dto := newTemplateDTO(t)
+		data.Template = &dto
+	}
 	return h.editorPage(c, "New route in "+p.Name, "/web/routes?id="+p.ID, data)
 }

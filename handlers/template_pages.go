@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -57,16 +58,20 @@ type templateView struct {
 	Template store.RouteTemplate
 	Blocks   []blockView
 	Request  template.HTML
+	Path     template.HTML
+	Outline  []outlineItem
 	CanWrite bool
+	Projects []string // where the author may use a global template
 }
 
 // blockView is one block of a read-only flow.
 type blockView struct {
-	N      int
-	Type   string
-	Depth  int
-	Indent template.CSS  // left margin by depth
-	Fields template.HTML // the block's fields as JSON, placeholders marked
+	N       int
+	Type    string
+	Depth   int
+	Indent  template.CSS  // left margin by depth
+	Summary template.HTML // one line of its key fields, placeholders marked
+	Fields  template.HTML // the block's fields as JSON, placeholders marked
 }
 
 // blockViews renders each block's own fields as indented JSON.
@@ -79,9 +84,125 @@ func blockViews(f flow.Flow, declared map[string]bool) []blockView {
 		delete(fields, "type")
 		delete(fields, "depth")
 		out[i] = blockView{N: i + 1, Type: b.Type, Depth: b.Depth, Indent: template.CSS(fmt.Sprintf("margin-left: %.1frem", 1.5*float64(b.Depth))),
-			Fields: highlight(prettyJSON(fields, b.Type), declared)}
+			Summary: highlight(blockSummary(b.Type, fields), declared), Fields: highlight(prettyJSON(fields, b.Type), declared)}
 	}
 	return out
+}
+
+// blockSummary is one line of a block's fields for people: "Label: value"
+// for text, choices and operands, lists by their items, empty fields left
+// out, joined by " · ".
+func blockSummary(blockType string, fields map[string]json.RawMessage) string {
+	var parts []string
+	for _, f := range flow.BlockFields(blockType) {
+		raw, ok := fields[f.Name]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		var text string
+		switch f.Kind {
+		case "text", "enum":
+			_ = json.Unmarshal(raw, &text)
+		case "bool":
+			var on bool
+			if _ = json.Unmarshal(raw, &on); on {
+				text = "yes"
+			}
+		case "operand", "operand-or-null":
+			var o flow.Operand
+			_ = json.Unmarshal(raw, &o)
+			text = operandText(o)
+		case "operands":
+			var ops []flow.Operand
+			_ = json.Unmarshal(raw, &ops)
+			var names []string
+			for _, o := range ops {
+				names = append(names, operandText(o))
+			}
+			text = strings.Join(names, ", ")
+		case "conditions":
+			var cs []flow.Condition
+			_ = json.Unmarshal(raw, &cs)
+			var b strings.Builder
+			for i, c := range cs {
+				if c.Not {
+					b.WriteString("not ")
+				}
+				b.WriteString(operandText(c.Left) + " " + c.ConditionType + " " + operandText(c.Right))
+				if c.Next != "NONE" && i < len(cs)-1 {
+					b.WriteString(" " + c.Next + " ")
+				}
+			}
+			text = b.String()
+		case "pairs":
+			var ps []flow.Pair
+			_ = json.Unmarshal(raw, &ps)
+			var names []string
+			for _, p := range ps {
+				names = append(names, p.ID+" = "+operandText(p.Data))
+			}
+			text = strings.Join(names, ", ")
+		case "fail-or-null":
+			var fail flow.Fail
+			_ = json.Unmarshal(raw, &fail)
+			text = fmt.Sprintf("%d %q", fail.Status, fail.Message)
+		default: // operations, filters, targets: counted; a single filter: set
+			var items []json.RawMessage
+			if err := json.Unmarshal(raw, &items); err != nil {
+				text = "set"
+			} else if len(items) > 0 {
+				text = fmt.Sprintf("%d", len(items))
+			}
+		}
+		if text != "" {
+			parts = append(parts, f.Label+": "+text)
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// operandText shows an operand: a variable by its name, a literal quoted.
+func operandText(o flow.Operand) string {
+	if o.RefVar {
+		return o.Data
+	}
+	return fmt.Sprintf("%q", o.Data)
+}
+
+// outlineItem is one line of a request's outline.
+type outlineItem struct {
+	Label string
+	Value template.HTML
+}
+
+// requestOutline is a request for people: its id, who may call it, its
+// URL parameters and its body fields, placeholders marked.
+func requestOutline(t flow.Template, declared map[string]bool) []outlineItem {
+	params := func(ps []flow.Param) string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.ID+" ("+p.BDType+")")
+		}
+		if len(out) == 0 {
+			return "none"
+		}
+		return strings.Join(out, ", ")
+	}
+	auth := "anyone"
+	if t.AuthJWT.Active {
+		auth = "a valid JWT; the caller is " + t.AuthJWT.Field + " in " + t.AuthJWT.RefCol
+	}
+	items := []outlineItem{
+		{"Route id", highlight(t.RouteID, declared)},
+		{"Who may call", highlight(auth, declared)},
+	}
+	if len(t.Params.Pairs) > 0 {
+		items = append(items, outlineItem{"URL parameters", highlight(params(t.Params.Pairs)+", joined by "+strconv.Quote(t.Params.Delimiter), declared)})
+	}
+	if len(t.Body) > 0 {
+		items = append(items, outlineItem{"Body fields", highlight(params(t.Body), declared)})
+	}
+	return items
 }
 
 // requestHTML renders the request definition (id, path, auth, params, body).
@@ -153,6 +274,7 @@ type editorData struct {
 	Doc        any                         `json:"doc"`
 	Projects   []string                    `json:"projects,omitempty"`
 	ProjectID  string                      `json:"project_id,omitempty"`
+	Template   *templateDTO                `json:"template,omitempty"` // route mode: start from it
 	Enums      map[string][]string         `json:"enums"`
 	BlockTypes []string                    `json:"block_types"`
 	Blocks     map[string][]flow.FieldInfo `json:"blocks"`

@@ -54,6 +54,7 @@ func sampleViews() map[string]sample {
 		"errors/fragment":    {view: errView},
 		"partials/nav":       {view: base},
 		"partials/nav_links": {view: base},
+		"partials/request":   {view: map[string]any{"Method": "GET", "Path": template.HTML("/x"), "Outline": []outlineItem{{"Route id", "r"}}, "Raw": template.HTML("{}")}},
 		"users/role":         {view: userRoleView{User: user, Roles: roles, Error: "The last ROOT account must stay ROOT."}},
 		"partials/nav_user":  {view: base},
 		"partials/flash":     {view: base.Flash},

@@ -250,24 +250,9 @@
     ]);
   }
 
-  // Labels people read for the document's field names; any other name
-  // shows with its first letter raised and its underscores as spaces.
-  var fieldLabels = {
-    local_name: "Result name", ref_col: "Collection", ref_object: "Object to create", ref_property: "Property",
-    templatestring: "Template text", data: "Values", func: "Function", params: "Arguments", min: "From", max: "To",
-    step: "Step", source: "Source list", apply: "Apply", additional: "Extra argument", save: "Save the change",
-    set: "Set to", add: "Add", filter: "Filter", action: "When the conditions hold", fail: "Fail with",
-    key: "Vault key", template: "Email template", recipients: "Recipients", pairs: "Fields", targets: "Targets"
-  };
-  function labelOf(name) {
-    if (fieldLabels[name]) return fieldLabels[name];
-    var words = name.replace(/_/g, " ");
-    return words.charAt(0).toUpperCase() + words.slice(1);
-  }
-
   // fieldInput renders one block field from its kind.
   function fieldInput(path, f) {
-    var label = labelOf(f.name);
+    var label = f.label;
     switch (f.kind) {
       case "text":
         return textInput(path, label, { mono: true, multiline: f.name === "templatestring" });
@@ -693,4 +678,6 @@
   sidePane.append(lintPanel(), rawPanel());
   render();
   if (isTemplate) lint();
+  // "Use this template" opens the route editor asking for its values.
+  if (!isTemplate && data.template) askValues(data.template);
 })();
