@@ -64,6 +64,7 @@ func TestJourneyEveryPage(t *testing.T) {
 		{"routes", "/web/routes?id=shop", "read_books"},
 		{"route", "/web/routes/view?project_id=shop&route_id=read_books", "read_books"},
 		{"route-new", "/web/routes/create?id=shop", "New route in Shop"},
+		{"route-edit", "/web/routes/edit?project_id=shop&route_id=read_books", "Edit route read_books"},
 		{"not-found", "/web/nowhere", "Not Found"},
 	}
 	for _, width := range []int64{1280, 390} {
@@ -95,6 +96,15 @@ func TestJourneyEveryPage(t *testing.T) {
 	b.click(`[data-action="save"]`)
 	b.waitText("read_authors")
 	b.waitText("Made from template fetch_items")
+	// Routes are edited in the same editor.
+	b.click(`a[href^="/web/routes/edit"]`)
+	b.waitText("Edit route read_authors")
+	b.fill(`[data-path="route_path"]`, "/authors/all")
+	b.click(`[data-action="save"]`)
+	b.waitText("/authors/all")
+	if !strings.Contains(eval[string](b, "location.href"), "/web/routes/view") {
+		t.Fatalf("saving a route lands on %s", eval[string](b, "location.href"))
+	}
 	b.resize(390, 844)
 
 	// On a phone the menu opens with the keyboard: Sign out is in it.

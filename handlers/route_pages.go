@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"html/template"
+	"net/url"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -73,4 +74,24 @@ func (h *Handlers) routeEditor(c *fiber.Ctx) error {
 		data.Template = &dto
 	}
 	return h.editorPage(c, "New route in "+p.Name, "/web/routes?id="+p.ID, data)
+}
+
+// routeEditPage renders /web/routes/edit?project_id=&route_id=: the route
+// in the editor; saving updates it (PATCH /route/update).
+func (h *Handlers) routeEditPage(c *fiber.Ctx) error {
+	var q routeKeyQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	p, err := h.member(c, q.ProjectID)
+	if err != nil {
+		return err
+	}
+	r, err := h.store.Route(c.UserContext(), q.ProjectID, q.RouteID)
+	if err != nil {
+		return err
+	}
+	data := newEditorData("route", r.Route)
+	data.ProjectID, data.RouteID = p.ID, r.RouteID
+	return h.editorPage(c, "Edit route "+r.RouteID, "/web/routes/view?project_id="+url.QueryEscape(p.ID)+"&route_id="+url.QueryEscape(r.RouteID), data)
 }

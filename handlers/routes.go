@@ -106,6 +106,7 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/web/routes", signedIn, h.routesIndex)
 	app.Get("/web/routes/view", signedIn, h.routeShow)
 	app.Get("/web/routes/create", author, h.routeEditor)
+	app.Get("/web/routes/edit", author, h.routeEditPage)
 
 	// Metrics (ROOT; or, with METRICS_ADDR, on a listener of their own).
 	app.Get("/metrics", root, h.metricsShow)

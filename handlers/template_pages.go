@@ -275,6 +275,7 @@ type editorData struct {
 	Projects   []string                    `json:"projects,omitempty"`
 	ProjectID  string                      `json:"project_id,omitempty"`
 	Template   *templateDTO                `json:"template,omitempty"` // route mode: start from it
+	RouteID    string                      `json:"route_id,omitempty"` // route mode: the route being edited
 	Enums      map[string][]string         `json:"enums"`
 	BlockTypes []string                    `json:"block_types"`
 	Blocks     map[string][]flow.FieldInfo `json:"blocks"`

@@ -507,9 +507,9 @@
     lintTimer = setTimeout(lint, 300);
   }
 
-  function post(url, body) {
+  function post(url, body, method) {
     return fetch(url, {
-      method: "POST", credentials: "same-origin",
+      method: method || "POST", credentials: "same-origin",
       headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": csrf },
       body: JSON.stringify(body)
     }).then(function (r) { return r.json(); });
@@ -529,6 +529,7 @@
       onclick: function () {
         status.textContent = "Saving…";
         var call = isTemplate ? post("/route/template/create", state)
+          : data.route_id ? post("/route/update", { project_id: data.project_id, route_id: data.route_id, route: state }, "PATCH")
           : post("/route/create", { project_id: data.project_id, route: state, template_id: state.template ? state.template.id : undefined });
         call.then(function (env) {
           if (env.status === 200 || env.status === 201) {
@@ -547,7 +548,7 @@
           if (first) first.scrollIntoView({ block: "center" });
         });
       }
-    }, [isTemplate ? "Save template" : "Create route"]);
+    }, [isTemplate ? "Save template" : data.route_id ? "Save route" : "Create route"]);
     return el("div", { class: "flex items-center gap-3" }, [save, status]);
   }
 
