@@ -114,14 +114,32 @@ func newBrowser(t *testing.T) *browser {
 	return b
 }
 
-// do performs actions with a time limit, failing the test on error.
+// do performs actions with a time limit, failing the test on error. An
+// action that met a node of a document just replaced (chromedp resolves
+// nodes from its copy of the DOM, which a navigation or swap can outdate for
+// a moment) is tried again, up to three times: it acted on nothing.
 func (b *browser) do(actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
+	var err error
+	for attempt := 0; attempt < 4; attempt++ {
+		ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+		err = chromedp.Do(ctx, actions...)
+		cancel()
+		if err == nil || !staleNode(err) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
 		b.t.Fatalf("browser: %v", err)
 	}
+}
+
+// staleNode tells an error about a node id the page no longer has.
+func staleNode(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Could not find node with given id") || strings.Contains(msg, "No node with given id") ||
+		strings.Contains(msg, "does not belong to the document")
 }
 
 // eval evaluates a JavaScript expression on the page.
