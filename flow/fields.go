@@ -59,6 +59,11 @@ var blockFields = map[string][]field{
 		{name: "conditions", kind: kConditions}},
 }
 
+// Field returns a pointer to the Go field that holds field name of a block
+// of b's type (a *string, *bool, **Operand, *[]Condition …), for readers
+// that walk BlockFields.
+func (b *Block) Field(name string) any { return b.slot(name) }
+
 // slot returns a pointer to the Go field that holds field name of a block of
 // b's type.
 func (b *Block) slot(name string) any {

@@ -125,8 +125,7 @@ func (h *Handlers) routeShow(c *fiber.Ctx) error {
 		return err
 	}
 	req := flow.Template{RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT, Params: r.Params, Body: r.Body}
-	view := routeView{Base: h.base(c, r.RouteID), Route: r, Blocks: blockViews(r.Flow, nil), Request: requestHTML(req, nil),
-		Path: highlight(r.RoutePath, nil), Outline: requestOutline(req, nil),
+	view := routeView{Base: h.base(c, r.RouteID), Route: r, Blocks: blockViews(r.Flow, nil), Request: newRequestView(req, nil),
 		CanWrite: roleRank[current(c).User.Role] >= roleRank[store.RoleAuthor]}
 	return h.respond(c, Reply{Data: newRouteDTO(r), Page: "routes/view", View: view})
 }

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"html/template"
 	"net/url"
 	"strconv"
 
@@ -43,9 +42,7 @@ type routeView struct {
 	Base
 	Route    store.StoredRoute
 	Blocks   []blockView
-	Request  template.HTML
-	Path     template.HTML
-	Outline  []outlineItem
+	Request  requestView
 	CanWrite bool
 }
 

@@ -57,9 +57,7 @@ type templateView struct {
 	Base
 	Template store.RouteTemplate
 	Blocks   []blockView
-	Request  template.HTML
-	Path     template.HTML
-	Outline  []outlineItem
+	Request  requestView
 	CanWrite bool
 	Projects []string // where the author may use a global template
 }
@@ -84,7 +82,7 @@ func blockViews(f flow.Flow, declared map[string]bool) []blockView {
 		delete(fields, "type")
 		delete(fields, "depth")
 		out[i] = blockView{N: i + 1, Type: b.Type, Depth: b.Depth, Indent: template.CSS(fmt.Sprintf("margin-left: %.1frem", 1.5*float64(b.Depth))),
-			Summary: highlight(blockSummary(b.Type, fields), declared), Fields: highlight(prettyJSON(fields, b.Type), declared)}
+			Summary: highlight(blockSummary(b), declared), Fields: highlight(prettyJSON(fields, b.Type), declared)}
 	}
 	return out
 }
@@ -92,73 +90,75 @@ func blockViews(f flow.Flow, declared map[string]bool) []blockView {
 // blockSummary is one line of a block's fields for people: "Label: value"
 // for text, choices and operands, lists by their items, empty fields left
 // out, joined by " · ".
-func blockSummary(blockType string, fields map[string]json.RawMessage) string {
+func blockSummary(b flow.Block) string {
 	var parts []string
-	for _, f := range flow.BlockFields(blockType) {
-		raw, ok := fields[f.Name]
-		if !ok || string(raw) == "null" {
-			continue
-		}
+	for _, f := range flow.BlockFields(b.Type) {
 		var text string
-		switch f.Kind {
-		case "text", "enum":
-			_ = json.Unmarshal(raw, &text)
-		case "bool":
-			var on bool
-			if _ = json.Unmarshal(raw, &on); on {
+		switch v := b.Field(f.Name).(type) {
+		case *string:
+			text = *v
+		case *bool:
+			if *v {
 				text = "yes"
 			}
-		case "operand", "operand-or-null":
-			var o flow.Operand
-			_ = json.Unmarshal(raw, &o)
-			text = operandText(o)
-		case "operands":
-			var ops []flow.Operand
-			_ = json.Unmarshal(raw, &ops)
-			var names []string
-			for _, o := range ops {
-				names = append(names, operandText(o))
+		case **flow.Operand:
+			if *v != nil {
+				text = operandText(**v)
+			}
+		case *[]flow.Operand:
+			names := make([]string, len(*v))
+			for i, o := range *v {
+				names[i] = operandText(o)
 			}
 			text = strings.Join(names, ", ")
-		case "conditions":
-			var cs []flow.Condition
-			_ = json.Unmarshal(raw, &cs)
-			var b strings.Builder
-			for i, c := range cs {
+		case *[]flow.Condition:
+			var w strings.Builder
+			for i, c := range *v {
 				if c.Not {
-					b.WriteString("not ")
+					w.WriteString("not ")
 				}
-				b.WriteString(operandText(c.Left) + " " + c.ConditionType + " " + operandText(c.Right))
-				if c.Next != "NONE" && i < len(cs)-1 {
-					b.WriteString(" " + c.Next + " ")
+				w.WriteString(operandText(c.Left) + " " + c.ConditionType + " " + operandText(c.Right))
+				if c.Next != "NONE" && i < len(*v)-1 {
+					w.WriteString(" " + c.Next + " ")
 				}
 			}
-			text = b.String()
-		case "pairs":
-			var ps []flow.Pair
-			_ = json.Unmarshal(raw, &ps)
-			var names []string
-			for _, p := range ps {
-				names = append(names, p.ID+" = "+operandText(p.Data))
+			text = w.String()
+		case *[]flow.Pair:
+			names := make([]string, len(*v))
+			for i, p := range *v {
+				names[i] = p.ID + " = " + operandText(p.Data)
 			}
 			text = strings.Join(names, ", ")
-		case "fail-or-null":
-			var fail flow.Fail
-			_ = json.Unmarshal(raw, &fail)
-			text = fmt.Sprintf("%d %q", fail.Status, fail.Message)
-		default: // operations, filters, targets: counted; a single filter: set
-			var items []json.RawMessage
-			if err := json.Unmarshal(raw, &items); err != nil {
-				text = "set"
-			} else if len(items) > 0 {
-				text = fmt.Sprintf("%d", len(items))
+		case **flow.Fail:
+			if *v != nil {
+				text = fmt.Sprintf("%d %q", (*v).Status, (*v).Message)
 			}
+		case **flow.Filter:
+			if *v != nil {
+				text = "set"
+			}
+		case *[]flow.Operation:
+			text = count(len(*v))
+		case *[]flow.Filter:
+			text = count(len(*v))
+		case *[]flow.UpdateTarget:
+			text = count(len(*v))
+		case *[]flow.SimpleTarget:
+			text = count(len(*v))
 		}
 		if text != "" {
 			parts = append(parts, f.Label+": "+text)
 		}
 	}
 	return strings.Join(parts, " · ")
+}
+
+// count shows how many items a list holds; none shows nothing.
+func count(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
 }
 
 // operandText shows an operand: a variable by its name, a literal quoted.
@@ -169,22 +169,30 @@ func operandText(o flow.Operand) string {
 	return fmt.Sprintf("%q", o.Data)
 }
 
+// requestView is a request as the template and route pages show it: the
+// method and path, an outline for people and the JSON behind a disclosure,
+// placeholders marked.
+type requestView struct {
+	Method  string
+	Path    template.HTML
+	Outline []outlineItem
+	Raw     template.HTML
+}
+
 // outlineItem is one line of a request's outline.
 type outlineItem struct {
 	Label string
 	Value template.HTML
 }
 
-// requestOutline is a request for people: its id, who may call it, its
-// URL parameters and its body fields, placeholders marked.
-func requestOutline(t flow.Template, declared map[string]bool) []outlineItem {
+// newRequestView shows t's request: its id, who may call it, its URL
+// parameters and its body fields. With no declared map (a route), nothing
+// is marked.
+func newRequestView(t flow.Template, declared map[string]bool) requestView {
 	params := func(ps []flow.Param) string {
-		var out []string
-		for _, p := range ps {
-			out = append(out, p.ID+" ("+p.BDType+")")
-		}
-		if len(out) == 0 {
-			return "none"
+		out := make([]string, len(ps))
+		for i, p := range ps {
+			out[i] = p.ID + " (" + p.BDType + ")"
 		}
 		return strings.Join(out, ", ")
 	}
@@ -202,13 +210,8 @@ func requestOutline(t flow.Template, declared map[string]bool) []outlineItem {
 	if len(t.Body) > 0 {
 		items = append(items, outlineItem{"Body fields", highlight(params(t.Body), declared)})
 	}
-	return items
-}
-
-// requestHTML renders the request definition (id, path, auth, params, body).
-func requestHTML(t flow.Template, declared map[string]bool) template.HTML {
 	parts := map[string]any{"route_id": t.RouteID, "route_path": t.RoutePath, "method": t.Method, "auth_jwt": t.AuthJWT, "params": t.Params, "body": t.Body}
-	return highlight(prettyJSON(parts, ""), declared)
+	return requestView{Method: t.Method, Path: highlight(t.RoutePath, declared), Outline: items, Raw: highlight(prettyJSON(parts, ""), declared)}
 }
 
 // prettyJSON writes v indented; a block's fields in the order of its type.

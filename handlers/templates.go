@@ -224,8 +224,7 @@ func (h *Handlers) templateShow(c *fiber.Ctx) error {
 		declared[v.Key] = true
 	}
 	view := templateView{Base: h.base(c, t.Name), Template: t, CanWrite: roleRank[current(c).User.Role] >= roleRank[store.RoleAuthor],
-		Blocks: blockViews(t.Flow, declared), Request: requestHTML(t.Template, declared),
-		Path: highlight(t.RoutePath, declared), Outline: requestOutline(t.Template, declared)}
+		Blocks: blockViews(t.Flow, declared), Request: newRequestView(t.Template, declared)}
 	if view.CanWrite && t.ProjectID == nil && representationOf(c) != asJSON {
 		if view.Projects, err = h.store.MemberProjects(c.UserContext(), current(c).User.ID); err != nil {
 			return err
