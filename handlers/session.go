@@ -201,17 +201,22 @@ func (h *Handlers) setupShow(c *fiber.Ctx) error {
 		}
 		return h.respond(c, Reply{Redirect: "/web/login"})
 	}
+	return h.respond(c, Reply{Page: "session/setup", View: h.newSetupView(c)})
+}
+
+// newSetupView is the first-run page's view: no account exists yet, so the
+// layout offers no sign-in.
+func (h *Handlers) newSetupView(c *fiber.Ctx) setupView {
 	view := setupView{Base: h.base(c, "Set up Stencil")}
 	view.Setup = true
-	return h.respond(c, Reply{Page: "session/setup", View: view})
+	return view
 }
 
 // setupCreate creates the first ROOT account and signs it in; once any user
 // exists it refuses.
 func (h *Handlers) setupCreate(c *fiber.Ctx) error {
 	page := func() (Reply, *Form, error) {
-		view := setupView{Base: h.base(c, "Set up Stencil")}
-		view.Setup = true
+		view := h.newSetupView(c)
 		return Reply{Page: "session/setup", Fragment: "session/setup_form", View: &view}, &view.Form, nil
 	}
 	var in setupInput

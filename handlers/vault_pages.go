@@ -33,8 +33,7 @@ func (h *Handlers) vaultProjects(c *fiber.Ctx) error {
 type vaultView struct {
 	Base
 	Project store.Project
-	Entries []store.VaultEntry // without values: the page never holds one
-	Rows    []vaultRowView
+	Rows    []vaultRowView // entries without values: the page never holds one
 	Pager   Pager
 	Form    Form   // the create form
 	Self    string // the table's own URL (filter and page), to reload it in place
@@ -50,9 +49,9 @@ func (h *Handlers) vaultIndex(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	dtos := make([]vaultEntryDTO, len(view.Entries))
-	for i, e := range view.Entries {
-		dtos[i] = newVaultEntryDTO(e, nil)
+	dtos := make([]vaultEntryDTO, len(view.Rows))
+	for i, r := range view.Rows {
+		dtos[i] = newVaultEntryDTO(r.Entry, nil)
 	}
 	return h.respond(c, Reply{Data: dtos, Amount: &view.Pager.Total, Page: "vault/index", View: view})
 }
@@ -78,7 +77,7 @@ func (h *Handlers) vaultPage(c *fiber.Ctx, project string, page store.Page) (vau
 	for i, e := range entries {
 		rows[i] = newVaultRow(e)
 	}
-	return vaultView{Base: h.base(c, "Vault · "+p.Name), Project: p, Entries: entries, Rows: rows, Pager: newPager(c, page, len(entries), total), Self: self}, nil
+	return vaultView{Base: h.base(c, "Vault · "+p.Name), Project: p, Rows: rows, Pager: newPager(c, page, len(entries), total), Self: self}, nil
 }
 
 type vaultRowView struct {

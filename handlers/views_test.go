@@ -37,7 +37,7 @@ func sampleViews() map[string]sample {
 	configs := configsView{Base: base, Configs: []store.Config{{Key: "site.name", Value: "Stencil"}}, Pager: pager, Form: form}
 	login := loginView{Base: base, Form: form, Message: "Error: nope", Next: "/web/pats"}
 	entry := store.VaultEntry{ProjectID: "shop", Key: "API_KEY", UpdatedAt: now}
-	vault := vaultView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Entries: []store.VaultEntry{entry}, Rows: []vaultRowView{newVaultRow(entry)}, Pager: pager, Form: form}
+	vault := vaultView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Rows: []vaultRowView{newVaultRow(entry)}, Pager: pager, Form: form}
 	row := newVaultRow(entry)
 	row.Editing, row.Form = true, form
 	revealed := vaultEntryView{Base: base, Entry: entry, Value: "s3cret"}

@@ -39,8 +39,13 @@ const vaultColumns = "project_id, key, key_id, sealed, created_at, updated_at, c
 
 func scanVaultEntry(row pgx.Row) (VaultEntry, error) {
 	var e VaultEntry
-	err := row.Scan(&e.ProjectID, &e.Key, &e.KeyID, &e.Sealed, &e.CreatedAt, &e.UpdatedAt, &e.CreatedBy, &e.UpdatedBy)
+	err := row.Scan(e.columns()...)
 	return e, translate(err)
+}
+
+// columns are the scan destinations of vaultColumns, in order.
+func (e *VaultEntry) columns() []any {
+	return []any{&e.ProjectID, &e.Key, &e.KeyID, &e.Sealed, &e.CreatedAt, &e.UpdatedAt, &e.CreatedBy, &e.UpdatedBy}
 }
 
 // logAccess writes one access-log row for the entry ev names.
@@ -133,7 +138,7 @@ func (s *Store) ListVaultEntries(ctx context.Context, project string, p Page, re
 	var total int
 	entries, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (VaultEntry, error) {
 		var e VaultEntry
-		err := r.Scan(&total, &e.ProjectID, &e.Key, &e.KeyID, &e.Sealed, &e.CreatedAt, &e.UpdatedAt, &e.CreatedBy, &e.UpdatedBy)
+		err := r.Scan(append([]any{&total}, e.columns()...)...)
 		return e, err
 	})
 	if err == nil && len(entries) == 0 && p.Offset > 0 {
