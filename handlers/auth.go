@@ -92,7 +92,7 @@ func (h *Handlers) resolvePrincipal(c *fiber.Ctx) (*principal, error) {
 		return nil, nil
 	}
 	caller, err := h.store.Caller(ctx, q)
-	if errors.Is(err, store.ErrNotFound) || err == nil && h.sessions.GetInt(ctx, sessionVersionKey) != caller.User.CredentialVersion {
+	if errors.Is(err, store.ErrNotFound) || err == nil && h.sessions.GetInt64(ctx, sessionVersionKey) != int64(caller.User.CredentialVersion) {
 		// The account was deleted, or its password changed since this
 		// session signed in: the session no longer signs anyone in.
 		h.sessions.Remove(ctx, sessionUserKey)
@@ -217,6 +217,6 @@ func (h *Handlers) signIn(c *fiber.Ctx, user store.User) error {
 		return err
 	}
 	h.sessions.Put(ctx, sessionUserKey, user.ID)
-	h.sessions.Put(ctx, sessionVersionKey, user.CredentialVersion)
+	h.sessions.Put(ctx, sessionVersionKey, int64(user.CredentialVersion))
 	return nil
 }

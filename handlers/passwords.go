@@ -120,7 +120,7 @@ func (h *Handlers) passwordUpdate(c *fiber.Ctx) error {
 		if err := h.sessions.RenewToken(c.UserContext()); err != nil {
 			return err
 		}
-		h.sessions.Put(c.UserContext(), sessionVersionKey, version)
+		h.sessions.Put(c.UserContext(), sessionVersionKey, int64(version))
 	}
 	h.flash(c, "success", "Password changed. Other sessions of "+target.Username+" are signed out.")
 	return h.respond(c, Reply{Message: "Password changed", Redirect: "/web/account"})

@@ -68,41 +68,29 @@ func unchanged(seen *seenSession, token string, b []byte, expiry time.Time) bool
 	return seen != nil && seen.token == token && bytes.Equal(seen.data, b) && expiry.Sub(seen.expiry) < time.Minute
 }
 
-// SessionCodec encodes sessions for scs as JSON, strings, ints and int64s
-// apart (the only kinds of value the handlers keep): decoding is cheap, and
-// since encoding/json writes map keys in order, the same session always
-// makes the same bytes.
+// SessionCodec encodes sessions for scs as JSON, strings and int64s apart
+// (the only kinds of value the handlers keep): decoding is cheap, and since
+// encoding/json writes map keys in order, the same session always makes the
+// same bytes.
 type SessionCodec struct{}
 
 type sessionJSON struct {
 	Deadline time.Time         `json:"deadline"`
 	Strings  map[string]string `json:"s,omitempty"`
-	Ints     map[string]int    `json:"n,omitempty"`
-	Int64s   map[string]int64  `json:"i,omitempty"`
+	Ints     map[string]int64  `json:"i,omitempty"`
 }
 
 // Encode encodes a session's deadline and values.
 func (SessionCodec) Encode(deadline time.Time, values map[string]any) ([]byte, error) {
-	s := sessionJSON{Deadline: deadline}
+	s := sessionJSON{Deadline: deadline, Strings: map[string]string{}, Ints: map[string]int64{}}
 	for k, v := range values {
 		switch v := v.(type) {
 		case string:
-			if s.Strings == nil {
-				s.Strings = map[string]string{}
-			}
 			s.Strings[k] = v
-		case int:
-			if s.Ints == nil {
-				s.Ints = map[string]int{}
-			}
-			s.Ints[k] = v
 		case int64:
-			if s.Int64s == nil {
-				s.Int64s = map[string]int64{}
-			}
-			s.Int64s[k] = v
+			s.Ints[k] = v
 		default:
-			return nil, fmt.Errorf("session value %q is a %T: only strings, ints and int64s are kept", k, v)
+			return nil, fmt.Errorf("session value %q is a %T: only strings and int64s are kept", k, v)
 		}
 	}
 	return json.Marshal(s)
@@ -114,14 +102,11 @@ func (SessionCodec) Decode(b []byte) (time.Time, map[string]any, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return time.Time{}, nil, errors.New("session data does not decode")
 	}
-	values := make(map[string]any, len(s.Strings)+len(s.Ints)+len(s.Int64s))
+	values := make(map[string]any, len(s.Strings)+len(s.Ints))
 	for k, v := range s.Strings {
 		values[k] = v
 	}
 	for k, v := range s.Ints {
-		values[k] = v
-	}
-	for k, v := range s.Int64s {
 		values[k] = v
 	}
 	return s.Deadline, values, nil

@@ -12,7 +12,7 @@ import (
 func TestSessionCodec(t *testing.T) {
 	var codec store.SessionCodec
 	deadline := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	values := map[string]any{"uid": int64(7), "cv": 2, "csrf": "tok", "flash_kind": "success", "flash_text": "Saved <b>"}
+	values := map[string]any{"uid": int64(7), "cv": int64(2), "csrf": "tok", "flash_kind": "success", "flash_text": "Saved <b>"}
 	b, err := codec.Encode(deadline, values)
 	if err != nil {
 		t.Fatal(err)
