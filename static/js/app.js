@@ -124,14 +124,15 @@
   document.addEventListener("htmx:afterSettle", ageMessages);
   document.addEventListener("DOMContentLoaded", ageMessages);
 
-  // Focus after a swap: a field the answer marks (data-focus-now, say the
-  // field in error) or else the first element found of the sender's
-  // data-focus-after ("selector || fallback"), so that the keyboard goes on
-  // from where the change happened instead of the top of the page.
-  // A swap that takes away the focused element without saying where it goes
-  // (a table reloaded after a change) gives the focus back to the element
-  // of the same id or label in the new content. Swaps may overlap, so what
-  // each one asks travels with its own request.
+  // Focus after a swap, so that the keyboard goes on from where the change
+  // happened instead of the top of the page: a field the answer marks
+  // (data-focus-now, say the field in error), else the first element found of
+  // the sender's data-focus-after ("selector || fallback"), else — when the
+  // swap took the focused element away (a table reloaded after a change) —
+  // the element of the same id or label in the new content. The focus moves
+  // once the content is settled (htmx has wired its controls by then); what a
+  // sender asks waits for the next settle, since a row saved and then
+  // reloaded with its table settles only as the table.
   var lastFocus = null;
   document.addEventListener("focusin", function (evt) {
     var el = evt.target;
@@ -143,21 +144,12 @@
       lastFocus = null;
     }
   });
-  document.addEventListener("htmx:beforeSwap", function (evt) {
-    var elt = evt.detail.requestConfig ? evt.detail.requestConfig.elt : evt.detail.elt;
-    var from = elt && elt.closest ? elt.closest("[data-focus-after]") : null;
-    if (evt.detail.xhr) {
-      evt.detail.xhr.focusAfter = from ? from.getAttribute("data-focus-after") : null;
-    }
-  });
-  // The focus moves once the new content is settled (htmx has wired its
-  // controls by then). What a swap asks is kept until some swap settles: a
-  // row saved and then reloaded with its table settles only as the table.
   var pending = null;
   document.addEventListener("htmx:afterSwap", function (evt) {
-    if (evt.detail.xhr && evt.detail.xhr.focusAfter) {
-      pending = evt.detail.xhr.focusAfter;
-      evt.detail.xhr.focusAfter = null;
+    var elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
+    var from = elt && elt.closest ? elt.closest("[data-focus-after]") : null;
+    if (from) {
+      pending = from.getAttribute("data-focus-after");
     }
   });
   document.addEventListener("htmx:afterSettle", function (evt) {
