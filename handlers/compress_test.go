@@ -93,6 +93,21 @@ func TestAnswersAreCompressed(t *testing.T) {
 			t.Errorf("%s: a vault value must go uncompressed: %d %q %s", path, resp.StatusCode, resp.Header.Get("Content-Encoding"), raw)
 		}
 	}
+	for _, c := range []struct{ path, body, secret string }{
+		{"/user/login", `{"auth_data":"keeper","password":"` + testPassword + `"}`, `"jwt":"`},
+		{"/pat/create", `{"name":"ci"}`, `"token":"stp_`},
+	} {
+		req := jsonRequest("POST", c.path, c.body, merge(h, map[string]string{"Accept-Encoding": "br, gzip"}))
+		resp, err := ta.app.Test(req, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode >= 300 || resp.Header.Get("Content-Encoding") != "" || !strings.Contains(string(raw), c.secret) {
+			t.Errorf("%s: a new token must go uncompressed: %d %q %s", c.path, resp.StatusCode, resp.Header.Get("Content-Encoding"), raw)
+		}
+	}
 }
 
 // TestStaticLifetimes: a file linked by its content hash is kept a year;
