@@ -55,21 +55,20 @@ func TestJourneyIdentity(t *testing.T) {
 	roleOf := func(username string) string {
 		return "#" + eval[string](b, fmt.Sprintf(`Array.from(document.querySelectorAll("label")).find(l => l.textContent === "Role of %s").htmlFor`, username))
 	}
-	founderRole := roleOf("founder")
-	b.choose(founderRole, "VIEWER")
-	b.click(founderRole + " ~ button[type=submit]")
-	b.waitText("The last ROOT account must stay ROOT")
-	if got := eval[string](b, fmt.Sprintf(`document.querySelector(%q).value`, founderRole)); got != "ROOT" {
-		t.Fatalf("after the refusal the role shows %q", got)
+	// saveRole picks role for username, saves, waits for said and checks
+	// the role then shown; it returns the role field's selector.
+	saveRole := func(username, role, said, shown string) string {
+		sel := roleOf(username)
+		b.choose(sel, role)
+		b.click(sel + " ~ button[type=submit]")
+		b.waitText(said)
+		if got := eval[string](b, fmt.Sprintf(`document.querySelector(%q).value`, sel)); got != shown {
+			t.Fatalf("after saving %s for %s the role shows %q, want %q", role, username, got, shown)
+		}
+		return sel
 	}
-	b.focusOn(founderRole)
-	graceRole := roleOf("grace")
-	b.choose(graceRole, "ADMIN")
-	b.click(graceRole + " ~ button[type=submit]")
-	b.waitText("Role of grace is now ADMIN.")
-	if got := eval[string](b, fmt.Sprintf(`document.querySelector(%q).value`, graceRole)); got != "ADMIN" {
-		t.Fatalf("after the change the role shows %q", got)
-	}
+	b.focusOn(saveRole("founder", "VIEWER", "The last ROOT account must stay ROOT", "ROOT"))
+	saveRole("grace", "ADMIN", "Role of grace is now ADMIN.", "ADMIN")
 	b.mu.Lock()
 	asked := strings.Join(b.dialogs, " | ")
 	b.mu.Unlock()
