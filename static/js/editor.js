@@ -153,10 +153,10 @@
       "aria-label": opts.label || null, "data-action": opts.action || null,
       onclick: function () {
         onclick();
-        // Blocks and rows moved: the last save's paths may point elsewhere now.
+        // Blocks and rows moved: the last save's paths may point elsewhere
+        // now. (The action itself notes the change, when it made one.)
         problems = {};
         saveMessage = "";
-        changed(false);
         render();
       }
     }, [text]);
