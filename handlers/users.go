@@ -147,17 +147,12 @@ func (h *Handlers) userRoleUpdate(c *fiber.Ctx) error {
 		Fragment: "users/role", View: userRoleView{User: u, Roles: roles}})
 }
 
-// userRoleView is one user's role form on the users page.
+// userRoleView is one user's role form on the users page (the table
+// passes the same names with dict).
 type userRoleView struct {
 	User  store.User
 	Roles []string
 	Error string
-}
-
-// userRole makes the role form's view of u for the users page (a template
-// function: the table ranges over users).
-func userRole(u store.User, roles []string) userRoleView {
-	return userRoleView{User: u, Roles: roles}
 }
 
 // userDelete answers DELETE /user/delete.

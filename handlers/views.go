@@ -131,9 +131,8 @@ func (h *Handlers) csrfToken(c *fiber.Ctx) string {
 
 func (h *Handlers) templateFuncs() map[string]any {
 	return map[string]any{
-		"asset":    h.assets.url,
-		"dict":     dict,
-		"userRole": userRole,
+		"asset": h.assets.url,
+		"dict":  dict,
 	}
 }
 
