@@ -66,7 +66,16 @@ func TestJourneyEditorControls(t *testing.T) {
 		t.Fatalf("the form does not follow the raw JSON: body[0].id = %q", v)
 	}
 	b.click(`[data-action="save"]`)
-	b.waitText("flow.blocks[0].ref_col is required")
+	// The summary names the field as the form shows it, not by its API
+	// path, and leads to it.
+	b.waitText("Block 1 (FETCH) · Collection is required")
+	if strings.Contains(b.text(), "flow.blocks[0]") {
+		t.Fatalf("the checks name a field by its API path: %s", b.text())
+	}
+	b.click(`[data-testid="problems"] button`)
+	if got := eval[string](b, `document.activeElement.getAttribute("data-path")`); got != "flow.blocks[0].ref_col" {
+		t.Fatalf("the summary's link focuses %q, not the field", got)
+	}
 	if strings.Contains(b.text(), "Error: ") {
 		t.Fatal("the editor speaks the API's \"Error: \" prefix")
 	}
@@ -81,8 +90,11 @@ func TestJourneyEditorControls(t *testing.T) {
 
 	// Fixing the field takes its error, the summary and the save's message
 	// away at once, before any new save.
+	// A lint warning names its field the same way.
+	b.fill(`[data-path="flow.blocks[0].ref_col"]`, "{table}")
+	b.waitText("placeholder {table} is used but not declared — Block 1 (FETCH) · Collection")
 	b.fill(`[data-path="flow.blocks[0].ref_col"]`, "items")
-	b.waitGone("flow.blocks[0].ref_col is required")
+	b.waitGone("Collection is required")
 	b.waitGone("Fix these before saving")
 	if n := eval[int](b, `document.querySelectorAll('[data-error-for], .input-error').length`); n != 0 {
 		t.Fatalf("%d error marks left after the fix", n)

@@ -62,6 +62,7 @@ func TestJourneyEveryPage(t *testing.T) {
 		{"template-editor", fmt.Sprintf("/web/routes/templates/edit?id=%d", tmpl.ID), "fetch_items"},
 		{"template-new", "/web/routes/templates/create", "New route template"},
 		{"routes", "/web/routes?id=shop", "read_books"},
+		{"all-routes", "/web/routes", "read_books"},
 		{"route", "/web/routes/view?project_id=shop&route_id=read_books", "read_books"},
 		{"route-new", "/web/routes/create?id=shop", "New route in Shop"},
 		{"route-edit", "/web/routes/edit?project_id=shop&route_id=read_books", "Edit route read_books"},

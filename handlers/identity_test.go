@@ -307,3 +307,21 @@ func TestFirstRunSetup(t *testing.T) {
 	ta.run(t, []scenario{{name: "setup page now leads to sign-in", method: "GET", path: "/web/setup", headers: asBrowserHeaders,
 		status: 303, header: map[string]string{"Location": "/web/login"}}})
 }
+
+// TestPATFormDates: the token form asks for ISO dates as text (a date input
+// would show the browser's locale, mm/dd/yyyy, beside ISO dates everywhere
+// else) and refuses another format in words a person reads.
+func TestPATFormDates(t *testing.T) {
+	ta := newTestApp(t)
+	b := browser(ta.signIn(t, "root"))
+	form := merge(b, map[string]string{"Content-Type": "application/x-www-form-urlencoded", "HX-Request": "true"})
+	ta.run(t, []scenario{
+		{name: "the form", method: "GET", path: "/web/pats", headers: b, status: 200,
+			want:     []string{`id="f-valid_to" name="valid_to" type="text"`, `placeholder="YYYY-MM-DD"`, `aria-describedby="h-valid_to"`},
+			unwanted: []string{`type="date"`}},
+		{name: "a US date is refused", method: "POST", path: "/pat/create", headers: form, body: "name=ci&valid_to=01/31/2030", status: 422,
+			want: []string{"must be a date (YYYY-MM-DD) or an RFC 3339 time", `aria-invalid="true"`}},
+		{name: "an ISO date is taken", method: "POST", path: "/pat/create", headers: form, body: "name=ci&valid_to=2030-01-31", status: 201,
+			want: []string{"2030-01-31"}},
+	})
+}

@@ -18,11 +18,21 @@ type routesView struct {
 	CanWrite bool
 }
 
-// routesIndex renders /web/routes?id=: a project's routes.
+// routesIndex renders /web/routes?id=: a project's routes; without id, the
+// routes of every project the caller is a member of.
 func (h *Handlers) routesIndex(c *fiber.Ctx) error {
 	var q listQuery
 	if err := bindQuery(c, &q); err != nil {
 		return err
+	}
+	if c.Query("id") == "" {
+		page := q.page(20)
+		routes, total, err := h.store.ListMemberRoutes(c.UserContext(), current(c).User.ID, page)
+		if err != nil {
+			return err
+		}
+		view := routesView{Base: h.base(c, "Routes"), Routes: routes, Pager: newPager(c, page, len(routes), total)}
+		return h.respond(c, Reply{Page: "routes/index", View: view})
 	}
 	p, err := h.member(c, c.Query("id"))
 	if err != nil {

@@ -33,8 +33,8 @@ func TestUsersPageRoles(t *testing.T) {
 	})
 }
 
-// TestNavigationMarksTheSection: a route's pages mark Projects (routes
-// belong to a project), a template's mark Templates, once each.
+// TestNavigationMarksTheSection: a route's pages mark Routes, a template's
+// mark Templates (though under /web/routes), once each.
 func TestNavigationMarksTheSection(t *testing.T) {
 	ta := newTestApp(t)
 	cookie, csrf := ta.signIn(t, "root")
@@ -42,7 +42,8 @@ func TestNavigationMarksTheSection(t *testing.T) {
 	for path, want := range map[string]string{
 		"/web/routes/templates":        "/web/routes/templates",
 		"/web/routes/templates/create": "/web/routes/templates",
-		"/web/routes?id=nope":          "/web/projects",
+		"/web/routes?id=nope":          "/web/routes",
+		"/web/routes":                  "/web/routes",
 		"/web/projects":                "/web/projects",
 		"/web/users":                   "/web/users",
 	} {

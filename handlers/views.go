@@ -59,8 +59,8 @@ func (h *Handlers) base(c *fiber.Ctx, title string) Base {
 		b.Flash = h.popFlash(c)
 	}
 	// The link whose section is the longest prefix of the path is the
-	// current one: a route's pages belong to Projects, templates' to
-	// Templates.
+	// current one: /web/routes/view belongs to Routes, templates' pages
+	// (under /web/routes/templates) to Templates.
 	active, best := "", 0
 	for _, item := range navItems {
 		for _, section := range item.sections {
@@ -85,7 +85,8 @@ var navItems = []struct {
 	sections    []string
 	min         string
 }{
-	{"Projects", "/web/projects", []string{"/web/project", "/web/routes"}, store.RoleViewer},
+	{"Projects", "/web/projects", []string{"/web/project"}, store.RoleViewer},
+	{"Routes", "/web/routes", []string{"/web/routes"}, store.RoleViewer},
 	{"Templates", "/web/routes/templates", []string{"/web/routes/templates"}, store.RoleViewer},
 	{"Vaults", "/web/vaults", []string{"/web/vault"}, store.RoleAdmin},
 	{"Access tokens", "/web/pats", []string{"/web/pats"}, store.RoleViewer},

@@ -99,6 +99,25 @@ func (s *Store) ListRoutes(ctx context.Context, project string, p Page) ([]Store
 	return list, total, err
 }
 
+// ListMemberRoutes returns a page of the routes in every project uid is a
+// member of, whose id or path contains the filter, ordered by project and
+// path, and the number of matches.
+func (s *Store) ListMemberRoutes(ctx context.Context, uid int64, p Page) ([]StoredRoute, int, error) {
+	const where = ` WHERE project_id IN (SELECT project_id FROM project_members WHERE user_id = $1)
+		AND ($2 = '' OR strpos(lower(route_id || ' ' || route_path), lower($2)) > 0)`
+	var total int
+	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM routes"+where, uid, p.Filter).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.Query(ctx, "SELECT "+routeColumns+" FROM routes"+where+" ORDER BY project_id, route_path, method OFFSET $3 LIMIT $4",
+		uid, p.Filter, p.Offset, p.Limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (StoredRoute, error) { return scanRoute(r) })
+	return list, total, err
+}
+
 // UpdateRoute replaces route id of project with r (which may rename it); the
 // template snapshot stays as it was.
 func (s *Store) UpdateRoute(ctx context.Context, id string, r *StoredRoute) error {

@@ -430,18 +430,66 @@
     ]);
   }
 
+  // where names a path for people, the way the form shows it:
+  // "flow.blocks[1].conditions[0].left.data" is "Block 2 (CONDITION) ·
+  // Condition 1 · Left value".
+  function where(path) {
+    var ps = parts(path), out = [];
+    if (ps[0] === "flow" && ps[1] === "blocks" && /^\d+$/.test(ps[2] || "")) {
+      var b = (state.flow && state.flow.blocks || [])[+ps[2]];
+      out.push("Block " + (+ps[2] + 1) + (b && b.type ? " (" + b.type + ")" : ""));
+      ps = ps.slice(3);
+    } else if (ps[0] === "params" && ps[1] === "pairs" && /^\d+$/.test(ps[2] || "")) {
+      out.push("URL parameter " + (+ps[2] + 1));
+      ps = ps.slice(3);
+    } else if (ps[0] === "body" && /^\d+$/.test(ps[1] || "")) {
+      out.push("Body field " + (+ps[1] + 1));
+      ps = ps.slice(2);
+    }
+    for (var i = 1; i < ps.length; i++) {
+      if (/^\d+$/.test(ps[i]) && !/^\d+$/.test(ps[i - 1])) {
+        var item = ps[i - 1].replace(/_/g, " ").replace(/s$/, "");
+        out.push(item.charAt(0).toUpperCase() + item.slice(1) + " " + (+ps[i] + 1));
+      }
+    }
+    var field = formPane.querySelector('[data-path="' + path.replace(/"/g, '\\"') + '"]');
+    var label = field && field.getAttribute("aria-label");
+    if (!label && field) {
+      var span = field.querySelector(".label");
+      label = span && span.textContent;
+    }
+    if (!label && ps.length && !/^\d+$/.test(ps[ps.length - 1])) label = ps[ps.length - 1].replace(/_/g, " ");
+    if (label) out.push(label.trim().charAt(0).toUpperCase() + label.trim().slice(1));
+    return out.join(" · ") || path;
+  }
+
+  // goTo focuses the field at path (or the nearest one holding it).
+  function goTo(path) {
+    var target = formPane.querySelector('[data-path="' + path.replace(/"/g, '\\"') + '"]');
+    if (target && !/^(INPUT|SELECT|TEXTAREA)$/.test(target.tagName)) target = target.querySelector("input, select, textarea, button");
+    if (target) target.focus();
+  }
+
+  // A lint warning ends with the path it is about, in parentheses: shown
+  // as the field's name, and a link to it.
+  function warningLine(w) {
+    var m = /^(.*) \(([A-Za-z_][\w.\[\]]*)\)$/.exec(w);
+    if (!m) return el("li", { class: "rounded bg-amber-50 px-2 py-1", "data-testid": "lint-warning", text: w });
+    return el("li", { class: "rounded bg-amber-50 px-2 py-1", "data-testid": "lint-warning" }, [
+      m[1] + " — ", el("button", { type: "button", class: "link text-amber-900", onclick: function () { goTo(m[2]); }, text: where(m[2]) })
+    ]);
+  }
+
   function lintPanel() {
     var list = isTemplate ? warnings : [];
     return el("div", { id: "lint", class: "card p-4", "aria-live": "polite" }, [
       el("h2", { class: "mb-2 font-medium text-slate-900", text: "Checks" }),
-      list.length ? el("ul", { class: "space-y-1 text-sm text-amber-800" }, list.map(function (w) {
-        return el("li", { class: "rounded bg-amber-50 px-2 py-1", "data-testid": "lint-warning", text: w });
-      })) : Object.keys(problems).length ? null
+      list.length ? el("ul", { class: "space-y-1 text-sm text-amber-800" }, list.map(warningLine)) : Object.keys(problems).length ? null
         : el("p", { class: "text-sm text-emerald-700", "data-testid": "lint-clear", text: isTemplate ? "No lint warnings." : "Fill in the route and create it." }),
       Object.keys(problems).length ? el("div", { class: "mt-3" }, [
         el("p", { class: "text-sm font-medium text-red-700", text: "Fix these before saving:" }),
         el("ul", { class: "mt-1 space-y-1 text-xs text-red-700", "data-testid": "problems" }, Object.keys(problems).sort().map(function (p) {
-          return el("li", { text: p + " " + problems[p] });
+          return el("li", {}, [el("button", { type: "button", class: "link text-red-700", onclick: function () { goTo(p); }, text: where(p) }), " " + problems[p]]);
         }))
       ]) : null
     ]);
@@ -542,7 +590,11 @@
           problems = {};
           var fields = (env.data && env.data.fields) || {};
           Object.keys(fields).forEach(function (p) { problems[p.replace(/^route\./, "")] = fields[p]; });
-          saveMessage = (env.message || "").replace(/^Error: /, "");
+          var n = Object.keys(problems).length;
+          // Field problems are named beside their fields and in the checks;
+          // other refusals (a name taken, no permission) speak for themselves.
+          saveMessage = n ? "Not saved: " + (n === 1 ? "one field needs" : n + " fields need") + " a fix."
+            : (env.message || "").replace(/^Error: /, "");
           render();
           var first = formPane.querySelector(".input-error, .field-error");
           if (first) first.scrollIntoView({ block: "center" });
