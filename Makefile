@@ -7,7 +7,7 @@ OAPI_CODEGEN := $(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codeg
 # Go packages of this module; node_modules may ship Go files of its own.
 PKGS = $$($(GO) list ./... | grep -v /node_modules/)
 
-.PHONY: run build test check-format vet staticcheck api-check unit bench assets assets-check deps-system deps-node clean
+.PHONY: lighthouse run build test check-format vet staticcheck api-check unit bench assets assets-check deps-system deps-node clean
 
 run: deps-pg
 	$(GO) run . serve
@@ -28,6 +28,14 @@ bench: deps-pg build
 	@command -v wrk >/dev/null || $(call apt_install,wrk)
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 	$(GO) run ./loadbench -bin bin/stencil
+
+## lighthouse: Lighthouse's mobile scores of the sign-in, vault, template
+## list and editor pages, on the seeded service (installs the pinned
+## Lighthouse under .cache/ on first use; about 2 minutes).
+LIGHTHOUSE_VERSION := 12.8.2
+lighthouse: deps-pg deps-system build
+	@test -x .cache/lighthouse/node_modules/.bin/lighthouse || npm install --silent --no-audit --no-fund --prefix .cache/lighthouse lighthouse@$(LIGHTHOUSE_VERSION)
+	$(GO) run ./loadbench -bin bin/stencil -lighthouse .cache/lighthouse/node_modules/.bin/lighthouse
 
 check-format:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \

@@ -4,7 +4,10 @@
 // rounds each by default), and prints the medians of requests per second,
 // p50 and p99 and each endpoint's ratio to its anchor. Everything runs on 127.0.0.1 and stops by itself.
 //
-// Usage: go run ./loadbench -bin bin/stencil [-duration 5s] [-conns 64] [-rounds 3]
+// With -lighthouse, it audits four pages with that Lighthouse binary
+// instead of loading anything.
+//
+// Usage: go run ./loadbench -bin bin/stencil [-duration 5s] [-conns 64] [-rounds 3] [-lighthouse path]
 package main
 
 import (
@@ -39,8 +42,9 @@ func main() {
 	duration := flag.Duration("duration", 5*time.Second, "how long each load runs")
 	conns := flag.Int("conns", 64, "concurrent connections of each load")
 	rounds := flag.Int("rounds", 3, "rounds of each load and its anchor, in turn; the table shows medians")
+	lighthouse := flag.String("lighthouse", "", "a Lighthouse binary: audit pages instead of loading them")
 	flag.Parse()
-	if err := run(*bin, *duration, *conns, max(1, *rounds)); err != nil {
+	if err := run(*bin, *duration, *conns, max(1, *rounds), *lighthouse); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(1)
 	}
@@ -61,7 +65,7 @@ type row struct {
 	ok     bool
 }
 
-func run(bin string, duration time.Duration, conns, rounds int) error {
+func run(bin string, duration time.Duration, conns, rounds int, lighthouse string) error {
 	ctx := context.Background()
 	work, err := os.MkdirTemp("", "stencil-bench-")
 	if err != nil {
@@ -92,6 +96,9 @@ func run(bin string, duration time.Duration, conns, rounds int) error {
 	fmt.Println("seeding…")
 	if err := b.seed(ctx); err != nil {
 		return err
+	}
+	if lighthouse != "" {
+		return b.lighthouse(lighthouse)
 	}
 	return b.measure(ctx)
 }
