@@ -28,6 +28,16 @@ func TestJourneyStartPageAndAPIReference(t *testing.T) {
 	}
 	b.waitText("Stencil API")
 	b.screenshot("api-reference")
+	// On a phone the reference fits the width, and the authentication
+	// box shows no clipped "Required" run into its type picker.
+	b.resize(390, 844)
+	b.waitText("Selected Auth Type")
+	if eval[bool](b, `document.documentElement.scrollWidth > innerWidth`) {
+		t.Fatal("the API reference scrolls sideways at 390 px")
+	}
+	if eval[bool](b, `[...document.querySelectorAll('[data-testid="auth-indicator"]')].some(e => e.getClientRects().length > 0)`) {
+		t.Fatal("the authentication box still shows its clipped Required badge")
+	}
 	b.click(`header a[href="/"]`)
 	b.waitText("Welcome to Stencil")
 }

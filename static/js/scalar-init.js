@@ -9,6 +9,10 @@
     ":root, .scalar-app, .light-mode, .dark-mode {" +
     " --scalar-font: ui-sans-serif, system-ui, sans-serif !important;" +
     " --scalar-font-code: ui-monospace, SFMono-Regular, Menlo, Consolas, 'Liberation Mono', monospace !important; }";
+  // The authentication box's "Required" badge is clipped against the auth
+  // type picker beside it, so the two read as one run of text; the box's
+  // description already says a token is needed.
+  var authBox = ' [data-testid="auth-indicator"] { display: none !important; }';
   Scalar.createApiReference(el, {
     url: "/openapi.json",
     withDefaultFonts: false,
@@ -21,6 +25,6 @@
     documentDownloadType: "json",
     defaultOpenAllTags: true,
     metaData: { title: "API reference · Stencil" },
-    customCss: systemFonts,
+    customCss: systemFonts + authBox,
   });
 })();
