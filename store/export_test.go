@@ -38,3 +38,16 @@ func (s *Store) ExplainVaultFilterForTest(ctx context.Context, project, filter s
 func (s *Store) QueryIntForTest(ctx context.Context, sql string, dst *int) error {
 	return s.db.QueryRow(ctx, sql).Scan(dst)
 }
+
+// ExplainRecordsForTest explains Records' page statement with where, with
+// its timing, as a generic plan would run after many executions too.
+func (s *Store) ExplainRecordsForTest(ctx context.Context, project, collection string, where string) (string, error) {
+	sql, args := recordsWhere(project, collection, []byte(where))
+	rows, err := s.db.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) SELECT "+recordColumns+" FROM records"+sql+recordsOrder([]byte(where))+" OFFSET $4 LIMIT $5",
+		append([]any{pgx.QueryExecModeExec}, append(args, 0, 25)...)...)
+	if err != nil {
+		return "", err
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return strings.Join(lines, "\n"), err
+}

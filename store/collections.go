@@ -1,0 +1,240 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Collection is a project's set of records (SPEC §8).
+type Collection struct {
+	ProjectID   string
+	ID          string
+	Name        string
+	Description string
+	Records     int // number of records
+	CreatedBy   *int64
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// Record is one JSON object of a collection. Data is its compact JSON.
+type Record struct {
+	ID           int64
+	ProjectID    string
+	CollectionID string
+	Data         json.RawMessage
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// MaxRecordBytes is the largest record, as compact JSON (64 KiB).
+const MaxRecordBytes = 64 << 10
+
+// Record data that breaks a rule: the caller names the field.
+var (
+	ErrRecordNotObject = errors.New("must be a JSON object")
+	ErrRecordTooLarge  = errors.New("must be at most 64 KiB (65,536 bytes) of JSON")
+)
+
+// RecordData checks raw as a record's data and returns its compact form:
+// valid JSON, an object, at most MaxRecordBytes once compacted.
+func RecordData(raw []byte) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, err
+	}
+	if b := buf.Bytes(); len(b) == 0 || b[0] != '{' {
+		return nil, ErrRecordNotObject
+	}
+	if buf.Len() > MaxRecordBytes {
+		return nil, ErrRecordTooLarge
+	}
+	return buf.Bytes(), nil
+}
+
+const collectionSelect = `SELECT c.project_id, c.id, c.name, c.description, c.created_by, c.created_at, c.updated_at,
+	(SELECT count(*) FROM records r WHERE r.project_id = c.project_id AND r.collection_id = c.id)
+	FROM collections c`
+
+func scanCollection(row pgx.Row) (Collection, error) {
+	var c Collection
+	err := row.Scan(&c.ProjectID, &c.ID, &c.Name, &c.Description, &c.CreatedBy, &c.CreatedAt, &c.UpdatedAt, &c.Records)
+	return c, translate(err)
+}
+
+// CreateCollection inserts c, made by user uid.
+func (s *Store) CreateCollection(ctx context.Context, c *Collection, uid int64) error {
+	err := s.db.QueryRow(ctx, `INSERT INTO collections (project_id, id, name, description, created_by)
+		VALUES ($1, $2, $3, $4, $5) RETURNING created_at, updated_at`,
+		c.ProjectID, c.ID, c.Name, c.Description, uid).Scan(&c.CreatedAt, &c.UpdatedAt)
+	if err == nil {
+		c.CreatedBy, c.Records = &uid, 0
+	}
+	return translate(err)
+}
+
+// Collection returns collection id of project with its record count.
+func (s *Store) Collection(ctx context.Context, project, id string) (Collection, error) {
+	return scanCollection(s.db.QueryRow(ctx, collectionSelect+" WHERE c.project_id = $1 AND c.id = $2", project, id))
+}
+
+// ListCollections returns a page of project's collections whose id or name
+// contains the filter, by id, each with its record count, and the number of
+// matches.
+func (s *Store) ListCollections(ctx context.Context, project string, p Page) ([]Collection, int, error) {
+	const where = ` WHERE c.project_id = $1 AND ($2 = '' OR strpos(lower(c.id || ' ' || c.name), lower($2)) > 0)`
+	var total int
+	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM collections c"+where, project, p.Filter).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.Query(ctx, collectionSelect+where+" ORDER BY c.id OFFSET $3 LIMIT $4", project, p.Filter, p.Offset, p.Limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Collection, error) { return scanCollection(r) })
+	return list, total, err
+}
+
+// UpdateCollection stores c's name and description.
+func (s *Store) UpdateCollection(ctx context.Context, c *Collection) error {
+	err := s.db.QueryRow(ctx, `UPDATE collections c SET name = $3, description = $4, updated_at = now()
+		WHERE c.project_id = $1 AND c.id = $2
+		RETURNING c.created_by, c.created_at, c.updated_at,
+			(SELECT count(*) FROM records r WHERE r.project_id = c.project_id AND r.collection_id = c.id)`,
+		c.ProjectID, c.ID, c.Name, c.Description).Scan(&c.CreatedBy, &c.CreatedAt, &c.UpdatedAt, &c.Records)
+	return translate(err)
+}
+
+// DeleteCollection removes a collection and, by cascade, its records.
+func (s *Store) DeleteCollection(ctx context.Context, project, id string) error {
+	tag, err := s.db.Exec(ctx, "DELETE FROM collections WHERE project_id = $1 AND id = $2", project, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return err
+}
+
+const recordColumns = "id, project_id, collection_id, data, created_at, updated_at"
+
+func scanRecord(row pgx.Row) (Record, error) {
+	var r Record
+	var data []byte
+	err := row.Scan(&r.ID, &r.ProjectID, &r.CollectionID, &data, &r.CreatedAt, &r.UpdatedAt)
+	r.Data = data
+	return r, translate(err)
+}
+
+// CreateRecord inserts r (its Data checked with RecordData first) into its
+// collection; a collection that does not exist is ErrNotFound.
+func (s *Store) CreateRecord(ctx context.Context, r *Record) error {
+	data, err := RecordData(r.Data)
+	if err != nil {
+		return err
+	}
+	row := s.db.QueryRow(ctx, `INSERT INTO records (project_id, collection_id, data)
+		SELECT c.project_id, c.id, $3 FROM collections c WHERE c.project_id = $1 AND c.id = $2
+		RETURNING `+recordColumns, r.ProjectID, r.CollectionID, string(data))
+	*r, err = scanRecord(row)
+	return err
+}
+
+// Record returns record id of a collection.
+func (s *Store) Record(ctx context.Context, project, collection string, id int64) (Record, error) {
+	return scanRecord(s.db.QueryRow(ctx, "SELECT "+recordColumns+
+		" FROM records WHERE project_id = $1 AND collection_id = $2 AND id = $3", project, collection, id))
+}
+
+// Records returns up to limit records of a collection after offset, in id
+// order; with where (a JSON object), only the records containing it
+// (jsonb @>, served by the GIN index). It runs on the store's connection or
+// transaction, so the flow engine reads with it inside its run.
+func (s *Store) Records(ctx context.Context, project, collection string, where json.RawMessage, offset, limit int) ([]Record, error) {
+	sql, args := recordsWhere(project, collection, where)
+	rows, err := s.db.Query(ctx, "SELECT "+recordColumns+" FROM records"+sql+recordsOrder(where)+" OFFSET $4 LIMIT $5",
+		append(args, offset, limit)...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Record, error) { return scanRecord(r) })
+}
+
+// CountRecords counts the records of a collection that contain where (all,
+// without it).
+func (s *Store) CountRecords(ctx context.Context, project, collection string, where json.RawMessage) (int, error) {
+	sql, args := recordsWhere(project, collection, where)
+	var n int
+	err := s.db.QueryRow(ctx, "SELECT count(*) FROM records"+sql, args...).Scan(&n)
+	return n, err
+}
+
+// recordsWhere is the condition of Records and CountRecords. Both shapes
+// keep three parameters, so that the page query's offset and limit are
+// always $4 and $5.
+func recordsWhere(project, collection string, where json.RawMessage) (string, []any) {
+	if len(where) == 0 {
+		return " WHERE project_id = $1 AND collection_id = $2 AND $3::text IS NULL", []any{project, collection, nil}
+	}
+	return " WHERE project_id = $1 AND collection_id = $2 AND data @> $3::jsonb", []any{project, collection, string(where)}
+}
+
+// recordsOrder is the page order. With a where filter it is written id + 0:
+// PostgreSQL cannot estimate how many records contain a JSON value, and
+// ordered by id it would walk the collection's id index, filtering each
+// record — 100,000 records for a value no record holds. Ordered by an
+// expression, it fetches the matches from the GIN index and sorts them, a
+// cost that grows with the matches rather than with the collection.
+func recordsOrder(where json.RawMessage) string {
+	if len(where) == 0 {
+		return " ORDER BY id"
+	}
+	return " ORDER BY id + 0"
+}
+
+// UpdateRecord replaces r's data (checked with RecordData first).
+func (s *Store) UpdateRecord(ctx context.Context, r *Record) error {
+	data, err := RecordData(r.Data)
+	if err != nil {
+		return err
+	}
+	row := s.db.QueryRow(ctx, `UPDATE records SET data = $4, updated_at = now()
+		WHERE project_id = $1 AND collection_id = $2 AND id = $3 RETURNING `+recordColumns,
+		r.ProjectID, r.CollectionID, r.ID, string(data))
+	*r, err = scanRecord(row)
+	return err
+}
+
+// UpdateRecords replaces the data of many records of one collection in one
+// statement (each Data checked with RecordData first) and returns how many
+// it found; records of other collections are left alone.
+func (s *Store) UpdateRecords(ctx context.Context, project, collection string, recs []Record) (int, error) {
+	ids := make([]int64, len(recs))
+	docs := make([]string, len(recs))
+	for i, r := range recs {
+		data, err := RecordData(r.Data)
+		if err != nil {
+			return 0, err
+		}
+		ids[i], docs[i] = r.ID, string(data)
+	}
+	tag, err := s.db.Exec(ctx, `UPDATE records r SET data = u.data::jsonb, updated_at = now()
+		FROM unnest($3::bigint[], $4::text[]) AS u(id, data)
+		WHERE r.project_id = $1 AND r.collection_id = $2 AND r.id = u.id`, project, collection, ids, docs)
+	if err != nil {
+		return 0, err
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// DeleteRecord removes record id of a collection.
+func (s *Store) DeleteRecord(ctx context.Context, project, collection string, id int64) error {
+	tag, err := s.db.Exec(ctx, "DELETE FROM records WHERE project_id = $1 AND collection_id = $2 AND id = $3", project, collection, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return err
+}
