@@ -79,9 +79,25 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/web/vault/row", admin, h.vaultRow)
 	app.Get("/web/vault/log", admin, h.vaultLog)
 
+	author := h.atLeast(store.RoleAuthor)
+
+	// Collections and their records: members read; ADMIN and ROOT members
+	// manage collections, AUTHOR members and up write records.
+	app.Post("/collection/create", admin, h.collectionCreate)
+	app.Get("/collection/fetch", signedIn, h.collectionList)
+	app.Get("/collection/fetch/one", signedIn, h.collectionShow)
+	app.Patch("/collection/update", admin, h.collectionUpdate)
+	app.Delete("/collection/delete", admin, h.collectionDelete)
+	app.Post("/data/create", author, h.recordCreate)
+	app.Get("/data/fetch", signedIn, h.recordList)
+	app.Get("/data/fetch/one", signedIn, h.recordShow)
+	app.Patch("/data/update", author, h.recordUpdate)
+	app.Delete("/data/delete", author, h.recordDelete)
+	app.Get("/web/data", signedIn, h.dataIndex)
+	app.Get("/web/data/collection", signedIn, h.recordPage)
+
 	// Route templates: everyone signed in reads the global ones, members a
 	// project's; AUTHOR and up write (members, for a project's).
-	author := h.atLeast(store.RoleAuthor)
 	// Template and route documents: JSON only, at most 1 MiB.
 	document := documentBody
 	app.Post("/route/template/create", document, author, h.templateSave)

@@ -88,6 +88,7 @@ var navItems = []struct {
 	{"Projects", "/web/projects", []string{"/web/project"}, store.RoleViewer},
 	{"Routes", "/web/routes", []string{"/web/routes"}, store.RoleViewer},
 	{"Templates", "/web/routes/templates", []string{"/web/routes/templates"}, store.RoleViewer},
+	{"Data", "/web/data", []string{"/web/data"}, store.RoleViewer},
 	{"Vaults", "/web/vaults", []string{"/web/vault"}, store.RoleAdmin},
 	{"Access tokens", "/web/pats", []string{"/web/pats"}, store.RoleViewer},
 	{"Users", "/web/users", []string{"/web/users"}, store.RoleRoot},

@@ -1,0 +1,609 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+
+	"stencil/store"
+)
+
+// collectionDTO is a collection as the API shows it (SPEC §8).
+type collectionDTO struct {
+	ProjectID   string    `json:"project_id"`
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	RecordCount int       `json:"record_count"`
+	CreatedBy   *int64    `json:"created_by"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+func newCollectionDTO(c store.Collection) collectionDTO {
+	return collectionDTO{ProjectID: c.ProjectID, ID: c.ID, Name: c.Name, Description: c.Description, RecordCount: c.Records,
+		CreatedBy: c.CreatedBy, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+// recordDTO is a record as the API shows it: its id a number, its data the
+// stored object.
+type recordDTO struct {
+	ID           int64           `json:"id"`
+	ProjectID    string          `json:"project_id"`
+	CollectionID string          `json:"collection_id"`
+	Data         json.RawMessage `json:"data"`
+	CreatedAt    time.Time       `json:"created_at"`
+	UpdatedAt    time.Time       `json:"updated_at"`
+}
+
+func newRecordDTO(r store.Record) recordDTO {
+	return recordDTO{ID: r.ID, ProjectID: r.ProjectID, CollectionID: r.CollectionID, Data: r.Data, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+}
+
+type collectionInput struct {
+	ProjectID   string `json:"project_id" form:"project_id" validate:"required"`
+	ID          string `json:"id" form:"id" validate:"required,project_id"`
+	Name        string `json:"name" form:"name" validate:"required,max=100"`
+	Description string `json:"description" form:"description" validate:"max=1000"`
+}
+
+type collectionUpdateInput struct {
+	ProjectID   string  `json:"project_id" form:"project_id" validate:"required"`
+	ID          string  `json:"id" form:"id" validate:"required"`
+	Name        *string `json:"name" form:"name" validate:"omitnil,min=1,max=100"`
+	Description *string `json:"description" form:"description" validate:"omitnil,max=1000"`
+}
+
+type collectionQuery struct {
+	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
+	ID        string `query:"id" json:"id" validate:"required"`
+}
+
+type collectionListQuery struct {
+	listQuery
+	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
+}
+
+// recordJSON is a record's data as a request carries it: a JSON value in a
+// JSON body, or the JSON text of a form's field.
+type recordJSON []byte
+
+func (d *recordJSON) UnmarshalJSON(b []byte) error {
+	*d = append((*d)[:0], b...)
+	return nil
+}
+
+func (d *recordJSON) UnmarshalText(b []byte) error {
+	*d = append((*d)[:0], b...)
+	return nil
+}
+
+type recordInput struct {
+	ProjectID    string     `json:"project_id" form:"project_id" validate:"required"`
+	CollectionID string     `json:"collection_id" form:"collection_id" validate:"required"`
+	ID           int64      `json:"id" form:"id"`
+	Data         recordJSON `json:"data" form:"data" validate:"required"`
+}
+
+type recordQuery struct {
+	ProjectID    string `query:"project_id" json:"project_id" validate:"required"`
+	CollectionID string `query:"collection_id" json:"collection_id" validate:"required"`
+	ID           int64  `query:"id" json:"id" validate:"required"`
+}
+
+type recordListQuery struct {
+	listQuery
+	ProjectID    string `query:"project_id" json:"project_id" validate:"required"`
+	CollectionID string `query:"collection_id" json:"collection_id" validate:"required"`
+	Where        string `query:"where" json:"where" validate:"max=10000"`
+}
+
+// collectionsURL and collectionURL are the data pages.
+func collectionsURL(project string) string { return "/web/data?project_id=" + url.QueryEscape(project) }
+
+func collectionURL(project, id string) string {
+	return "/web/data/collection?project_id=" + url.QueryEscape(project) + "&id=" + url.QueryEscape(id)
+}
+
+// dataChanged is the event after which a data page's table reloads itself.
+const dataChanged = "data-changed"
+
+type collectionsView struct {
+	Base
+	Project     store.Project
+	Collections []store.Collection
+	Pager       Pager
+	Form        Form
+	CanManage   bool   // ADMIN and ROOT members create, rename and delete collections
+	Self        string // the page's own URL, to reload its table in place
+}
+
+type dataProjectsView struct {
+	Base
+	Projects []store.Project
+	Pager    Pager
+}
+
+// dataIndex renders /web/data: with project_id, the project's collections;
+// without, the caller's projects to choose from.
+func (h *Handlers) dataIndex(c *fiber.Ctx) error {
+	if c.Query("project_id") != "" {
+		return h.collectionList(c)
+	}
+	var q listQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	page := q.page(20)
+	projects, total, err := h.store.ListProjects(c.UserContext(), current(c).User.ID, false, page)
+	if err != nil {
+		return err
+	}
+	return h.respond(c, Reply{Page: "data/projects", View: dataProjectsView{Base: h.base(c, "Data"), Projects: projects,
+		Pager: newPager(c, page, len(projects), total)}})
+}
+
+// collectionList answers GET /collection/fetch and renders /web/data.
+func (h *Handlers) collectionList(c *fiber.Ctx) error {
+	var q collectionListQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	view, err := h.collectionsPage(c, q.ProjectID, q.page(defaultLimit(c, 25)))
+	if err != nil {
+		return err
+	}
+	dtos := make([]collectionDTO, len(view.Collections))
+	for i, col := range view.Collections {
+		dtos[i] = newCollectionDTO(col)
+	}
+	return h.respond(c, Reply{Data: dtos, Amount: &view.Pager.Total, Page: "data/index", View: view})
+}
+
+func (h *Handlers) collectionsPage(c *fiber.Ctx, project string, page store.Page) (collectionsView, error) {
+	p, err := h.member(c, project)
+	if err != nil {
+		return collectionsView{}, err
+	}
+	list, total, err := h.store.ListCollections(c.UserContext(), p.ID, page)
+	return collectionsView{Base: h.base(c, "Data · "+p.Name), Project: p, Collections: list, Pager: newPager(c, page, len(list), total),
+		CanManage: roleRank[current(c).User.Role] >= roleRank[store.RoleAdmin], Self: c.OriginalURL()}, err
+}
+
+// collectionShow answers GET /collection/fetch/one.
+func (h *Handlers) collectionShow(c *fiber.Ctx) error {
+	var q collectionQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	if _, err := h.member(c, q.ProjectID); err != nil {
+		return err
+	}
+	col, err := h.store.Collection(c.UserContext(), q.ProjectID, q.ID)
+	if err != nil {
+		return collectionMissing(err, q.ID)
+	}
+	return h.respond(c, Reply{Data: newCollectionDTO(col)})
+}
+
+// collectionMissing names the collection a not-found error is about.
+func collectionMissing(err error, id string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return fiber.NewError(fiber.StatusNotFound, "collection "+quote(id)+" not found")
+	}
+	return err
+}
+
+// collectionCreate answers POST /collection/create.
+func (h *Handlers) collectionCreate(c *fiber.Ctx) error {
+	var in collectionInput
+	if err := bind(c, &in); err != nil {
+		return h.collectionFormError(c, err, in.ProjectID)
+	}
+	if _, err := h.member(c, in.ProjectID); err != nil {
+		return err
+	}
+	col := store.Collection{ProjectID: in.ProjectID, ID: in.ID, Name: in.Name, Description: in.Description}
+	if err := h.store.CreateCollection(c.UserContext(), &col, current(c).User.ID); err != nil {
+		return h.collectionFormError(c, err, in.ProjectID)
+	}
+	h.flash(c, "success", "Collection "+col.ID+" created.")
+	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Collection created", Data: newCollectionDTO(col),
+		Redirect: collectionURL(col.ProjectID, col.ID)})
+}
+
+// collectionFormError answers a failed create with the page's form and its
+// errors.
+func (h *Handlers) collectionFormError(c *fiber.Ctx, err error, project string) error {
+	if project == "" {
+		return err
+	}
+	return h.formError(c, err, func() (Reply, *Form, error) {
+		view, err := h.collectionsPage(c, project, store.Page{Limit: 25})
+		return Reply{Page: "data/index", Fragment: "data/create", View: &view}, &view.Form, err
+	})
+}
+
+// collectionUpdate answers PATCH /collection/update: the name and the
+// description (the id stays).
+func (h *Handlers) collectionUpdate(c *fiber.Ctx) error {
+	var in collectionUpdateInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	if _, err := h.member(c, in.ProjectID); err != nil {
+		return err
+	}
+	col, err := h.store.Collection(c.UserContext(), in.ProjectID, in.ID)
+	if err != nil {
+		return collectionMissing(err, in.ID)
+	}
+	if in.Name != nil {
+		col.Name = *in.Name
+	}
+	if in.Description != nil {
+		col.Description = *in.Description
+	}
+	if err := h.store.UpdateCollection(c.UserContext(), &col); err != nil {
+		return collectionMissing(err, in.ID)
+	}
+	h.flash(c, "success", "Collection "+col.ID+" updated.")
+	return h.respond(c, Reply{Message: "Collection updated", Data: newCollectionDTO(col), Event: dataChanged,
+		Redirect: collectionURL(col.ProjectID, col.ID)})
+}
+
+// collectionDelete answers DELETE /collection/delete: the collection and
+// every record in it.
+func (h *Handlers) collectionDelete(c *fiber.Ctx) error {
+	var q collectionQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	if _, err := h.member(c, q.ProjectID); err != nil {
+		return err
+	}
+	if err := h.store.DeleteCollection(c.UserContext(), q.ProjectID, q.ID); err != nil {
+		return collectionMissing(err, q.ID)
+	}
+	h.flash(c, "success", "Collection "+q.ID+" deleted with its records.")
+	return h.respond(c, Reply{Message: "Collection deleted", Redirect: collectionsURL(q.ProjectID)})
+}
+
+type recordsView struct {
+	Base
+	Project    store.Project
+	Collection store.Collection
+	Records    []recordRow
+	Columns    []string
+	Where      string
+	WhereError string
+	Pager      Pager
+	Form       Form
+	CanWrite   bool
+	CanManage  bool   // ADMIN and ROOT members rename the collection
+	Self       string // the page's own URL, to reload its table in place
+}
+
+// recordRow is a record as the table shows it: a cell per column, cut.
+type recordRow struct {
+	store.Record
+	Cells  []string
+	Pretty string // the data, indented, for the edit box
+}
+
+// recordList answers GET /data/fetch.
+func (h *Handlers) recordList(c *fiber.Ctx) error {
+	var q recordListQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	return h.records(c, q)
+}
+
+// recordPageQuery is the query of /web/data/collection, which names the
+// collection id.
+type recordPageQuery struct {
+	listQuery
+	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
+	ID        string `query:"id" json:"id" validate:"required"`
+	Where     string `query:"where" json:"where" validate:"max=10000"`
+}
+
+// recordPage renders /web/data/collection: the records of a collection.
+func (h *Handlers) recordPage(c *fiber.Ctx) error {
+	var q recordPageQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	return h.records(c, recordListQuery{listQuery: q.listQuery, ProjectID: q.ProjectID, CollectionID: q.ID, Where: q.Where})
+}
+
+func (h *Handlers) records(c *fiber.Ctx, q recordListQuery) error {
+	view, err := h.recordsPage(c, q)
+	if err != nil {
+		return err
+	}
+	dtos := make([]recordDTO, len(view.Records))
+	for i, r := range view.Records {
+		dtos[i] = newRecordDTO(r.Record)
+	}
+	return h.respond(c, Reply{Data: dtos, Amount: &view.Pager.Total, Page: "data/collection", View: view})
+}
+
+func (h *Handlers) recordsPage(c *fiber.Ctx, q recordListQuery) (recordsView, error) {
+	p, err := h.member(c, q.ProjectID)
+	if err != nil {
+		return recordsView{}, err
+	}
+	col, err := h.store.Collection(c.UserContext(), p.ID, q.CollectionID)
+	if err != nil {
+		return recordsView{}, collectionMissing(err, q.CollectionID)
+	}
+	view := recordsView{Base: h.base(c, col.Name+" · "+p.Name), Project: p, Collection: col, Where: q.Where,
+		CanWrite: roleRank[current(c).User.Role] >= roleRank[store.RoleAuthor], Self: c.OriginalURL(),
+		CanManage: roleRank[current(c).User.Role] >= roleRank[store.RoleAdmin]}
+	page := q.page(defaultLimit(c, 25))
+	var where json.RawMessage
+	if q.Where != "" {
+		if where, err = whereObject(q.Where); err != nil {
+			if representationOf(c) == asJSON {
+				return view, badRequest("where %s", err)
+			}
+			view.WhereError = "The filter " + err.Error() + ", such as {\"status\": \"open\"}."
+			view.Pager = newPager(c, page, 0, 0)
+			return view, nil
+		}
+	}
+	ctx := c.UserContext()
+	recs, err := h.store.Records(ctx, p.ID, col.ID, where, page.Offset, page.Limit)
+	if err != nil {
+		return view, err
+	}
+	total := col.Records
+	if where != nil {
+		if total, err = h.store.CountRecords(ctx, p.ID, col.ID, where); err != nil {
+			return view, err
+		}
+	}
+	view.Pager = newPager(c, page, len(recs), total)
+	view.Records, view.Columns = recordRows(recs)
+	return view, nil
+}
+
+// whereObject checks a where filter: a JSON object.
+func whereObject(s string) (json.RawMessage, error) {
+	var probe any
+	if err := json.Unmarshal([]byte(s), &probe); err != nil {
+		return nil, errors.New("must be a JSON object")
+	}
+	if _, ok := probe.(map[string]any); !ok {
+		return nil, errors.New("must be a JSON object")
+	}
+	var buf bytes.Buffer
+	_ = json.Compact(&buf, []byte(s))
+	return buf.Bytes(), nil
+}
+
+// maxColumns and maxCell bound the records table: the page's first
+// top-level keys, each cell cut.
+const (
+	maxColumns = 6
+	maxCell    = 60
+)
+
+// recordRows turns a page of records into table rows; the columns are the
+// top-level keys of the page's records, the most common first.
+func recordRows(recs []store.Record) ([]recordRow, []string) {
+	seen := map[string]int{}
+	order := []string{}
+	decoded := make([]map[string]json.RawMessage, len(recs))
+	for i, r := range recs {
+		_ = json.Unmarshal(r.Data, &decoded[i])
+		for k := range decoded[i] {
+			if seen[k] == 0 {
+				order = append(order, k)
+			}
+			seen[k]++
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		if seen[order[a]] != seen[order[b]] {
+			return seen[order[a]] > seen[order[b]]
+		}
+		return order[a] < order[b]
+	})
+	if len(order) > maxColumns {
+		order = order[:maxColumns]
+	}
+	rows := make([]recordRow, len(recs))
+	for i, r := range recs {
+		row := recordRow{Record: r, Cells: make([]string, len(order))}
+		for j, k := range order {
+			if v, ok := decoded[i][k]; ok {
+				row.Cells[j] = cellText(v)
+			}
+		}
+		var pretty bytes.Buffer
+		_ = json.Indent(&pretty, r.Data, "", "  ")
+		row.Pretty = pretty.String()
+		rows[i] = row
+	}
+	return rows, order
+}
+
+// cellText shows a JSON value in a cell: strings without quotes, the rest
+// as JSON, cut to maxCell characters.
+func cellText(v json.RawMessage) string {
+	var s string
+	text := string(v)
+	if json.Unmarshal(v, &s) == nil {
+		text = s
+	}
+	if utf8.RuneCountInString(text) > maxCell {
+		r := []rune(text)
+		text = string(r[:maxCell-1]) + "…"
+	}
+	return text
+}
+
+// recordData checks the data of a record request. In a JSON body it must
+// be an object (else 400, a wrongly typed parameter); typed into a form, it
+// is JSON text whose faults are named beside the field (422).
+func recordData(c *fiber.Ctx, in recordInput) (json.RawMessage, error) {
+	form := mediaType(c) != fiber.MIMEApplicationJSON
+	data, err := store.RecordData(in.Data)
+	var syntax *json.SyntaxError
+	switch {
+	case err == nil:
+		return data, nil
+	case !form && errors.Is(err, store.ErrRecordNotObject):
+		return nil, badRequest("data must be a JSON object")
+	case errors.As(err, &syntax):
+		line, col := position(in.Data, syntax.Offset)
+		return nil, &ValidationError{Fields: map[string]string{"data": fmt.Sprintf("is not valid JSON: look at line %d, column %d", line, col)}}
+	case errors.Is(err, store.ErrRecordNotObject), errors.Is(err, store.ErrRecordTooLarge):
+		return nil, &ValidationError{Fields: map[string]string{"data": err.Error()}}
+	default:
+		return nil, err
+	}
+}
+
+// position turns a byte offset of text into its line and column (both from
+// 1).
+func position(text []byte, offset int64) (line, col int) {
+	if offset > int64(len(text)) {
+		offset = int64(len(text))
+	}
+	before := text[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:])
+	return line, max(col, 1)
+}
+
+// recordCreate answers POST /data/create.
+func (h *Handlers) recordCreate(c *fiber.Ctx) error {
+	var in recordInput
+	err := bind(c, &in)
+	if in.ProjectID != "" {
+		if _, merr := h.member(c, in.ProjectID); merr != nil {
+			return merr
+		}
+	}
+	var data json.RawMessage
+	if err == nil {
+		data, err = recordData(c, in)
+	}
+	if err != nil {
+		return h.recordFormError(c, err, in)
+	}
+	r := store.Record{ProjectID: in.ProjectID, CollectionID: in.CollectionID, Data: data}
+	if err := h.store.CreateRecord(c.UserContext(), &r); err != nil {
+		return collectionMissing(err, in.CollectionID)
+	}
+	h.flash(c, "success", fmt.Sprintf("Record %d created.", r.ID))
+	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Record created", Data: newRecordDTO(r),
+		Fragment: "data/record_form", View: recordsView{Base: h.base(c, ""), Project: store.Project{ID: in.ProjectID},
+			Collection: store.Collection{ID: in.CollectionID}, CanWrite: true},
+		Event: dataChanged, Redirect: collectionURL(in.ProjectID, in.CollectionID)})
+}
+
+// recordFormError answers a failed create or edit: the browser gets the
+// form back with its error beside the data box and the text it typed.
+func (h *Handlers) recordFormError(c *fiber.Ctx, err error, in recordInput) error {
+	if in.ProjectID == "" || in.CollectionID == "" {
+		return err
+	}
+	return h.formError(c, err, func() (Reply, *Form, error) {
+		view := recordsView{Base: h.base(c, ""), Project: store.Project{ID: in.ProjectID}, Collection: store.Collection{ID: in.CollectionID}, CanWrite: true,
+			Self: collectionURL(in.ProjectID, in.CollectionID)}
+		fragment := "data/record_form"
+		if in.ID != 0 {
+			view.Records = []recordRow{{Record: store.Record{ID: in.ID}}}
+			fragment = "data/record_edit"
+		}
+		return Reply{Page: "data/collection", Fragment: fragment, View: &view}, &view.Form, nil
+	})
+}
+
+// recordShow answers GET /data/fetch/one.
+func (h *Handlers) recordShow(c *fiber.Ctx) error {
+	var q recordQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	if _, err := h.member(c, q.ProjectID); err != nil {
+		return err
+	}
+	r, err := h.store.Record(c.UserContext(), q.ProjectID, q.CollectionID, q.ID)
+	if err != nil {
+		return recordMissing(err, q.ID)
+	}
+	// In the records table, Edit swaps the row for this form.
+	rows, _ := recordRows([]store.Record{r})
+	view := recordsView{Base: h.base(c, ""), Project: store.Project{ID: r.ProjectID}, Collection: store.Collection{ID: r.CollectionID},
+		Records: rows, CanWrite: true, Self: collectionURL(r.ProjectID, r.CollectionID)}
+	return h.respond(c, Reply{Data: newRecordDTO(r), Fragment: "data/record_edit", View: view, Redirect: view.Self})
+}
+
+func recordMissing(err error, id int64) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("record %d not found", id))
+	}
+	return err
+}
+
+// recordUpdate answers PATCH /data/update: data replaces the record's.
+func (h *Handlers) recordUpdate(c *fiber.Ctx) error {
+	var in recordInput
+	err := bind(c, &in)
+	if in.ProjectID != "" {
+		if _, merr := h.member(c, in.ProjectID); merr != nil {
+			return merr
+		}
+	}
+	if err == nil && in.ID < 1 {
+		msg, missing := "must be a record id", !bodyHas(c)("id")
+		if missing {
+			msg = "is required"
+		}
+		err = &ValidationError{Fields: map[string]string{"id": msg}, Missing: missing}
+	}
+	var data json.RawMessage
+	if err == nil {
+		data, err = recordData(c, in)
+	}
+	if err != nil {
+		return h.recordFormError(c, err, in)
+	}
+	r := store.Record{ProjectID: in.ProjectID, CollectionID: in.CollectionID, ID: in.ID, Data: data}
+	if err := h.store.UpdateRecord(c.UserContext(), &r); err != nil {
+		return recordMissing(err, in.ID)
+	}
+	h.flash(c, "success", fmt.Sprintf("Record %d updated.", r.ID))
+	// In the table the edit row goes; the table reloads itself with the row.
+	return h.respond(c, Reply{Message: "Record updated", Data: newRecordDTO(r), Fragment: "data/gone", Event: dataChanged,
+		Redirect: collectionURL(in.ProjectID, in.CollectionID)})
+}
+
+// recordDelete answers DELETE /data/delete.
+func (h *Handlers) recordDelete(c *fiber.Ctx) error {
+	var q recordQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	if _, err := h.member(c, q.ProjectID); err != nil {
+		return err
+	}
+	if err := h.store.DeleteRecord(c.UserContext(), q.ProjectID, q.CollectionID, q.ID); err != nil {
+		return recordMissing(err, q.ID)
+	}
+	h.flash(c, "success", fmt.Sprintf("Record %d deleted.", q.ID))
+	return h.respond(c, Reply{Message: "Record deleted", Fragment: "data/gone", Event: dataChanged, Redirect: collectionURL(q.ProjectID, q.CollectionID)})
+}
