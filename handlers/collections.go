@@ -466,7 +466,13 @@ func recordData(c *fiber.Ctx, in recordInput) (json.RawMessage, error) {
 	case !form && errors.Is(err, store.ErrRecordNotObject):
 		return nil, badRequest("data must be a JSON object")
 	case errors.As(err, &syntax):
-		line, col := position(in.Data, syntax.Offset)
+		// Compacting reports no position; decoding does.
+		var probe any
+		if errors.As(json.Unmarshal(in.Data, &probe), &syntax) {
+			line, col := position(in.Data, syntax.Offset)
+			return nil, &ValidationError{Fields: map[string]string{"data": fmt.Sprintf("is not valid JSON: look at line %d, column %d", line, col)}}
+		}
+		line, col := position(in.Data, int64(len(in.Data)))
 		return nil, &ValidationError{Fields: map[string]string{"data": fmt.Sprintf("is not valid JSON: look at line %d, column %d", line, col)}}
 	case errors.Is(err, store.ErrRecordNotObject), errors.Is(err, store.ErrRecordTooLarge):
 		return nil, &ValidationError{Fields: map[string]string{"data": err.Error()}}

@@ -119,6 +119,7 @@ var constraintFields = map[string][2]string{
 	"project_members_pkey":     {"target_uid", "is already a member of this project"},
 	"configs_pkey":             {"key", "already exists"},
 	"vault_entries_pkey":       {"key", "already exists in this vault"},
+	"collections_pkey":         {"id", "is already used by another collection of this project"},
 	"route_templates_name_key": {"name", "is already taken in this scope"},
 	"routes_pkey":              {"route.route_id", "is already taken in this project"},
 	"routes_method_path_key":   {"route.route_path", "is already used with this method by another route"},

@@ -26,6 +26,7 @@ type cellFixture struct {
 	secret   string // a vault entry of the project
 	template int64  // a template of the project
 	global   int64  // a global template
+	record   int64  // a record of the project's collection "items"
 }
 
 func (ta *testApp) cellFixture(t *testing.T, n int, role string, member bool) cellFixture {
@@ -60,6 +61,14 @@ func (ta *testApp) cellFixture(t *testing.T, n int, role string, member bool) ce
 	if err := ta.h.store.CreateRoute(ctx, &sr); err != nil {
 		t.Fatal(err)
 	}
+	if err := ta.h.store.CreateCollection(ctx, &store.Collection{ProjectID: f.project, ID: "items", Name: "Items"}, f.owner.ID); err != nil {
+		t.Fatal(err)
+	}
+	rec := store.Record{ProjectID: f.project, CollectionID: "items", Data: []byte(`{"n":1}`)}
+	if err := ta.h.store.CreateRecord(ctx, &rec); err != nil {
+		t.Fatal(err)
+	}
+	f.record = rec.ID
 	return f
 }
 
@@ -216,6 +225,47 @@ func TestIdentityPermissionTable(t *testing.T) {
 		}},
 		{name: "config delete", anon: 401, member: rootOnly(200), request: func(f cellFixture) (string, string, string) {
 			return "DELETE", "/config/delete?key=" + f.config, ""
+		}},
+	})
+}
+
+// TestDataPermissionTable: collections and records (SPEC §8) by role and
+// membership — members only, ROOT included; ADMIN and up manage
+// collections, AUTHOR and up write records.
+func TestDataPermissionTable(t *testing.T) {
+	all := func(s int) map[string]int { return byRole(s, s, s, s) }
+	adminUp := func(ok int) map[string]int { return byRole(ok, ok, 403, 403) }
+	authorUp := func(ok int) map[string]int { return byRole(ok, ok, ok, 403) }
+	runPermissionTable(t, []permCase{
+		{name: "collection create", anon: 401, member: adminUp(201), nonMember: all(403), request: func(f cellFixture) (string, string, string) {
+			return "POST", "/collection/create", fmt.Sprintf(`{"project_id":%q,"id":"books","name":"Books"}`, f.project)
+		}},
+		{name: "collection list", anon: 401, member: all(200), nonMember: all(403), request: func(f cellFixture) (string, string, string) {
+			return "GET", "/collection/fetch?project_id=" + f.project, ""
+		}},
+		{name: "collection one", anon: 401, member: all(200), nonMember: all(403), request: func(f cellFixture) (string, string, string) {
+			return "GET", "/collection/fetch/one?id=items&project_id=" + f.project, ""
+		}},
+		{name: "collection update", anon: 401, member: adminUp(200), nonMember: all(403), request: func(f cellFixture) (string, string, string) {
+			return "PATCH", "/collection/update", fmt.Sprintf(`{"project_id":%q,"id":"items","name":"Things"}`, f.project)
+		}},
+		{name: "collection delete", anon: 401, member: adminUp(200), nonMember: all(403), request: func(f cellFixture) (string, string, string) {
+			return "DELETE", "/collection/delete?id=items&project_id=" + f.project, ""
+		}},
+		{name: "record create", anon: 401, member: authorUp(201), nonMember: all(403), request: func(f cellFixture) (string, string, string) {
+			return "POST", "/data/create", fmt.Sprintf(`{"project_id":%q,"collection_id":"items","data":{"n":2}}`, f.project)
+		}},
+		{name: "record list", anon: 401, member: all(200), nonMember: all(403), request: func(f cellFixture) (string, string, string) {
+			return "GET", "/data/fetch?collection_id=items&project_id=" + f.project, ""
+		}},
+		{name: "record one", anon: 401, member: all(200), nonMember: all(403), request: func(f cellFixture) (string, string, string) {
+			return "GET", fmt.Sprintf("/data/fetch/one?collection_id=items&project_id=%s&id=%d", f.project, f.record), ""
+		}},
+		{name: "record update", anon: 401, member: authorUp(200), nonMember: all(403), request: func(f cellFixture) (string, string, string) {
+			return "PATCH", "/data/update", fmt.Sprintf(`{"project_id":%q,"collection_id":"items","id":%d,"data":{"n":3}}`, f.project, f.record)
+		}},
+		{name: "record delete", anon: 401, member: authorUp(200), nonMember: all(403), request: func(f cellFixture) (string, string, string) {
+			return "DELETE", fmt.Sprintf("/data/delete?collection_id=items&project_id=%s&id=%d", f.project, f.record), ""
 		}},
 	})
 }
