@@ -45,6 +45,14 @@ func TestJourneyEveryPage(t *testing.T) {
 	_ = json.Unmarshal(mustAPI("POST", "/route/template/create", root, pagesTemplate), &tmpl)
 	route := mustAPI("POST", "/route/template/apply", root, fmt.Sprintf(`{"id":%d,"project_id":"shop","values":{"col":"books"}}`, tmpl.ID))
 	mustAPI("POST", "/route/create", root, fmt.Sprintf(`{"project_id":"shop","template_id":%d,"route":%s}`, tmpl.ID, route))
+	mustAPI("POST", "/collection/create", root, `{"project_id":"shop","id":"books","name":"Books","description":"The shop's catalogue"}`)
+	for _, rec := range []string{
+		`{"title":"Dune","author":{"name":"Frank Herbert"},"year":1965,"tags":["sf","classic"],"price":9.5}`,
+		`{"title":"A Very Long Title That Goes On And On Past Any Reasonable Width For A Table Cell","year":2001}`,
+		`{"title":"Emma","author":{"name":"Jane Austen"},"year":1815,"in_stock":true}`,
+	} {
+		mustAPI("POST", "/data/create", root, `{"project_id":"shop","collection_id":"books","data":`+rec+`}`)
+	}
 
 	pages := []struct{ name, path, shows string }{
 		{"home", "/", "Welcome"},
@@ -63,6 +71,9 @@ func TestJourneyEveryPage(t *testing.T) {
 		{"template-new", "/web/routes/templates/create", "New route template"},
 		{"routes", "/web/routes?id=shop", "read_books"},
 		{"all-routes", "/web/routes", "read_books"},
+		{"data-projects", "/web/data", "Shop"},
+		{"data", "/web/data?project_id=shop", "books"},
+		{"collection", "/web/data/collection?project_id=shop&id=books", "Frank Herbert"},
 		{"route", "/web/routes/view?project_id=shop&route_id=read_books", "read_books"},
 		{"route-new", "/web/routes/create?id=shop", "New route in Shop"},
 		{"route-edit", "/web/routes/edit?project_id=shop&route_id=read_books", "Edit route read_books"},
