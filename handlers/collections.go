@@ -353,6 +353,9 @@ func (h *Handlers) recordsPage(c *fiber.Ctx, q recordListQuery) (recordsView, er
 	var where json.RawMessage
 	if q.Where != "" {
 		if where, err = whereObject(q.Where); err != nil {
+			if !errors.Is(err, errWhereShape) {
+				return view, err // not clean text: 400 for every caller
+			}
 			if representationOf(c) == asJSON {
 				return view, badRequest("where %s", err)
 			}
@@ -377,18 +380,22 @@ func (h *Handlers) recordsPage(c *fiber.Ctx, q recordListQuery) (recordsView, er
 	return view, nil
 }
 
-// whereObject checks a where filter: a JSON object.
+// errWhereShape is a where filter that is not a JSON object.
+var errWhereShape = errors.New("must be a JSON object")
+
+// whereObject checks a where filter: a JSON object of clean text.
 func whereObject(s string) (json.RawMessage, error) {
-	var probe any
-	if err := json.Unmarshal([]byte(s), &probe); err != nil {
-		return nil, errors.New("must be a JSON object")
+	if err := checkJSONText([]byte(s), "where"); err != nil {
+		return nil, err
 	}
-	if _, ok := probe.(map[string]any); !ok {
-		return nil, errors.New("must be a JSON object")
+	where, err := store.CompactObject([]byte(s))
+	switch {
+	case errors.Is(err, store.ErrNumberRange):
+		return nil, badRequest("where %s", err)
+	case err != nil:
+		return nil, errWhereShape
 	}
-	var buf bytes.Buffer
-	_ = json.Compact(&buf, []byte(s))
-	return buf.Bytes(), nil
+	return where, nil
 }
 
 // maxColumns and maxCell bound the records table: the page's first
@@ -458,6 +465,13 @@ func cellText(v json.RawMessage) string {
 // is JSON text whose faults are named beside the field (422).
 func recordData(c *fiber.Ctx, in recordInput) (json.RawMessage, error) {
 	form := mediaType(c) != fiber.MIMEApplicationJSON
+	if form {
+		// JSON typed into a form was text until now: the body's check of
+		// JSON strings applies to it here.
+		if err := checkJSONText(in.Data, "data"); err != nil {
+			return nil, err
+		}
+	}
 	data, err := store.RecordData(in.Data)
 	var syntax *json.SyntaxError
 	switch {
@@ -474,7 +488,7 @@ func recordData(c *fiber.Ctx, in recordInput) (json.RawMessage, error) {
 		}
 		line, col := position(in.Data, int64(len(in.Data)))
 		return nil, &ValidationError{Fields: map[string]string{"data": fmt.Sprintf("is not valid JSON: look at line %d, column %d", line, col)}}
-	case errors.Is(err, store.ErrRecordNotObject), errors.Is(err, store.ErrRecordTooLarge):
+	case errors.Is(err, store.ErrRecordNotObject), errors.Is(err, store.ErrRecordTooLarge), errors.Is(err, store.ErrNumberRange):
 		return nil, &ValidationError{Fields: map[string]string{"data": err.Error()}}
 	default:
 		return nil, err

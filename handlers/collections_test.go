@@ -35,14 +35,31 @@ func TestCollectionsAPI(t *testing.T) {
 		{name: "data that is null", method: "POST", path: "/data/create", headers: h, body: `{"project_id":"shop","collection_id":"books","data":null}`, status: 400},
 		{name: "no data", method: "POST", path: "/data/create", headers: h, body: `{"project_id":"shop","collection_id":"books"}`, status: 400, want: []string{"data is required"}},
 		{name: "data over 64 KiB", method: "POST", path: "/data/create", headers: h, body: big, status: 422, want: []string{`"data":"must be at most 64 KiB`}},
+		// SPEC §2.2: text with NUL or that is not Unicode never reaches the
+		// database — also when it is spelled as a JSON escape (PostgreSQL's
+		// jsonb refuses \u0000 and a lone surrogate: a 500 before).
+		{name: "a lone surrogate in data", method: "POST", path: "/data/create", headers: h, body: `{"project_id":"shop","collection_id":"books","data":{"a":"\ud800"}}`,
+			status: 400, want: []string{"Error: data.a contains a NUL character or invalid UTF-8"}},
+		{name: "a lone low surrogate in a key", method: "POST", path: "/data/create", headers: h, body: `{"project_id":"shop","collection_id":"books","data":{"\uDC00x":1}}`,
+			status: 400, want: []string{"contains a NUL character or invalid UTF-8"}},
+		{name: "an escaped NUL in where", method: "GET", path: `/data/fetch?project_id=shop&collection_id=books&where=%7B%22a%22%3A%22%5Cu0000%22%7D`, headers: h,
+			status: 400, want: []string{"Error: where.a contains a NUL character or invalid UTF-8"}},
+		{name: "a lone surrogate in where", method: "GET", path: `/data/fetch?project_id=shop&collection_id=books&where=%7B%22a%22%3A%22%5Cud83d%22%7D`, headers: h,
+			status: 400, want: []string{"Error: where.a contains"}},
+		{name: "a surrogate pair is a character", method: "POST", path: "/data/create", headers: h, body: `{"project_id":"shop","collection_id":"books","data":{"emoji":"\ud83d\ude00"}}`,
+			status: 201, want: []string{`"emoji":"😀"`}},
+		{name: "a number jsonb cannot hold", method: "POST", path: "/data/create", headers: h, body: `{"project_id":"shop","collection_id":"books","data":{"a":1e1000000}}`,
+			status: 422, want: []string{`"data":"holds a number too large or too precise to store`}},
+		{name: "such a number in where", method: "GET", path: `/data/fetch?project_id=shop&collection_id=books&where=%7B%22a%22%3A1e-999999%7D`, headers: h,
+			status: 400, want: []string{"Error: where holds a number too large or too precise"}},
 		{name: "a record in no collection", method: "POST", path: "/data/create", headers: h, body: `{"project_id":"shop","collection_id":"nope","data":{}}`,
 			status: 404, want: []string{`collection \"nope\" not found`}},
 		{name: "collections with counts", method: "GET", path: "/collection/fetch?project_id=shop", headers: h, status: 200,
-			want: []string{`"amount":1`, `"record_count":2`}},
+			want: []string{`"amount":1`, `"record_count":3`}},
 		{name: "one collection", method: "GET", path: "/collection/fetch/one?project_id=shop&id=books", headers: h, status: 200, want: []string{`"name":"Books"`}},
 		{name: "an unknown collection", method: "GET", path: "/collection/fetch/one?project_id=shop&id=nope", headers: h, status: 404},
 		{name: "records by id", method: "GET", path: "/data/fetch?project_id=shop&collection_id=books", headers: h, status: 200,
-			want: []string{`"amount":2`, `"title":"Dune"`, `"title":"Emma"`}},
+			want: []string{`"amount":3`, `"title":"Dune"`, `"title":"Emma"`}},
 		{name: "records containing", method: "GET", path: `/data/fetch?project_id=shop&collection_id=books&where=%7B%22tags%22%3A%5B%22sf%22%5D%7D`, headers: h, status: 200,
 			want: []string{`"amount":1`, `"title":"Dune"`}, unwanted: []string{"Emma"}},
 		{name: "a number is not a string", method: "GET", path: `/data/fetch?project_id=shop&collection_id=books&where=%7B%22year%22%3A%221965%22%7D`, headers: h, status: 200,
@@ -59,15 +76,15 @@ func TestCollectionsAPI(t *testing.T) {
 		{name: "update replaces", method: "PATCH", path: "/data/update", headers: h, body: `{"project_id":"shop","collection_id":"books","id":1,"data":{"title":"Dune Messiah"}}`,
 			status: 200, want: []string{`"data":{"title":"Dune Messiah"}`}},
 		{name: "rename", method: "PATCH", path: "/collection/update", headers: a, body: `{"project_id":"shop","id":"books","name":"Library"}`,
-			status: 200, want: []string{`"name":"Library"`, `"description":"All"`, `"record_count":2`}},
+			status: 200, want: []string{`"name":"Library"`, `"description":"All"`, `"record_count":3`}},
 		{name: "rename to nothing", method: "PATCH", path: "/collection/update", headers: a, body: `{"project_id":"shop","id":"books","name":""}`, status: 422},
 		{name: "delete a record", method: "DELETE", path: "/data/delete?project_id=shop&collection_id=books&id=2", headers: h, status: 200},
 		{name: "delete it again", method: "DELETE", path: "/data/delete?project_id=shop&collection_id=books&id=2", headers: h, status: 404},
 	})
-	// Bad input changed nothing: two records were made, one deleted.
+	// Bad input changed nothing: three records were made, one deleted.
 	n, err := ta.h.store.CountRecords(context.Background(), "shop", "books", nil)
-	if err != nil || n != 1 {
-		t.Fatalf("%d records left, want 1 (%v)", n, err)
+	if err != nil || n != 2 {
+		t.Fatalf("%d records left, want 2 (%v)", n, err)
 	}
 	ta.run(t, []scenario{
 		{name: "delete the collection", method: "DELETE", path: "/collection/delete?project_id=shop&id=books", headers: a, status: 200},
@@ -104,6 +121,8 @@ func TestCollectionPages(t *testing.T) {
 			want: []string{"The filter must be a JSON object", `aria-invalid="true"`, "Fix the filter to see records."}},
 		{name: "broken JSON typed in", method: "POST", path: "/data/create", headers: form, body: "project_id=shop&collection_id=books&data=%7B%0A%22a%22%3A+1%0A%22b%22%3A+2%7D", status: 422,
 			want: []string{"is not valid JSON: look at line 3, column 1", "&#34;b&#34;: 2}"}},
+		{name: "an escaped NUL typed in", method: "POST", path: "/data/create", headers: form, body: "project_id=shop&collection_id=books&data=%7B%22a%22%3A%22%5Cu0000%22%7D", status: 400,
+			want: []string{"Data.a contains a NUL character or invalid UTF-8"}},
 		{name: "an array typed in", method: "POST", path: "/data/create", headers: form, body: "project_id=shop&collection_id=books&data=%5B%5D", status: 422,
 			want: []string{"must be a JSON object"}},
 		{name: "a record typed in", method: "POST", path: "/data/create", headers: form, body: "project_id=shop&collection_id=books&data=%7B%22title%22%3A%22Kim%22%7D", status: 201,

@@ -117,7 +117,7 @@ func (h *Handlers) checkInput(c *fiber.Ctx) error {
 	}
 	switch mediaType(c) {
 	case fiber.MIMEApplicationJSON:
-		if err := checkJSONText(c.Body()); err != nil {
+		if err := checkJSONText(c.Body(), ""); err != nil {
 			return err
 		}
 	case fiber.MIMEApplicationForm:
@@ -173,14 +173,63 @@ func cleanText(b []byte) bool {
 	return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0
 }
 
-// checkJSONText refuses a JSON body with invalid UTF-8, a string holding
-// NUL, or nesting deeper than maxJSONDepth, naming the field. Valid bodies
-// take the fast path: one UTF-8 scan and one search for an escaped NUL.
-func checkJSONText(body []byte) error {
-	if utf8.Valid(body) && !bytes.Contains(body, []byte(`\u0000`)) && depthWithin(body, maxJSONDepth) {
+// checkJSONText refuses JSON text with invalid UTF-8, a string holding NUL
+// or an unpaired surrogate (escaped, \u0000 or \ud800, they are text no
+// database column takes), or nesting deeper than maxJSONDepth, naming the
+// field under root (a parameter holding JSON; "" for the request body).
+// Clean text takes the fast path: one UTF-8 scan and a search for the
+// escapes.
+func checkJSONText(body []byte, root string) error {
+	if utf8.Valid(body) && !bytes.Contains(body, []byte(`\u0000`)) && !bytes.Contains(body, []byte(`\ud`)) &&
+		!bytes.Contains(body, []byte(`\uD`)) && depthWithin(body, maxJSONDepth) {
 		return nil
 	}
-	return scanJSON(body)
+	return scanJSON(body, root)
+}
+
+// cleanJSONString reports whether a string token is clean text: raw (as
+// written, quotes and escapes included) valid UTF-8 with no unpaired
+// surrogate escape, and its value t free of NUL.
+func cleanJSONString(raw []byte, t string) bool {
+	if !utf8.Valid(raw) || strings.IndexByte(t, 0) >= 0 {
+		return false
+	}
+	high := false // the previous escape was a high surrogate
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' || i+1 >= len(raw) {
+			continue
+		}
+		if raw[i+1] != 'u' {
+			i++ // an escaped character: \\, \", \n …
+			if high {
+				return false
+			}
+			continue
+		}
+		if i+6 > len(raw) {
+			return false
+		}
+		v, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+		if err != nil {
+			return false
+		}
+		switch {
+		case v >= 0xD800 && v <= 0xDBFF:
+			if high {
+				return false
+			}
+			high = true
+		case v >= 0xDC00 && v <= 0xDFFF:
+			if !high {
+				return false
+			}
+			high = false
+		case high:
+			return false
+		}
+		i += 5
+	}
+	return !high
 }
 
 // depthWithin reports whether the brackets of JSON text body nest at most max
@@ -207,9 +256,9 @@ func depthWithin(body []byte, max int) bool {
 	return true
 }
 
-// scanJSON walks the tokens of body, keeping the path of the current value,
-// and reports the first string that is not clean text.
-func scanJSON(body []byte) error {
+// scanJSON walks the tokens of body, keeping the path of the current value
+// (under root), and reports the first string that is not clean text.
+func scanJSON(body []byte, root string) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	type level struct {
 		array bool
@@ -220,6 +269,7 @@ func scanJSON(body []byte) error {
 	var stack []level
 	path := func() string {
 		var b strings.Builder
+		b.WriteString(root)
 		for i, l := range stack {
 			switch {
 			case l.array:
@@ -271,12 +321,12 @@ func scanJSON(body []byte) error {
 			top := len(stack) - 1
 			if top >= 0 && !stack[top].array && stack[top].isKey {
 				stack[top].key, stack[top].isKey = t, false
-				if !utf8.Valid(raw) || strings.IndexByte(t, 0) >= 0 {
+				if !cleanJSONString(raw, t) {
 					return badRequest("a field name in %s contains a NUL character or invalid UTF-8", path())
 				}
 				continue
 			}
-			if !utf8.Valid(raw) || strings.IndexByte(t, 0) >= 0 {
+			if !cleanJSONString(raw, t) {
 				return badRequest("%s contains a NUL character or invalid UTF-8", path())
 			}
 			after()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -39,11 +40,20 @@ const MaxRecordBytes = 64 << 10
 var (
 	ErrRecordNotObject = errors.New("must be a JSON object")
 	ErrRecordTooLarge  = errors.New("must be at most 64 KiB (65,536 bytes) of JSON")
+	ErrNumberRange     = errors.New("holds a number too large or too precise to store (at most 131,072 digits before the point and 16,383 after)")
 )
 
-// RecordData checks raw as a record's data and returns its compact form:
-// valid JSON, an object, at most MaxRecordBytes once compacted.
-func RecordData(raw []byte) (json.RawMessage, error) {
+// jsonb keeps numbers as numeric, which holds at most this many digits
+// before and after the decimal point.
+const (
+	maxIntegerDigits  = 131072
+	maxFractionDigits = 16383
+)
+
+// CompactObject returns JSON text raw compacted, or an error when it is not
+// JSON (a *json.SyntaxError) or not an object (ErrRecordNotObject): the
+// shape of a record's data and of a containment filter.
+func CompactObject(raw []byte) (json.RawMessage, error) {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
 		return nil, err
@@ -51,10 +61,70 @@ func RecordData(raw []byte) (json.RawMessage, error) {
 	if b := buf.Bytes(); len(b) == 0 || b[0] != '{' {
 		return nil, ErrRecordNotObject
 	}
-	if buf.Len() > MaxRecordBytes {
-		return nil, ErrRecordTooLarge
+	if !numbersFit(buf.Bytes()) {
+		return nil, ErrNumberRange
 	}
 	return buf.Bytes(), nil
+}
+
+// numbersFit reports whether every number of compact JSON text fits
+// PostgreSQL's numeric (1e1000000 is valid JSON that jsonb refuses).
+func numbersFit(text []byte) bool {
+	inString, escaped := false, false
+	for i := 0; i < len(text); i++ {
+		b := text[i]
+		switch {
+		case escaped:
+			escaped = false
+		case inString && b == '\\':
+			escaped = true
+		case b == '"':
+			inString = !inString
+		case inString:
+		case b == '-' || b >= '0' && b <= '9':
+			j := i
+			for j < len(text) && bytes.IndexByte([]byte("+-.eE0123456789"), text[j]) >= 0 {
+				j++
+			}
+			if !numberFits(text[i:j]) {
+				return false
+			}
+			i = j - 1
+		}
+	}
+	return true
+}
+
+// numberFits checks one JSON number: its digits before and after the point
+// once the exponent is applied.
+func numberFits(n []byte) bool {
+	mantissa, exp, _ := bytes.Cut(bytes.TrimPrefix(n, []byte("-")), []byte("e"))
+	if len(exp) == 0 {
+		mantissa, exp, _ = bytes.Cut(mantissa, []byte("E"))
+	}
+	whole, frac, _ := bytes.Cut(mantissa, []byte("."))
+	e := 0
+	if len(exp) > 0 {
+		digits := bytes.TrimLeft(bytes.TrimLeft(exp, "+-"), "0")
+		if len(digits) > 7 {
+			return false // beyond any digit count numeric keeps
+		}
+		e, _ = strconv.Atoi(string(digits))
+		if exp[0] == '-' {
+			e = -e
+		}
+	}
+	return len(whole)+e <= maxIntegerDigits && len(frac)-e <= maxFractionDigits
+}
+
+// RecordData checks raw as a record's data and returns its compact form:
+// valid JSON, an object, at most MaxRecordBytes once compacted.
+func RecordData(raw []byte) (json.RawMessage, error) {
+	data, err := CompactObject(raw)
+	if err == nil && len(data) > MaxRecordBytes {
+		return nil, ErrRecordTooLarge
+	}
+	return data, err
 }
 
 const collectionSelect = `SELECT c.project_id, c.id, c.name, c.description, c.created_by, c.created_at, c.updated_at,

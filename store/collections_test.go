@@ -246,3 +246,29 @@ func TestRecordFilterUsesTheGINIndex(t *testing.T) {
 		t.Fatalf("count = %d, %v", n, err)
 	}
 }
+
+// TestRecordNumbersFitNumeric: jsonb keeps numbers as numeric; a number it
+// cannot hold is refused before the database (which would fail the write).
+func TestRecordNumbersFitNumeric(t *testing.T) {
+	st, ctx := collectionStore(t)
+	for data, want := range map[string]error{
+		`{"a":1e131071}`:    nil, // 131,072 digits before the point
+		`{"a":1e131072}`:    store.ErrNumberRange,
+		`{"a":-1.5e131070}`: nil,
+		`{"a":1e-16383}`:    nil, // 16,383 after
+		`{"a":1e-16384}`:    store.ErrNumberRange,
+		`{"a":0.` + strings.Repeat("1", 16383) + `}`: nil,
+		`{"a":0.` + strings.Repeat("1", 16384) + `}`: store.ErrNumberRange,
+		`{"a":[1,{"b":2E+999999999999}]}`:            store.ErrNumberRange,
+		`{"a":"1e1000000","b":12.5e-3}`:              nil, // a string is text
+	} {
+		r := store.Record{ProjectID: "shop", CollectionID: "books", Data: json.RawMessage(data)}
+		label := data
+		if len(label) > 40 {
+			label = label[:40] + "…"
+		}
+		if err := st.CreateRecord(ctx, &r); !errors.Is(err, want) {
+			t.Errorf("%s: %v, want %v", label, err, want)
+		}
+	}
+}
