@@ -119,7 +119,8 @@ func decodeError(err error, dst any) error {
 	}
 	switch {
 	case errors.As(err, &typeErr) && typeErr.Field != "":
-		return badRequest("%s must be %s", typeErr.Field, jsonKind(typeErr.Type))
+		// The decoder's path names embedded structs too; the JSON has none.
+		return badRequest("%s must be %s", fieldPath(dst, "body."+typeErr.Field), jsonKind(typeErr.Type))
 	case errors.As(err, &typeErr):
 		return badRequest("the request body must be a JSON object")
 	case errors.As(err, &syntaxErr), err.Error() == "unexpected end of JSON input":
