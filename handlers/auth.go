@@ -169,11 +169,18 @@ func (h *Handlers) atLeast(min string) fiber.Handler {
 		if p == nil {
 			return errUnauthenticated
 		}
-		if roleRank[p.User.Role] < roleRank[min] {
+		if !callerAtLeast(c, min) {
 			return forbidden("your role (" + p.User.Role + ") may not do this; it needs " + min + " or higher")
 		}
 		return c.Next()
 	}
+}
+
+// callerAtLeast reports whether the signed-in caller's role is min or
+// higher (what a page may offer; atLeast guards the routes).
+func callerAtLeast(c *fiber.Ctx, min string) bool {
+	p := current(c)
+	return p != nil && roleRank[p.User.Role] >= roleRank[min]
 }
 
 // notByPAT refuses requests authenticated by a personal access token.

@@ -88,8 +88,12 @@ func (d *recordJSON) UnmarshalText(b []byte) error {
 type recordInput struct {
 	ProjectID    string     `json:"project_id" form:"project_id" validate:"required"`
 	CollectionID string     `json:"collection_id" form:"collection_id" validate:"required"`
-	ID           int64      `json:"id" form:"id"`
 	Data         recordJSON `json:"data" form:"data" validate:"required"`
+}
+
+type recordUpdateInput struct {
+	recordInput
+	ID int64 `json:"id" form:"id" validate:"required,min=1"`
 }
 
 type recordQuery struct {
@@ -121,8 +125,7 @@ type collectionsView struct {
 	Collections []store.Collection
 	Pager       Pager
 	Form        Form
-	CanManage   bool   // ADMIN and ROOT members create, rename and delete collections
-	Self        string // the page's own URL, to reload its table in place
+	CanManage   bool // ADMIN and ROOT members create, rename and delete collections
 }
 
 type dataProjectsView struct {
@@ -174,7 +177,7 @@ func (h *Handlers) collectionsPage(c *fiber.Ctx, project string, page store.Page
 	}
 	list, total, err := h.store.ListCollections(c.UserContext(), p.ID, page)
 	return collectionsView{Base: h.base(c, "Data · "+p.Name), Project: p, Collections: list, Pager: newPager(c, page, len(list), total),
-		CanManage: roleRank[current(c).User.Role] >= roleRank[store.RoleAdmin], Self: c.OriginalURL()}, err
+		CanManage: callerAtLeast(c, store.RoleAdmin)}, err
 }
 
 // collectionShow answers GET /collection/fetch/one.
@@ -245,12 +248,7 @@ func (h *Handlers) collectionUpdate(c *fiber.Ctx) error {
 	if err != nil {
 		return collectionMissing(err, in.ID)
 	}
-	if in.Name != nil {
-		col.Name = *in.Name
-	}
-	if in.Description != nil {
-		col.Description = *in.Description
-	}
+	col.Name, col.Description = deref(in.Name, col.Name), deref(in.Description, col.Description)
 	if err := h.store.UpdateCollection(c.UserContext(), &col); err != nil {
 		return collectionMissing(err, in.ID)
 	}
@@ -347,8 +345,8 @@ func (h *Handlers) recordsPage(c *fiber.Ctx, q recordListQuery) (recordsView, er
 		return recordsView{}, collectionMissing(err, q.CollectionID)
 	}
 	view := recordsView{Base: h.base(c, col.Name+" · "+p.Name), Project: p, Collection: col, Where: q.Where,
-		CanWrite: roleRank[current(c).User.Role] >= roleRank[store.RoleAuthor], Self: c.OriginalURL(),
-		CanManage: roleRank[current(c).User.Role] >= roleRank[store.RoleAdmin]}
+		CanWrite: callerAtLeast(c, store.RoleAuthor), Self: c.OriginalURL(),
+		CanManage: callerAtLeast(c, store.RoleAdmin)}
 	page := q.page(defaultLimit(c, 25))
 	var where json.RawMessage
 	if q.Where != "" {
@@ -510,18 +508,9 @@ func position(text []byte, offset int64) (line, col int) {
 // recordCreate answers POST /data/create.
 func (h *Handlers) recordCreate(c *fiber.Ctx) error {
 	var in recordInput
-	err := bind(c, &in)
-	if in.ProjectID != "" {
-		if _, merr := h.member(c, in.ProjectID); merr != nil {
-			return merr
-		}
-	}
-	var data json.RawMessage
-	if err == nil {
-		data, err = recordData(c, in)
-	}
+	data, err := h.bindRecord(c, &in, &in)
 	if err != nil {
-		return h.recordFormError(c, err, in)
+		return h.recordFormError(c, err, in, 0)
 	}
 	r := store.Record{ProjectID: in.ProjectID, CollectionID: in.CollectionID, Data: data}
 	if err := h.store.CreateRecord(c.UserContext(), &r); err != nil {
@@ -534,9 +523,25 @@ func (h *Handlers) recordCreate(c *fiber.Ctx) error {
 		Event: dataChanged, Redirect: collectionURL(in.ProjectID, in.CollectionID)})
 }
 
+// bindRecord binds a record request into dst, whose record fields are in,
+// and returns its data checked. Membership is checked before any form
+// error is shown, so a non-member learns nothing from one.
+func (h *Handlers) bindRecord(c *fiber.Ctx, dst any, in *recordInput) (json.RawMessage, error) {
+	err := bind(c, dst)
+	if in.ProjectID != "" {
+		if _, merr := h.member(c, in.ProjectID); merr != nil {
+			return nil, merr
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return recordData(c, *in)
+}
+
 // recordFormError answers a failed create or edit: the browser gets the
 // form back with its error beside the data box and the text it typed.
-func (h *Handlers) recordFormError(c *fiber.Ctx, err error, in recordInput) error {
+func (h *Handlers) recordFormError(c *fiber.Ctx, err error, in recordInput, id int64) error {
 	if in.ProjectID == "" || in.CollectionID == "" {
 		return err
 	}
@@ -544,8 +549,8 @@ func (h *Handlers) recordFormError(c *fiber.Ctx, err error, in recordInput) erro
 		view := recordsView{Base: h.base(c, ""), Project: store.Project{ID: in.ProjectID}, Collection: store.Collection{ID: in.CollectionID}, CanWrite: true,
 			Self: collectionURL(in.ProjectID, in.CollectionID)}
 		fragment := "data/record_form"
-		if in.ID != 0 {
-			view.Records = []recordRow{{Record: store.Record{ID: in.ID}}}
+		if id != 0 {
+			view.Records = []recordRow{{Record: store.Record{ID: id}}}
 			fragment = "data/record_edit"
 		}
 		return Reply{Page: "data/collection", Fragment: fragment, View: &view}, &view.Form, nil
@@ -581,26 +586,10 @@ func recordMissing(err error, id int64) error {
 
 // recordUpdate answers PATCH /data/update: data replaces the record's.
 func (h *Handlers) recordUpdate(c *fiber.Ctx) error {
-	var in recordInput
-	err := bind(c, &in)
-	if in.ProjectID != "" {
-		if _, merr := h.member(c, in.ProjectID); merr != nil {
-			return merr
-		}
-	}
-	if err == nil && in.ID < 1 {
-		msg, missing := "must be a record id", !bodyHas(c)("id")
-		if missing {
-			msg = "is required"
-		}
-		err = &ValidationError{Fields: map[string]string{"id": msg}, Missing: missing}
-	}
-	var data json.RawMessage
-	if err == nil {
-		data, err = recordData(c, in)
-	}
+	var in recordUpdateInput
+	data, err := h.bindRecord(c, &in, &in.recordInput)
 	if err != nil {
-		return h.recordFormError(c, err, in)
+		return h.recordFormError(c, err, in.recordInput, in.ID)
 	}
 	r := store.Record{ProjectID: in.ProjectID, CollectionID: in.CollectionID, ID: in.ID, Data: data}
 	if err := h.store.UpdateRecord(c.UserContext(), &r); err != nil {
@@ -608,7 +597,7 @@ func (h *Handlers) recordUpdate(c *fiber.Ctx) error {
 	}
 	h.flash(c, "success", fmt.Sprintf("Record %d updated.", r.ID))
 	// In the table the edit row goes; the table reloads itself with the row.
-	return h.respond(c, Reply{Message: "Record updated", Data: newRecordDTO(r), Fragment: "data/gone", Event: dataChanged,
+	return h.respond(c, Reply{Message: "Record updated", Data: newRecordDTO(r), Fragment: "partials/gone", Event: dataChanged,
 		Redirect: collectionURL(in.ProjectID, in.CollectionID)})
 }
 
@@ -625,5 +614,5 @@ func (h *Handlers) recordDelete(c *fiber.Ctx) error {
 		return recordMissing(err, q.ID)
 	}
 	h.flash(c, "success", fmt.Sprintf("Record %d deleted.", q.ID))
-	return h.respond(c, Reply{Message: "Record deleted", Fragment: "data/gone", Event: dataChanged, Redirect: collectionURL(q.ProjectID, q.CollectionID)})
+	return h.respond(c, Reply{Message: "Record deleted", Fragment: "partials/gone", Event: dataChanged, Redirect: collectionURL(q.ProjectID, q.CollectionID)})
 }

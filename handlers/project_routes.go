@@ -126,7 +126,7 @@ func (h *Handlers) routeShow(c *fiber.Ctx) error {
 	}
 	req := flow.Template{RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT, Params: r.Params, Body: r.Body}
 	view := routeView{Base: h.base(c, r.RouteID), Route: r, Blocks: blockViews(r.Flow, nil), Request: newRequestView(req, nil),
-		CanWrite: roleRank[current(c).User.Role] >= roleRank[store.RoleAuthor]}
+		CanWrite: callerAtLeast(c, store.RoleAuthor)}
 	return h.respond(c, Reply{Data: newRouteDTO(r), Page: "routes/view", View: view})
 }
 

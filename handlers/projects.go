@@ -95,7 +95,7 @@ func (h *Handlers) fillProjects(c *fiber.Ctx, view *projectsView) error {
 		return err
 	}
 	me := current(c).User
-	view.CanAll, view.CanAdd, view.All = me.Role == store.RoleRoot, roleRank[me.Role] >= roleRank[store.RoleAdmin], q.All
+	view.CanAll, view.CanAdd, view.All = me.Role == store.RoleRoot, callerAtLeast(c, store.RoleAdmin), q.All
 	if q.All && !view.CanAll {
 		return forbidden("only ROOT users may list every project")
 	}
@@ -158,7 +158,7 @@ func (h *Handlers) projectPage(c *fiber.Ctx, id string) (projectView, error) {
 		return projectView{}, err
 	}
 	return projectView{Base: h.base(c, project.Name), Project: project, Members: members,
-		CanAdmin: roleRank[current(c).User.Role] >= roleRank[store.RoleAdmin]}, nil
+		CanAdmin: callerAtLeast(c, store.RoleAdmin)}, nil
 }
 
 // projectUpdate answers PATCH /project/update (ADMIN or ROOT members).

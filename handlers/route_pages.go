@@ -44,7 +44,7 @@ func (h *Handlers) routesIndex(c *fiber.Ctx) error {
 		return err
 	}
 	view := routesView{Base: h.base(c, "Routes · "+p.Name), Project: p, Routes: routes, Pager: newPager(c, page, len(routes), total),
-		CanWrite: roleRank[current(c).User.Role] >= roleRank[store.RoleAuthor]}
+		CanWrite: callerAtLeast(c, store.RoleAuthor)}
 	return h.respond(c, Reply{Page: "routes/index", View: view})
 }
 

@@ -49,7 +49,7 @@ func (h *Handlers) templatesIndex(c *fiber.Ctx) error {
 		return err
 	}
 	view := templatesView{Base: h.base(c, "Route templates"), Templates: list, Pager: newPager(c, page, len(list), total),
-		ProjectID: project, Projects: projects, CanWrite: roleRank[me.Role] >= roleRank[store.RoleAuthor]}
+		ProjectID: project, Projects: projects, CanWrite: callerAtLeast(c, store.RoleAuthor)}
 	return h.respond(c, Reply{Page: "templates/index", View: view})
 }
 

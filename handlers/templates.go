@@ -223,7 +223,7 @@ func (h *Handlers) templateShow(c *fiber.Ctx) error {
 	for _, v := range t.Variables {
 		declared[v.Key] = true
 	}
-	view := templateView{Base: h.base(c, t.Name), Template: t, CanWrite: roleRank[current(c).User.Role] >= roleRank[store.RoleAuthor],
+	view := templateView{Base: h.base(c, t.Name), Template: t, CanWrite: callerAtLeast(c, store.RoleAuthor),
 		Blocks: blockViews(t.Flow, declared), Request: newRequestView(t.Template, declared)}
 	if view.CanWrite && t.ProjectID == nil && representationOf(c) != asJSON {
 		if view.Projects, err = h.store.MemberProjects(c.UserContext(), current(c).User.ID); err != nil {

@@ -195,7 +195,7 @@ func (h *Handlers) vaultDelete(c *fiber.Ctx) error {
 		return err
 	}
 	h.flash(c, "success", "Entry "+q.Key+" deleted.")
-	return h.respond(c, Reply{Message: "Entry deleted", Fragment: "vault/gone", Event: vaultChanged, Redirect: vaultURL(q.ProjectID)})
+	return h.respond(c, Reply{Message: "Entry deleted", Fragment: "partials/gone", Event: vaultChanged, Redirect: vaultURL(q.ProjectID)})
 }
 
 func vaultURL(project string) string {

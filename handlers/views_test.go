@@ -48,7 +48,7 @@ func sampleViews() map[string]sample {
 	route := store.StoredRoute{Route: flow.Route{ProjectID: "shop", RouteID: "r", RoutePath: "/r", Method: "GET", Template: &flow.TemplateRef{ID: 7, Name: "t"}}}
 	vaultLog := vaultLogView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Pager: pager, Action: "read", Actions: []string{"create", "read"},
 		Log: []store.VaultAccess{{ID: 1, At: now, UserID: &uid, Username: "ada", TokenID: &uid, Key: "API_KEY", Action: "read", Channel: "api"}}}
-	collections := collectionsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Pager: pager, Form: form, CanManage: true, Self: "/web/data?project_id=shop",
+	collections := collectionsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Pager: pager, Form: form, CanManage: true,
 		Collections: []store.Collection{{ProjectID: "shop", ID: "books", Name: "Books", Description: "All of them", Records: 3}}}
 	recRows, recColumns := recordRows([]store.Record{{ID: 7, ProjectID: "shop", CollectionID: "books", Data: []byte(`{"title":"Dune","tags":["sf"],"year":1965}`)}})
 	records := recordsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Collection: store.Collection{ProjectID: "shop", ID: "books", Name: "Books", Records: 1},
@@ -97,14 +97,13 @@ func sampleViews() map[string]sample {
 		"vault/row_page":      {page: true, view: vaultRowView{Base: base, Entry: entry, Query: newVaultRow(entry).Query}},
 		"vault/revealed":      {view: revealed},
 		"vault/entry":         {page: true, view: revealed},
-		"vault/gone":          {view: nil},
+		"partials/gone":       {view: nil},
 		"data/projects":       {page: true, view: dataProjectsView{Base: base, Projects: []store.Project{{ID: "shop", Name: "Shop", APIPath: "/shop"}}, Pager: pager}},
 		"data/index":          {page: true, view: collections},
 		"data/create":         {view: collections},
 		"data/collection":     {page: true, view: records},
 		"data/record_form":    {view: records},
 		"data/record_edit":    {view: records},
-		"data/gone":           {view: nil},
 		"partials/flash_oob":  {view: base.Flash},
 		"vault/log":           {page: true, view: vaultLog},
 		"partials/blocks":     {view: blocks},

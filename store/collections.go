@@ -170,13 +170,12 @@ func (s *Store) ListCollections(ctx context.Context, project string, p Page) ([]
 	return list, total, err
 }
 
-// UpdateCollection stores c's name and description.
+// UpdateCollection stores c's name and description (c.Records stays as
+// the caller read it).
 func (s *Store) UpdateCollection(ctx context.Context, c *Collection) error {
-	err := s.db.QueryRow(ctx, `UPDATE collections c SET name = $3, description = $4, updated_at = now()
-		WHERE c.project_id = $1 AND c.id = $2
-		RETURNING c.created_by, c.created_at, c.updated_at,
-			(SELECT count(*) FROM records r WHERE r.project_id = c.project_id AND r.collection_id = c.id)`,
-		c.ProjectID, c.ID, c.Name, c.Description).Scan(&c.CreatedBy, &c.CreatedAt, &c.UpdatedAt, &c.Records)
+	err := s.db.QueryRow(ctx, `UPDATE collections SET name = $3, description = $4, updated_at = now()
+		WHERE project_id = $1 AND id = $2 RETURNING created_by, created_at, updated_at`,
+		c.ProjectID, c.ID, c.Name, c.Description).Scan(&c.CreatedBy, &c.CreatedAt, &c.UpdatedAt)
 	return translate(err)
 }
 

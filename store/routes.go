@@ -82,35 +82,29 @@ func (s *Store) Route(ctx context.Context, project, id string) (StoredRoute, err
 	return scanRoute(s.db.QueryRow(ctx, "SELECT "+routeColumns+" FROM routes WHERE project_id = $1 AND route_id = $2", project, id))
 }
 
-// ListRoutes returns a page of the project's routes whose id or path
-// contains the filter, by path then method, and the number of matches.
+// ListRoutes returns a page of project's routes whose id or path contains
+// the filter, ordered by path and method, and the number of matches.
 func (s *Store) ListRoutes(ctx context.Context, project string, p Page) ([]StoredRoute, int, error) {
-	const where = ` WHERE project_id = $1 AND ($2 = '' OR strpos(lower(route_id || ' ' || route_path), lower($2)) > 0)`
-	var total int
-	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM routes"+where, project, p.Filter).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := s.db.Query(ctx, "SELECT "+routeColumns+" FROM routes"+where+" ORDER BY route_path, method OFFSET $3 LIMIT $4",
-		project, p.Filter, p.Offset, p.Limit)
-	if err != nil {
-		return nil, 0, err
-	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (StoredRoute, error) { return scanRoute(r) })
-	return list, total, err
+	return s.listRoutes(ctx, "project_id = $1", project, p)
 }
 
 // ListMemberRoutes returns a page of the routes in every project uid is a
 // member of, whose id or path contains the filter, ordered by project and
 // path, and the number of matches.
 func (s *Store) ListMemberRoutes(ctx context.Context, uid int64, p Page) ([]StoredRoute, int, error) {
-	const where = ` WHERE project_id IN (SELECT project_id FROM project_members WHERE user_id = $1)
-		AND ($2 = '' OR strpos(lower(route_id || ' ' || route_path), lower($2)) > 0)`
+	return s.listRoutes(ctx, "project_id IN (SELECT project_id FROM project_members WHERE user_id = $1)", uid, p)
+}
+
+// listRoutes pages the routes that scope (a condition on $1, which is
+// owner) picks and whose id or path contains the filter.
+func (s *Store) listRoutes(ctx context.Context, scope string, owner any, p Page) ([]StoredRoute, int, error) {
+	where := " WHERE " + scope + " AND ($2 = '' OR strpos(lower(route_id || ' ' || route_path), lower($2)) > 0)"
 	var total int
-	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM routes"+where, uid, p.Filter).Scan(&total); err != nil {
+	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM routes"+where, owner, p.Filter).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	rows, err := s.db.Query(ctx, "SELECT "+routeColumns+" FROM routes"+where+" ORDER BY project_id, route_path, method OFFSET $3 LIMIT $4",
-		uid, p.Filter, p.Offset, p.Limit)
+		owner, p.Filter, p.Offset, p.Limit)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -35,6 +35,11 @@
     return e;
   }
 
+  // atPath is the form's element bound to path.
+  function atPath(path) {
+    return formPane.querySelector('[data-path="' + CSS.escape(path) + '"]');
+  }
+
   // get and set read and write the value at a path such as
   // "flow.blocks[2].conditions[0].left.data".
   function parts(path) {
@@ -62,7 +67,7 @@
     gone.forEach(function (p) {
       delete problems[p];
       document.querySelectorAll('[data-error-for="' + p + '"]').forEach(function (n) { n.remove(); });
-      var input = formPane.querySelector('[data-path="' + p + '"]');
+      var input = atPath(p);
       if (input) {
         input.classList.remove("input-error");
         input.removeAttribute("aria-invalid");
@@ -452,7 +457,7 @@
         out.push(item.charAt(0).toUpperCase() + item.slice(1) + " " + (+ps[i] + 1));
       }
     }
-    var field = formPane.querySelector('[data-path="' + path.replace(/"/g, '\\"') + '"]');
+    var field = atPath(path);
     var label = field && field.getAttribute("aria-label");
     if (!label && field) {
       var span = field.querySelector(".label");
@@ -465,7 +470,7 @@
 
   // goTo focuses the field at path (or the nearest one holding it).
   function goTo(path) {
-    var target = formPane.querySelector('[data-path="' + path.replace(/"/g, '\\"') + '"]');
+    var target = atPath(path);
     if (target && !/^(INPUT|SELECT|TEXTAREA)$/.test(target.tagName)) target = target.querySelector("input, select, textarea, button");
     if (target) target.focus();
   }
@@ -531,7 +536,7 @@
     var lint = document.getElementById("lint");
     if (lint) lint.replaceWith(lintPanel());
     if (focused) {
-      var again = formPane.querySelector('[data-path="' + focused + '"]');
+      var again = atPath(focused);
       if (again) again.focus();
     }
   }
