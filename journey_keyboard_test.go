@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -58,5 +59,62 @@ func TestJourneyVaultKeyboard(t *testing.T) {
 		b.press("\r")
 		b.waitText("1–10 of 12")
 		b.focusOn(`#vault-table [data-pager=next]`)
+	}
+}
+
+// TestJourneyRecordsKeyboard: a collection's records with the keyboard
+// alone, at both widths. A record typed into the form is added and the
+// focus stays in the box; Edit focuses the record's JSON, a broken edit
+// keeps the text and names the line, Escape cancels back to Edit, and a
+// saved record leaves the focus on its Edit.
+func TestJourneyRecordsKeyboard(t *testing.T) {
+	app, b := memberBrowser(t, "ada", "AUTHOR")
+	root := apiLogin(t, app.URL, "root", "root-password-1")
+	if status, out := api(t, "POST", app.URL+"/collection/create", root, `{"project_id":"shop","id":"books","name":"Books"}`); status != 201 {
+		t.Fatalf("seed: %d %s", status, out)
+	}
+	for i, width := range []int64{1280, 390} {
+		id := fmt.Sprint(i + 1)
+		b.resize(width, 844)
+		b.do(chromedp.Navigate(app.URL + "/web/data/collection?project_id=shop&id=books"))
+		b.waitText("Books")
+
+		b.tabTo("f-data")
+		b.do(chromedp.SendKeys(chromedp.CSS("#f-data"), fmt.Sprintf(`{"title":"Book %d","width":%d}`, i+1, width)))
+		b.press("\t")
+		b.focusOn("#record-create button[type=submit]")
+		b.press("\r")
+		b.waitText(fmt.Sprintf("Book %d", i+1))
+		b.focusOn("#f-data")
+
+		b.tabToMatch(`[aria-label="Edit record ` + id + `"]`)
+		b.press("\r")
+		b.focusOn("#edit-" + id)
+		b.do(chromedp.SendKeys(chromedp.CSS("#edit-"+id), kb.End+",,"))
+		b.press("\t")
+		b.focusOn("#record-" + id + " button[type=submit]")
+		b.press("\r")
+		b.waitText("is not valid JSON: look at line")
+		b.focusOn("#edit-" + id)
+		b.press(kb.Escape)
+		b.waitGone("is not valid JSON")
+		b.focusOn(`[aria-label="Edit record ` + id + `"]`)
+
+		b.press("\r")
+		b.focusOn("#edit-" + id)
+		eval[bool](b, fmt.Sprintf(`(el => { el.value = '{"title":"Edited %d"}'; return true })(document.getElementById("edit-%s"))`, width, id))
+		b.press("\t")
+		b.press("\r")
+		b.waitText(fmt.Sprintf("Edited %d", width))
+		b.focusOn(`[aria-label="Edit record ` + id + `"]`)
+		b.screenshot(fmt.Sprintf("records-keyboard-%d", width))
+	}
+	// Delete asks first; the focus then goes on in the reloaded table.
+	b.tabToMatch(`[aria-label="Delete record 2"]`)
+	b.press("\r")
+	b.waitGone("Edited 390")
+	b.focusOn(`#records-table [data-edit]`)
+	if len(b.dialogs) == 0 || !strings.Contains(b.dialogs[len(b.dialogs)-1], "Delete record 2?") {
+		t.Fatalf("no confirmation before the delete: %v", b.dialogs)
 	}
 }

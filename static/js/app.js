@@ -145,7 +145,13 @@
     }
   });
   var pending = null;
-  document.addEventListener("htmx:afterSwap", function (evt) {
+  // Read before the swap: a swap that takes its target away (a row saved or
+  // deleted, its table reloading) fires its later events on an element no
+  // longer in the document, where this listener would never hear them.
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    if (!evt.detail.shouldSwap) {
+      return;
+    }
     var elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
     var from = elt && elt.closest ? elt.closest("[data-focus-after]") : null;
     if (from) {
