@@ -114,7 +114,7 @@ func TestCollectionPages(t *testing.T) {
 		{name: "collections", method: "GET", path: "/web/data?project_id=shop", headers: b, status: 200,
 			want: []string{"Data of Shop", `href="/web/data/collection?project_id=shop&id=books"`, "1–1 of 1"}, unwanted: []string{"New collection"}},
 		{name: "records, columns from their keys, long cells cut", method: "GET", path: "/web/data/collection?project_id=shop&id=books", headers: b, status: 200,
-			want: []string{">title</th>", ">n</th>", "Dune", "Long title Long title", "…", "1–3 of 3", "New record", `aria-label="Edit record 1"`}},
+			want: []string{">title</th>", ">n</th>", "Dune", "Long title Long title", "…", "1–3 of 3", "3 records</p>", "New record", `aria-label="Edit record 1"`}},
 		{name: "records filtered", method: "GET", path: "/web/data/collection?project_id=shop&id=books&where=%7B%22n%22%3A1%7D", headers: b, status: 200,
 			want: []string{"Emma", "1–1 of 1"}, unwanted: []string{">Dune<"}},
 		{name: "a filter that is no object, named beside the box", method: "GET", path: "/web/data/collection?project_id=shop&id=books&where=%5B1%5D", headers: b, status: 200,
