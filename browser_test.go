@@ -301,12 +301,18 @@ func memberBrowser(t *testing.T, username, role string) (*instance, *browser) {
 		}
 	}
 	b := newBrowser(t)
+	b.signIn(app, username, password)
+	return app, b
+}
+
+// signIn signs the browser in on the sign-in page of app.
+func (b *browser) signIn(app *instance, username, password string) {
+	b.t.Helper()
 	b.do(chromedp.Navigate(app.URL + "/web/login"))
 	b.fill("#f-auth_data", username)
 	b.fill("#f-password", password)
 	b.click("#login-form button[type=submit]")
 	b.waitText("Welcome, " + username)
-	return app, b
 }
 
 // resize sets the window's layout width and height; under 600 px wide the

@@ -516,10 +516,13 @@ func (h *Handlers) recordCreate(c *fiber.Ctx) error {
 	if err := h.store.CreateRecord(c.UserContext(), &r); err != nil {
 		return collectionMissing(err, in.CollectionID)
 	}
+	// The form's view is made before the flash is set: base takes a
+	// waiting flash for a page, and this one is for the fragment's answer.
+	view := recordsView{Base: h.base(c, ""), Project: store.Project{ID: in.ProjectID},
+		Collection: store.Collection{ID: in.CollectionID}, CanWrite: true}
 	h.flash(c, "success", fmt.Sprintf("Record %d created.", r.ID))
 	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Record created", Data: newRecordDTO(r),
-		Fragment: "data/record_form", View: recordsView{Base: h.base(c, ""), Project: store.Project{ID: in.ProjectID},
-			Collection: store.Collection{ID: in.CollectionID}, CanWrite: true},
+		Fragment: "data/record_form", View: view,
 		Event: dataChanged, Redirect: collectionURL(in.ProjectID, in.CollectionID)})
 }
 

@@ -126,7 +126,7 @@ func TestCollectionPages(t *testing.T) {
 		{name: "an array typed in", method: "POST", path: "/data/create", headers: form, body: "project_id=shop&collection_id=books&data=%5B%5D", status: 422,
 			want: []string{"must be a JSON object"}},
 		{name: "a record typed in", method: "POST", path: "/data/create", headers: form, body: "project_id=shop&collection_id=books&data=%7B%22title%22%3A%22Kim%22%7D", status: 201,
-			want: []string{`id="record-create"`}, header: map[string]string{"HX-Trigger": "data-changed"}},
+			want: []string{`id="record-create"`, `hx-swap-oob="innerHTML"`, "Record 4 created."}, header: map[string]string{"HX-Trigger": "data-changed"}},
 		{name: "edit opens the record as indented JSON", method: "GET", path: "/data/fetch/one?project_id=shop&collection_id=books&id=4", headers: merge(b, map[string]string{"HX-Request": "true"}), status: 200,
 			want: []string{`hx-patch="/data/update"`, "{\n  &#34;title&#34;: &#34;Kim&#34;\n}"}},
 		{name: "a broken edit keeps the text", method: "PATCH", path: "/data/update", headers: form, body: "project_id=shop&collection_id=books&id=4&data=%7B%22title%22%3A%7D", status: 422,
