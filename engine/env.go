@@ -1,0 +1,57 @@
+// Package engine runs routes (SPEC §9): Compile turns a route into a Plan
+// once, and Run runs a plan for one request against an Env, the small
+// interface through which a run reads and writes collections, reads the
+// vault and queues email. The engine itself does no I/O, so it is tested
+// with an in-memory Env and with the PostgreSQL one alike.
+package engine
+
+import (
+	"context"
+	"errors"
+)
+
+// Record is a record of a collection: its id and its data, a JSON object
+// decoded into a map the engine owns (Env returns fresh maps).
+type Record struct {
+	ID   int64
+	Data map[string]any
+}
+
+// Write is new data, JSON, for the record id.
+type Write struct {
+	ID   int64
+	Data []byte
+}
+
+// Email is a message an EMAIL block queues.
+type Email struct {
+	Template   string
+	Recipients []string
+	Pairs      map[string]any
+}
+
+// Env is what a run reads and writes, bound to one run: its project, its
+// route and caller, and the run's transaction (writes are committed or
+// rolled back by the caller of Run, as Result says).
+type Env interface {
+	// Select returns the records of collection in id order, at most limit;
+	// with match, only those whose data contains it (JSON containment);
+	// with lock, locked for the run's writes.
+	Select(ctx context.Context, collection string, match map[string]any, limit int, lock bool) ([]Record, error)
+	// Insert adds a record to collection and returns its id.
+	Insert(ctx context.Context, collection string, data []byte) (int64, error)
+	// Update replaces the data of records of collection.
+	Update(ctx context.Context, collection string, records []Write) error
+	// Vault returns the value of a vault entry of the project, having
+	// logged the read in its own committed write.
+	Vault(ctx context.Context, key string) (string, error)
+	// Queue puts an email in the project's outbox.
+	Queue(ctx context.Context, m Email) error
+}
+
+// Errors an Env returns for what the route asks wrongly; the run ends in a
+// fault that names them. Any other error of an Env is the platform's.
+var (
+	ErrNoCollection = errors.New("no such collection")
+	ErrNoVaultKey   = errors.New("no such vault key")
+)

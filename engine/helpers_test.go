@@ -1,0 +1,216 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+
+	"stencil/flow"
+)
+
+// Shorthands that write flow JSON.
+
+func lit(rtype, data string) string {
+	return fmt.Sprintf(`{"ref_var":false,"rtype":%q,"data":%q}`, rtype, data)
+}
+
+func num(n string) string { return lit("FLOAT", n) }
+func str(s string) string { return lit("STRING", s) }
+
+func ref(name string) string {
+	return fmt.Sprintf(`{"ref_var":true,"rtype":"OTHER","data":%q}`, name)
+}
+
+// cond is a condition joined to the next by next ("" is NONE).
+func cond(left, op, right, next string) string {
+	if next == "" {
+		next = "NONE"
+	}
+	return fmt.Sprintf(`{"left":%s,"right":%s,"condition_type":%q,"not":false,"next":%q}`, left, right, op, next)
+}
+
+func notCond(left, op, right string) string {
+	return fmt.Sprintf(`{"left":%s,"right":%s,"condition_type":%q,"not":true,"next":"NONE"}`, left, right, op)
+}
+
+func op(left, typ, right string) string {
+	return fmt.Sprintf(`{"left":%s,"right":%s,"operation_type":%q,"not":false,"next":"NONE"}`, left, right, typ)
+}
+
+func filt(typ, right, next string) string {
+	if next == "" {
+		next = "NONE"
+	}
+	return fmt.Sprintf(`{"right":%s,"operation_type":%q,"not":false,"next":%q}`, right, typ, next)
+}
+
+func list(items ...string) string { return "[" + strings.Join(items, ",") + "]" }
+
+func pairs(kv ...string) string {
+	var out []string
+	for i := 0; i+1 < len(kv); i += 2 {
+		out = append(out, fmt.Sprintf(`{"id":%q,"data":%s}`, kv[i], kv[i+1]))
+	}
+	return list(out...)
+}
+
+func assign(name, value string) string {
+	return fmt.Sprintf(`{"type":"ASSIGNMENT","depth":0,"local_name":%q,"conditions":[],"operations":[%s]}`, name, op(value, "NONE", lit("STRING", "")))
+}
+
+func returns(kv ...string) string {
+	return fmt.Sprintf(`{"type":"RETURN","depth":0,"pairs":%s,"conditions":[]}`, pairs(kv...))
+}
+
+// at sets a block's depth.
+func at(depth int, block string) string {
+	return strings.Replace(block, `"depth":0`, fmt.Sprintf(`"depth":%d`, depth), 1)
+}
+
+// route builds a valid route from blocks; it fails the test when the
+// route is not valid.
+func route(t testing.TB, method string, blocks ...string) flow.Route {
+	t.Helper()
+	doc := fmt.Sprintf(`{"project_id":"shop","route_id":"r","route_path":"/r","method":%q,
+		"auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":[],
+		"flow":{"blocks":[%s]},"template":null}`, method, strings.Join(blocks, ","))
+	r, p := flow.DecodeRoute([]byte(doc), "")
+	if len(p) > 0 {
+		t.Fatalf("route does not decode: %v\n%s", p, doc)
+	}
+	r.Normalize()
+	if p := flow.ValidateRoute(r, ""); len(p) > 0 {
+		t.Fatalf("route is not valid: %v", p)
+	}
+	return r
+}
+
+func compile(t testing.TB, blocks ...string) *Plan {
+	t.Helper()
+	plan, p := Compile(route(t, "POST", blocks...), nil)
+	if len(p) > 0 {
+		t.Fatalf("Compile: %v", p)
+	}
+	return plan
+}
+
+// memEnv is an Env in memory: collections of records, a vault, an
+// outbox, and what was read from the vault.
+type memEnv struct {
+	cols   map[string][]Record
+	vault  map[string]string
+	reads  []string
+	queued []Email
+	next   int64
+	fail   error // returned by every call when set
+}
+
+func newMemEnv() *memEnv {
+	return &memEnv{cols: map[string][]Record{}, vault: map[string]string{}, next: 1}
+}
+
+// add puts records, given as JSON objects, in collection col.
+func (m *memEnv) add(col string, records ...string) {
+	if _, ok := m.cols[col]; !ok {
+		m.cols[col] = []Record{}
+	}
+	for _, raw := range records {
+		var data map[string]any
+		if err := json.Unmarshal([]byte(raw), &data); err != nil {
+			panic(err)
+		}
+		m.cols[col] = append(m.cols[col], Record{ID: m.next, Data: data})
+		m.next++
+	}
+}
+
+// dump is collection col as JSON, for comparing.
+func (m *memEnv) dump(col string) string {
+	var parts []string
+	for _, r := range m.cols[col] {
+		b, _ := appendJSON(nil, r.Data, 1<<20)
+		parts = append(parts, fmt.Sprintf("%d:%s", r.ID, b))
+	}
+	return strings.Join(parts, " ")
+}
+
+func contains(data, match map[string]any) bool {
+	for k, want := range match {
+		if inner, ok := want.(map[string]any); ok {
+			got, ok := data[k].(map[string]any)
+			if !ok || !contains(got, inner) {
+				return false
+			}
+			continue
+		}
+		if !equal(data[k], want) {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *memEnv) Select(_ context.Context, col string, match map[string]any, limit int, _ bool) ([]Record, error) {
+	if m.fail != nil {
+		return nil, m.fail
+	}
+	recs, ok := m.cols[col]
+	if !ok {
+		return nil, ErrNoCollection
+	}
+	var out []Record
+	for _, r := range recs {
+		if len(out) == limit {
+			break
+		}
+		if match == nil || contains(r.Data, match) {
+			// A fresh copy, as from a database.
+			var data map[string]any
+			b, _ := json.Marshal(r.Data)
+			_ = json.Unmarshal(b, &data)
+			out = append(out, Record{ID: r.ID, Data: data})
+		}
+	}
+	return out, nil
+}
+
+func (m *memEnv) Insert(_ context.Context, col string, data []byte) (int64, error) {
+	if _, ok := m.cols[col]; !ok {
+		return 0, ErrNoCollection
+	}
+	m.add(col, string(data))
+	return m.next - 1, nil
+}
+
+func (m *memEnv) Update(_ context.Context, col string, writes []Write) error {
+	for _, w := range writes {
+		for i := range m.cols[col] {
+			if m.cols[col][i].ID == w.ID {
+				var data map[string]any
+				if err := json.Unmarshal(w.Data, &data); err != nil {
+					return err
+				}
+				m.cols[col][i].Data = data
+			}
+		}
+	}
+	return nil
+}
+
+func (m *memEnv) Vault(_ context.Context, key string) (string, error) {
+	v, ok := m.vault[key]
+	if !ok {
+		return "", ErrNoVaultKey
+	}
+	m.reads = append(m.reads, key)
+	return v, nil
+}
+
+func (m *memEnv) Queue(_ context.Context, e Email) error {
+	e.Pairs = maps.Clone(e.Pairs)
+	m.queued = append(m.queued, e)
+	return nil
+}

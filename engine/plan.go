@@ -1,0 +1,362 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"stencil/flow"
+)
+
+// opcode is a condition, operation or filter type.
+type opcode uint8
+
+const (
+	opEqual opcode = iota
+	opNotEqual
+	opGreater
+	opLess
+	opGreaterEqual
+	opLessEqual
+	opIncludes
+	opAdd
+	opSub
+	opMul
+	opDiv
+	opMod
+	opNone
+)
+
+var opcodes = map[string]opcode{
+	"EQUAL_TO": opEqual, "NOT_EQUAL_TO": opNotEqual, "GREATER_THAN": opGreater, "LESS_THAN": opLess,
+	"GREATER_THAN_OR_EQUAL_TO": opGreaterEqual, "LESS_THAN_OR_EQUAL_TO": opLessEqual, "INCLUDES": opIncludes,
+	"ADDITION": opAdd, "SUBTRACTION": opSub, "MULTIPLICATION": opMul, "DIVISION": opDiv, "MODULO": opMod, "NONE": opNone,
+}
+
+func (op opcode) String() string {
+	for name, o := range opcodes {
+		if o == op {
+			return name
+		}
+	}
+	return "?"
+}
+
+func (op opcode) comparison() bool { return op <= opIncludes }
+
+// kind is a block type.
+type kind uint8
+
+const (
+	kFetch kind = iota
+	kAssignment
+	kTemplate
+	kCondition
+	kLoop
+	kFilter
+	kProperty
+	kFunction
+	kObject
+	kUpdate
+	kSimpleUpdate
+	kCreate
+	kReturn
+	kVault
+	kEmail
+)
+
+var kinds = map[string]kind{
+	"FETCH": kFetch, "ASSIGNMENT": kAssignment, "TEMPLATE": kTemplate, "CONDITION": kCondition, "LOOP": kLoop,
+	"FILTER": kFilter, "PROPERTY": kProperty, "FUNCTION": kFunction, "OBJECT": kObject, "UPDATE": kUpdate,
+	"SIMPLE_UPDATE": kSimpleUpdate, "CREATE": kCreate, "RETURN": kReturn, "VAULT": kVault, "EMAIL": kEmail,
+}
+
+// operand is a literal converted once, or a variable's slot and the dot
+// path into it.
+type operand struct {
+	ref  bool
+	slot int
+	path []string
+	lit  any
+}
+
+// test is a condition, an operation or a filter: left (absent for a
+// filter) op right, negated by not, joined to the test before it by OR
+// (else AND).
+type test struct {
+	left, right operand
+	op          opcode
+	not, or     bool
+}
+
+type pair struct {
+	id string
+	v  operand
+}
+
+type target struct {
+	path  []string
+	tests []test // UPDATE: conditions on the field, which they read as item
+	value operand
+}
+
+// step is a compiled block.
+type step struct {
+	kind     kind
+	block    int    // its index in flow.blocks
+	typ      string // its type, for faults
+	depth    int
+	end      int // LOOP: the step after its body
+	out      int // the slot of local_name, or -1
+	tests    []test
+	ops      []test
+	filters  []test
+	operands []operand // TEMPLATE data, FUNCTION params, EMAIL recipients
+	pairs    []pair
+	parts    []string // TEMPLATE text around its {} slots
+	a, b, c  *operand // LOOP min, max, step; PROPERTY data; UPDATE set, add
+	filter   *test    // UPDATE filter
+	targets  []target
+	coll     string
+	path     []string // ref_property, GET_PROPERTY's path
+	src      int      // FILTER source slot; CREATE ref_object slot
+	srcPath  []string // FILTER: the path into the source variable
+	name     string   // FUNCTION, PROPERTY apply, CONDITION action, VAULT key, EMAIL template
+	index    int      // GET_INDEX
+	fail     flow.Fail
+	save     bool
+}
+
+// Plan is a route compiled for running: variables resolved to slots,
+// literals converted, LOOP bodies found, paths split.
+type Plan struct {
+	Route    flow.Route
+	steps    []step
+	slots    map[string]int
+	inputs   []input // params, body fields, path parameters and auth, in slots
+	itemSlot int     // the slot UPDATE's target conditions read as item
+	HasVault bool
+}
+
+// input is a variable a request fills before the flow runs.
+type input struct {
+	name string
+	slot int
+}
+
+// Slot returns the slot of variable name, and whether the plan has it.
+func (p *Plan) Slot(name string) (int, bool) {
+	s, ok := p.slots[name]
+	return s, ok
+}
+
+// compiler holds the state of one Compile.
+type compiler struct {
+	plan     *Plan
+	problems flow.Problems
+}
+
+func (c *compiler) slot(name string) int {
+	if s, ok := c.plan.slots[name]; ok {
+		return s
+	}
+	s := len(c.plan.slots)
+	c.plan.slots[name] = s
+	return s
+}
+
+func (c *compiler) problem(path, msg string) {
+	if _, seen := c.problems[path]; !seen {
+		c.problems[path] = msg
+	}
+}
+
+// Compile compiles route r, whose structure is valid (flow.ValidateRoute).
+// pathParams are the names its path binds (":id" binds id). What can be
+// known wrong before a run is refused here, by path: a literal that does
+// not convert to its rtype, BREAK or CONTINUE outside a LOOP, a GET_INDEX
+// that is not an index.
+func Compile(r flow.Route, pathParams []string) (*Plan, flow.Problems) {
+	c := &compiler{plan: &Plan{Route: r, slots: map[string]int{}}, problems: flow.Problems{}}
+	for _, prm := range r.Params.Pairs {
+		c.plan.inputs = append(c.plan.inputs, input{prm.ID, c.slot(prm.ID)})
+	}
+	for _, prm := range r.Body {
+		c.plan.inputs = append(c.plan.inputs, input{prm.ID, c.slot(prm.ID)})
+	}
+	for _, name := range pathParams {
+		c.plan.inputs = append(c.plan.inputs, input{name, c.slot(name)})
+	}
+	c.slot("auth")
+	c.plan.itemSlot = c.slot("item")
+	blocks := r.Flow.Blocks
+	c.plan.steps = make([]step, len(blocks))
+	var loops []int // open LOOP steps
+	for i := range blocks {
+		b := &blocks[i]
+		for len(loops) > 0 && b.Depth <= blocks[loops[len(loops)-1]].Depth {
+			c.plan.steps[loops[len(loops)-1]].end = i
+			loops = loops[:len(loops)-1]
+		}
+		c.plan.steps[i] = c.block(b, i, len(loops) > 0)
+		if b.Type == "LOOP" {
+			loops = append(loops, i)
+		}
+	}
+	for _, l := range loops {
+		c.plan.steps[l].end = len(blocks)
+	}
+	if len(c.problems) > 0 {
+		return nil, c.problems
+	}
+	return c.plan, nil
+}
+
+func (c *compiler) block(b *flow.Block, i int, inLoop bool) step {
+	at := fmt.Sprintf("flow.blocks[%d]", i)
+	s := step{kind: kinds[b.Type], block: i, typ: b.Type, depth: b.Depth, out: -1, coll: b.RefCol, save: b.Save}
+	if b.LocalName != "" {
+		s.out = c.slot(b.LocalName)
+	}
+	s.tests = c.tests(b.Conditions, at+".conditions")
+	switch s.kind {
+	case kAssignment:
+		for j, op := range b.Operations {
+			p := fmt.Sprintf("%s.operations[%d]", at, j)
+			s.ops = append(s.ops, test{left: c.operand(op.Left, p+".left"), right: c.operand(op.Right, p+".right"),
+				op: opcodes[op.OperationType], not: op.Not, or: j > 0 && b.Operations[j-1].Next == "OR"})
+		}
+	case kTemplate:
+		s.parts = strings.Split(b.TemplateString, "{}")
+		s.operands = c.operands(b.TemplateData, at+".data")
+	case kCondition:
+		s.name = b.Action
+		if (b.Action == "BREAK" || b.Action == "CONTINUE") && !inLoop {
+			c.problem(at+".action", b.Action+" must be inside a LOOP")
+		}
+		s.fail = flow.Fail{Status: 400, Message: "condition failed"}
+		if b.Fail != nil {
+			s.fail = *b.Fail
+		}
+	case kLoop:
+		s.a, s.b, s.c = c.operandPtr(b.Min, at+".min"), c.operandPtr(b.Max, at+".max"), c.operandPtr(b.Step, at+".step")
+	case kFilter:
+		head, rest, _ := strings.Cut(b.Source, ".")
+		s.src, s.srcPath, s.path = c.slot(head), splitPath(rest), splitPath(b.RefProperty)
+		s.filters = c.filters(b.Filters, at+".filters")
+	case kProperty:
+		s.a = c.operandPtr(b.PropertyData, at+".data")
+		s.name = b.Apply
+		switch b.Apply {
+		case "GET_INDEX":
+			n, ok := index(b.Additional)
+			if !ok {
+				c.problem(at+".additional", "must be an index (0, 1, 2 …) for GET_INDEX")
+			}
+			s.index = n
+		case "GET_PROPERTY":
+			s.path = splitPath(b.Additional)
+		}
+	case kFunction:
+		s.name = b.Func
+		s.operands = c.operands(b.Params, at+".params")
+	case kObject, kReturn:
+		s.pairs = c.pairs(b.Pairs, at+".pairs")
+	case kEmail:
+		s.pairs = c.pairs(b.Pairs, at+".pairs")
+		s.operands = c.operands(b.Recipients, at+".recipients")
+		s.name = b.EmailTemplate
+	case kUpdate:
+		s.path = splitPath(b.RefProperty)
+		s.a, s.b = c.operandPtr(b.Set, at+".set"), c.operandPtr(b.Add, at+".add")
+		if b.Filter != nil {
+			f := c.filter(*b.Filter, at+".filter")
+			s.filter = &f
+		}
+		for j, t := range b.UpdateTargets {
+			s.targets = append(s.targets, target{path: splitPath(t.Field), tests: c.tests(t.Conditions, fmt.Sprintf("%s.targets[%d].conditions", at, j))})
+		}
+	case kSimpleUpdate:
+		s.path = splitPath(b.RefProperty)
+		s.a = c.operandPtr(b.Set, at+".set")
+		for j, t := range b.SimpleTargets {
+			s.targets = append(s.targets, target{path: splitPath(t.Field), value: c.operand(t.Value, fmt.Sprintf("%s.targets[%d].value", at, j))})
+		}
+	case kCreate:
+		s.src = c.slot(b.RefObject)
+	case kVault:
+		s.name = b.Key
+		c.plan.HasVault = true
+	}
+	return s
+}
+
+func (c *compiler) operand(o flow.Operand, path string) operand {
+	if o.RefVar {
+		head, rest, _ := strings.Cut(o.Data, ".")
+		return operand{ref: true, slot: c.slot(head), path: splitPath(rest)}
+	}
+	v, err := ConvertText(o.Data, o.RType)
+	if err != nil {
+		c.problem(path+".data", fmt.Sprintf("%q %s (rtype %s)", clip(o.Data), err, o.RType))
+	}
+	return operand{lit: v}
+}
+
+func (c *compiler) operandPtr(o *flow.Operand, path string) *operand {
+	if o == nil {
+		return nil
+	}
+	x := c.operand(*o, path)
+	return &x
+}
+
+func (c *compiler) operands(list []flow.Operand, path string) []operand {
+	out := make([]operand, len(list))
+	for i, o := range list {
+		out[i] = c.operand(o, fmt.Sprintf("%s[%d]", path, i))
+	}
+	return out
+}
+
+func (c *compiler) tests(list []flow.Condition, path string) []test {
+	out := make([]test, len(list))
+	for i, t := range list {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		out[i] = test{left: c.operand(t.Left, p+".left"), right: c.operand(t.Right, p+".right"), op: opcodes[t.ConditionType],
+			not: t.Not, or: i > 0 && list[i-1].Next == "OR"}
+	}
+	return out
+}
+
+func (c *compiler) filters(list []flow.Filter, path string) []test {
+	out := make([]test, len(list))
+	for i, f := range list {
+		out[i] = c.filter(f, fmt.Sprintf("%s[%d]", path, i))
+		out[i].or = i > 0 && list[i-1].Next == "OR"
+	}
+	return out
+}
+
+// filter compiles a filter: a comparison of each item with right.
+func (c *compiler) filter(f flow.Filter, path string) test {
+	if !opcodes[f.OperationType].comparison() {
+		c.problem(path+".operation_type", "must be a comparison (EQUAL_TO … INCLUDES) in a filter")
+	}
+	return test{right: c.operand(f.Right, path+".right"), op: opcodes[f.OperationType], not: f.Not}
+}
+
+func (c *compiler) pairs(list []flow.Pair, path string) []pair {
+	out := make([]pair, len(list))
+	for i, p := range list {
+		out[i] = pair{id: p.ID, v: c.operand(p.Data, fmt.Sprintf("%s[%d].data", path, i))}
+	}
+	return out
+}
+
+// clip shortens a literal quoted in a message.
+func clip(s string) string {
+	if r := []rune(s); len(r) > 40 {
+		return string(r[:37]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,780 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// Limits bound one run (SPEC §9.4).
+type Limits struct {
+	Steps   int           // block executions (a LOOP's every turn counts)
+	Time    time.Duration // wall time
+	Records int           // records one FETCH, UPDATE or SIMPLE_UPDATE reads
+	Answer  int           // bytes of the answer
+}
+
+// DefaultLimits are the limits of SPEC §9.4.
+var DefaultLimits = Limits{Steps: 100_000, Time: 5 * time.Second, Records: 10_000, Answer: 4 << 20}
+
+// maxRecord is the largest record data a CREATE or UPDATE writes, as the
+// collections API allows.
+const maxRecord = 64 << 10
+
+// Result is how a run ended.
+type Result struct {
+	Status int    // the answer's HTTP status
+	Body   []byte // the answer, JSON
+	Ended  string // RETURN, FAIL, END (the flow ran out) or FAULT
+	Fault  *Fault // the route's fault, when Ended is FAULT
+	Steps  int    // block executions
+	Wrote  bool   // whether the run wrote to collections: commit on RETURN or END
+}
+
+// Commit says whether the run's writes are to be kept: it ended normally.
+func (r Result) Commit() bool { return r.Ended == "RETURN" || r.Ended == "END" }
+
+// Fault is a fault of the route itself: a block that cannot do what it
+// says with what it has. Its text never holds a vault value or internals.
+type Fault struct {
+	Block  int
+	Type   string
+	Reason string
+}
+
+func (f *Fault) Error() string {
+	return fmt.Sprintf("flow.blocks[%d] (%s): %s", f.Block, f.Type, f.Reason)
+}
+
+// signal is how a stretch of blocks ended.
+type signal uint8
+
+const (
+	sigNext signal = iota
+	sigBreak
+	sigContinue
+	sigEnd
+)
+
+// runner is one run of a plan.
+type runner struct {
+	ctx      context.Context
+	plan     *Plan
+	env      Env
+	limits   Limits
+	vars     []any
+	steps    int
+	deadline time.Time
+	result   Result
+}
+
+// Run runs plan with the request's variables (params, body fields, path
+// parameters and auth, by name) against env. A fault of the route is a
+// Result with Ended FAULT and status 500; an error is the platform's (the
+// database failed): the caller answers "internal error" and rolls back.
+func Run(ctx context.Context, plan *Plan, vars map[string]any, env Env, limits Limits) (Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, limits.Time)
+	defer cancel()
+	r := &runner{ctx: ctx, plan: plan, env: env, limits: limits, vars: make([]any, len(plan.slots)), deadline: time.Now().Add(limits.Time)}
+	for name, v := range vars {
+		if s, ok := plan.slots[name]; ok {
+			r.vars[s] = v
+		}
+	}
+	_, err := r.exec(0, len(plan.steps))
+	r.result.Steps = r.steps
+	var fault *Fault
+	switch {
+	case errors.As(err, &fault):
+		r.result.Ended, r.result.Fault, r.result.Status = "FAULT", fault, 500
+		r.result.Body = errorBody(500, "Error: "+fault.Error())
+		return r.result, nil
+	case err != nil:
+		return r.result, err
+	case r.result.Ended == "":
+		r.result.Ended, r.result.Status = "END", 200
+		r.result.Body = []byte(`{"status":200,"message":"OK"}`)
+	}
+	return r.result, nil
+}
+
+// errorBody is the envelope of an answer without data.
+func errorBody(status int, message string) []byte {
+	buf := fmt.Appendf(nil, `{"status":%d,"message":`, status)
+	buf, _ = appendJSON(buf, message, maxString)
+	return append(buf, '}')
+}
+
+func (r *runner) fault(s *step, format string, args ...any) error {
+	return &Fault{Block: s.block, Type: s.typ, Reason: fmt.Sprintf(format, args...)}
+}
+
+// tick counts one block execution and checks the step and time limits.
+func (r *runner) tick(s *step) error {
+	r.steps++
+	if r.steps > r.limits.Steps {
+		return r.fault(s, "the run passed its limit of %d block executions", r.limits.Steps)
+	}
+	if r.steps&255 == 0 && time.Now().After(r.deadline) {
+		return r.timeout(s)
+	}
+	return nil
+}
+
+func (r *runner) timeout(s *step) error {
+	return r.fault(s, "the run passed its time limit of %s", r.limits.Time)
+}
+
+// envError turns an Env's error into the route's fault where the route is
+// to blame, and leaves the platform's errors as they are.
+func (r *runner) envError(s *step, err error) error {
+	switch {
+	case errors.Is(err, ErrNoCollection):
+		return r.fault(s, "collection %s does not exist", s.coll)
+	case errors.Is(err, ErrNoVaultKey):
+		return r.fault(s, "vault key %s does not exist", s.name)
+	case r.ctx.Err() != nil:
+		return r.timeout(s)
+	}
+	return err
+}
+
+// exec runs the steps from..to, which are one level of one body.
+func (r *runner) exec(from, to int) (signal, error) {
+	for i := from; i < to; {
+		s := &r.plan.steps[i]
+		if err := r.tick(s); err != nil {
+			return sigEnd, err
+		}
+		if s.kind == kLoop {
+			sig, err := r.loop(s, i)
+			if err != nil || sig == sigEnd {
+				return sigEnd, err
+			}
+			i = s.end
+			continue
+		}
+		sig, err := r.step(s)
+		if err != nil || sig != sigNext {
+			return sig, err
+		}
+		i++
+	}
+	return sigNext, nil
+}
+
+func (r *runner) loop(s *step, i int) (signal, error) {
+	from, err := r.number(s, "min", s.a)
+	if err != nil {
+		return sigEnd, err
+	}
+	to, err := r.number(s, "max", s.b)
+	if err != nil {
+		return sigEnd, err
+	}
+	by := 1.0
+	if s.c != nil && r.value(*s.c) != nil {
+		if by, err = r.number(s, "step", s.c); err != nil {
+			return sigEnd, err
+		}
+	}
+	if by == 0 {
+		return sigEnd, r.fault(s, "step is 0: the loop would never end")
+	}
+	for n, turn := from, 0; (by > 0 && n < to) || (by < 0 && n > to); n, turn = n+by, turn+1 {
+		if turn > 0 {
+			if err := r.tick(s); err != nil {
+				return sigEnd, err
+			}
+		}
+		r.vars[s.out] = n
+		sig, err := r.exec(i+1, s.end)
+		if err != nil || sig == sigEnd {
+			return sigEnd, err
+		}
+		if sig == sigBreak {
+			break
+		}
+	}
+	return sigNext, nil
+}
+
+func (r *runner) number(s *step, name string, o *operand) (float64, error) {
+	v := r.value(*o)
+	n, ok := v.(float64)
+	if !ok {
+		return 0, r.fault(s, "%s is %s, not a number", name, typeName(v))
+	}
+	return n, nil
+}
+
+func (r *runner) value(o operand) any {
+	if !o.ref {
+		return o.lit
+	}
+	if o.path == nil {
+		return r.vars[o.slot]
+	}
+	return lookup(r.vars[o.slot], o.path)
+}
+
+// holds reads tests left to right, each joined to the one before by that
+// one's next (SPEC §9.2); an empty list holds.
+func (r *runner) holds(tests []test) bool {
+	ok := true
+	for i := range tests {
+		t := &tests[i]
+		v := compare(t.op, r.value(t.left), r.value(t.right)) != t.not
+		if i > 0 && t.or {
+			ok = ok || v
+		} else {
+			ok = ok && v
+		}
+	}
+	return ok
+}
+
+// passes is holds for a filter, whose left side is the item's value.
+func (r *runner) passes(filters []test, item any) bool {
+	ok := true
+	for i := range filters {
+		t := &filters[i]
+		v := compare(t.op, item, r.value(t.right)) != t.not
+		if i > 0 && t.or {
+			ok = ok || v
+		} else {
+			ok = ok && v
+		}
+	}
+	return ok
+}
+
+func (r *runner) step(s *step) (signal, error) {
+	switch s.kind {
+	case kFetch:
+		recs, err := r.sel(s, nil, false)
+		if err != nil {
+			return sigEnd, err
+		}
+		items := make([]any, len(recs))
+		for i, rec := range recs {
+			rec.Data["_id"] = float64(rec.ID)
+			items[i] = rec.Data
+		}
+		r.vars[s.out] = items
+	case kAssignment:
+		var v any
+		if r.holds(s.tests) {
+			var err error
+			if v, err = r.operations(s); err != nil {
+				return sigEnd, err
+			}
+		}
+		r.vars[s.out] = v
+	case kTemplate:
+		if r.holds(s.tests) {
+			v, err := r.template(s)
+			if err != nil {
+				return sigEnd, err
+			}
+			r.vars[s.out] = v
+		}
+	case kCondition:
+		if !r.holds(s.tests) {
+			return sigNext, nil
+		}
+		switch s.name {
+		case "BREAK":
+			return sigBreak, nil
+		case "CONTINUE":
+			return sigContinue, nil
+		}
+		r.result.Ended, r.result.Status = "FAIL", s.fail.Status
+		r.result.Body = errorBody(s.fail.Status, "Error: "+s.fail.Message)
+		return sigEnd, nil
+	case kFilter:
+		src := lookup(r.vars[s.src], s.srcPath)
+		items, ok := src.([]any)
+		if !ok {
+			return sigEnd, r.fault(s, "source is %s, not an array", typeName(src))
+		}
+		out := make([]any, 0, len(items))
+		for _, item := range items {
+			if r.passes(s.filters, lookup(item, s.path)) {
+				out = append(out, item)
+			}
+		}
+		r.vars[s.out] = out
+	case kProperty:
+		v, err := r.property(s)
+		if err != nil {
+			return sigEnd, err
+		}
+		r.vars[s.out] = v
+	case kFunction:
+		v, err := r.function(s)
+		if err != nil {
+			return sigEnd, err
+		}
+		r.vars[s.out] = v
+	case kObject:
+		r.vars[s.out] = r.object(s.pairs)
+	case kUpdate, kSimpleUpdate:
+		if s.kind == kUpdate && !r.holds(s.tests) {
+			return sigNext, nil
+		}
+		return sigNext, r.update(s)
+	case kCreate:
+		if r.holds(s.tests) {
+			return sigNext, r.create(s)
+		}
+	case kReturn:
+		if !r.holds(s.tests) {
+			return sigNext, nil
+		}
+		body, err := r.answer(s.pairs)
+		if err != nil {
+			return sigEnd, r.fault(s, "%s", err)
+		}
+		r.result.Ended, r.result.Status, r.result.Body = "RETURN", 200, body
+		return sigEnd, nil
+	case kVault:
+		v, err := r.env.Vault(r.ctx, s.name)
+		if err != nil {
+			return sigEnd, r.envError(s, err)
+		}
+		r.vars[s.out] = v
+	case kEmail:
+		if r.holds(s.tests) {
+			return sigNext, r.email(s)
+		}
+	}
+	return sigNext, nil
+}
+
+// operations gives an ASSIGNMENT's value: one operation's value, or the
+// truth of several, each true or false, joined by their next.
+func (r *runner) operations(s *step) (any, error) {
+	if len(s.ops) == 0 {
+		return nil, nil
+	}
+	if len(s.ops) == 1 {
+		return r.operation(s, 0)
+	}
+	ok := true
+	for i := range s.ops {
+		v, err := r.operation(s, i)
+		if err != nil {
+			return nil, err
+		}
+		b, isBool := v.(bool)
+		if !isBool {
+			return nil, r.fault(s, "operations[%d] gives %s: operations joined by AND or OR must each give true or false", i, typeName(v))
+		}
+		if i > 0 && s.ops[i].or {
+			ok = ok || b
+		} else {
+			ok = ok && b
+		}
+	}
+	return ok, nil
+}
+
+func (r *runner) operation(s *step, i int) (any, error) {
+	t := &s.ops[i]
+	left, right := r.value(t.left), r.value(t.right)
+	var v any
+	switch {
+	case t.op.comparison():
+		v = compare(t.op, left, right)
+	case t.op == opNone:
+		v = left
+	default:
+		var err error
+		if v, err = arithmetic(t.op, left, right); err != nil {
+			return nil, r.fault(s, "operations[%d]: %s", i, err)
+		}
+	}
+	if t.not {
+		b, ok := v.(bool)
+		if !ok {
+			return nil, r.fault(s, "operations[%d]: not applies to true or false, not %s", i, typeName(v))
+		}
+		v = !b
+	}
+	return v, nil
+}
+
+func (r *runner) template(s *step) (any, error) {
+	out := make([]byte, 0, 64)
+	for i, part := range s.parts {
+		if i > 0 && i-1 < len(s.operands) {
+			out = append(out, text(r.value(s.operands[i-1]))...)
+		}
+		out = append(out, part...)
+		if len(out) > maxString {
+			return nil, r.fault(s, "the text would pass 4 MiB")
+		}
+	}
+	return string(out), nil
+}
+
+func (r *runner) property(s *step) (any, error) {
+	v := r.value(*s.a)
+	switch s.name {
+	case "GET_PROPERTY":
+		return lookup(v, s.path), nil
+	case "LENGTH":
+		switch x := v.(type) {
+		case nil:
+			return 0.0, nil
+		case []any:
+			return float64(len(x)), nil
+		case string:
+			return float64(utf8.RuneCountInString(x)), nil
+		case map[string]any:
+			return float64(len(x)), nil
+		}
+		return nil, r.fault(s, "LENGTH of %s", typeName(v))
+	}
+	if v == nil {
+		return nil, nil
+	}
+	items, ok := v.([]any)
+	if !ok {
+		return nil, r.fault(s, "%s of %s: data must be an array", s.name, typeName(v))
+	}
+	i := s.index
+	switch s.name {
+	case "GET_FIRST":
+		i = 0
+	case "GET_LAST":
+		i = len(items) - 1
+	}
+	if i < 0 || i >= len(items) {
+		return nil, nil
+	}
+	return items[i], nil
+}
+
+func (r *runner) function(s *step) (any, error) {
+	switch s.name {
+	case "V4":
+		return uuid.NewString(), nil
+	case "GENERATE_TIMESTAMP":
+		return time.Now().UTC().Format(time.RFC3339), nil
+	}
+	// PAGINATE(array, limit = 10, page = 0)
+	arg := func(i int) any {
+		if i < len(s.operands) {
+			return r.value(s.operands[i])
+		}
+		return nil
+	}
+	items, ok := arg(0).([]any)
+	if !ok {
+		return nil, r.fault(s, "PAGINATE of %s: params[0] must be an array", typeName(arg(0)))
+	}
+	limit, page := 10, 0
+	for i, dst := range []*int{&limit, &page} {
+		v := arg(i + 1)
+		if v == nil {
+			continue
+		}
+		n, ok := v.(float64)
+		if !ok || n != float64(int(n)) || n < float64(1-i) || n > 1e9 {
+			least := [...]string{"1", "0"}[i]
+			return nil, r.fault(s, "PAGINATE: params[%d] must be an integer from %s, not %s", i+1, least, text(v))
+		}
+		*dst = int(n)
+	}
+	start := min(page*limit, len(items))
+	end := min(start+limit, len(items))
+	return items[start:end:end], nil
+}
+
+func (r *runner) object(pairs []pair) map[string]any {
+	out := make(map[string]any, len(pairs))
+	for _, p := range pairs {
+		out[p.id] = r.value(p.v)
+	}
+	return out
+}
+
+// answer writes RETURN's pairs as a JSON object in their order (a repeated
+// id keeps its last value), within the answer limit.
+func (r *runner) answer(pairs []pair) ([]byte, error) {
+	e := encoder{buf: make([]byte, 0, 256), limit: r.limits.Answer}
+	e.buf = append(e.buf, '{')
+	first := true
+	for i, p := range pairs {
+		later := false
+		for _, q := range pairs[i+1:] {
+			later = later || q.id == p.id
+		}
+		if later {
+			continue
+		}
+		if !first {
+			e.buf = append(e.buf, ',')
+		}
+		first = false
+		if err := e.string(p.id); err != nil {
+			return nil, errors.New("the answer passes its limit of 4 MiB")
+		}
+		e.buf = append(e.buf, ':')
+		if err := e.value(r.value(p.v)); err != nil {
+			return nil, errors.New("the answer passes its limit of 4 MiB")
+		}
+	}
+	return append(e.buf, '}'), nil
+}
+
+// sel reads records of the step's collection for FETCH, UPDATE and
+// SIMPLE_UPDATE, within the record limit.
+func (r *runner) sel(s *step, match map[string]any, lock bool) ([]Record, error) {
+	recs, err := r.env.Select(r.ctx, s.coll, match, r.limits.Records+1, lock)
+	if err != nil {
+		return nil, r.envError(s, err)
+	}
+	if len(recs) > r.limits.Records {
+		return nil, r.fault(s, "collection %s has more than %d records, the limit of one read", s.coll, r.limits.Records)
+	}
+	return recs, nil
+}
+
+// update runs UPDATE and SIMPLE_UPDATE: select the records, change the
+// property, write them when save.
+func (r *runner) update(s *step) error {
+	var match map[string]any
+	if s.kind == kSimpleUpdate {
+		match = r.containment(s)
+	}
+	recs, err := r.sel(s, match, s.save)
+	if err != nil {
+		return err
+	}
+	var changed []Write
+	for _, rec := range recs {
+		if !r.selects(s, rec.Data) {
+			continue
+		}
+		data, err := r.change(s, rec.Data)
+		if err != nil {
+			return err
+		}
+		text, err := r.recordJSON(s, data)
+		if err != nil {
+			return err
+		}
+		changed = append(changed, Write{ID: rec.ID, Data: text})
+	}
+	if !s.save || len(changed) == 0 {
+		return nil
+	}
+	if err := r.env.Update(r.ctx, s.coll, changed); err != nil {
+		return r.envError(s, err)
+	}
+	r.result.Wrote = true
+	return nil
+}
+
+// containment is the part of SIMPLE_UPDATE's targets that the database can
+// test with an index: targets whose field is a path of names and whose
+// value is a string, number or boolean. selects still tests them all.
+func (r *runner) containment(s *step) map[string]any {
+	var match map[string]any
+	for _, t := range s.targets {
+		v := r.value(t.value)
+		switch v.(type) {
+		case string, float64, bool:
+		default:
+			continue
+		}
+		named := len(t.path) > 0
+		for _, seg := range t.path {
+			if _, isIndex := index(seg); isIndex {
+				named = false
+			}
+		}
+		if !named {
+			continue
+		}
+		if match == nil {
+			match = map[string]any{}
+		}
+		m := match
+		for _, seg := range t.path[:len(t.path)-1] {
+			inner, ok := m[seg].(map[string]any)
+			if !ok {
+				inner = map[string]any{}
+				m[seg] = inner
+			}
+			m = inner
+		}
+		m[t.path[len(t.path)-1]] = v
+	}
+	return match
+}
+
+// selects tests a record against the step's targets: every target must
+// hold (none: every record). UPDATE's target conditions read the record's
+// field as the variable item; SIMPLE_UPDATE's field must equal its value.
+func (r *runner) selects(s *step, data map[string]any) bool {
+	for _, t := range s.targets {
+		field := lookup(data, t.path)
+		if s.kind == kSimpleUpdate {
+			if !equal(field, r.value(t.value)) {
+				return false
+			}
+			continue
+		}
+		saved := r.vars[r.plan.itemSlot]
+		r.vars[r.plan.itemSlot] = field
+		ok := r.holds(t.tests)
+		r.vars[r.plan.itemSlot] = saved
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// change applies UPDATE's set, add or filter (the first given) or
+// SIMPLE_UPDATE's set to the property ref_property of data; an empty
+// ref_property is the whole record.
+func (r *runner) change(s *step, data map[string]any) (map[string]any, error) {
+	cur := lookup(data, s.path)
+	var v any
+	switch {
+	case s.a != nil:
+		v = r.value(*s.a)
+	case s.b != nil:
+		switch x := cur.(type) {
+		case nil:
+			v = []any{r.value(*s.b)}
+		case []any:
+			if len(x) >= maxItems {
+				return nil, r.fault(s, "the array would pass %d items", maxItems)
+			}
+			v = append(append(make([]any, 0, len(x)+1), x...), r.value(*s.b))
+		default:
+			return nil, r.fault(s, "add needs an array at %q, not %s", joinPath(s.path), typeName(cur))
+		}
+	case s.filter != nil:
+		switch x := cur.(type) {
+		case nil:
+			v = nil
+		case []any:
+			kept := make([]any, 0, len(x))
+			for _, item := range x {
+				if !r.passes([]test{*s.filter}, item) {
+					kept = append(kept, item)
+				}
+			}
+			v = kept
+		default:
+			return nil, r.fault(s, "filter needs an array at %q, not %s", joinPath(s.path), typeName(cur))
+		}
+	default:
+		return nil, r.fault(s, "set, add or filter is required")
+	}
+	if len(s.path) == 0 {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil, r.fault(s, "a whole record must be set to an object, not %s", typeName(v))
+		}
+		return obj, nil
+	}
+	out, err := withPath(data, s.path, v)
+	if err != nil {
+		return nil, r.fault(s, "ref_property %q: %s", joinPath(s.path), err)
+	}
+	return out.(map[string]any), nil
+}
+
+func joinPath(path []string) string {
+	out := ""
+	for i, seg := range path {
+		if i > 0 {
+			out += "."
+		}
+		out += seg
+	}
+	return out
+}
+
+// recordJSON encodes record data as the collections API would store it:
+// at most 64 KiB, no NUL character, no _id (the id is the record's own).
+func (r *runner) recordJSON(s *step, data map[string]any) ([]byte, error) {
+	if _, has := data["_id"]; has {
+		data = maps.Clone(data)
+		delete(data, "_id")
+	}
+	e := encoder{buf: make([]byte, 0, 256), limit: maxRecord, noNUL: true}
+	switch err := e.value(data); {
+	case errors.Is(err, errTooLarge):
+		return nil, r.fault(s, "a record would pass 64 KiB")
+	case errors.Is(err, errNUL):
+		return nil, r.fault(s, "a record cannot hold a NUL character")
+	case err != nil:
+		return nil, err
+	}
+	return e.buf, nil
+}
+
+func (r *runner) create(s *step) error {
+	v := r.vars[s.src]
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return r.fault(s, "ref_object is %s, not an object", typeName(v))
+	}
+	data, err := r.recordJSON(s, obj)
+	if err != nil || !s.save {
+		return err
+	}
+	id, err := r.env.Insert(r.ctx, s.coll, data)
+	if err != nil {
+		return r.envError(s, err)
+	}
+	r.result.Wrote = true
+	made := maps.Clone(obj)
+	made["_id"] = float64(id)
+	r.vars[s.src] = made
+	return nil
+}
+
+func (r *runner) email(s *step) error {
+	m := Email{Template: s.name, Pairs: r.object(s.pairs)}
+	for i, o := range s.operands {
+		switch v := r.value(o).(type) {
+		case string:
+			m.Recipients = append(m.Recipients, v)
+		case []any:
+			for _, item := range v {
+				to, ok := item.(string)
+				if !ok {
+					return r.fault(s, "recipients[%d] holds %s, not an address", i, typeName(item))
+				}
+				m.Recipients = append(m.Recipients, to)
+			}
+		default:
+			return r.fault(s, "recipients[%d] is %s, not an address", i, typeName(v))
+		}
+	}
+	if len(m.Recipients) == 0 {
+		return r.fault(s, "the message has no recipient")
+	}
+	if _, err := appendJSON(nil, m.Pairs, maxRecord); err != nil {
+		return r.fault(s, "the message's pairs pass 64 KiB")
+	}
+	if err := r.env.Queue(r.ctx, m); err != nil {
+		return r.envError(s, err)
+	}
+	return nil
+}
