@@ -41,7 +41,7 @@ func (b *bench) measure(ctx context.Context) error {
 	key := "SERVICE_0001_TOKEN"
 	patHash := "'\\x" + hex.EncodeToString(auth.HashPAT(b.pat)) + "'::bytea"
 	read := func(token string) string {
-		return pgbenchSQL(store.ReadVaultSQL, "'bench'", "'"+key+"'", uid, "'root'", token, "'api'")
+		return pgbenchSQL(store.ReadVaultSQL, "'bench'", "'"+key+"'", uid, "'root'", token, "'api'", "NULL")
 	}
 	scripts := map[string]string{
 		"jwt": pgbenchSQL(store.CallerSQL, uid, "NULL", "'bench'") + read("NULL"),

@@ -92,13 +92,16 @@ func (s *Store) ForgetLoginAttempts(ctx context.Context, ids []int64, scope stri
 // that counts them.
 const loginAttemptsKept = time.Hour
 
-// Sweep deletes what has run out: browser sessions past their expiry and
-// sign-in attempts past every window. Several instances sweeping at once is
+// Sweep deletes what has run out: browser sessions past their expiry,
+// sign-in attempts past every window and runs older than RunsKept. Several instances sweeping at once is
 // harmless.
 func (s *Store) Sweep(ctx context.Context) error {
 	if _, err := s.db.Exec(ctx, "DELETE FROM sessions WHERE expiry < current_timestamp"); err != nil {
 		return err
 	}
-	_, err := s.db.Exec(ctx, "DELETE FROM login_attempts WHERE attempted_at < $1", time.Now().Add(-loginAttemptsKept))
+	if _, err := s.db.Exec(ctx, "DELETE FROM login_attempts WHERE attempted_at < $1", time.Now().Add(-loginAttemptsKept)); err != nil {
+		return err
+	}
+	_, err := s.db.Exec(ctx, "DELETE FROM route_runs WHERE at < $1", time.Now().Add(-RunsKept))
 	return err
 }

@@ -17,16 +17,17 @@ type StoredRoute struct {
 	CreatedBy *int64
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	Version   int64 // grows with each change
 }
 
-const routeColumns = "project_id, document, template_id, template_name, created_by, created_at, updated_at"
+const routeColumns = "project_id, document, template_id, template_name, created_by, created_at, updated_at, version"
 
 func scanRoute(row pgx.Row) (StoredRoute, error) {
 	var r StoredRoute
 	var doc []byte
 	var tid *int64
 	var tname *string
-	if err := row.Scan(&r.ProjectID, &doc, &tid, &tname, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt); err != nil {
+	if err := row.Scan(&r.ProjectID, &doc, &tid, &tname, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt, &r.Version); err != nil {
 		return r, translate(err)
 	}
 	// Validated when written: plain typed decoding is enough.
@@ -72,8 +73,8 @@ func (s *Store) CreateRoute(ctx context.Context, r *StoredRoute) error {
 		tid, tname = &r.Template.ID, &r.Template.Name
 	}
 	err = s.db.QueryRow(ctx, `INSERT INTO routes (project_id, route_id, method, route_path, document, template_id, template_name, created_by)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING created_at, updated_at`,
-		r.ProjectID, r.RouteID, r.Method, r.RoutePath, doc, tid, tname, r.CreatedBy).Scan(&r.CreatedAt, &r.UpdatedAt)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING created_at, updated_at, version`,
+		r.ProjectID, r.RouteID, r.Method, r.RoutePath, doc, tid, tname, r.CreatedBy).Scan(&r.CreatedAt, &r.UpdatedAt, &r.Version)
 	return translate(err)
 }
 
@@ -121,9 +122,9 @@ func (s *Store) UpdateRoute(ctx context.Context, id string, r *StoredRoute) erro
 	}
 	var tid *int64
 	var tname *string
-	err = s.db.QueryRow(ctx, `UPDATE routes SET route_id = $3, method = $4, route_path = $5, document = $6, updated_at = now()
-		WHERE project_id = $1 AND route_id = $2 RETURNING template_id, template_name, created_by, created_at, updated_at`,
-		r.ProjectID, id, r.RouteID, r.Method, r.RoutePath, doc).Scan(&tid, &tname, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt)
+	err = s.db.QueryRow(ctx, `UPDATE routes SET route_id = $3, method = $4, route_path = $5, document = $6, updated_at = now(), version = version + 1
+		WHERE project_id = $1 AND route_id = $2 RETURNING template_id, template_name, created_by, created_at, updated_at, version`,
+		r.ProjectID, id, r.RouteID, r.Method, r.RoutePath, doc).Scan(&tid, &tname, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt, &r.Version)
 	if err != nil {
 		return translate(err)
 	}

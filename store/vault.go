@@ -31,8 +31,9 @@ type VaultAccess struct {
 	TokenID   *int64
 	ProjectID string
 	Key       string
-	Action    string // create, read, update, delete
-	Channel   string // api, web
+	Action    string  // create, read, update, delete
+	Channel   string  // api, web, route
+	RouteID   *string // the route whose VAULT block read, on channel route
 }
 
 const vaultColumns = "project_id, key, key_id, sealed, created_at, updated_at, created_by, updated_by"
@@ -50,8 +51,8 @@ func (e *VaultEntry) columns() []any {
 
 // logAccess writes one access-log row for the entry ev names.
 func (s *Store) logAccess(ctx context.Context, ev VaultAccess) error {
-	_, err := s.db.Exec(ctx, `INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, ev.UserID, ev.Username, ev.TokenID, ev.ProjectID, ev.Key, ev.Action, ev.Channel)
+	_, err := s.db.Exec(ctx, `INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel, route_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, ev.UserID, ev.Username, ev.TokenID, ev.ProjectID, ev.Key, ev.Action, ev.Channel, ev.RouteID)
 	return err
 }
 
@@ -74,17 +75,17 @@ func (s *Store) CreateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAcc
 // statement: the entry comes back only with its log row, and when that row
 // cannot be written the statement fails whole.
 func (s *Store) ReadVaultEntry(ctx context.Context, project, key string, ev VaultAccess) (VaultEntry, error) {
-	return scanVaultEntry(s.db.QueryRow(ctx, ReadVaultSQL, project, key, ev.UserID, ev.Username, ev.TokenID, ev.Channel))
+	return scanVaultEntry(s.db.QueryRow(ctx, ReadVaultSQL, project, key, ev.UserID, ev.Username, ev.TokenID, ev.Channel, ev.RouteID))
 }
 
 // ReadVaultSQL reads entry $2 of project $1 and logs the read by user $3
-// ($4 its name, $5 its token, $6 the channel). Exported for the load
+// ($4 its name, $5 its token, $6 the channel, $7 the route reading). Exported for the load
 // harness, which runs exactly this SQL as its anchor.
 const ReadVaultSQL = `WITH e AS (
 		SELECT ` + vaultColumns + ` FROM vault_entries WHERE project_id = $1 AND key = $2
 	), logged AS (
-		INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel)
-		SELECT $3, $4, $5, e.project_id, e.key, 'read', $6 FROM e RETURNING id
+		INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel, route_id)
+		SELECT $3, $4, $5, e.project_id, e.key, 'read', $6, $7 FROM e RETURNING id
 	)
 	SELECT ` + vaultColumns + ` FROM e, logged`
 
@@ -215,7 +216,7 @@ func (s *Store) ListVaultAccess(ctx context.Context, project string, q VaultLogQ
 		return nil, 0, err
 	}
 	n := params(args)
-	rows, err := s.db.Query(ctx, fmt.Sprintf(`SELECT id, at, user_id, username, token_id, project_id, key, action, channel
+	rows, err := s.db.Query(ctx, fmt.Sprintf(`SELECT id, at, user_id, username, token_id, project_id, key, action, channel, route_id
 		FROM vault_access_log%s ORDER BY id DESC OFFSET $%d LIMIT $%d`, where, n+1, n+2), append(args, q.Offset, q.Limit)...)
 	if err != nil {
 		return nil, 0, err

@@ -1,0 +1,235 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Tx is a transaction whose end the caller decides: a route's run commits
+// its writes when it ends normally and rolls them back otherwise.
+type Tx struct {
+	*Store
+	tx pgx.Tx
+}
+
+// Begin starts a transaction.
+func (s *Store) Begin(ctx context.Context) (*Tx, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Tx{Store: &Store{db: tx, pool: s.pool}, tx: tx}, nil
+}
+
+// Commit commits the transaction.
+func (t *Tx) Commit(ctx context.Context) error { return t.tx.Commit(ctx) }
+
+// Rollback rolls the transaction back; after Commit it does nothing.
+func (t *Tx) Rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
+
+// RoutingProject is what the route table needs of a project.
+type RoutingProject struct {
+	ID      string
+	APIPath string
+}
+
+// RoutingProjects returns every project's id and api_path.
+func (s *Store) RoutingProjects(ctx context.Context) ([]RoutingProject, error) {
+	rows, err := s.db.Query(ctx, "SELECT id, api_path FROM projects ORDER BY id")
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[RoutingProject])
+}
+
+// ProjectRouting returns a project's api_path and all its routes;
+// ErrNotFound when the project is gone.
+func (s *Store) ProjectRouting(ctx context.Context, id string) (RoutingProject, []StoredRoute, error) {
+	p := RoutingProject{ID: id}
+	if err := s.db.QueryRow(ctx, "SELECT api_path FROM projects WHERE id = $1", id).Scan(&p.APIPath); err != nil {
+		return p, nil, translate(err)
+	}
+	rows, err := s.db.Query(ctx, "SELECT "+routeColumns+" FROM routes WHERE project_id = $1 ORDER BY route_id", id)
+	if err != nil {
+		return p, nil, err
+	}
+	routes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (StoredRoute, error) { return scanRoute(r) })
+	return p, routes, err
+}
+
+// RunRecordsSQL reads up to $3 records of collection $2 of project $1 in
+// id order, each id with its data, in one statement that also tells a
+// missing collection (no row) from an empty one (one row of NULLs).
+// Exported for the load harness, which runs exactly this SQL as its
+// anchor.
+var RunRecordsSQL = runRecordsSQL(false, false)
+
+// runRecordsSQL is RunRecordsSQL, with a containment filter $4 (ordered by
+// an expression so that the GIN index serves it: see recordsOrder), and
+// with the records locked for the run's writes.
+func runRecordsSQL(where, lock bool) string {
+	filter, order, locking := "", "id", ""
+	if where {
+		filter, order = " AND data @> $4::jsonb", "id + 0"
+	}
+	if lock {
+		locking = " FOR UPDATE"
+	}
+	return fmt.Sprintf(`SELECT r.id, r.data FROM collections c LEFT JOIN LATERAL (
+		SELECT id, data FROM records WHERE project_id = c.project_id AND collection_id = c.id%s ORDER BY %s LIMIT $3%s
+	) r ON true WHERE c.project_id = $1 AND c.id = $2`, filter, order, locking)
+}
+
+// RunRecords returns up to limit records of a collection in id order (with
+// where, a JSON object, those containing it), their Data the stored JSON;
+// with lock, locked until the transaction ends. A collection that does not
+// exist is ErrNotFound. The flow engine reads with it, inside its run.
+func (s *Store) RunRecords(ctx context.Context, project, collection string, where json.RawMessage, limit int, lock bool) ([]Record, error) {
+	args := []any{project, collection, limit}
+	if len(where) > 0 {
+		args = append(args, string(where))
+	}
+	rows, err := s.db.Query(ctx, runRecordsSQL(len(where) > 0, lock), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Record
+	found := false
+	for rows.Next() {
+		found = true
+		var id *int64
+		var data []byte
+		if err := rows.Scan(&id, &data); err != nil {
+			return nil, err
+		}
+		if id != nil {
+			out = append(out, Record{ID: *id, ProjectID: project, CollectionID: collection, Data: data})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, ErrNotFound
+	}
+	return out, nil
+}
+
+// Email is a message in a project's outbox.
+type Email struct {
+	ID         int64
+	ProjectID  string
+	RouteID    string
+	Template   string
+	Recipients []string
+	Pairs      json.RawMessage
+	QueuedAt   time.Time
+	SentAt     *time.Time
+}
+
+// QueueEmail puts m in its project's outbox.
+func (s *Store) QueueEmail(ctx context.Context, m *Email) error {
+	return s.db.QueryRow(ctx, `INSERT INTO outbox (project_id, route_id, template, recipients, pairs)
+		VALUES ($1, $2, $3, $4, $5) RETURNING id, queued_at`, m.ProjectID, m.RouteID, m.Template, m.Recipients, string(m.Pairs)).
+		Scan(&m.ID, &m.QueuedAt)
+}
+
+// Outbox returns a project's queued messages, oldest first.
+func (s *Store) Outbox(ctx context.Context, project string) ([]Email, error) {
+	rows, err := s.db.Query(ctx, `SELECT id, project_id, route_id, template, recipients, pairs, queued_at, sent_at
+		FROM outbox WHERE project_id = $1 ORDER BY id`, project)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[Email])
+}
+
+// Run is one run of a route, as the run log keeps it.
+type Run struct {
+	ID        int64
+	At        time.Time
+	ProjectID string
+	RouteID   string
+	Method    string
+	Path      string
+	Status    int
+	Ended     string // RETURN, FAIL, END, FAULT, REFUSED (the request was), ERROR (the platform failed)
+	Duration  time.Duration
+	UserID    *int64
+	Username  string
+	Fault     string
+}
+
+// RunsKept is how long the run log keeps a run.
+const RunsKept = 7 * 24 * time.Hour
+
+// LogRuns writes runs to the run log in one COPY.
+func (s *Store) LogRuns(ctx context.Context, runs []Run) error {
+	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"route_runs"},
+		[]string{"at", "project_id", "route_id", "method", "path", "status", "ended", "duration_us", "user_id", "username", "fault"},
+		pgx.CopyFromSlice(len(runs), func(i int) ([]any, error) {
+			r := runs[i]
+			return []any{r.At, r.ProjectID, r.RouteID, r.Method, r.Path, r.Status, r.Ended, r.Duration.Microseconds(), r.UserID, r.Username, r.Fault}, nil
+		}))
+	var pgErr interface{ SQLState() string }
+	if errors.As(err, &pgErr) && pgErr.SQLState() == "23503" {
+		// A project deleted while its runs waited: write the others.
+		return s.logRunsOneByOne(ctx, runs)
+	}
+	return err
+}
+
+func (s *Store) logRunsOneByOne(ctx context.Context, runs []Run) error {
+	for _, r := range runs {
+		_, err := s.db.Exec(ctx, `INSERT INTO route_runs (at, project_id, route_id, method, path, status, ended, duration_us, user_id, username, fault)
+			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 WHERE EXISTS (SELECT 1 FROM projects WHERE id = $2)`,
+			r.At, r.ProjectID, r.RouteID, r.Method, r.Path, r.Status, r.Ended, r.Duration.Microseconds(), r.UserID, r.Username, r.Fault)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RunQuery selects runs of a project: of one route, and of a status class
+// ("2xx", "4xx", "5xx") or exact status.
+type RunQuery struct {
+	Page
+	RouteID string
+	Status  string
+}
+
+// ListRuns returns a page of a project's runs, newest first, and how many
+// match, counted up to LogCountCap.
+func (s *Store) ListRuns(ctx context.Context, project string, q RunQuery) ([]Run, int, error) {
+	where := " WHERE project_id = $1 AND ($2 = '' OR route_id = $2) AND ($3::int IS NULL OR status BETWEEN $3 AND $4)"
+	var lo, hi any
+	switch {
+	case len(q.Status) == 3 && q.Status[1:] == "xx" && q.Status[0] >= '1' && q.Status[0] <= '5':
+		n := int(q.Status[0]-'0') * 100
+		lo, hi = n, n+99
+	case q.Status != "":
+		var n int
+		if _, err := fmt.Sscanf(q.Status, "%d", &n); err == nil {
+			lo, hi = n, n
+		}
+	}
+	var total int
+	if err := s.db.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM route_runs%s LIMIT %d) AS capped", where, LogCountCap),
+		project, q.RouteID, lo, hi).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.Query(ctx, `SELECT id, at, project_id, route_id, method, path, status, ended, duration_us * 1000, user_id, username, fault
+		FROM route_runs`+where+" ORDER BY id DESC OFFSET $5 LIMIT $6", project, q.RouteID, lo, hi, q.Offset, q.Limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	runs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Run])
+	return runs, total, err
+}

@@ -1,0 +1,159 @@
+package store_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"stencil/flow"
+	"stencil/store"
+)
+
+func TestRunRecords(t *testing.T) {
+	st, ctx := collectionStore(t)
+	if _, err := st.RunRecords(ctx, "shop", "nope", nil, 10, false); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a missing collection: %v", err)
+	}
+	if recs, err := st.RunRecords(ctx, "shop", "books", nil, 10, false); err != nil || len(recs) != 0 {
+		t.Fatalf("an empty collection: %v %v", recs, err)
+	}
+	var want []int64
+	for i := range 5 {
+		want = append(want, putRecord(t, st, "shop", "books", fmt.Sprintf(`{"n":%d,"odd":%t}`, i, i%2 == 1)).ID)
+	}
+	putRecord(t, st, "blog", "books", `{"n":0}`)
+	recs, err := st.RunRecords(ctx, "shop", "books", nil, 3, false)
+	if err != nil || fmt.Sprint(ids(recs)) != fmt.Sprint(want[:3]) || string(recs[0].Data) != `{"n": 0, "odd": false}` {
+		t.Fatalf("the first three in id order: %v %v", recs, err)
+	}
+	recs, err = st.RunRecords(ctx, "shop", "books", []byte(`{"odd":true}`), 10, false)
+	if err != nil || fmt.Sprint(ids(recs)) != fmt.Sprint([]int64{want[1], want[3]}) {
+		t.Fatalf("containing odd: %v %v", ids(recs), err)
+	}
+	if recs, err := st.RunRecords(ctx, "shop", "books", []byte(`{"n":99}`), 10, false); err != nil || len(recs) != 0 {
+		t.Fatalf("containing nothing: %v %v", recs, err)
+	}
+
+	// Locked records wait for the transaction that locked them.
+	tx, err := st.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if recs, err := tx.RunRecords(ctx, "shop", "books", []byte(`{"n":1}`), 10, true); err != nil || len(recs) != 1 {
+		t.Fatalf("locked read: %v %v", recs, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := st.UpdateRecords(ctx, "shop", "books", []store.Record{{ID: want[1], Data: []byte(`{"n":1,"other":true}`)}})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("an update of a locked record did not wait: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if _, err := tx.UpdateRecords(ctx, "shop", "books", []store.Record{{ID: want[1], Data: []byte(`{"n":1,"mine":true}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if r, err := st.Record(ctx, "shop", "books", want[1]); err != nil || string(r.Data) != `{"n": 1, "other": true}` {
+		t.Fatalf("the waiting update came second: %s %v", r.Data, err)
+	}
+}
+
+func TestRunLogAndOutbox(t *testing.T) {
+	st, ctx := collectionStore(t)
+	uid := int64(1)
+	now := time.Now()
+	runs := []store.Run{
+		{At: now.Add(-8 * 24 * time.Hour), ProjectID: "shop", RouteID: "old", Method: "GET", Path: "/x/shop/old", Status: 200, Ended: "RETURN", Duration: time.Millisecond},
+		{At: now, ProjectID: "shop", RouteID: "books", Method: "GET", Path: "/x/shop/books", Status: 200, Ended: "RETURN", Duration: 1500 * time.Microsecond, UserID: &uid, Username: "root"},
+		{At: now, ProjectID: "shop", RouteID: "books", Method: "GET", Path: "/x/shop/books/9", Status: 404, Ended: "FAIL", Duration: time.Millisecond},
+		{At: now, ProjectID: "shop", RouteID: "orders", Method: "POST", Path: "/x/shop/orders", Status: 500, Ended: "FAULT", Duration: time.Millisecond, Fault: "flow.blocks[0] (FETCH): collection x does not exist"},
+		{At: now, ProjectID: "blog", RouteID: "books", Method: "GET", Path: "/x/blog/books", Status: 200, Ended: "END", Duration: time.Millisecond},
+	}
+	if err := st.LogRuns(ctx, runs); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		q    store.RunQuery
+		want string
+	}{
+		{store.RunQuery{Page: store.Page{Limit: 25}}, "orders books books old"},
+		{store.RunQuery{Page: store.Page{Limit: 25}, RouteID: "books"}, "books books"},
+		{store.RunQuery{Page: store.Page{Limit: 25}, Status: "4xx"}, "books"},
+		{store.RunQuery{Page: store.Page{Limit: 25}, Status: "500"}, "orders"},
+		{store.RunQuery{Page: store.Page{Limit: 1, Offset: 1}}, "books"},
+	} {
+		list, total, err := st.ListRuns(ctx, "shop", c.q)
+		got := ""
+		for i, r := range list {
+			if i > 0 {
+				got += " "
+			}
+			got += r.RouteID
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%+v: %q (%d, %v), want %q", c.q, got, total, err, c.want)
+		}
+	}
+	list, _, _ := st.ListRuns(ctx, "shop", store.RunQuery{Page: store.Page{Limit: 25}, Status: "2xx", RouteID: "books"})
+	if len(list) != 1 || list[0].Duration != 1500*time.Microsecond || list[0].Username != "root" || *list[0].UserID != 1 {
+		t.Fatalf("a run read back: %+v", list)
+	}
+	if err := st.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, total, _ := st.ListRuns(ctx, "shop", store.RunQuery{Page: store.Page{Limit: 25}}); total != 3 {
+		t.Fatalf("after the sweep %d runs, want 3 (the 8-day-old one gone)", total)
+	}
+
+	// Runs of a project deleted before they were written are left out.
+	if err := st.LogRuns(ctx, []store.Run{{At: now, ProjectID: "gone", RouteID: "r", Method: "GET", Path: "/", Ended: "END"},
+		{At: now, ProjectID: "blog", RouteID: "kept", Method: "GET", Path: "/", Ended: "END"}}); err != nil {
+		t.Fatal(err)
+	}
+	if list, _, _ := st.ListRuns(ctx, "blog", store.RunQuery{Page: store.Page{Limit: 25}, RouteID: "kept"}); len(list) != 1 {
+		t.Fatalf("the other run was not written: %v", list)
+	}
+
+	m := store.Email{ProjectID: "shop", RouteID: "signup", Template: "welcome", Recipients: []string{"a@example.com"}, Pairs: []byte(`{"name":"Ada"}`)}
+	if err := st.QueueEmail(ctx, &m); err != nil {
+		t.Fatal(err)
+	}
+	out, err := st.Outbox(ctx, "shop")
+	if err != nil || len(out) != 1 || out[0].Template != "welcome" || out[0].Recipients[0] != "a@example.com" || string(out[0].Pairs) != `{"name": "Ada"}` || out[0].QueuedAt.IsZero() {
+		t.Fatalf("outbox: %+v %v", out, err)
+	}
+}
+
+func TestRouteVersionsAndRouting(t *testing.T) {
+	st, ctx := collectionStore(t)
+	r := store.StoredRoute{Route: flow.Route{ProjectID: "shop", RouteID: "books", RoutePath: "/books", Method: "GET"}}
+	r.Normalize()
+	if err := st.CreateRoute(ctx, &r); err != nil || r.Version != 1 {
+		t.Fatalf("created: version %d, %v", r.Version, err)
+	}
+	r.RoutePath = "/books/:id"
+	if err := st.UpdateRoute(ctx, "books", &r); err != nil || r.Version != 2 {
+		t.Fatalf("updated: version %d, %v", r.Version, err)
+	}
+	p, routes, err := st.ProjectRouting(ctx, "shop")
+	if err != nil || p.APIPath != "/shop" || len(routes) != 1 || routes[0].Version != 2 || routes[0].RoutePath != "/books/:id" {
+		t.Fatalf("routing of shop: %+v %+v %v", p, routes, err)
+	}
+	if _, _, err := st.ProjectRouting(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("routing of a missing project: %v", err)
+	}
+	all, err := st.RoutingProjects(ctx)
+	if err != nil || len(all) < 2 {
+		t.Fatalf("routing projects: %v %v", all, err)
+	}
+}
