@@ -178,6 +178,7 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 		return err
 	}
 	h.SetReadinessPool(probe)
+	h.Start(ctx, pool)
 	app := h.App()
 	if err := sideListeners(ctx, cfg, h, log); err != nil {
 		return err

@@ -135,6 +135,14 @@ type Plan struct {
 	inputs   []input // params, body fields, path parameters and auth, in slots
 	itemSlot int     // the slot UPDATE's target conditions read as item
 	HasVault bool
+	Version  int64  // the version of the stored route it was made from
+	broken   string // why the route does not compile, for a plan that only faults
+}
+
+// Broken is the plan of a route that does not compile (saved before a
+// check it now fails): every run of it ends in a fault naming problems.
+func Broken(r flow.Route, problems string) *Plan {
+	return &Plan{Route: r, slots: map[string]int{}, broken: problems}
 }
 
 // input is a variable a request fills before the flow runs.

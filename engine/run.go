@@ -48,6 +48,9 @@ type Fault struct {
 }
 
 func (f *Fault) Error() string {
+	if f.Block < 0 {
+		return f.Reason
+	}
 	return fmt.Sprintf("flow.blocks[%d] (%s): %s", f.Block, f.Type, f.Reason)
 }
 
@@ -86,7 +89,12 @@ func Run(ctx context.Context, plan *Plan, vars map[string]any, env Env, limits L
 			r.vars[s] = v
 		}
 	}
-	_, err := r.exec(0, len(plan.steps))
+	var err error
+	if plan.broken != "" {
+		err = &Fault{Block: -1, Reason: "the route does not compile: " + plan.broken}
+	} else {
+		_, err = r.exec(0, len(plan.steps))
+	}
 	r.result.Steps = r.steps
 	var fault *Fault
 	switch {

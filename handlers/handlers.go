@@ -4,6 +4,7 @@
 package handlers
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 
 	"stencil/auth"
 	"stencil/config"
+	"stencil/engine"
 	"stencil/store"
 	"stencil/vaultcrypt"
 	"stencil/views"
@@ -53,6 +55,10 @@ type Handlers struct {
 	csrfKey        []byte              // signs visitors' CSRF tokens
 	setUp          atomic.Bool         // a user exists: first-run setup is over
 	allow          map[string][]string // routed path → its methods, for 405's Allow
+
+	routes *routeTable   // what answers at /x
+	runs   *runLog       // runs of routes, written in batches
+	limits engine.Limits // of every run
 }
 
 // New builds the handlers on pool: the store and the browser sessions. It
@@ -72,10 +78,18 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*Handlers, er
 		return nil, err
 	}
 	st := store.New(pool)
-	return &Handlers{cfg: cfg, store: st, probe: st, metrics: newMetrics(pool), sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
+	return &Handlers{cfg: cfg, store: st, routes: newRouteTable(st, log), runs: newRunLog(st, log), limits: engine.DefaultLimits, probe: st, metrics: newMetrics(pool), sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
 		keyring: keyring, passwordParams: auth.DefaultPasswordParams, hashSlots: make(chan struct{}, max(2, runtime.NumCPU())), hashWait: defaultHashWait,
 		memoryLimit: debug.SetMemoryLimit(-1),
 		csrfKey:     derivedKey(cfg.JWTSecret, "stencil visitor csrf")}, nil
+}
+
+// Start runs what the handlers keep doing in the background until ctx
+// ends: following route changes made on other instances, and writing the
+// run log.
+func (h *Handlers) Start(ctx context.Context, pool *pgxpool.Pool) {
+	go h.routes.listen(ctx, pool)
+	go h.runs.run(ctx)
 }
 
 // SetReadinessPool gives /readyz connections of its own, so that it answers

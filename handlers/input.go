@@ -100,7 +100,10 @@ func transportError(err error) error {
 // (SPEC §2.2): an over-long URL, a body of a type no endpoint takes, and text
 // that holds NUL or is not UTF-8 in any parameter or JSON string.
 func (h *Handlers) checkInput(c *fiber.Ctx) error {
-	if len(c.Request().RequestURI()) > maxURLBytes {
+	// The header's bytes, as sent: Request.RequestURI would rebuild them
+	// from the parsed URI, unescaping the path (a%2Fb became a/b for every
+	// handler after this one).
+	if len(c.Request().Header.RequestURI()) > maxURLBytes {
 		return fiber.NewError(fiber.StatusRequestHeaderFieldsTooLarge, "URL too long (at most 8 KiB)")
 	}
 	// Headers are read whole up to the read buffer, so that an answer to

@@ -2,10 +2,12 @@ package handlers
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/engine"
 	"stencil/flow"
 	"stencil/store"
 )
@@ -45,6 +47,37 @@ func decodeRoute(in routeInput) (flow.Route, error) {
 	return r, problems(flow.ValidateRoute(r, "route"))
 }
 
+// checkRunnable refuses what a route's run would refuse anyway (SPEC
+// §9.2, §9.4): literals that do not convert to their rtype, BREAK and
+// CONTINUE outside a LOOP, and so on (422, by path); and a VAULT block
+// saved by a caller below ADMIN (403, naming the block).
+func checkRunnable(c *fiber.Ctx, r flow.Route) error {
+	if _, p := engine.Compile(r, engine.PathParams(r.RoutePath)); len(p) > 0 {
+		prefixed := flow.Problems{}
+		for path, msg := range p {
+			prefixed["route."+path] = msg
+		}
+		return problems(prefixed)
+	}
+	if callerAtLeast(c, store.RoleAdmin) {
+		return nil
+	}
+	for i, b := range r.Flow.Blocks {
+		if b.Type == "VAULT" {
+			return forbidden(fmt.Sprintf("route.flow.blocks[%d] (VAULT) reads the vault: only an ADMIN or ROOT member of the project can save a route that does", i))
+		}
+	}
+	return nil
+}
+
+// routesChanged reloads a project's routes on this instance at once;
+// other instances follow the database's notice.
+func (h *Handlers) routesChanged(c *fiber.Ctx, project string) {
+	if err := h.routes.reload(c.UserContext(), project); err != nil {
+		h.log.Error("reload routes", "project", project, "err", err)
+	}
+}
+
 // routeCreate answers POST /route/create. With template_id (or the route's
 // own template reference, as apply returns it) the route records which
 // template it came from: a snapshot that later template changes leave alone.
@@ -58,6 +91,9 @@ func (h *Handlers) routeCreate(c *fiber.Ctx) error {
 	}
 	r, err := decodeRoute(in)
 	if err != nil {
+		return err
+	}
+	if err := checkRunnable(c, r); err != nil {
 		return err
 	}
 	if in.TemplateID == 0 && r.Template != nil {
@@ -75,6 +111,7 @@ func (h *Handlers) routeCreate(c *fiber.Ctx) error {
 	if err := h.store.CreateRoute(c.UserContext(), &sr); err != nil {
 		return err
 	}
+	h.routesChanged(c, sr.ProjectID)
 	h.flash(c, "success", "Route "+sr.RouteID+" created.")
 	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Route created", Data: newRouteDTO(sr),
 		Redirect: "/web/routes/view?project_id=" + sr.ProjectID + "&route_id=" + sr.RouteID})
@@ -147,10 +184,14 @@ func (h *Handlers) routeUpdate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if err := checkRunnable(c, r); err != nil {
+		return err
+	}
 	sr := store.StoredRoute{Route: r}
 	if err := h.store.UpdateRoute(c.UserContext(), in.RouteID, &sr); err != nil {
 		return err
 	}
+	h.routesChanged(c, sr.ProjectID)
 	return h.respond(c, Reply{Message: "Route updated", Data: newRouteDTO(sr)})
 }
 
@@ -166,6 +207,7 @@ func (h *Handlers) routeDelete(c *fiber.Ctx) error {
 	if err := h.store.DeleteRoute(c.UserContext(), q.ProjectID, q.RouteID); err != nil {
 		return err
 	}
+	h.routesChanged(c, q.ProjectID)
 	h.flash(c, "success", "Route "+q.RouteID+" deleted.")
 	return h.respond(c, Reply{Message: "Route deleted", Redirect: "/web/routes?id=" + q.ProjectID})
 }

@@ -122,6 +122,7 @@ func (h *Handlers) projectCreate(c *fiber.Ctx) error {
 	if err := h.store.CreateProject(c.UserContext(), &p, current(c).User.ID); err != nil {
 		return h.formError(c, err, page)
 	}
+	h.routesChanged(c, p.ID)
 	h.flash(c, "success", "Project "+p.Name+" created.")
 	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Project created", Data: newProjectDTO(p, nil), Redirect: "/web/project?id=" + p.ID})
 }
@@ -175,6 +176,7 @@ func (h *Handlers) projectUpdate(c *fiber.Ctx) error {
 	if err := h.store.UpdateProject(c.UserContext(), &p); err != nil {
 		return h.formError(c, err, h.projectForm(c, in.ProjectID, "projects/details", func(v *projectView) *Form { return &v.Form }))
 	}
+	h.routesChanged(c, p.ID)
 	h.flash(c, "success", "Project saved.")
 	return h.respond(c, Reply{Message: "Project updated", Data: newProjectDTO(p, nil), Redirect: "/web/project?id=" + p.ID})
 }
@@ -191,6 +193,7 @@ func (h *Handlers) projectDelete(c *fiber.Ctx) error {
 	if err := h.store.DeleteProject(c.UserContext(), q.ProjectID); err != nil {
 		return err
 	}
+	h.routesChanged(c, q.ProjectID)
 	h.flash(c, "success", "Project "+q.ProjectID+" deleted.")
 	return h.respond(c, Reply{Message: "Project deleted", Redirect: "/web/projects"})
 }

@@ -19,6 +19,10 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/openapi.json", h.apiDocShow)
 	app.Get("/scalar", h.apiViewerShow)
 
+	// Routes of projects (SPEC §9): JSON for every caller, no session;
+	// a route with auth_jwt reads the caller's bearer token itself.
+	app.All("/x/*", h.runRoute)
+
 	// Everything below has a browser session (unsafe requests on it need the
 	// CSRF token), sends browsers to first-run setup while no user exists,
 	// and knows its caller: session, JWT or personal access token.

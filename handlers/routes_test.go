@@ -18,7 +18,9 @@ func TestRouterAndDocumentListTheSameOperations(t *testing.T) {
 	ta := newTestApp(t)
 	served := map[string]bool{}
 	for _, r := range ta.app.GetRoutes(true) {
-		if r.Method == http.MethodHead || browserOnly(r.Path) || strings.HasPrefix(r.Path, "/static") {
+		// A project's routes at /x are described by the project's own
+		// document, not this one.
+		if r.Method == http.MethodHead || browserOnly(r.Path) || strings.HasPrefix(r.Path, "/static") || r.Path == "/x/*" {
 			continue
 		}
 		served[r.Method+" "+r.Path] = true

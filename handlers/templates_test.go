@@ -238,6 +238,39 @@ func routeJSON(t *testing.T, ta *testApp, h map[string]string) string {
 	return string(raw)
 }
 
+// runnableLiterals gives every literal operand of a route document a value
+// its rtype converts, and every filter a comparison.
+func runnableLiterals(t *testing.T, doc []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]string{"INTEGER": "1", "FLOAT": "1.5", "BOOLEAN": "true", "ARRAY": "[]", "OTHER": "{}", "STRING": "x"}
+	var fix func(any)
+	fix = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if rtype, ok := x["rtype"].(string); ok && x["ref_var"] == false {
+				x["data"] = values[rtype]
+			}
+			if _, filter := x["right"]; filter && x["left"] == nil && x["operation_type"] != nil {
+				x["operation_type"] = "EQUAL_TO"
+			}
+			for _, item := range x {
+				fix(item)
+			}
+		case []any:
+			for _, item := range x {
+				fix(item)
+			}
+		}
+	}
+	fix(v)
+	out, _ := json.Marshal(v)
+	return string(out)
+}
+
 func TestRouteAPI(t *testing.T) {
 	ta, h := templateApp(t)
 	all, _ := os.ReadFile("../flow/testdata/all_blocks.json")
@@ -249,8 +282,17 @@ func TestRouteAPI(t *testing.T) {
 	full.Template = nil
 	fullJSON, _ := json.Marshal(full)
 	create := func(route string) string { return fmt.Sprintf(`{"project_id":"shop","route":%s}`, route) }
+	// Its literals are all "x": the save refuses those that are not text.
+	// With literals that convert, an ADMIN member saves it (it reads the
+	// vault).
+	admin := ta.newUser(t, "admin", store.RoleAdmin)
+	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID); err != nil {
+		t.Fatal(err)
+	}
 	ta.run(t, []scenario{
-		{name: "every block type", method: "POST", path: "/route/create", headers: h, body: create(string(fullJSON)), status: 201,
+		{name: "literals that do not convert", method: "POST", path: "/route/create", headers: as(ta.token(t, admin)), body: create(string(fullJSON)), status: 422,
+			want: []string{`"route.flow.blocks[4].min.data":"\"x\" must be an integer`, `"route.flow.blocks[10].targets[0].value.data":"\"x\" must be true or false`}},
+		{name: "every block type", method: "POST", path: "/route/create", headers: as(ta.token(t, admin)), body: create(runnableLiterals(t, fullJSON)), status: 201,
 			want: []string{`"route_id":"r_x"`, `"type":"EMAIL"`, `"template":null`}},
 		{name: "plain", method: "POST", path: "/route/create", headers: h, body: create(plainRoute("list_items")), status: 201},
 		{name: "route_id taken", method: "POST", path: "/route/create", headers: h,

@@ -1,0 +1,366 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"stencil/engine"
+	"stencil/flow"
+	"stencil/store"
+)
+
+// routeBodyMaxBytes bounds the JSON body a route takes (SPEC §9.1).
+const routeBodyMaxBytes = 1 << 20
+
+// runRoute answers /x/<api_path><route_path>: it finds the route, reads
+// its inputs, checks its caller when auth_jwt is on, runs it in one
+// transaction and answers what the run answers (SPEC §9). The answers are
+// JSON for every caller; the run goes to the run log.
+func (h *Handlers) runRoute(c *fiber.Ctx) error {
+	start := time.Now()
+	ctx := c.UserContext()
+	// The path as sent: an escaped slash stays inside its segment.
+	raw := string(c.Request().URI().PathOriginal())
+	segs := engine.Segments(strings.TrimPrefix(raw, "/x"))
+	for i, seg := range segs {
+		s, err := url.PathUnescape(seg)
+		if err != nil {
+			return routeAnswer(c, fiber.StatusBadRequest, "Error: the path is not valid URL encoding")
+		}
+		segs[i] = s
+	}
+	project, rest, err := h.routes.find(ctx, segs)
+	if err != nil {
+		return err
+	}
+	if project == nil {
+		return routeAnswer(c, fiber.StatusNotFound, "Error: route not found")
+	}
+	entry, params, allow := project.router.Match(c.Method(), rest)
+	if entry == nil {
+		if allow != nil {
+			c.Set(fiber.HeaderAllow, strings.Join(allow, ", "))
+			return routeAnswer(c, fiber.StatusMethodNotAllowed, "Error: method not allowed: this path answers "+strings.Join(allow, ", "))
+		}
+		return routeAnswer(c, fiber.StatusNotFound, "Error: route not found")
+	}
+	plan := entry.Plan
+	run := store.Run{At: start, ProjectID: project.id, RouteID: plan.Route.RouteID, Method: c.Method(), Path: raw}
+	status, body, err := h.runPlan(c, plan, params, &run)
+	run.Duration = time.Since(start)
+	if err != nil {
+		run.Status, run.Ended = fiber.StatusInternalServerError, "ERROR"
+		h.runs.add(run)
+		return err
+	}
+	run.Status = status
+	h.runs.add(run)
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Status(status).Send(body)
+}
+
+// routeAnswer writes an envelope without data.
+func routeAnswer(c *fiber.Ctx, status int, message string) error {
+	return c.Status(status).JSON(envelope{Status: status, Message: message})
+}
+
+// refusal is a request a route refuses before running: bad inputs (400),
+// no credential (401), a caller the route does not know (403).
+type refusal struct {
+	status  int
+	message string
+}
+
+func (r *refusal) Error() string { return r.message }
+
+// runPlan reads the inputs, checks the caller and runs plan; it returns the
+// answer, and fills run's caller, ending and fault.
+func (h *Handlers) runPlan(c *fiber.Ctx, plan *engine.Plan, params map[string]string, run *store.Run) (int, []byte, error) {
+	ctx := c.UserContext()
+	vars, caller, err := h.routeInputs(c, plan.Route, params)
+	if caller != nil {
+		run.UserID, run.Username = &caller.User.ID, caller.User.Username
+	}
+	var refused *refusal
+	if errors.As(err, &refused) {
+		run.Ended, run.Fault = "REFUSED", refused.message
+		return refused.status, errorJSON(refused.status, refused.message), nil
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	env := &runEnv{h: h, project: plan.Route.ProjectID, route: plan.Route.RouteID, caller: caller}
+	defer env.rollback()
+	res, err := engine.Run(ctx, plan, vars, env, h.limits)
+	if err != nil {
+		return 0, nil, err
+	}
+	if res.Commit() {
+		if err := env.commit(ctx); err != nil {
+			return 0, nil, err
+		}
+	}
+	run.Ended = res.Ended
+	if res.Fault != nil {
+		run.Fault = res.Fault.Error()
+	}
+	return res.Status, res.Body, nil
+}
+
+func errorJSON(status int, message string) []byte {
+	b, _ := json.Marshal(envelope{Status: status, Message: message})
+	return b
+}
+
+// routeInputs reads a request's variables (SPEC §9.1): path parameters,
+// the declared query parameters split on the route's delimiter and typed,
+// the declared body fields typed, and — when auth_jwt is on — the caller
+// and its record as auth.
+func (h *Handlers) routeInputs(c *fiber.Ctx, r flow.Route, params map[string]string) (map[string]any, *principal, error) {
+	vars := make(map[string]any, len(params)+len(r.Params.Pairs)+len(r.Body)+1)
+	for name, v := range params {
+		vars[name] = v
+	}
+	if len(r.Params.Pairs) > 0 {
+		given := map[string]string{}
+		for _, part := range strings.Split(string(c.Request().URI().QueryString()), r.Params.Delimiter) {
+			k, v, _ := strings.Cut(part, "=")
+			key, err1 := url.QueryUnescape(k)
+			value, err2 := url.QueryUnescape(v)
+			if err1 != nil || err2 != nil {
+				return nil, nil, &refusal{fiber.StatusBadRequest, "Error: the query string is not valid URL encoding"}
+			}
+			if _, seen := given[key]; !seen {
+				given[key] = value
+			}
+		}
+		for _, p := range r.Params.Pairs {
+			text, ok := given[p.ID]
+			if !ok {
+				vars[p.ID] = nil
+				continue
+			}
+			v, err := engine.ConvertText(text, p.BDType)
+			if err != nil {
+				return nil, nil, &refusal{fiber.StatusBadRequest, fmt.Sprintf("Error: query parameter %s %s", p.ID, err)}
+			}
+			vars[p.ID] = v
+		}
+	}
+	if len(r.Body) > 0 {
+		body := c.Body()
+		if len(body) > routeBodyMaxBytes {
+			return nil, nil, &refusal{fiber.StatusRequestEntityTooLarge, "Error: the body is too large (at most 1 MiB)"}
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+			return nil, nil, &refusal{fiber.StatusBadRequest, "Error: the body must be a JSON object"}
+		}
+		for _, p := range r.Body {
+			v, ok := fields[p.ID]
+			if !ok {
+				return nil, nil, &refusal{fiber.StatusBadRequest, fmt.Sprintf("Error: body field %s is required", p.ID)}
+			}
+			v, err := engine.ConvertJSON(v, p.BDType)
+			if err != nil {
+				return nil, nil, &refusal{fiber.StatusBadRequest, fmt.Sprintf("Error: body field %s %s", p.ID, err)}
+			}
+			vars[p.ID] = v
+		}
+	}
+	if !r.AuthJWT.Active {
+		return vars, nil, nil
+	}
+	caller, rec, err := h.routeCaller(c, r)
+	if err != nil {
+		return nil, caller, err
+	}
+	vars["auth"] = rec
+	return vars, caller, nil
+}
+
+// routeCaller checks the caller of an auth_jwt route: a JWT or PAT of
+// this platform (else 401), whose attribute named by field equals the
+// property field of a record of ref_col (else 403). It returns the caller
+// and that record, with its _id.
+func (h *Handlers) routeCaller(c *fiber.Ctx, r flow.Route) (*principal, map[string]any, error) {
+	if _, ok := bearerToken(c); !ok {
+		return nil, nil, &refusal{fiber.StatusUnauthorized, "Error: this route needs a bearer token of the platform (a JWT from /user/login or a personal access token)"}
+	}
+	p, err := h.resolvePrincipal(c)
+	if err != nil {
+		var fe *fiber.Error
+		if errors.As(err, &fe) && fe.Code == fiber.StatusUnauthorized {
+			return nil, nil, &refusal{fiber.StatusUnauthorized, "Error: " + fe.Message}
+		}
+		return nil, nil, err
+	}
+	var attr any
+	switch r.AuthJWT.Field {
+	case "uid":
+		attr = float64(p.User.ID)
+	case "username":
+		attr = p.User.Username
+	case "email":
+		attr = p.User.Email
+	default:
+		return p, nil, &refusal{fiber.StatusForbidden, fmt.Sprintf("Error: auth_jwt.field %s is not an attribute of callers (uid, username or email)", r.AuthJWT.Field)}
+	}
+	where, _ := json.Marshal(map[string]any{r.AuthJWT.Field: attr})
+	recs, err := h.store.RunRecords(c.UserContext(), r.ProjectID, r.AuthJWT.RefCol, where, 1, false)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return p, nil, &refusal{fiber.StatusForbidden, fmt.Sprintf("Error: the collection %s that lists this route's callers does not exist", r.AuthJWT.RefCol)}
+	case err != nil:
+		return p, nil, err
+	case len(recs) == 0:
+		return p, nil, &refusal{fiber.StatusForbidden, fmt.Sprintf("Error: %s %v is not among this route's callers", r.AuthJWT.Field, text(attr))}
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(recs[0].Data, &rec); err != nil {
+		return p, nil, err
+	}
+	rec["_id"] = float64(recs[0].ID)
+	return p, rec, nil
+}
+
+func text(v any) string {
+	if f, ok := v.(float64); ok {
+		return fmt.Sprint(int64(f))
+	}
+	return fmt.Sprint(v)
+}
+
+// runEnv is a run's Env on PostgreSQL. Its transaction begins with the
+// first write (or locked read): a run that only reads holds none.
+type runEnv struct {
+	h       *Handlers
+	project string
+	route   string
+	caller  *principal
+	tx      *store.Tx
+}
+
+func (e *runEnv) db() *store.Store {
+	if e.tx != nil {
+		return e.tx.Store
+	}
+	return e.h.store
+}
+
+func (e *runEnv) begin(ctx context.Context) error {
+	if e.tx != nil {
+		return nil
+	}
+	tx, err := e.h.store.Begin(ctx)
+	e.tx = tx
+	return err
+}
+
+func (e *runEnv) commit(ctx context.Context) error {
+	if e.tx == nil {
+		return nil
+	}
+	err := e.tx.Commit(ctx)
+	e.tx = nil
+	return err
+}
+
+func (e *runEnv) rollback() {
+	if e.tx != nil {
+		_ = e.tx.Rollback(context.Background())
+		e.tx = nil
+	}
+}
+
+func (e *runEnv) Select(ctx context.Context, collection string, match map[string]any, limit int, lock bool) ([]engine.Record, error) {
+	if lock {
+		if err := e.begin(ctx); err != nil {
+			return nil, err
+		}
+	}
+	var where []byte
+	if match != nil {
+		var err error
+		if where, err = json.Marshal(match); err != nil {
+			return nil, err
+		}
+	}
+	recs, err := e.db().RunRecords(ctx, e.project, collection, where, limit, lock)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, engine.ErrNoCollection
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engine.Record, len(recs))
+	for i, r := range recs {
+		out[i].ID = r.ID
+		if err := json.Unmarshal(r.Data, &out[i].Data); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (e *runEnv) Insert(ctx context.Context, collection string, data []byte) (int64, error) {
+	if err := e.begin(ctx); err != nil {
+		return 0, err
+	}
+	r := store.Record{ProjectID: e.project, CollectionID: collection, Data: data}
+	err := e.tx.CreateRecord(ctx, &r)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, engine.ErrNoCollection
+	}
+	return r.ID, err
+}
+
+func (e *runEnv) Update(ctx context.Context, collection string, writes []engine.Write) error {
+	if err := e.begin(ctx); err != nil {
+		return err
+	}
+	recs := make([]store.Record, len(writes))
+	for i, w := range writes {
+		recs[i] = store.Record{ID: w.ID, Data: w.Data}
+	}
+	_, err := e.tx.UpdateRecords(ctx, e.project, collection, recs)
+	return err
+}
+
+// Vault reads an entry of the route's project: the read is logged on the
+// channel route, naming the route and the caller if known, in its own
+// statement, committed before the value is used.
+func (e *runEnv) Vault(ctx context.Context, key string) (string, error) {
+	ev := store.VaultAccess{ProjectID: e.project, Key: key, Channel: "route", RouteID: &e.route}
+	if e.caller != nil {
+		ev.UserID, ev.Username, ev.TokenID = &e.caller.User.ID, e.caller.User.Username, e.caller.TokenID
+	}
+	entry, err := e.h.store.ReadVaultEntry(ctx, e.project, key, ev)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", engine.ErrNoVaultKey
+	}
+	if err != nil {
+		return "", err
+	}
+	e.h.metrics.vaultReads.WithLabelValues("route").Inc()
+	value, err := e.h.keyring.Open(entry.KeyID, entry.ProjectID, entry.Key, entry.Sealed)
+	return string(value), err
+}
+
+func (e *runEnv) Queue(ctx context.Context, m engine.Email) error {
+	if err := e.begin(ctx); err != nil {
+		return err
+	}
+	pairs, err := json.Marshal(m.Pairs)
+	if err != nil {
+		return err
+	}
+	return e.tx.QueueEmail(ctx, &store.Email{ProjectID: e.project, RouteID: e.route, Template: m.Template, Recipients: m.Recipients, Pairs: pairs})
+}
