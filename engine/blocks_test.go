@@ -249,6 +249,21 @@ func TestFetchAndFilter(t *testing.T) {
 		{name: "FILTER with AND and OR", blocks: []string{fetch("rows", "books"),
 			filterBlock("rows", "year", filt("LESS_THAN", num("1900"), "OR"), filt("GREATER_THAN", num("1964"), "")), returns("n", ref("out.0.title"), "m", ref("out.1.title"))},
 			body: `{"n":"Dune","m":"Emma"}`},
+		// FETCH keeps records as read until a block needs more than a
+		// FILTER's property or a PAGINATE's page: the answers are those
+		// of records decoded at once.
+		{name: "FILTER by _id, PAGINATE the kept, and the read records whole", blocks: []string{fetch("rows", "books"),
+			filterBlock("rows", "_id", filt("GREATER_THAN", num("1"), "")),
+			`{"type":"FUNCTION","depth":0,"local_name":"page","func":"PAGINATE","params":[` + ref("out") + `,` + num("1") + `,` + num("1") + `]}`,
+			returns("page", ref("page"), "kept", ref("out.0.title"), "all", ref("rows.2.stock"))},
+			body: `{"page":[{"_id":3,"stock":{"count":2,"shelf":"A3"},"tags":["sf"],"title":"Solaris","year":1961}],"kept":"Emma","all":{"count":2,"shelf":"A3"}}`},
+		{name: "FILTER by an array index and a missing path of records", blocks: []string{fetch("rows", "books"),
+			filterBlock("rows", "tags.0", filt("EQUAL_TO", str("sf"), "")), `{"type":"FILTER","depth":0,"local_name":"none","source":"out","ref_property":"stock.count.deeper","filters":[` + filt("NOT_EQUAL_TO", `{"ref_var":false,"rtype":"OTHER","data":"null"}`, "") + `]}`,
+			returns("ids", ref("out"), "none", ref("none"))},
+			body: `{"ids":[{"_id":1,"stock":{"count":4,"shelf":"A3"},"tags":["sf","classic"],"title":"Dune","year":1965},{"_id":3,"stock":{"count":2,"shelf":"A3"},"tags":["sf"],"title":"Solaris","year":1961}],"none":[]}`},
+		{name: "FILTER of records by the whole record", blocks: []string{fetch("rows", "books"),
+			filterBlock("rows", "", filt("EQUAL_TO", `{"ref_var":false,"rtype":"OTHER","data":"null"}`, "")), returns("out", ref("out"))},
+			body: `{"out":[]}`},
 		{name: "FILTER of items themselves (empty ref_property)", blocks: []string{assign("xs", lit("ARRAY", `[1,5,null,"7",9]`)), filterBlock("xs", "", filt("GREATER_THAN", num("4"), "")), returns("out", ref("out"))},
 			body: `{"out":[5,9]}`},
 		{name: "FILTER with not", blocks: []string{assign("xs", lit("ARRAY", `[1,2,3]`)),

@@ -11,10 +11,12 @@ import (
 )
 
 // Record is a record of a collection: its id and its data, a JSON object
-// decoded into a map the engine owns (Env returns fresh maps).
+// (as PostgreSQL writes jsonb). The engine decodes it when a block needs
+// it, and only the parts the block needs: a FETCH of many records that a
+// FILTER narrows reads one property of each.
 type Record struct {
 	ID   int64
-	Data map[string]any
+	Data []byte
 }
 
 // Write is new data, JSON, for the record id.

@@ -100,7 +100,7 @@ func compile(t testing.TB, blocks ...string) *Plan {
 // memEnv is an Env in memory: collections of records, a vault, an
 // outbox, and what was read from the vault.
 type memEnv struct {
-	cols   map[string][]Record
+	cols   map[string][]memRecord
 	vault  map[string]string
 	reads  []string
 	queued []Email
@@ -108,21 +108,27 @@ type memEnv struct {
 	fail   error // returned by every call when set
 }
 
+// memRecord is a record of a memEnv, its data decoded.
+type memRecord struct {
+	ID   int64
+	Data map[string]any
+}
+
 func newMemEnv() *memEnv {
-	return &memEnv{cols: map[string][]Record{}, vault: map[string]string{}, next: 1}
+	return &memEnv{cols: map[string][]memRecord{}, vault: map[string]string{}, next: 1}
 }
 
 // add puts records, given as JSON objects, in collection col.
 func (m *memEnv) add(col string, records ...string) {
 	if _, ok := m.cols[col]; !ok {
-		m.cols[col] = []Record{}
+		m.cols[col] = []memRecord{}
 	}
 	for _, raw := range records {
 		var data map[string]any
 		if err := json.Unmarshal([]byte(raw), &data); err != nil {
 			panic(err)
 		}
-		m.cols[col] = append(m.cols[col], Record{ID: m.next, Data: data})
+		m.cols[col] = append(m.cols[col], memRecord{ID: m.next, Data: data})
 		m.next++
 	}
 }
@@ -167,11 +173,8 @@ func (m *memEnv) Select(_ context.Context, col string, match map[string]any, lim
 			break
 		}
 		if match == nil || contains(r.Data, match) {
-			// A fresh copy, as from a database.
-			var data map[string]any
 			b, _ := json.Marshal(r.Data)
-			_ = json.Unmarshal(b, &data)
-			out = append(out, Record{ID: r.ID, Data: data})
+			out = append(out, Record{ID: r.ID, Data: b})
 		}
 	}
 	return out, nil

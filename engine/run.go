@@ -71,6 +71,9 @@ type runner struct {
 	env      Env
 	limits   Limits
 	vars     []any
+	lazy     []bool // which vars hold arrays with records still JSON
+	dec      *Decoder
+	broken   error // a record that would not decode: the platform's error
 	steps    int
 	deadline time.Time
 	result   Result
@@ -83,7 +86,7 @@ type runner struct {
 func Run(ctx context.Context, plan *Plan, vars map[string]any, env Env, limits Limits) (Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, limits.Time)
 	defer cancel()
-	r := &runner{ctx: ctx, plan: plan, env: env, limits: limits, vars: make([]any, len(plan.slots)), deadline: time.Now().Add(limits.Time)}
+	r := &runner{ctx: ctx, plan: plan, env: env, limits: limits, vars: make([]any, len(plan.slots)), lazy: make([]bool, len(plan.slots)), dec: NewDecoder(), deadline: time.Now().Add(limits.Time)}
 	for name, v := range vars {
 		if s, ok := plan.slots[name]; ok {
 			r.vars[s] = v
@@ -94,6 +97,9 @@ func Run(ctx context.Context, plan *Plan, vars map[string]any, env Env, limits L
 		err = &Fault{Block: -1, Reason: "the route does not compile: " + plan.broken}
 	} else {
 		_, err = r.exec(0, len(plan.steps))
+	}
+	if r.broken != nil && err == nil {
+		err = r.broken
 	}
 	r.result.Steps = r.steps
 	var fault *Fault
@@ -200,7 +206,7 @@ func (r *runner) loop(s *step, i int) (signal, error) {
 				return sigEnd, err
 			}
 		}
-		r.vars[s.out] = n
+		r.put(s.out, n)
 		sig, err := r.exec(i+1, s.end)
 		if err != nil || sig == sigEnd {
 			return sigEnd, err
@@ -225,10 +231,67 @@ func (r *runner) value(o operand) any {
 	if !o.ref {
 		return o.lit
 	}
-	if o.path == nil {
-		return r.vars[o.slot]
+	return lookup(r.get(o.slot), o.path)
+}
+
+// get reads a variable, decoding the records it holds first.
+func (r *runner) get(slot int) any {
+	if r.lazy[slot] {
+		items := r.vars[slot].([]any)
+		for i, item := range items {
+			if rec, ok := item.(*stored); ok {
+				items[i] = r.decode(rec)
+			}
+		}
+		r.lazy[slot] = false
 	}
-	return lookup(r.vars[o.slot], o.path)
+	return r.vars[slot]
+}
+
+// put sets a variable.
+func (r *runner) put(slot int, v any) {
+	r.vars[slot], r.lazy[slot] = v, false
+}
+
+// putStored sets a variable to an array that may hold records still JSON.
+func (r *runner) putStored(slot int, items []any) {
+	r.vars[slot], r.lazy[slot] = items, true
+}
+
+// stored is a record as FETCH read it, its data still JSON. A FILTER reads
+// one property of it; the rest is decoded when a block uses the record as
+// a whole (a FETCH often answers with one page of what it read).
+type stored struct {
+	Record
+	data map[string]any // decoded, with _id
+}
+
+func (r *runner) decode(rec *stored) map[string]any {
+	if rec.data == nil {
+		m, err := r.dec.Object(rec.Data)
+		if err != nil {
+			r.broken = fmt.Errorf("record %d: %w", rec.ID, err)
+			m = map[string]any{}
+		}
+		m["_id"] = float64(rec.ID)
+		rec.data = m
+	}
+	return rec.data
+}
+
+// field is the value at path of a record (lookup of its decoded data).
+func (r *runner) field(rec *stored, path []string) any {
+	if rec.data != nil || len(path) == 0 {
+		return lookup(r.decode(rec), path)
+	}
+	if path[0] == "_id" {
+		return lookup(float64(rec.ID), path[1:])
+	}
+	v, err := r.dec.Field(rec.Data, path[0])
+	if err != nil {
+		r.broken = fmt.Errorf("record %d: %w", rec.ID, err)
+	}
+	return lookup(v, path[1:])
 }
 
 // holds reads tests left to right, each joined to the one before by that
@@ -271,10 +334,9 @@ func (r *runner) step(s *step) (signal, error) {
 		}
 		items := make([]any, len(recs))
 		for i, rec := range recs {
-			rec.Data["_id"] = float64(rec.ID)
-			items[i] = rec.Data
+			items[i] = &stored{Record: rec}
 		}
-		r.vars[s.out] = items
+		r.putStored(s.out, items)
 	case kAssignment:
 		var v any
 		if r.holds(s.tests) {
@@ -283,14 +345,14 @@ func (r *runner) step(s *step) (signal, error) {
 				return sigEnd, err
 			}
 		}
-		r.vars[s.out] = v
+		r.put(s.out, v)
 	case kTemplate:
 		if r.holds(s.tests) {
 			v, err := r.template(s)
 			if err != nil {
 				return sigEnd, err
 			}
-			r.vars[s.out] = v
+			r.put(s.out, v)
 		}
 	case kCondition:
 		if !r.holds(s.tests) {
@@ -306,32 +368,52 @@ func (r *runner) step(s *step) (signal, error) {
 		r.result.Body = errorBody(s.fail.Status, "Error: "+s.fail.Message)
 		return sigEnd, nil
 	case kFilter:
-		src := lookup(r.vars[s.src], s.srcPath)
+		lazy := r.lazy[s.src] && s.srcPath == nil
+		var src any
+		if lazy {
+			src = r.vars[s.src]
+		} else {
+			src = lookup(r.get(s.src), s.srcPath)
+		}
 		items, ok := src.([]any)
 		if !ok {
 			return sigEnd, r.fault(s, "source is %s, not an array", typeName(src))
 		}
 		out := make([]any, 0, len(items))
 		for _, item := range items {
-			if r.passes(s.filters, lookup(item, s.path)) {
+			var v any
+			if rec, ok := item.(*stored); ok {
+				v = r.field(rec, s.path)
+			} else {
+				v = lookup(item, s.path)
+			}
+			if r.passes(s.filters, v) {
 				out = append(out, item)
 			}
 		}
-		r.vars[s.out] = out
+		if lazy {
+			r.putStored(s.out, out)
+		} else {
+			r.put(s.out, out)
+		}
 	case kProperty:
 		v, err := r.property(s)
 		if err != nil {
 			return sigEnd, err
 		}
-		r.vars[s.out] = v
+		r.put(s.out, v)
 	case kFunction:
-		v, err := r.function(s)
+		v, lazy, err := r.function(s)
 		if err != nil {
 			return sigEnd, err
 		}
-		r.vars[s.out] = v
+		if lazy {
+			r.putStored(s.out, v.([]any))
+		} else {
+			r.put(s.out, v)
+		}
 	case kObject:
-		r.vars[s.out] = r.object(s.pairs)
+		r.put(s.out, r.object(s.pairs))
 	case kUpdate, kSimpleUpdate:
 		if s.kind == kUpdate && !r.holds(s.tests) {
 			return sigNext, nil
@@ -356,7 +438,7 @@ func (r *runner) step(s *step) (signal, error) {
 		if err != nil {
 			return sigEnd, r.envError(s, err)
 		}
-		r.vars[s.out] = v
+		r.put(s.out, v)
 	case kEmail:
 		if r.holds(s.tests) {
 			return sigNext, r.email(s)
@@ -470,12 +552,12 @@ func (r *runner) property(s *step) (any, error) {
 	return items[i], nil
 }
 
-func (r *runner) function(s *step) (any, error) {
+func (r *runner) function(s *step) (v any, lazy bool, err error) {
 	switch s.name {
 	case "V4":
-		return uuid.NewString(), nil
+		return uuid.NewString(), false, nil
 	case "GENERATE_TIMESTAMP":
-		return time.Now().UTC().Format(time.RFC3339), nil
+		return time.Now().UTC().Format(time.RFC3339), false, nil
 	}
 	// PAGINATE(array, limit = 10, page = 0)
 	arg := func(i int) any {
@@ -484,9 +566,15 @@ func (r *runner) function(s *step) (any, error) {
 		}
 		return nil
 	}
-	items, ok := arg(0).([]any)
+	first := any(nil)
+	if len(s.operands) > 0 && s.operands[0].ref && s.operands[0].path == nil && r.lazy[s.operands[0].slot] {
+		first, lazy = r.vars[s.operands[0].slot], true // a page of records read, still JSON
+	} else {
+		first = arg(0)
+	}
+	items, ok := first.([]any)
 	if !ok {
-		return nil, r.fault(s, "PAGINATE of %s: params[0] must be an array", typeName(arg(0)))
+		return nil, false, r.fault(s, "PAGINATE of %s: params[0] must be an array", typeName(first))
 	}
 	limit, page := 10, 0
 	for i, dst := range []*int{&limit, &page} {
@@ -497,13 +585,13 @@ func (r *runner) function(s *step) (any, error) {
 		n, ok := v.(float64)
 		if !ok || n != float64(int(n)) || n < float64(1-i) || n > 1e9 {
 			least := [...]string{"1", "0"}[i]
-			return nil, r.fault(s, "PAGINATE: params[%d] must be an integer from %s, not %s", i+1, least, text(v))
+			return nil, false, r.fault(s, "PAGINATE: params[%d] must be an integer from %s, not %s", i+1, least, text(v))
 		}
 		*dst = int(n)
 	}
 	start := min(page*limit, len(items))
 	end := min(start+limit, len(items))
-	return items[start:end:end], nil
+	return items[start:end:end], lazy, nil
 }
 
 func (r *runner) object(pairs []pair) map[string]any {
@@ -569,10 +657,14 @@ func (r *runner) update(s *step) error {
 	}
 	var changed []Write
 	for _, rec := range recs {
-		if !r.selects(s, rec.Data) {
+		old, err := r.dec.Object(rec.Data)
+		if err != nil {
+			return fmt.Errorf("record %d: %w", rec.ID, err)
+		}
+		if !r.selects(s, old) {
 			continue
 		}
-		data, err := r.change(s, rec.Data)
+		data, err := r.change(s, old)
 		if err != nil {
 			return err
 		}
@@ -737,7 +829,7 @@ func (r *runner) recordJSON(s *step, data map[string]any) ([]byte, error) {
 }
 
 func (r *runner) create(s *step) error {
-	v := r.vars[s.src]
+	v := r.get(s.src)
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return r.fault(s, "ref_object is %s, not an object", typeName(v))
@@ -753,7 +845,7 @@ func (r *runner) create(s *step) error {
 	r.result.Wrote = true
 	made := maps.Clone(obj)
 	made["_id"] = float64(id)
-	r.vars[s.src] = made
+	r.put(s.src, made)
 	return nil
 }
 

@@ -223,8 +223,8 @@ func (h *Handlers) routeCaller(c *fiber.Ctx, r flow.Route) (*principal, map[stri
 	case len(recs) == 0:
 		return p, nil, &refusal{fiber.StatusForbidden, fmt.Sprintf("Error: %s %v is not among this route's callers", r.AuthJWT.Field, text(attr))}
 	}
-	var rec map[string]any
-	if err := json.Unmarshal(recs[0].Data, &rec); err != nil {
+	rec, err := engine.NewDecoder().Object(recs[0].Data)
+	if err != nil {
 		return p, nil, err
 	}
 	rec["_id"] = float64(recs[0].ID)
@@ -302,10 +302,7 @@ func (e *runEnv) Select(ctx context.Context, collection string, match map[string
 	}
 	out := make([]engine.Record, len(recs))
 	for i, r := range recs {
-		out[i].ID = r.ID
-		if err := json.Unmarshal(r.Data, &out[i].Data); err != nil {
-			return nil, err
-		}
+		out[i] = engine.Record{ID: r.ID, Data: r.Data}
 	}
 	return out, nil
 }

@@ -216,7 +216,7 @@ func TestVaultCiphertextMovedFailsToOpen(t *testing.T) {
 }
 
 // call sends one request and returns the status and body.
-func (ta *testApp) call(t *testing.T, method, path, body string, headers map[string]string) (int, string) {
+func (ta *testApp) call(t testing.TB, method, path, body string, headers map[string]string) (int, string) {
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	if body != "" {

@@ -43,8 +43,9 @@ func main() {
 	conns := flag.Int("conns", 64, "concurrent connections of each load")
 	rounds := flag.Int("rounds", 3, "rounds of each load and its anchor, in turn; the table shows medians")
 	lighthouse := flag.String("lighthouse", "", "a Lighthouse binary: audit pages instead of loading them")
+	only := flag.String("only", "", `run only one load and its anchor: "route" (GET /x/… beside its SQL)`)
 	flag.Parse()
-	if err := run(*bin, *duration, *conns, max(1, *rounds), *lighthouse); err != nil {
+	if err := run(*bin, *duration, *conns, max(1, *rounds), *lighthouse, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(1)
 	}
@@ -65,7 +66,7 @@ type row struct {
 	ok     bool
 }
 
-func run(bin string, duration time.Duration, conns, rounds int, lighthouse string) error {
+func run(bin string, duration time.Duration, conns, rounds int, lighthouse, only string) error {
 	ctx := context.Background()
 	work, err := os.MkdirTemp("", "stencil-bench-")
 	if err != nil {
@@ -89,6 +90,10 @@ func run(bin string, duration time.Duration, conns, rounds int, lighthouse strin
 		return err
 	}
 	b := &bench{cluster: cluster, appURL: appURL, duration: duration, conns: conns, rounds: rounds, bin: bin, work: work}
+	if only != "" && only != "route" {
+		return fmt.Errorf("-only takes route, not %q", only)
+	}
+	b.only = only
 	if err := b.startService(ctx); err != nil {
 		return err
 	}
@@ -120,6 +125,7 @@ type bench struct {
 	cookie   string
 	uid      int64
 	apply    []byte // the body of a 5,000-block apply
+	only     string // the one load to run ("": all)
 }
 
 var vaultKeys = "bench:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
@@ -269,6 +275,29 @@ func (b *bench) seed(ctx context.Context) error {
 	var big struct{ Data struct{ ID int64 } }
 	_ = json.Unmarshal(raw, &big)
 	b.apply = fmt.Appendf(nil, `{"id":%d,"project_id":"big","values":{"col":"books"}}`, big.Data.ID)
+	// A collection of 100 books, half of them "sf", and a route that
+	// fetches them, keeps the sf ones and answers the first 10.
+	if _, err := b.must(201, "POST", "/collection/create", b.jwt, `{"project_id":"bench","id":"books","name":"Books"}`); err != nil {
+		return err
+	}
+	for i := range 100 {
+		genre := [...]string{"sf", "classic"}[i%2]
+		if _, err := b.must(201, "POST", "/data/create", b.jwt, fmt.Sprintf(`{"project_id":"bench","collection_id":"books","data":{"title":"Book %d","genre":%q,"year":%d,"tags":["t%d"]}}`, i, genre, 1900+i, i%7)); err != nil {
+			return err
+		}
+	}
+	operand := func(ref bool, rtype, data string) string {
+		return fmt.Sprintf(`{"ref_var":%t,"rtype":%q,"data":%q}`, ref, rtype, data)
+	}
+	route := `{"project_id":"bench","route":{"route_id":"sf_books","route_path":"/books/sf","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},
+		"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[
+		{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"books"},
+		{"type":"FILTER","depth":0,"local_name":"sf","source":"rows","ref_property":"genre","filters":[{"right":` + operand(false, "STRING", "sf") + `,"operation_type":"EQUAL_TO","not":false,"next":"NONE"}]},
+		{"type":"FUNCTION","depth":0,"local_name":"page","func":"PAGINATE","params":[` + operand(true, "ARRAY", "sf") + `,` + operand(false, "INTEGER", "10") + `]},
+		{"type":"RETURN","depth":0,"pairs":[{"id":"items","data":` + operand(true, "ARRAY", "page") + `}],"conditions":[]}]}}}`
+	if _, err := b.must(201, "POST", "/route/create", b.jwt, route); err != nil {
+		return err
+	}
 	// The large project and the long log go in by SQL: they are only
 	// counted and filtered, never opened.
 	conn, err := pgx.Connect(ctx, b.appURL)

@@ -48,6 +48,8 @@ func (b *bench) measure(ctx context.Context) error {
 		"pat": pgbenchSQL(store.CallerSQL, "0", patHash, "'bench'") + read(strconv.FormatInt(patID, 10)),
 		"templates": pgbenchSQL(store.TemplateCountSQL, "'{bench}'::text[]", "true", "''") +
 			pgbenchSQL(store.TemplatePageSQL, "'{bench}'::text[]", "true", "''", "0", "50"),
+		// The FETCH's read, with the engine's limit (10,000 and one).
+		"route": pgbenchSQL(store.RunRecordsSQL, "'bench'", "'books'", "10001"),
 	}
 	var rows []row
 	add := func(what result, a *result, goal string, ok bool) {
@@ -61,6 +63,21 @@ func (b *bench) measure(ctx context.Context) error {
 
 	jsonAs := func(token string) []string {
 		return []string{"Accept: application/json", "Authorization: Bearer " + token}
+	}
+	{
+		route, routeScript, err := alternate(b.rounds, func() (result, error) {
+			return b.wrk("GET /x/… (FETCH 100, FILTER, RETURN 10)", "/x/bench/books/sf", "Accept: application/json")
+		}, func() (result, error) {
+			return b.pgbench(ctx, "pgbench -f (the FETCH's SQL)", scripts["route"], false)
+		})
+		if err != nil {
+			return err
+		}
+		add(route, routeScript, "≥ 0.5, p99 < 20 ms", route.rps >= 0.5*routeScript.rps && route.p99 < 20 && route.errors == 0)
+	}
+	if b.only == "route" {
+		b.print(rows, b.peakRSS())
+		return nil
 	}
 	health, err := b.wrk("GET /healthz", "/healthz", "Accept: application/json")
 	if err != nil {

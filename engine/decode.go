@@ -1,0 +1,485 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Decoder turns record data (JSON objects as PostgreSQL writes jsonb) into
+// values, without reflection: a FETCH of many records spends most of its
+// time here. Object keys repeat from record to record; the decoder keeps
+// one string of each, so a collection's keys are allocated once per read.
+type Decoder struct {
+	keys map[string]string
+}
+
+// NewDecoder returns a decoder with an empty key table.
+func NewDecoder() *Decoder {
+	return &Decoder{keys: map[string]string{}}
+}
+
+var errSyntax = errors.New("invalid JSON")
+
+// Object decodes a JSON object.
+func (d *Decoder) Object(data []byte) (map[string]any, error) {
+	p := parser{data: data, keys: d.keys}
+	p.space()
+	if p.i >= len(p.data) || p.data[p.i] != '{' {
+		return nil, errSyntax
+	}
+	v, err := p.value(0)
+	if err != nil {
+		return nil, err
+	}
+	p.space()
+	if p.i != len(p.data) {
+		return nil, errSyntax
+	}
+	return v.(map[string]any), nil
+}
+
+// Field decodes the value of key in the JSON object data and checks the
+// rest without decoding it: nil when data has no such key, the last value
+// of a repeated key, an error whenever Object would fail.
+func (d *Decoder) Field(data []byte, key string) (any, error) {
+	p := parser{data: data, keys: d.keys}
+	p.space()
+	if p.i >= len(p.data) || p.data[p.i] != '{' {
+		return nil, errSyntax
+	}
+	p.i++
+	var found any
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == '}' {
+		p.i++
+	} else {
+		for {
+			p.space()
+			if p.i >= len(p.data) || p.data[p.i] != '"' {
+				return nil, errSyntax
+			}
+			raw, plain, err := p.stringBytes()
+			if err != nil {
+				return nil, err
+			}
+			match := plain && string(raw) == key
+			if !plain {
+				k, err := unescape(raw)
+				if err != nil {
+					return nil, err
+				}
+				match = k == key
+			}
+			p.space()
+			if p.i >= len(p.data) || p.data[p.i] != ':' {
+				return nil, errSyntax
+			}
+			p.i++
+			if match {
+				if found, err = p.value(1); err != nil {
+					return nil, err
+				}
+			} else if err := p.skip(1); err != nil {
+				return nil, err
+			}
+			p.space()
+			if p.i < len(p.data) && p.data[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if p.i < len(p.data) && p.data[p.i] == '}' {
+				p.i++
+				break
+			}
+			return nil, errSyntax
+		}
+	}
+	p.space()
+	if p.i != len(p.data) {
+		return nil, errSyntax
+	}
+	return found, nil
+}
+
+type parser struct {
+	data []byte
+	i    int
+	keys map[string]string
+}
+
+// maxDepth bounds nesting, as encoding/json does.
+const maxDepth = 10000
+
+func (p *parser) space() {
+	for p.i < len(p.data) {
+		switch p.data[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) value(depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, errSyntax
+	}
+	p.space()
+	if p.i >= len(p.data) {
+		return nil, errSyntax
+	}
+	switch c := p.data[p.i]; {
+	case c == '{':
+		p.i++
+		m := map[string]any{}
+		p.space()
+		if p.i < len(p.data) && p.data[p.i] == '}' {
+			p.i++
+			return m, nil
+		}
+		for {
+			p.space()
+			if p.i >= len(p.data) || p.data[p.i] != '"' {
+				return nil, errSyntax
+			}
+			key, err := p.key()
+			if err != nil {
+				return nil, err
+			}
+			p.space()
+			if p.i >= len(p.data) || p.data[p.i] != ':' {
+				return nil, errSyntax
+			}
+			p.i++
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			m[key] = v
+			p.space()
+			if p.i >= len(p.data) {
+				return nil, errSyntax
+			}
+			if p.data[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if p.data[p.i] == '}' {
+				p.i++
+				return m, nil
+			}
+			return nil, errSyntax
+		}
+	case c == '[':
+		p.i++
+		a := []any{}
+		p.space()
+		if p.i < len(p.data) && p.data[p.i] == ']' {
+			p.i++
+			return a, nil
+		}
+		for {
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+			p.space()
+			if p.i >= len(p.data) {
+				return nil, errSyntax
+			}
+			if p.data[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if p.data[p.i] == ']' {
+				p.i++
+				return a, nil
+			}
+			return nil, errSyntax
+		}
+	case c == '"':
+		raw, plain, err := p.stringBytes()
+		if err != nil {
+			return nil, err
+		}
+		if plain {
+			return string(raw), nil
+		}
+		return unescape(raw)
+	case c == 't':
+		return true, p.literal("true")
+	case c == 'f':
+		return false, p.literal("false")
+	case c == 'n':
+		return nil, p.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		return p.float()
+	}
+	return nil, errSyntax
+}
+
+func (p *parser) float() (float64, error) {
+	start := p.i
+	if !p.number() {
+		return 0, errSyntax
+	}
+	f, err := strconv.ParseFloat(string(p.data[start:p.i]), 64)
+	if err != nil {
+		return 0, errSyntax // out of float64's range
+	}
+	return f, nil
+}
+
+// skip checks a value as value does, keeping nothing.
+func (p *parser) skip(depth int) error {
+	if depth > maxDepth {
+		return errSyntax
+	}
+	p.space()
+	if p.i >= len(p.data) {
+		return errSyntax
+	}
+	switch c := p.data[p.i]; {
+	case c == '{' || c == '[':
+		end := byte('}')
+		if c == '[' {
+			end = ']'
+		}
+		p.i++
+		p.space()
+		if p.i < len(p.data) && p.data[p.i] == end {
+			p.i++
+			return nil
+		}
+		for {
+			if c == '{' {
+				p.space()
+				if p.i >= len(p.data) || p.data[p.i] != '"' {
+					return errSyntax
+				}
+				if err := p.skipString(); err != nil {
+					return err
+				}
+				p.space()
+				if p.i >= len(p.data) || p.data[p.i] != ':' {
+					return errSyntax
+				}
+				p.i++
+			}
+			if err := p.skip(depth + 1); err != nil {
+				return err
+			}
+			p.space()
+			if p.i >= len(p.data) {
+				return errSyntax
+			}
+			if p.data[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if p.data[p.i] == end {
+				p.i++
+				return nil
+			}
+			return errSyntax
+		}
+	case c == '"':
+		return p.skipString()
+	case c == 't':
+		return p.literal("true")
+	case c == 'f':
+		return p.literal("false")
+	case c == 'n':
+		return p.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		start := p.i
+		if !p.number() {
+			return errSyntax
+		}
+		// Only an exponent or over 300 digits can pass float64's range.
+		if n := p.data[start:p.i]; len(n) > 300 || bytes.ContainsAny(n, "eE") {
+			p.i = start
+			_, err := p.float()
+			return err
+		}
+		return nil
+	}
+	return errSyntax
+}
+
+func (p *parser) skipString() error {
+	raw, plain, err := p.stringBytes()
+	if err == nil && !plain {
+		_, err = unescape(raw)
+	}
+	return err
+}
+
+// number reads a number as JSON spells it: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (p *parser) number() bool {
+	digits := func() int {
+		n := 0
+		for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	if p.data[p.i] == '-' {
+		p.i++
+	}
+	if p.i < len(p.data) && p.data[p.i] == '0' {
+		p.i++
+	} else if digits() == 0 {
+		return false
+	}
+	if p.i < len(p.data) && p.data[p.i] == '.' {
+		p.i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if p.i < len(p.data) && (p.data[p.i] == 'e' || p.data[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.data) && (p.data[p.i] == '+' || p.data[p.i] == '-') {
+			p.i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *parser) literal(word string) error {
+	if len(p.data)-p.i < len(word) || string(p.data[p.i:p.i+len(word)]) != word {
+		return errSyntax
+	}
+	p.i += len(word)
+	return nil
+}
+
+// key reads an object key, one string per distinct key.
+func (p *parser) key() (string, error) {
+	raw, plain, err := p.stringBytes()
+	if err != nil {
+		return "", err
+	}
+	if !plain {
+		return unescape(raw)
+	}
+	if k, ok := p.keys[string(raw)]; ok {
+		return k, nil
+	}
+	k := string(raw)
+	if len(p.keys) < 10_000 {
+		p.keys[k] = k
+	}
+	return k, nil
+}
+
+// stringBytes reads a quoted string at p.i and returns its content, and
+// whether it has no escape (its bytes are the string).
+func (p *parser) stringBytes() ([]byte, bool, error) {
+	p.i++ // the opening quote
+	start := p.i
+	plain, ascii := true, true
+	for p.i < len(p.data) {
+		switch c := p.data[p.i]; {
+		case c == '"':
+			raw := p.data[start:p.i]
+			p.i++
+			if plain && !ascii && !utf8.Valid(raw) {
+				plain = false // unescape replaces invalid UTF-8
+			}
+			return raw, plain, nil
+		case c == '\\':
+			plain = false
+			p.i += 2
+		case c < 0x20:
+			return nil, false, errSyntax
+		default:
+			ascii = ascii && c < utf8.RuneSelf
+			p.i++
+		}
+	}
+	return nil, false, errSyntax
+}
+
+// unescape decodes a string's content that has escapes or invalid UTF-8.
+func unescape(raw []byte) (string, error) {
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' {
+			r, size := utf8.DecodeRune(raw[i:])
+			out = utf8.AppendRune(out, r) // invalid bytes become U+FFFD
+			i += size
+			continue
+		}
+		if i+1 >= len(raw) {
+			return "", errSyntax
+		}
+		switch raw[i+1] {
+		case '"', '\\', '/':
+			out = append(out, raw[i+1])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(raw, i+2)
+			if !ok {
+				return "", errSyntax
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if r2, ok := hex4(raw, i+2); ok && i+1 < len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+					if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
+						out = utf8.AppendRune(out, pair)
+						i += 6
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default:
+			return "", errSyntax
+		}
+		i += 2
+	}
+	return string(out), nil
+}
+
+func hex4(raw []byte, at int) (rune, bool) {
+	if at+4 > len(raw) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range raw[at : at+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
