@@ -14,18 +14,28 @@ import (
 // one string of each, so a collection's keys are allocated once per read.
 type Decoder struct {
 	keys map[string]string
+	// Short strings and numbers repeat too (a genre, a status, a year):
+	// each is kept once, already an interface value.
+	strs, nums map[string]any
 }
 
-// NewDecoder returns a decoder with an empty key table.
+// NewDecoder returns a decoder with empty tables.
 func NewDecoder() *Decoder {
-	return &Decoder{keys: map[string]string{}}
+	return &Decoder{keys: map[string]string{}, strs: map[string]any{}, nums: map[string]any{}}
 }
+
+// Limits of the tables: what is longer, or comes when a table is full, is
+// made afresh each time.
+const (
+	tableMax  = 10_000
+	sharedMax = 32 // bytes of a shared string or number
+)
 
 var errSyntax = errors.New("invalid JSON")
 
 // Object decodes a JSON object.
 func (d *Decoder) Object(data []byte) (map[string]any, error) {
-	p := parser{data: data, keys: d.keys}
+	p := parser{data: data, Decoder: d}
 	p.space()
 	if p.i >= len(p.data) || p.data[p.i] != '{' {
 		return nil, errSyntax
@@ -45,7 +55,7 @@ func (d *Decoder) Object(data []byte) (map[string]any, error) {
 // rest without decoding it: nil when data has no such key, the last value
 // of a repeated key, an error whenever Object would fail.
 func (d *Decoder) Field(data []byte, key string) (any, error) {
-	p := parser{data: data, keys: d.keys}
+	p := parser{data: data, Decoder: d}
 	p.space()
 	if p.i >= len(p.data) || p.data[p.i] != '{' {
 		return nil, errSyntax
@@ -105,9 +115,9 @@ func (d *Decoder) Field(data []byte, key string) (any, error) {
 }
 
 type parser struct {
+	*Decoder
 	data []byte
 	i    int
-	keys map[string]string
 }
 
 // maxDepth bounds nesting, as encoding/json does.
@@ -207,10 +217,10 @@ func (p *parser) value(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if plain {
-			return string(raw), nil
+		if !plain {
+			return unescape(raw)
 		}
-		return unescape(raw)
+		return shared(p.strs, raw, func() any { return string(raw) }), nil
 	case c == 't':
 		return true, p.literal("true")
 	case c == 'f':
@@ -218,9 +228,29 @@ func (p *parser) value(depth int) (any, error) {
 	case c == 'n':
 		return nil, p.literal("null")
 	case c == '-' || c >= '0' && c <= '9':
-		return p.float()
+		start := p.i
+		f, err := p.float()
+		if err != nil {
+			return nil, err
+		}
+		return shared(p.nums, p.data[start:p.i], func() any { return f }), nil
 	}
 	return nil, errSyntax
+}
+
+// shared returns the value table holds for raw, or makes it and keeps it.
+func shared(table map[string]any, raw []byte, fresh func() any) any {
+	if len(raw) > sharedMax {
+		return fresh()
+	}
+	if v, ok := table[string(raw)]; ok {
+		return v
+	}
+	v := fresh()
+	if len(table) < tableMax {
+		table[string(raw)] = v
+	}
+	return v
 }
 
 func (p *parser) float() (float64, error) {
@@ -377,7 +407,7 @@ func (p *parser) key() (string, error) {
 		return k, nil
 	}
 	k := string(raw)
-	if len(p.keys) < 10_000 {
+	if len(p.keys) < tableMax {
 		p.keys[k] = k
 	}
 	return k, nil

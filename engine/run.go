@@ -86,7 +86,7 @@ type runner struct {
 func Run(ctx context.Context, plan *Plan, vars map[string]any, env Env, limits Limits) (Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, limits.Time)
 	defer cancel()
-	r := &runner{ctx: ctx, plan: plan, env: env, limits: limits, vars: make([]any, len(plan.slots)), lazy: make([]bool, len(plan.slots)), dec: NewDecoder(), deadline: time.Now().Add(limits.Time)}
+	r := &runner{ctx: ctx, plan: plan, env: env, limits: limits, vars: make([]any, len(plan.slots)), lazy: make([]bool, len(plan.slots)), deadline: time.Now().Add(limits.Time)}
 	for name, v := range vars {
 		if s, ok := plan.slots[name]; ok {
 			r.vars[s] = v
@@ -268,7 +268,7 @@ type stored struct {
 
 func (r *runner) decode(rec *stored) map[string]any {
 	if rec.data == nil {
-		m, err := r.dec.Object(rec.Data)
+		m, err := r.decoder().Object(rec.Data)
 		if err != nil {
 			r.broken = fmt.Errorf("record %d: %w", rec.ID, err)
 			m = map[string]any{}
@@ -279,6 +279,14 @@ func (r *runner) decode(rec *stored) map[string]any {
 	return rec.data
 }
 
+// decoder is the run's, made when it first reads a record.
+func (r *runner) decoder() *Decoder {
+	if r.dec == nil {
+		r.dec = NewDecoder()
+	}
+	return r.dec
+}
+
 // field is the value at path of a record (lookup of its decoded data).
 func (r *runner) field(rec *stored, path []string) any {
 	if rec.data != nil || len(path) == 0 {
@@ -287,7 +295,7 @@ func (r *runner) field(rec *stored, path []string) any {
 	if path[0] == "_id" {
 		return lookup(float64(rec.ID), path[1:])
 	}
-	v, err := r.dec.Field(rec.Data, path[0])
+	v, err := r.decoder().Field(rec.Data, path[0])
 	if err != nil {
 		r.broken = fmt.Errorf("record %d: %w", rec.ID, err)
 	}
@@ -333,8 +341,10 @@ func (r *runner) step(s *step) (signal, error) {
 			return sigEnd, err
 		}
 		items := make([]any, len(recs))
+		held := make([]stored, len(recs))
 		for i, rec := range recs {
-			items[i] = &stored{Record: rec}
+			held[i].Record = rec
+			items[i] = &held[i]
 		}
 		r.putStored(s.out, items)
 	case kAssignment:
@@ -657,7 +667,7 @@ func (r *runner) update(s *step) error {
 	}
 	var changed []Write
 	for _, rec := range recs {
-		old, err := r.dec.Object(rec.Data)
+		old, err := r.decoder().Object(rec.Data)
 		if err != nil {
 			return fmt.Errorf("record %d: %w", rec.ID, err)
 		}

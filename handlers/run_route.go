@@ -293,18 +293,17 @@ func (e *runEnv) Select(ctx context.Context, collection string, match map[string
 			return nil, err
 		}
 	}
-	recs, err := e.db().RunRecords(ctx, e.project, collection, where, limit, lock)
+	var out []engine.Record
+	err := e.db().EachRunRecord(ctx, e.project, collection, where, limit, lock, func(id int64, data []byte) {
+		if out == nil {
+			out = make([]engine.Record, 0, min(limit, 128))
+		}
+		out = append(out, engine.Record{ID: id, Data: data})
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, engine.ErrNoCollection
 	}
-	if err != nil {
-		return nil, err
-	}
-	out := make([]engine.Record, len(recs))
-	for i, r := range recs {
-		out[i] = engine.Record{ID: r.ID, Data: r.Data}
-	}
-	return out, nil
+	return out, err
 }
 
 func (e *runEnv) Insert(ctx context.Context, collection string, data []byte) (int64, error) {

@@ -71,6 +71,12 @@ func (s *Store) ProjectRouting(ctx context.Context, id string) (RoutingProject, 
 // anchor.
 var RunRecordsSQL = runRecordsSQL(false, false)
 
+// runRecordsSQLs holds runRecordsSQL(where, lock) for each case.
+var runRecordsSQLs = map[bool]map[bool]string{
+	false: {false: RunRecordsSQL, true: runRecordsSQL(false, true)},
+	true:  {false: runRecordsSQL(true, false), true: runRecordsSQL(true, true)},
+}
+
 // runRecordsSQL is RunRecordsSQL, with a containment filter $4 (ordered by
 // an expression so that the GIN index serves it: see recordsOrder), and
 // with the records locked for the run's writes.
@@ -90,21 +96,31 @@ func runRecordsSQL(where, lock bool) string {
 // RunRecords returns up to limit records of a collection in id order (with
 // where, a JSON object, those containing it), their Data the stored JSON;
 // with lock, locked until the transaction ends. A collection that does not
-// exist is ErrNotFound. The flow engine reads with it, inside its run.
+// exist is ErrNotFound.
 func (s *Store) RunRecords(ctx context.Context, project, collection string, where json.RawMessage, limit int, lock bool) ([]Record, error) {
+	var out []Record
+	err := s.EachRunRecord(ctx, project, collection, where, limit, lock, func(id int64, data []byte) {
+		out = append(out, Record{ID: id, ProjectID: project, CollectionID: collection, Data: data})
+	})
+	return out, err
+}
+
+// EachRunRecord reads as RunRecords does, giving each record to each as it
+// comes: the flow engine reads with it, inside its run. The data stay the
+// caller's.
+func (s *Store) EachRunRecord(ctx context.Context, project, collection string, where json.RawMessage, limit int, lock bool, each func(id int64, data []byte)) error {
 	args := []any{project, collection, limit}
 	if len(where) > 0 {
 		args = append(args, string(where))
 	}
-	rows, err := s.db.Query(ctx, runRecordsSQL(len(where) > 0, lock), args...)
+	rows, err := s.db.Query(ctx, runRecordsSQLs[len(where) > 0][lock], args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	// The rows are read as the wire gives them (a route's FETCH reads up
-	// to 10,000 at a time): the data go into one growing buffer rather
-	// than one allocation each.
-	var out []Record
+	// The rows are read as the wire gives them (a FETCH reads up to 10,000
+	// at a time): their data go into a few shared buffers rather than one
+	// allocation each.
 	var buf []byte
 	found := false
 	for rows.Next() {
@@ -115,12 +131,12 @@ func (s *Store) RunRecords(ctx context.Context, project, collection string, wher
 		}
 		id, err := rawInt8(raw[0], rows.FieldDescriptions()[0].Format)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		data := raw[1]
 		if rows.FieldDescriptions()[1].Format == pgx.BinaryFormatCode {
 			if len(data) == 0 || data[0] != 1 {
-				return nil, fmt.Errorf("record %d: unknown jsonb format", id)
+				return fmt.Errorf("record %d: unknown jsonb format", id)
 			}
 			data = data[1:]
 		}
@@ -130,18 +146,15 @@ func (s *Store) RunRecords(ctx context.Context, project, collection string, wher
 		}
 		start := len(buf)
 		buf = append(buf, data...)
-		if out == nil {
-			out = make([]Record, 0, min(limit, 128))
-		}
-		out = append(out, Record{ID: id, ProjectID: project, CollectionID: collection, Data: buf[start:len(buf):len(buf)]})
+		each(id, buf[start:len(buf):len(buf)])
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	if !found {
-		return nil, ErrNotFound
+		return ErrNotFound
 	}
-	return out, nil
+	return nil
 }
 
 // Email is a message in a project's outbox.
