@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"errors"
 	"strconv"
 	"unicode/utf16"
@@ -124,14 +123,11 @@ type parser struct {
 const maxDepth = 10000
 
 func (p *parser) space() {
-	for p.i < len(p.data) {
-		switch p.data[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
+	i := p.i
+	for i < len(p.data) && (p.data[i] == ' ' || p.data[i] == '\t' || p.data[i] == '\n' || p.data[i] == '\r') {
+		i++
 	}
+	p.i = i
 }
 
 func (p *parser) value(depth int) (any, error) {
@@ -255,7 +251,7 @@ func shared(table map[string]any, raw []byte, fresh func() any) any {
 
 func (p *parser) float() (float64, error) {
 	start := p.i
-	if !p.number() {
+	if ok, _ := p.number(); !ok {
 		return 0, errSyntax
 	}
 	f, err := strconv.ParseFloat(string(p.data[start:p.i]), 64)
@@ -328,11 +324,12 @@ func (p *parser) skip(depth int) error {
 		return p.literal("null")
 	case c == '-' || c >= '0' && c <= '9':
 		start := p.i
-		if !p.number() {
+		ok, exp := p.number()
+		if !ok {
 			return errSyntax
 		}
 		// Only an exponent or over 300 digits can pass float64's range.
-		if n := p.data[start:p.i]; len(n) > 300 || bytes.ContainsAny(n, "eE") {
+		if exp || p.i-start > 300 {
 			p.i = start
 			_, err := p.float()
 			return err
@@ -350,8 +347,10 @@ func (p *parser) skipString() error {
 	return err
 }
 
-// number reads a number as JSON spells it: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-func (p *parser) number() bool {
+// number reads a number as JSON spells it,
+// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, and says whether it has
+// an exponent.
+func (p *parser) number() (ok, exp bool) {
 	digits := func() int {
 		n := 0
 		for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
@@ -366,12 +365,12 @@ func (p *parser) number() bool {
 	if p.i < len(p.data) && p.data[p.i] == '0' {
 		p.i++
 	} else if digits() == 0 {
-		return false
+		return false, false
 	}
 	if p.i < len(p.data) && p.data[p.i] == '.' {
 		p.i++
 		if digits() == 0 {
-			return false
+			return false, false
 		}
 	}
 	if p.i < len(p.data) && (p.data[p.i] == 'e' || p.data[p.i] == 'E') {
@@ -380,10 +379,11 @@ func (p *parser) number() bool {
 			p.i++
 		}
 		if digits() == 0 {
-			return false
+			return false, true
 		}
+		return true, true
 	}
-	return true
+	return true, false
 }
 
 func (p *parser) literal(word string) error {
@@ -416,30 +416,44 @@ func (p *parser) key() (string, error) {
 // stringBytes reads a quoted string at p.i and returns its content, and
 // whether it has no escape (its bytes are the string).
 func (p *parser) stringBytes() ([]byte, bool, error) {
-	p.i++ // the opening quote
-	start := p.i
+	data, i := p.data, p.i+1 // past the opening quote
+	start := i
 	plain, ascii := true, true
-	for p.i < len(p.data) {
-		switch c := p.data[p.i]; {
+	for i < len(data) {
+		c := data[i]
+		if !special[c] {
+			i++
+			continue
+		}
+		switch {
 		case c == '"':
-			raw := p.data[start:p.i]
-			p.i++
+			p.i = i + 1
+			raw := data[start:i]
 			if plain && !ascii && !utf8.Valid(raw) {
 				plain = false // unescape replaces invalid UTF-8
 			}
 			return raw, plain, nil
 		case c == '\\':
 			plain = false
-			p.i += 2
+			i += 2
 		case c < 0x20:
 			return nil, false, errSyntax
 		default:
-			ascii = ascii && c < utf8.RuneSelf
-			p.i++
+			ascii = false
+			i++
 		}
 	}
 	return nil, false, errSyntax
 }
+
+// special marks the bytes a string's scan stops at: the quote, the
+// backslash, control characters, and those past ASCII.
+var special = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf
+	}
+	return t
+}()
 
 // unescape decodes a string's content that has escapes or invalid UTF-8.
 func unescape(raw []byte) (string, error) {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -49,4 +50,22 @@ func FuzzDecoder(f *testing.F) {
 			t.Fatalf("%q: an absent field is %#v (%v)", data, field, err)
 		}
 	})
+}
+
+// BenchmarkField reads one property of 100 records, as a FILTER after a
+// FETCH does.
+func BenchmarkField(b *testing.B) {
+	var records [][]byte
+	for i := range 100 {
+		records = append(records, fmt.Appendf(nil, `{"tags": ["t%d"], "year": %d, "genre": %q, "title": "Book %d"}`, i%7, 1900+i, [...]string{"sf", "classic"}[i%2], i))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		d := NewDecoder()
+		for _, r := range records {
+			if _, err := d.Field(r, "genre"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }
