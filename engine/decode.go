@@ -24,10 +24,13 @@ func NewDecoder() *Decoder {
 }
 
 // Limits of the tables: what is longer, or comes when a table is full, is
-// made afresh each time.
+// made afresh each time. Values that repeat (a genre, a status) come
+// early; a table that kept every distinct title would cost more to grow
+// than the values it saves.
 const (
-	tableMax  = 10_000
+	keysMax   = 10_000
 	sharedMax = 32 // bytes of a shared string or number
+	valuesMax = 256
 )
 
 var errSyntax = errors.New("invalid JSON")
@@ -243,7 +246,7 @@ func shared(table map[string]any, raw []byte, fresh func() any) any {
 		return v
 	}
 	v := fresh()
-	if len(table) < tableMax {
+	if len(table) < valuesMax {
 		table[string(raw)] = v
 	}
 	return v
@@ -407,7 +410,7 @@ func (p *parser) key() (string, error) {
 		return k, nil
 	}
 	k := string(raw)
-	if len(p.keys) < tableMax {
+	if len(p.keys) < keysMax {
 		p.keys[k] = k
 	}
 	return k, nil

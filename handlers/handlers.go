@@ -56,9 +56,10 @@ type Handlers struct {
 	setUp          atomic.Bool         // a user exists: first-run setup is over
 	allow          map[string][]string // routed path → its methods, for 405's Allow
 
-	routes *routeTable   // what answers at /x
-	runs   *runLog       // runs of routes, written in batches
-	limits engine.Limits // of every run
+	routes   *routeTable   // what answers at /x
+	runs     *runLog       // runs of routes, written in batches
+	runReads *store.Store  // what runs read outside a transaction
+	limits   engine.Limits // of every run
 }
 
 // New builds the handlers on pool: the store and the browser sessions. It
@@ -78,7 +79,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*Handlers, er
 		return nil, err
 	}
 	st := store.New(pool)
-	return &Handlers{cfg: cfg, store: st, routes: newRouteTable(st, log), runs: newRunLog(st, log), limits: engine.DefaultLimits, probe: st, metrics: newMetrics(pool), sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
+	return &Handlers{cfg: cfg, store: st, routes: newRouteTable(st, log), runs: newRunLog(st, log), runReads: st, limits: engine.DefaultLimits, probe: st, metrics: newMetrics(pool), sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
 		keyring: keyring, passwordParams: auth.DefaultPasswordParams, hashSlots: make(chan struct{}, max(2, runtime.NumCPU())), hashWait: defaultHashWait,
 		memoryLimit: debug.SetMemoryLimit(-1),
 		csrfKey:     derivedKey(cfg.JWTSecret, "stencil visitor csrf")}, nil
@@ -96,6 +97,12 @@ func (h *Handlers) Start(ctx context.Context, pool *pgxpool.Pool) {
 // while request traffic holds every connection of the main pool.
 func (h *Handlers) SetReadinessPool(pool *pgxpool.Pool) {
 	h.probe = store.New(pool)
+}
+
+// SetRunPool gives the reads of routes' runs connections of their own,
+// fewer than the main pool's (see config.RunDBMaxConns).
+func (h *Handlers) SetRunPool(pool *pgxpool.Pool) {
+	h.runReads = store.New(pool)
 }
 
 // derivedKey is a key for one purpose, derived from a secret.

@@ -214,7 +214,7 @@ func (h *Handlers) routeCaller(c *fiber.Ctx, r flow.Route) (*principal, map[stri
 		return p, nil, &refusal{fiber.StatusForbidden, fmt.Sprintf("Error: auth_jwt.field %s is not an attribute of callers (uid, username or email)", r.AuthJWT.Field)}
 	}
 	where, _ := json.Marshal(map[string]any{r.AuthJWT.Field: attr})
-	recs, err := h.store.RunRecords(c.UserContext(), r.ProjectID, r.AuthJWT.RefCol, where, 1, false)
+	recs, err := h.runReads.RunRecords(c.UserContext(), r.ProjectID, r.AuthJWT.RefCol, where, 1, false)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return p, nil, &refusal{fiber.StatusForbidden, fmt.Sprintf("Error: the collection %s that lists this route's callers does not exist", r.AuthJWT.RefCol)}
@@ -252,7 +252,7 @@ func (e *runEnv) db() *store.Store {
 	if e.tx != nil {
 		return e.tx.Store
 	}
-	return e.h.store
+	return e.h.runReads
 }
 
 func (e *runEnv) begin(ctx context.Context) error {
