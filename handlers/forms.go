@@ -52,7 +52,8 @@ var stringRules = map[string]stringRule{
 	"config_key": matches(`^[A-Za-z][A-Za-z0-9_.-]{0,99}$`, "must be 1–100 letters, digits, _ . or -, starting with a letter"),
 	"timestamp": {ok: func(s string) bool { _, err := parseTime(s); return err == nil },
 		msg: "must be a date (YYYY-MM-DD) or an RFC 3339 time"},
-	"vault_key": matches(`^[A-Z][A-Z0-9_]{0,254}$`, "must be 1–255 upper-case letters, digits or _, starting with a letter"),
+	"run_status": matches(`^[1-5](xx|[0-9]{2})$`, "must be a class such as 4xx or a status such as 404"),
+	"vault_key":  matches(`^[A-Z][A-Z0-9_]{0,254}$`, "must be 1–255 upper-case letters, digits or _, starting with a letter"),
 	"vault_value": {ok: func(s string) bool { return len(s) >= 1 && len(s) <= 65536 },
 		msg: "must be 1 to 65,536 bytes"},
 }

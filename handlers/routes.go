@@ -116,6 +116,7 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/route/fetch/one", signedIn, h.routeShow)
 	app.Patch("/route/update", document, author, h.routeUpdate)
 	app.Delete("/route/delete", author, h.routeDelete)
+	app.Get("/route/runs", signedIn, h.runList)
 
 	// Template and route pages.
 	app.Get("/web/routes/templates", signedIn, h.templatesIndex)
@@ -125,6 +126,7 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Post("/web/routes/templates/lint", document, signedIn, h.templateLint)
 	app.Get("/web/routes", signedIn, h.routesIndex)
 	app.Get("/web/routes/view", signedIn, h.routeShow)
+	app.Get("/web/routes/runs", signedIn, h.runList)
 	app.Get("/web/routes/create", author, h.routeEditor)
 	app.Get("/web/routes/edit", author, h.routeEditPage)
 

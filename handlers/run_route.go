@@ -52,7 +52,9 @@ func (h *Handlers) runRoute(c *fiber.Ctx) error {
 		return routeAnswer(c, fiber.StatusNotFound, "Error: route not found")
 	}
 	plan := entry.Plan
-	run := store.Run{At: start, ProjectID: project.id, RouteID: plan.Route.RouteID, Method: c.Method(), Path: raw}
+	// The run is written later, after fasthttp has reused the request's
+	// buffers: its strings are copies.
+	run := store.Run{At: start, ProjectID: project.id, RouteID: plan.Route.RouteID, Method: strings.Clone(c.Method()), Path: raw}
 	status, body, err := h.runPlan(c, plan, params, &run)
 	run.Duration = time.Since(start)
 	if err != nil {

@@ -374,4 +374,40 @@ func TestRunLog(t *testing.T) {
 	if last.UserID != nil || runs[1].UserID != nil {
 		t.Fatalf("a public route's run names a caller: %+v", last)
 	}
+
+	// The log over HTTP: every member reads it, by route and by status.
+	runnable{id: "fine", method: "GET", path: "/fine", blocks: []string{`{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}`}}.save(t, ta, h)
+	ta.call(t, "GET", "/x/shop/fine", "", nil)
+	ta.call(t, "POST", "/x/shop/fine", `{"a":1}`, nil) // 405: no run, and a request that reuses the buffers of the one before
+	if err := ta.h.runs.flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	viewer := ta.newUser(t, "viewer", store.RoleViewer)
+	if err := ta.h.store.AddMember(context.Background(), "shop", viewer.ID); err != nil {
+		t.Fatal(err)
+	}
+	outsider := as(ta.token(t, ta.newUser(t, "outsider", store.RoleAuthor)))
+	v := as(ta.token(t, viewer))
+	ta.run(t, []scenario{
+		{name: "all runs", method: "GET", path: "/route/runs?project_id=shop", headers: v, status: 200,
+			want: []string{`"amount":3`, `"route_id":"fine","method":"GET","path":"/x/shop/fine","status":200,"ended":"RETURN"`, `"fault":"flow.blocks[0] (FILTER): source is null, not an array"`}},
+		{name: "one route", method: "GET", path: "/route/runs?project_id=shop&route_id=fails", headers: v, status: 200,
+			want: []string{`"amount":2`}, unwanted: []string{`"route_id":"fine"`}},
+		{name: "a status class", method: "GET", path: "/route/runs?project_id=shop&status=2xx", headers: v, status: 200,
+			want: []string{`"amount":1`, `"status":200`}, unwanted: []string{`"status":500`}},
+		{name: "one status", method: "GET", path: "/route/runs?project_id=shop&status=500", headers: v, status: 200,
+			want: []string{`"amount":2`}},
+		{name: "a status of no run", method: "GET", path: "/route/runs?project_id=shop&status=404", headers: v, status: 200,
+			want: []string{`"amount":0`, `"data":[]`}},
+		{name: "a page", method: "GET", path: "/route/runs?project_id=shop&limit=1&offset=1", headers: v, status: 200,
+			want: []string{`"amount":3`, `"route_id":"fails"`}},
+		{name: "a status that is no status", method: "GET", path: "/route/runs?project_id=shop&status=5x", headers: v, status: 422,
+			want: []string{"Error: status must be a class such as 4xx or a status such as 404"}},
+		{name: "status 600", method: "GET", path: "/route/runs?project_id=shop&status=600", headers: v, status: 422},
+		{name: "no project", method: "GET", path: "/route/runs", headers: v, status: 400, want: []string{"project_id"}},
+		{name: "not a member", method: "GET", path: "/route/runs?project_id=shop", headers: outsider, status: 403},
+		{name: "no token", method: "GET", path: "/route/runs?project_id=shop", headers: asJSONHeaders, status: 401},
+		{name: "the page", method: "GET", path: "/web/routes/runs?project_id=shop&status=5xx", headers: map[string]string{"Accept": "text/html", "Authorization": v["Authorization"]}, status: 200,
+			want: []string{"<h1", "Runs", `<option value="5xx" selected>`, "source is null, not an array", `route_id=fails`}},
+	})
 }

@@ -137,14 +137,15 @@ type vaultLogQuery struct {
 
 // vaultAccessDTO is one access-log row as the API shows it.
 type vaultAccessDTO struct {
-	ID       int64  `json:"id"`
-	At       string `json:"at"`
-	UserID   *int64 `json:"user_id"`
-	Username string `json:"username"`
-	TokenID  *int64 `json:"token_id"`
-	Key      string `json:"key"`
-	Action   string `json:"action"`
-	Channel  string `json:"channel"`
+	ID       int64   `json:"id"`
+	At       string  `json:"at"`
+	UserID   *int64  `json:"user_id"`
+	Username string  `json:"username"`
+	TokenID  *int64  `json:"token_id"`
+	Key      string  `json:"key"`
+	Action   string  `json:"action"`
+	Channel  string  `json:"channel"`
+	RouteID  *string `json:"route_id"`
 }
 
 type vaultLogView struct {
@@ -175,7 +176,7 @@ func (h *Handlers) vaultLog(c *fiber.Ctx) error {
 	dtos := make([]vaultAccessDTO, len(log))
 	for i, a := range log {
 		dtos[i] = vaultAccessDTO{ID: a.ID, At: a.At.UTC().Format("2006-01-02T15:04:05.000Z"), UserID: a.UserID, Username: a.Username,
-			TokenID: a.TokenID, Key: a.Key, Action: a.Action, Channel: a.Channel}
+			TokenID: a.TokenID, Key: a.Key, Action: a.Action, Channel: a.Channel, RouteID: a.RouteID}
 	}
 	view := vaultLogView{Base: h.base(c, "Vault log · "+p.Name), Project: p, Log: log, Pager: newCappedPager(c, page, len(log), total, store.LogCountCap),
 		Action: q.Action, Actions: []string{"create", "read", "update", "delete"}}

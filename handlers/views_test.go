@@ -48,6 +48,10 @@ func sampleViews() map[string]sample {
 	route := store.StoredRoute{Route: flow.Route{ProjectID: "shop", RouteID: "r", RoutePath: "/r", Method: "GET", Template: &flow.TemplateRef{ID: 7, Name: "t"}}}
 	vaultLog := vaultLogView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Pager: pager, Action: "read", Actions: []string{"create", "read"},
 		Log: []store.VaultAccess{{ID: 1, At: now, UserID: &uid, Username: "ada", TokenID: &uid, Key: "API_KEY", Action: "read", Channel: "api"}}}
+	runs := runsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}, Pager: pager, RouteID: "books", Status: "418",
+		RouteIDs: []string{"books"}, Statuses: []string{"2xx", "4xx", "5xx"},
+		Runs: []runDTO{{ID: 1, At: "2026-01-02T03:04:05.678Z", RouteID: "books", Method: "GET", Path: "/shop/books", Status: 500, Ended: "FAULT", DurationMS: 1.25,
+			UserID: &uid, Username: "ada", Fault: "flow.blocks[1] (FILTER): source is null, not an array"}}}
 	collections := collectionsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Pager: pager, Form: form, CanManage: true,
 		Collections: []store.Collection{{ProjectID: "shop", ID: "books", Name: "Books", Description: "All of them", Records: 3}}}
 	recRows, recColumns := recordRows([]store.Record{{ID: 7, ProjectID: "shop", CollectionID: "books", Data: []byte(`{"title":"Dune","tags":["sf"],"year":1965}`)}})
@@ -106,6 +110,7 @@ func sampleViews() map[string]sample {
 		"data/record_edit":    {view: records},
 		"partials/flash_oob":  {view: base.Flash},
 		"vault/log":           {page: true, view: vaultLog},
+		"routes/runs":         {page: true, view: runs},
 		"partials/blocks":     {view: blocks},
 		"templates/index":     {page: true, view: templatesView{Base: base, Templates: []store.RouteTemplate{tmplDoc}, Pager: pager, ProjectID: "shop", Projects: []string{"shop"}, CanWrite: true}},
 		"templates/view":      {page: true, view: templateView{Base: base, Template: tmplDoc, Blocks: blocks, Request: requestView{Method: "GET", Path: "/x", Raw: "<b>x</b>"}, CanWrite: true}},

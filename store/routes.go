@@ -89,6 +89,15 @@ func (s *Store) ListRoutes(ctx context.Context, project string, p Page) ([]Store
 	return s.listRoutes(ctx, "project_id = $1", project, p)
 }
 
+// RouteIDs returns the ids of a project's routes, in order.
+func (s *Store) RouteIDs(ctx context.Context, project string) ([]string, error) {
+	rows, err := s.db.Query(ctx, "SELECT route_id FROM routes WHERE project_id = $1 ORDER BY route_id", project)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
 // ListMemberRoutes returns a page of the routes in every project uid is a
 // member of, whose id or path contains the filter, ordered by project and
 // path, and the number of matches.
