@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// TestJourneyRunLog: routes answer at /x, and their runs are listed for the
+// project's members: from the routes list by keyboard alone, filtered by
+// status with the keyboard (the URL keeps the filter), one route's runs
+// from its page; audited at 1280 and 390 px.
+func TestJourneyRunLog(t *testing.T) {
+	app, b := memberBrowser(t, "ada", "ADMIN")
+	token := apiLogin(t, app.URL, "ada", "ada-password-1")
+	for _, call := range [][2]string{
+		{"/collection/create", `{"project_id":"shop","id":"books","name":"Books"}`},
+		{"/data/create", `{"project_id":"shop","collection_id":"books","data":{"title":"Dune"}}`},
+		{"/route/create", `{"project_id":"shop","route":{"route_id":"books","route_path":"/books","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[` +
+			`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"books"},{"type":"RETURN","depth":0,"pairs":[{"id":"books","data":{"ref_var":true,"rtype":"OTHER","data":"rows"}}],"conditions":[]}]}}}`},
+		{"/route/create", `{"project_id":"shop","route":{"route_id":"broken","route_path":"/broken","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[` +
+			`{"type":"FILTER","depth":0,"local_name":"f","source":"nothing","ref_property":"","filters":[]}]}}}`},
+	} {
+		if status, body := api(t, "POST", app.URL+call[0], token, call[1]); status >= 300 {
+			t.Fatalf("POST %s: %d %s", call[0], status, body)
+		}
+	}
+	for _, path := range []string{"/x/shop/books", "/x/shop/books", "/x/shop/broken"} {
+		status, body := api(t, "GET", app.URL+path, "", "")
+		if want := map[bool]int{true: 200, false: 500}[strings.HasSuffix(path, "books")]; status != want {
+			t.Fatalf("GET %s: %d %s", path, status, body)
+		}
+	}
+	// The run log is written in batches, within a second.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		_, body := api(t, "GET", app.URL+"/route/runs?project_id=shop", token, "")
+		if strings.Contains(body, `"amount":3`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the runs are not logged: %s", body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	b.resize(1280, 900)
+	b.do(chromedp.Navigate(app.URL + "/web/routes?id=shop"))
+	b.waitText("Routes of Shop")
+	b.tabToMatch(`a[href="/web/routes/runs?project_id=shop"]`)
+	b.press("\r")
+	b.waitText("1–3 of 3")
+	b.waitText("flow.blocks[0] (FILTER): source is null, not an array")
+	b.tabTo("runs-status")
+	b.press(kb.ArrowDown) // 2xx
+	b.waitText("1–2 of 2")
+	b.waitGone("source is null")
+	if search := eval[string](b, "location.search"); !strings.Contains(search, "status=2xx") {
+		t.Fatalf("the URL does not keep the filter: %s", search)
+	}
+	for _, width := range []int64{1280, 390} {
+		b.resize(width, 844)
+		b.do(chromedp.Navigate(app.URL + "/web/routes/runs?project_id=shop"))
+		b.waitText("1–3 of 3")
+		b.audit(fmt.Sprintf("runs at %d", width))
+		b.screenshot(fmt.Sprintf("runs-%d", width))
+	}
+
+	// One route's runs, from its page.
+	b.do(chromedp.Navigate(app.URL + "/web/routes/view?project_id=shop&route_id=broken"))
+	b.tabToMatch(`a[href="/web/routes/runs?project_id=shop&route_id=broken"]`)
+	b.press("\r")
+	b.waitText("1–1 of 1")
+	if selected := eval[string](b, `document.getElementById("runs-route").value`); selected != "broken" {
+		t.Fatalf("the route filter shows %q", selected)
+	}
+}
