@@ -96,6 +96,8 @@ func TestJourneyTemplates(t *testing.T) {
 			t.Errorf("%s = %q, want %q", path, got, want)
 		}
 	}
+	// The route's checks: the template's collection is not in this project.
+	b.waitText("collection posts does not exist in this project yet — Block 1 (FETCH) · Collection")
 	b.screenshot("templates-04-filled")
 	b.fill(at("route_path"), "/posts/{item_id}")
 	b.click(`[data-action="save"]`)

@@ -509,3 +509,36 @@ func TestInputsAndPlatformErrors(t *testing.T) {
 		t.Fatalf("a platform error is not passed on: %v", err)
 	}
 }
+
+// TestCompileWarns: a variable used before any block sets it is warned of
+// once, at its first use; inputs, earlier blocks' variables, a LOOP's
+// counter in its body and item in UPDATE's targets are set. The
+// collections the flow names are listed for the caller to check.
+func TestCompileWarns(t *testing.T) {
+	plan := compile(t,
+		returns("early", ref("later")),
+		assign("later", num("1")),
+		returns("fine", ref("later.x"), "again", ref("nowhere"), "twice", ref("nowhere")),
+		`{"type":"LOOP","depth":0,"local_name":"i","min":`+num("0")+`,"max":`+num("2")+`,"step":`+num("1")+`}`,
+		`{"type":"ASSIGNMENT","depth":1,"local_name":"sum","conditions":[],"operations":[`+op(ref("i"), "ADDITION", ref("sum"))+`]}`,
+		fetch("rows", "books"),
+		filterBlock("rows.list", "", filt("EQUAL_TO", ref("auth.uid"), "")),
+		`{"type":"UPDATE","depth":0,"ref_col":"shelves","ref_property":"n","save":true,"set":`+ref("item")+`,"add":null,"filter":null,"conditions":[],"targets":[{"field":"n","conditions":[`+cond(ref("item"), "EQUAL_TO", num("1"), "")+`]}]}`,
+		`{"type":"CREATE","depth":0,"ref_col":"books","ref_object":"draft","save":true}`,
+	)
+	want := []string{
+		"later is used before any block sets it (flow.blocks[0].pairs[0].data.data)",
+		"nowhere is used before any block sets it (flow.blocks[2].pairs[1].data.data)",
+		"sum is used before any block sets it (flow.blocks[4].operations[0].right.data)",
+		"auth is used before any block sets it (flow.blocks[6].filters[0].right.data)",
+		"item is used before any block sets it (flow.blocks[7].set.data)",
+		"draft is used before any block sets it (flow.blocks[8].ref_object)",
+	}
+	if strings.Join(plan.Warnings, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(plan.Warnings, "\n"), strings.Join(want, "\n"))
+	}
+	cols := fmt.Sprint(plan.Collections)
+	if cols != "[{books flow.blocks[5].ref_col} {shelves flow.blocks[7].ref_col} {books flow.blocks[8].ref_col}]" {
+		t.Fatalf("collections: %s", cols)
+	}
+}

@@ -135,14 +135,24 @@ type Plan struct {
 	inputs   []input // params, body fields, path parameters and auth, in slots
 	itemSlot int     // the slot UPDATE's target conditions read as item
 	HasVault bool
-	Version  int64  // the version of the stored route it was made from
-	broken   string // why the route does not compile, for a plan that only faults
+	Version  int64 // the version of the stored route it was made from
+	// Warnings are what Compile finds doubtful but runs all the same:
+	// variables used before any block sets them. Collections are the
+	// collections the flow names, with where, for the caller to check.
+	Warnings    []string
+	Collections []CollectionUse
+	broken      string // why the route does not compile, for a plan that only faults
 }
 
 // Broken is the plan of a route that does not compile (saved before a
 // check it now fails): every run of it ends in a fault naming problems.
 func Broken(r flow.Route, problems string) *Plan {
 	return &Plan{Route: r, slots: map[string]int{}, broken: problems}
+}
+
+// CollectionUse is a collection a block names, and the path that names it.
+type CollectionUse struct {
+	Name, Path string
 }
 
 // input is a variable a request fills before the flow runs.
@@ -161,6 +171,17 @@ func (p *Plan) Slot(name string) (int, bool) {
 type compiler struct {
 	plan     *Plan
 	problems flow.Problems
+	set      map[string]bool // variables some block before sets, or the request
+	warned   map[string]bool
+}
+
+// use notes a reference to variable name at path, warning once per name
+// when no block before sets it.
+func (c *compiler) use(name, path string) {
+	if !c.set[name] && !c.warned[name] {
+		c.warned[name] = true
+		c.plan.Warnings = append(c.plan.Warnings, fmt.Sprintf("%s is used before any block sets it (%s)", name, path))
+	}
 }
 
 func (c *compiler) slot(name string) int {
@@ -184,17 +205,21 @@ func (c *compiler) problem(path, msg string) {
 // not convert to its rtype, BREAK or CONTINUE outside a LOOP, a GET_INDEX
 // that is not an index.
 func Compile(r flow.Route, pathParams []string) (*Plan, flow.Problems) {
-	c := &compiler{plan: &Plan{Route: r, slots: map[string]int{}}, problems: flow.Problems{}}
+	c := &compiler{plan: &Plan{Route: r, slots: map[string]int{}}, problems: flow.Problems{}, set: map[string]bool{}, warned: map[string]bool{}}
 	for _, prm := range r.Params.Pairs {
 		c.plan.inputs = append(c.plan.inputs, input{prm.ID, c.slot(prm.ID)})
+		c.set[prm.ID] = true
 	}
 	for _, prm := range r.Body {
 		c.plan.inputs = append(c.plan.inputs, input{prm.ID, c.slot(prm.ID)})
+		c.set[prm.ID] = true
 	}
 	for _, name := range pathParams {
 		c.plan.inputs = append(c.plan.inputs, input{name, c.slot(name)})
+		c.set[name] = true
 	}
 	c.slot("auth")
+	c.set["auth"] = r.AuthJWT.Active
 	c.plan.itemSlot = c.slot("item")
 	blocks := r.Flow.Blocks
 	c.plan.steps = make([]step, len(blocks))
@@ -206,6 +231,9 @@ func Compile(r flow.Route, pathParams []string) (*Plan, flow.Problems) {
 			loops = loops[:len(loops)-1]
 		}
 		c.plan.steps[i] = c.block(b, i, len(loops) > 0)
+		if b.LocalName != "" {
+			c.set[b.LocalName] = true
+		}
 		if b.Type == "LOOP" {
 			loops = append(loops, i)
 		}
@@ -224,6 +252,9 @@ func (c *compiler) block(b *flow.Block, i int, inLoop bool) step {
 	s := step{kind: kinds[b.Type], block: i, typ: b.Type, depth: b.Depth, out: -1, coll: b.RefCol, save: b.Save}
 	if b.LocalName != "" {
 		s.out = c.slot(b.LocalName)
+	}
+	if b.RefCol != "" {
+		c.plan.Collections = append(c.plan.Collections, CollectionUse{b.RefCol, at + ".ref_col"})
 	}
 	s.tests = c.tests(b.Conditions, at+".conditions")
 	switch s.kind {
@@ -249,6 +280,7 @@ func (c *compiler) block(b *flow.Block, i int, inLoop bool) step {
 		s.a, s.b, s.c = c.operandPtr(b.Min, at+".min"), c.operandPtr(b.Max, at+".max"), c.operandPtr(b.Step, at+".step")
 	case kFilter:
 		head, rest, _ := strings.Cut(b.Source, ".")
+		c.use(head, at+".source")
 		s.src, s.srcPath, s.path = c.slot(head), splitPath(rest), splitPath(b.RefProperty)
 		s.filters = c.filters(b.Filters, at+".filters")
 	case kProperty:
@@ -280,9 +312,13 @@ func (c *compiler) block(b *flow.Block, i int, inLoop bool) step {
 			f := c.filter(*b.Filter, at+".filter")
 			s.filter = &f
 		}
+		// A target's conditions read the field's value as item.
+		outside := c.set["item"]
+		c.set["item"] = true
 		for j, t := range b.UpdateTargets {
 			s.targets = append(s.targets, target{path: splitPath(t.Field), tests: c.tests(t.Conditions, fmt.Sprintf("%s.targets[%d].conditions", at, j))})
 		}
+		c.set["item"] = outside
 	case kSimpleUpdate:
 		s.path = splitPath(b.RefProperty)
 		s.a = c.operandPtr(b.Set, at+".set")
@@ -290,6 +326,7 @@ func (c *compiler) block(b *flow.Block, i int, inLoop bool) step {
 			s.targets = append(s.targets, target{path: splitPath(t.Field), value: c.operand(t.Value, fmt.Sprintf("%s.targets[%d].value", at, j))})
 		}
 	case kCreate:
+		c.use(b.RefObject, at+".ref_object")
 		s.src = c.slot(b.RefObject)
 	case kVault:
 		s.name = b.Key
@@ -301,6 +338,7 @@ func (c *compiler) block(b *flow.Block, i int, inLoop bool) step {
 func (c *compiler) operand(o flow.Operand, path string) operand {
 	if o.RefVar {
 		head, rest, _ := strings.Cut(o.Data, ".")
+		c.use(head, path+".data")
 		return operand{ref: true, slot: c.slot(head), path: splitPath(rest)}
 	}
 	v, err := ConvertText(o.Data, o.RType)

@@ -237,6 +237,12 @@ func Lint(t Template) []string {
 			warnings = append(warnings, fmt.Sprintf("variable %s is declared but never used", v.Key))
 		}
 	}
+	return CapWarnings(warnings)
+}
+
+// CapWarnings keeps the first warnings of a long list and says how many
+// more there were.
+func CapWarnings(warnings []string) []string {
 	if len(warnings) > maxLintWarnings {
 		n := len(warnings) - maxLintWarnings
 		warnings = append(warnings[:maxLintWarnings], fmt.Sprintf("and %d more warnings", n))

@@ -3,6 +3,8 @@ package handlers
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -50,24 +52,65 @@ func decodeRoute(in routeInput) (flow.Route, error) {
 // checkRunnable refuses what a route's run would refuse anyway (SPEC
 // §9.2, §9.4): literals that do not convert to their rtype, BREAK and
 // CONTINUE outside a LOOP, and so on (422, by path); and a VAULT block
-// saved by a caller below ADMIN (403, naming the block).
-func checkRunnable(c *fiber.Ctx, r flow.Route) error {
-	if _, p := engine.Compile(r, engine.PathParams(r.RoutePath)); len(p) > 0 {
+// saved by a caller below ADMIN (403, naming the block). What it finds
+// doubtful it returns as warnings, by path: variables used before any
+// block sets them, collections the project does not have.
+func (h *Handlers) checkRunnable(c *fiber.Ctx, r flow.Route) ([]string, error) {
+	plan, p := engine.Compile(r, engine.PathParams(r.RoutePath))
+	if len(p) > 0 {
 		prefixed := flow.Problems{}
 		for path, msg := range p {
 			prefixed["route."+path] = msg
 		}
-		return problems(prefixed)
+		return nil, problems(prefixed)
 	}
-	if callerAtLeast(c, store.RoleAdmin) {
-		return nil
-	}
-	for i, b := range r.Flow.Blocks {
-		if b.Type == "VAULT" {
-			return forbidden(fmt.Sprintf("route.flow.blocks[%d] (VAULT) reads the vault: only an ADMIN or ROOT member of the project can save a route that does", i))
+	if !callerAtLeast(c, store.RoleAdmin) {
+		for i, b := range r.Flow.Blocks {
+			if b.Type == "VAULT" {
+				return nil, forbidden(fmt.Sprintf("route.flow.blocks[%d] (VAULT) reads the vault: only an ADMIN or ROOT member of the project can save a route that does", i))
+			}
 		}
 	}
-	return nil
+	ids, err := h.store.CollectionIDs(c.UserContext(), r.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	uses := plan.Collections
+	if r.AuthJWT.Active {
+		uses = append(uses, engine.CollectionUse{Name: r.AuthJWT.RefCol, Path: "auth_jwt.ref_col"})
+	}
+	warnings := []string{}
+	for _, w := range plan.Warnings {
+		warnings = append(warnings, strings.Replace(w, "(flow.", "(route.flow.", 1))
+	}
+	for _, u := range uses {
+		if !slices.Contains(ids, u.Name) {
+			warnings = append(warnings, fmt.Sprintf("collection %s does not exist in this project yet (route.%s)", u.Name, u.Path))
+		}
+	}
+	return flow.CapWarnings(warnings), nil
+}
+
+// routeLint answers the route editor as the author types: the warnings
+// saving the route would give. A document that cannot be saved answers as
+// saving it would (422 by path, or 403).
+func (h *Handlers) routeLint(c *fiber.Ctx) error {
+	var in routeInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	if _, err := h.member(c, in.ProjectID); err != nil {
+		return err
+	}
+	r, err := decodeRoute(in)
+	if err != nil {
+		return err
+	}
+	warnings, err := h.checkRunnable(c, r)
+	if err != nil {
+		return err
+	}
+	return h.respond(c, Reply{Message: "Checked", Warnings: warnings})
 }
 
 // routesChanged reloads a project's routes on this instance at once;
@@ -93,7 +136,8 @@ func (h *Handlers) routeCreate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := checkRunnable(c, r); err != nil {
+	warnings, err := h.checkRunnable(c, r)
+	if err != nil {
 		return err
 	}
 	if in.TemplateID == 0 && r.Template != nil {
@@ -113,7 +157,7 @@ func (h *Handlers) routeCreate(c *fiber.Ctx) error {
 	}
 	h.routesChanged(c, sr.ProjectID)
 	h.flash(c, "success", "Route "+sr.RouteID+" created.")
-	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Route created", Data: newRouteDTO(sr),
+	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Route created", Data: newRouteDTO(sr), Warnings: warnings,
 		Redirect: "/web/routes/view?project_id=" + sr.ProjectID + "&route_id=" + sr.RouteID})
 }
 
@@ -184,7 +228,8 @@ func (h *Handlers) routeUpdate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := checkRunnable(c, r); err != nil {
+	warnings, err := h.checkRunnable(c, r)
+	if err != nil {
 		return err
 	}
 	sr := store.StoredRoute{Route: r}
@@ -192,7 +237,7 @@ func (h *Handlers) routeUpdate(c *fiber.Ctx) error {
 		return err
 	}
 	h.routesChanged(c, sr.ProjectID)
-	return h.respond(c, Reply{Message: "Route updated", Data: newRouteDTO(sr)})
+	return h.respond(c, Reply{Message: "Route updated", Data: newRouteDTO(sr), Warnings: warnings})
 }
 
 // routeDelete answers DELETE /route/delete.

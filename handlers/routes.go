@@ -127,6 +127,7 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/web/routes", signedIn, h.routesIndex)
 	app.Get("/web/routes/view", signedIn, h.routeShow)
 	app.Get("/web/routes/runs", signedIn, h.runList)
+	app.Post("/web/routes/lint", document, author, h.routeLint)
 	app.Get("/web/routes/create", author, h.routeEditor)
 	app.Get("/web/routes/edit", author, h.routeEditPage)
 

@@ -349,6 +349,12 @@ func TestRunSaveChecks(t *testing.T) {
 		{name: "BREAK outside a LOOP", method: "POST", path: "/route/create", headers: h, status: 422,
 			body: create(`{"type":"CONDITION","depth":0,"conditions":[],"action":"BREAK","fail":null}`),
 			want: []string{`"route.flow.blocks[0].action":"BREAK must be inside a LOOP"`}},
+		{name: "doubts are warnings; the route is saved", method: "POST", path: "/route/create", headers: h, status: 201,
+			body: create(`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"shelves"}`, `{"type":"RETURN","depth":0,"pairs":`+pairsOf("n", ref("count"), "rows", ref("rows"))+`,"conditions":[]}`),
+			want: []string{`"warnings":["count is used before any block sets it (route.flow.blocks[1].pairs[0].data.data)","collection shelves does not exist in this project yet (route.flow.blocks[0].ref_col)"]`}},
+		{name: "an update without doubts", method: "PATCH", path: "/route/update", headers: h, status: 200,
+			body: `{"project_id":"shop","route_id":"bad","route":` + runnable{id: "bad", method: "GET", path: "/bad", blocks: []string{fetchBooks}}.JSON() + `}`,
+			want: []string{`"warnings":[]`}},
 	})
 }
 

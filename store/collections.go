@@ -307,3 +307,12 @@ func (s *Store) DeleteRecord(ctx context.Context, project, collection string, id
 	}
 	return err
 }
+
+// CollectionIDs returns the ids of a project's collections.
+func (s *Store) CollectionIDs(ctx context.Context, project string) ([]string, error) {
+	rows, err := s.db.Query(ctx, "SELECT id FROM collections WHERE project_id = $1 ORDER BY id", project)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}

@@ -486,11 +486,11 @@
   }
 
   function lintPanel() {
-    var list = isTemplate ? warnings : [];
+    var list = warnings;
     return el("div", { id: "lint", class: "card p-4", "aria-live": "polite" }, [
       el("h2", { class: "mb-2 font-medium text-slate-900", text: "Checks" }),
       list.length ? el("ul", { class: "space-y-1 text-sm text-amber-800" }, list.map(warningLine)) : Object.keys(problems).length ? null
-        : el("p", { class: "text-sm text-emerald-700", "data-testid": "lint-clear", text: isTemplate ? "No lint warnings." : "Fill in the route and create it." }),
+        : el("p", { class: "text-sm text-emerald-700", "data-testid": "lint-clear", text: "No lint warnings." }),
       Object.keys(problems).length ? el("div", { class: "mt-3" }, [
         el("p", { class: "text-sm font-medium text-red-700", text: "Fix these before saving:" }),
         el("ul", { class: "mt-1 space-y-1 text-xs text-red-700", "data-testid": "problems" }, Object.keys(problems).sort().map(function (p) {
@@ -555,7 +555,6 @@
       var raw = document.getElementById("raw-json");
       if (raw) raw.value = JSON.stringify(state, null, 2);
     }
-    if (!isTemplate) return;
     clearTimeout(lintTimer);
     lintTimer = setTimeout(lint, 300);
   }
@@ -569,8 +568,11 @@
   }
 
   function lint() {
-    post("/web/routes/templates/lint", state).then(function (env) {
-      warnings = env.warnings || [];
+    var call = isTemplate ? post("/web/routes/templates/lint", state)
+      : post("/web/routes/lint", { project_id: data.project_id, route: state });
+    call.then(function (env) {
+      // A route's warnings name places in the request: route.flow…
+      warnings = (env.warnings || []).map(function (w) { return w.replace("(route.", "("); });
       document.getElementById("lint").replaceWith(lintPanel());
     });
   }
@@ -718,6 +720,7 @@
       problems = {};
       dialog.close();
       render();
+      changed(false);
     });
   }
 
@@ -735,7 +738,7 @@
   ]));
   sidePane.append(lintPanel(), rawPanel());
   render();
-  if (isTemplate) lint();
+  lint();
   // "Use this template" opens the route editor asking for its values.
   if (!isTemplate && data.template) askValues(data.template);
 })();
