@@ -7,7 +7,7 @@ OAPI_CODEGEN := $(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codeg
 # Go packages of this module; node_modules may ship Go files of its own.
 PKGS = $$($(GO) list ./... | grep -v /node_modules/)
 
-.PHONY: lighthouse run build test check-format vet staticcheck api-check unit bench assets assets-check deps-system deps-node clean
+.PHONY: lighthouse run build test check-format vet staticcheck api-check unit bench fuzz assets assets-check deps-system deps-node clean
 
 run: deps-pg
 	$(GO) run . serve
@@ -28,6 +28,13 @@ bench: deps-pg build
 	@command -v wrk >/dev/null || $(call apt_install,wrk)
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 	$(GO) run ./loadbench -bin bin/stencil
+
+## fuzz: each fuzz test for FUZZTIME (default 1m) beyond its seeds, which
+## `make test` runs: the engine's JSON decoder and random routes' runs.
+FUZZTIME ?= 1m
+fuzz:
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzDecoder$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzRun$$' -fuzztime $(FUZZTIME)
 
 ## lighthouse: Lighthouse's mobile scores of the sign-in, vault, template
 ## list and editor pages, on the seeded service (installs the pinned

@@ -542,3 +542,35 @@ func TestCompileWarns(t *testing.T) {
 		t.Fatalf("collections: %s", cols)
 	}
 }
+
+// TestEqualityOfSharedValues: an OBJECT that holds one variable twice, in
+// a LOOP, makes a value whose tree doubles each turn; comparing two such
+// values takes as long as the memory they use, not the tree.
+func TestEqualityOfSharedValues(t *testing.T) {
+	doubling := func(name, leaf string) []string {
+		return []string{
+			assign(name, leaf),
+			`{"type":"LOOP","depth":0,"local_name":"i","min":` + num("0") + `,"max":` + num("80") + `,"step":` + num("1") + `}`,
+			at(1, `{"type":"OBJECT","depth":0,"local_name":"`+name+`","pairs":`+pairs("x", ref(name), "y", ref(name))+`}`),
+		}
+	}
+	var blocks []string
+	blocks = append(blocks, doubling("o", num("1"))...)
+	blocks = append(blocks, doubling("same", num("1"))...)
+	blocks = append(blocks, doubling("other", num("2"))...)
+	blocks = append(blocks,
+		`{"type":"ASSIGNMENT","depth":0,"local_name":"eq","conditions":[],"operations":[`+op(ref("o"), "EQUAL_TO", ref("same"))+`]}`,
+		`{"type":"ASSIGNMENT","depth":0,"local_name":"ne","conditions":[],"operations":[`+op(ref("o"), "EQUAL_TO", ref("other"))+`]}`,
+		`{"type":"ASSIGNMENT","depth":0,"local_name":"in","conditions":[],"operations":[`+op(lit("ARRAY", "[1]"), "ADDITION", lit("ARRAY", "[]"))+`]}`,
+		returns("eq", ref("eq"), "ne", ref("ne")))
+	res, err := Run(context.Background(), compile(t, blocks...), nil, books(), DefaultLimits)
+	if err != nil || string(res.Body) != `{"eq":true,"ne":false}` {
+		t.Fatalf("%s %v", res.Body, err)
+	}
+	// A pair of arrays met again, longer: the memory of the shorter pair
+	// does not answer for it.
+	a, b := []any{1.0, 2.0, 3.0}, []any{1.0, 2.0, 4.0}
+	if equal([]any{a[:2], a}, []any{b[:2], b}) {
+		t.Fatal("arrays compared by their start alone")
+	}
+}

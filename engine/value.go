@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -206,6 +207,38 @@ func withPath(v any, path []string, x any) (any, error) {
 
 // equal is deep equality of JSON values.
 func equal(a, b any) bool {
+	var e equality
+	return e.equal(a, b)
+}
+
+// equality compares values that may share parts: an OBJECT block may hold
+// one variable twice, and a LOOP of such blocks makes a value whose tree
+// is exponentially larger than the memory it takes. Each pair of arrays or
+// objects is compared once (a pair met again compared equal: an unequal
+// one ends the comparison), so the work follows the memory.
+type equality struct {
+	seen map[[3]uintptr]bool
+}
+
+// again says whether the containers a and b were met before, and notes
+// them.
+func (e *equality) again(a, b any) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	if va.Pointer() == vb.Pointer() {
+		return true // the same array or object (of the same length)
+	}
+	key := [3]uintptr{va.Pointer(), vb.Pointer(), uintptr(va.Len())}
+	if e.seen == nil {
+		e.seen = map[[3]uintptr]bool{}
+	}
+	if e.seen[key] {
+		return true
+	}
+	e.seen[key] = true
+	return false
+}
+
+func (e *equality) equal(a, b any) bool {
 	switch x := a.(type) {
 	case nil:
 		return b == nil
@@ -223,8 +256,11 @@ func equal(a, b any) bool {
 		if !ok || len(x) != len(y) {
 			return false
 		}
+		if len(x) == 0 || e.again(a, b) {
+			return true
+		}
 		for i := range x {
-			if !equal(x[i], y[i]) {
+			if !e.equal(x[i], y[i]) {
 				return false
 			}
 		}
@@ -234,9 +270,12 @@ func equal(a, b any) bool {
 		if !ok || len(x) != len(y) {
 			return false
 		}
+		if len(x) == 0 || e.again(a, b) {
+			return true
+		}
 		for k, xv := range x {
 			yv, ok := y[k]
-			if !ok || !equal(xv, yv) {
+			if !ok || !e.equal(xv, yv) {
 				return false
 			}
 		}
