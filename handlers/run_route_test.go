@@ -417,3 +417,46 @@ func TestRunLog(t *testing.T) {
 			want: []string{"<h1", "Runs", `<option value="5xx" selected>`, "source is null, not an array", `route_id=fails`}},
 	})
 }
+
+// TestRoutesFollowOtherInstances: a second instance on the same database
+// answers a route created, changed and deleted through the first, by the
+// database's notice alone (the first instance's own reload does not reach
+// it), and so does a project's new api_path.
+func TestRoutesFollowOtherInstances(t *testing.T) {
+	ta, h := runApp(t)
+	other := newTestAppOn(t, ta.pool)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	other.h.Start(ctx, ta.pool)
+	eventually := func(what, path string, status int, want string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			got, body := other.call(t, "GET", path, "", nil)
+			if got == status && strings.Contains(body, want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the other instance answers %d %s", what, got, body)
+			}
+		}
+	}
+	eventually("before", "/x/shop/hello", 404, "route not found") // the table is loaded now
+	hello := runnable{id: "hello", method: "GET", path: "/hello", blocks: []string{`{"type":"RETURN","depth":0,"pairs":` + pairsOf("v", lit("INTEGER", "1")) + `,"conditions":[]}`}}
+	hello.save(t, ta, h)
+	eventually("created", "/x/shop/hello", 200, `{"v":1}`)
+	hello.blocks = []string{`{"type":"RETURN","depth":0,"pairs":` + pairsOf("v", lit("INTEGER", "2")) + `,"conditions":[]}`}
+	if status, body := ta.call(t, "PATCH", "/route/update", `{"project_id":"shop","route_id":"hello","route":`+hello.JSON()+`}`, h); status != 200 {
+		t.Fatalf("update: %d %s", status, body)
+	}
+	eventually("changed", "/x/shop/hello", 200, `{"v":2}`)
+	if err := ta.h.store.AddMember(context.Background(), "shop", ta.root.ID); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := ta.call(t, "PATCH", "/project/update", `{"project_id":"shop","name":"Shop","api_path":"/store"}`, as(ta.token(t, ta.root))); status != 200 {
+		t.Fatalf("project update: %d %s", status, body)
+	}
+	eventually("moved", "/x/store/hello", 200, `{"v":2}`)
+	eventually("moved away", "/x/shop/hello", 404, "route not found")
+	ta.expectStatus(t, "delete", "DELETE", "/route/delete?project_id=shop&route_id=hello", "", h, 200)
+	eventually("deleted", "/x/store/hello", 404, "route not found")
+}
