@@ -77,6 +77,10 @@ type runner struct {
 	steps    int
 	deadline time.Time
 	result   Result
+	trace    Trace
+	names    []string // slot → variable name, for the trace
+	held     bool     // whether the step's conditions held, for the trace
+	told     bool     // whether the trace has been told where the run ended
 }
 
 // Run runs plan with the request's variables (params, body fields, path
@@ -84,9 +88,21 @@ type runner struct {
 // Result with Ended FAULT and status 500; an error is the platform's (the
 // database failed): the caller answers "internal error" and rolls back.
 func Run(ctx context.Context, plan *Plan, vars map[string]any, env Env, limits Limits) (Result, error) {
+	return RunTraced(ctx, plan, vars, env, limits, nil)
+}
+
+// RunTraced is Run telling trace, when not nil, of each block it executes,
+// in order, as it executes them.
+func RunTraced(ctx context.Context, plan *Plan, vars map[string]any, env Env, limits Limits, trace Trace) (Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, limits.Time)
 	defer cancel()
-	r := &runner{ctx: ctx, plan: plan, env: env, limits: limits, vars: make([]any, len(plan.slots)), lazy: make([]bool, len(plan.slots)), deadline: time.Now().Add(limits.Time)}
+	r := &runner{ctx: ctx, plan: plan, env: env, limits: limits, vars: make([]any, len(plan.slots)), lazy: make([]bool, len(plan.slots)), deadline: time.Now().Add(limits.Time), trace: trace}
+	if trace != nil {
+		r.names = make([]string, len(plan.slots))
+		for name, slot := range plan.slots {
+			r.names[slot] = name
+		}
+	}
 	for name, v := range vars {
 		if s, ok := plan.slots[name]; ok {
 			r.vars[s] = v
@@ -163,17 +179,21 @@ func (r *runner) exec(from, to int) (signal, error) {
 	for i := from; i < to; {
 		s := &r.plan.steps[i]
 		if err := r.tick(s); err != nil {
+			r.tell(s, sigEnd, err, 0)
 			return sigEnd, err
 		}
 		if s.kind == kLoop {
 			sig, err := r.loop(s, i)
 			if err != nil || sig == sigEnd {
+				r.tell(s, sig, err, 0)
 				return sigEnd, err
 			}
 			i = s.end
 			continue
 		}
+		r.held = true
 		sig, err := r.step(s)
+		r.tell(s, sig, err, 0)
 		if err != nil || sig != sigNext {
 			return sig, err
 		}
@@ -200,6 +220,11 @@ func (r *runner) loop(s *step, i int) (signal, error) {
 	if by == 0 {
 		return sigEnd, r.fault(s, "step is 0: the loop would never end")
 	}
+	if (by > 0 && from >= to) || (by < 0 && from <= to) {
+		// No turn: the trace still shows the loop, its conditions unmet.
+		r.held = false
+		r.tell(s, sigNext, nil, 0)
+	}
 	for n, turn := from, 0; (by > 0 && n < to) || (by < 0 && n > to); n, turn = n+by, turn+1 {
 		if turn > 0 {
 			if err := r.tick(s); err != nil {
@@ -207,6 +232,8 @@ func (r *runner) loop(s *step, i int) (signal, error) {
 			}
 		}
 		r.put(s.out, n)
+		r.held = true
+		r.tell(s, sigNext, nil, turn+1)
 		sig, err := r.exec(i+1, s.end)
 		if err != nil || sig == sigEnd {
 			return sigEnd, err
@@ -318,6 +345,12 @@ func (r *runner) holds(tests []test) bool {
 	return ok
 }
 
+// when is holds for a block's own conditions, remembered for the trace.
+func (r *runner) when(tests []test) bool {
+	r.held = r.holds(tests)
+	return r.held
+}
+
 // passes is holds for a filter, whose left side is the item's value.
 func (r *runner) passes(filters []test, item any) bool {
 	ok := true
@@ -349,7 +382,7 @@ func (r *runner) step(s *step) (signal, error) {
 		r.putStored(s.out, items)
 	case kAssignment:
 		var v any
-		if r.holds(s.tests) {
+		if r.when(s.tests) {
 			var err error
 			if v, err = r.operations(s); err != nil {
 				return sigEnd, err
@@ -357,7 +390,7 @@ func (r *runner) step(s *step) (signal, error) {
 		}
 		r.put(s.out, v)
 	case kTemplate:
-		if r.holds(s.tests) {
+		if r.when(s.tests) {
 			v, err := r.template(s)
 			if err != nil {
 				return sigEnd, err
@@ -365,7 +398,7 @@ func (r *runner) step(s *step) (signal, error) {
 			r.put(s.out, v)
 		}
 	case kCondition:
-		if !r.holds(s.tests) {
+		if !r.when(s.tests) {
 			return sigNext, nil
 		}
 		switch s.name {
@@ -425,16 +458,16 @@ func (r *runner) step(s *step) (signal, error) {
 	case kObject:
 		r.put(s.out, r.object(s.pairs))
 	case kUpdate, kSimpleUpdate:
-		if s.kind == kUpdate && !r.holds(s.tests) {
+		if s.kind == kUpdate && !r.when(s.tests) {
 			return sigNext, nil
 		}
 		return sigNext, r.update(s)
 	case kCreate:
-		if r.holds(s.tests) {
+		if r.when(s.tests) {
 			return sigNext, r.create(s)
 		}
 	case kReturn:
-		if !r.holds(s.tests) {
+		if !r.when(s.tests) {
 			return sigNext, nil
 		}
 		body, err := r.answer(s.pairs)
@@ -450,7 +483,7 @@ func (r *runner) step(s *step) (signal, error) {
 		}
 		r.put(s.out, v)
 	case kEmail:
-		if r.holds(s.tests) {
+		if r.when(s.tests) {
 			return sigNext, r.email(s)
 		}
 	}

@@ -41,14 +41,18 @@ func (h *Handlers) hashing(c *fiber.Ctx, fn func()) error {
 // makeRoomForHash raises the runtime's soft memory limit, when one is set,
 // by the memory of each hash in flight (and lowers it again after): the
 // limit keeps ordinary bursts small, and hashes, bounded by their slots,
-// should not make the collector run without pause.
+// should not make the collector run without pause. When the last hash in
+// flight ends, its memory goes back to the system at once rather than over
+// the next minutes, so that the service stays as small as its requests
+// between sign-ins.
 func (h *Handlers) makeRoomForHash(delta int64) {
-	base := h.memoryLimit
-	if base <= 0 || base == math.MaxInt64 {
-		return
-	}
 	n := h.hashesInFlight.Add(delta)
-	debug.SetMemoryLimit(base + n*int64(h.passwordParams.Memory)*1024)
+	if base := h.memoryLimit; base > 0 && base != math.MaxInt64 {
+		debug.SetMemoryLimit(base + n*int64(h.passwordParams.Memory)*1024)
+	}
+	if n == 0 && delta < 0 {
+		go debug.FreeOSMemory()
+	}
 }
 
 // hashPassword hashes password in a slot.

@@ -64,6 +64,21 @@ func (t *routeTable) find(ctx context.Context, segs []string) (*projectRoutes, [
 	return nil, nil, nil
 }
 
+// plan returns a project's routes and the plan of one of them: nil when
+// the project has no such route (or no routes).
+func (t *routeTable) plan(ctx context.Context, project, route string) (*projectRoutes, *engine.Plan, error) {
+	if err := t.ensure(ctx); err != nil {
+		return nil, nil, err
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	p := t.projects[project]
+	if p == nil {
+		return nil, nil, nil
+	}
+	return p, p.plans[route], nil
+}
+
 // ensure loads the whole table once.
 func (t *routeTable) ensure(ctx context.Context) error {
 	t.mu.RLock()

@@ -117,6 +117,7 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Patch("/route/update", document, author, h.routeUpdate)
 	app.Delete("/route/delete", author, h.routeDelete)
 	app.Get("/route/runs", signedIn, h.runList)
+	app.Post("/route/run", document, author, h.routeRun)
 
 	// Template and route pages.
 	app.Get("/web/routes/templates", signedIn, h.templatesIndex)

@@ -85,35 +85,66 @@ func (r *refusal) Error() string { return r.message }
 // runPlan reads the inputs, checks the caller and runs plan; it returns the
 // answer, and fills run's caller, ending and fault.
 func (h *Handlers) runPlan(c *fiber.Ctx, plan *engine.Plan, params map[string]string, run *store.Run) (int, []byte, error) {
-	ctx := c.UserContext()
-	vars, caller, err := h.routeInputs(c, plan.Route, params)
+	req := routeRequest{params: params, query: string(c.Request().URI().QueryString()), body: c.Body(),
+		caller: func() (*principal, error) { return h.bearerCaller(c) }}
+	out, err := h.runRequest(c.UserContext(), plan, req, run, runOptions{})
+	return out.Status, out.Body, err
+}
+
+// routeRequest is what a run of a route reads: its path parameters, its
+// query string, its body, and how to find its caller when auth_jwt is on.
+type routeRequest struct {
+	params map[string]string
+	query  string
+	body   []byte
+	caller func() (*principal, error)
+	// as is the caller when already known (a run tried by a member): the
+	// run, the run log and the vault log name it even on a public route.
+	as *principal
+}
+
+// runOptions are how /route/run runs a route: with a trace, and with its
+// writes rolled back.
+type runOptions struct {
+	trace engine.Trace
+	dry   bool
+}
+
+// runRequest runs plan for req. A request the route refuses (bad inputs,
+// no caller) is an answer too, with Ended REFUSED; an error is the
+// platform's.
+func (h *Handlers) runRequest(ctx context.Context, plan *engine.Plan, req routeRequest, run *store.Run, opts runOptions) (engine.Result, error) {
+	vars, caller, err := h.routeInputs(ctx, plan.Route, req)
+	if caller == nil {
+		caller = req.as
+	}
 	if caller != nil {
 		run.UserID, run.Username = &caller.User.ID, caller.User.Username
 	}
 	var refused *refusal
 	if errors.As(err, &refused) {
 		run.Ended, run.Fault = "REFUSED", refused.message
-		return refused.status, errorJSON(refused.status, refused.message), nil
+		return engine.Result{Status: refused.status, Body: errorJSON(refused.status, refused.message), Ended: "REFUSED"}, nil
 	}
 	if err != nil {
-		return 0, nil, err
+		return engine.Result{}, err
 	}
 	env := &runEnv{h: h, project: plan.Route.ProjectID, route: plan.Route.RouteID, caller: caller}
 	defer env.rollback()
-	res, err := engine.Run(ctx, plan, vars, env, h.limits)
+	res, err := engine.RunTraced(ctx, plan, vars, env, h.limits, opts.trace)
 	if err != nil {
-		return 0, nil, err
+		return res, err
 	}
-	if res.Commit() {
+	if res.Commit() && !opts.dry {
 		if err := env.commit(ctx); err != nil {
-			return 0, nil, err
+			return res, err
 		}
 	}
 	run.Ended = res.Ended
 	if res.Fault != nil {
 		run.Fault = res.Fault.Error()
 	}
-	return res.Status, res.Body, nil
+	return res, nil
 }
 
 func errorJSON(status int, message string) []byte {
@@ -125,14 +156,14 @@ func errorJSON(status int, message string) []byte {
 // the declared query parameters split on the route's delimiter and typed,
 // the declared body fields typed, and — when auth_jwt is on — the caller
 // and its record as auth.
-func (h *Handlers) routeInputs(c *fiber.Ctx, r flow.Route, params map[string]string) (map[string]any, *principal, error) {
-	vars := make(map[string]any, len(params)+len(r.Params.Pairs)+len(r.Body)+1)
-	for name, v := range params {
+func (h *Handlers) routeInputs(ctx context.Context, r flow.Route, req routeRequest) (map[string]any, *principal, error) {
+	vars := make(map[string]any, len(req.params)+len(r.Params.Pairs)+len(r.Body)+1)
+	for name, v := range req.params {
 		vars[name] = v
 	}
 	if len(r.Params.Pairs) > 0 {
 		given := map[string]string{}
-		for _, part := range strings.Split(string(c.Request().URI().QueryString()), r.Params.Delimiter) {
+		for _, part := range strings.Split(req.query, r.Params.Delimiter) {
 			k, v, _ := strings.Cut(part, "=")
 			key, err1 := url.QueryUnescape(k)
 			value, err2 := url.QueryUnescape(v)
@@ -157,7 +188,7 @@ func (h *Handlers) routeInputs(c *fiber.Ctx, r flow.Route, params map[string]str
 		}
 	}
 	if len(r.Body) > 0 {
-		body := c.Body()
+		body := req.body
 		if len(body) > routeBodyMaxBytes {
 			return nil, nil, &refusal{fiber.StatusRequestEntityTooLarge, "Error: the body is too large (at most 1 MiB)"}
 		}
@@ -180,7 +211,11 @@ func (h *Handlers) routeInputs(c *fiber.Ctx, r flow.Route, params map[string]str
 	if !r.AuthJWT.Active {
 		return vars, nil, nil
 	}
-	caller, rec, err := h.routeCaller(c, r)
+	caller, err := req.caller()
+	if err != nil {
+		return nil, nil, err
+	}
+	rec, err := h.routeAuth(ctx, r, caller)
 	if err != nil {
 		return nil, caller, err
 	}
@@ -188,22 +223,27 @@ func (h *Handlers) routeInputs(c *fiber.Ctx, r flow.Route, params map[string]str
 	return vars, caller, nil
 }
 
-// routeCaller checks the caller of an auth_jwt route: a JWT or PAT of
-// this platform (else 401), whose attribute named by field equals the
-// property field of a record of ref_col (else 403). It returns the caller
-// and that record, with its _id.
-func (h *Handlers) routeCaller(c *fiber.Ctx, r flow.Route) (*principal, map[string]any, error) {
+// bearerCaller is the caller of an auth_jwt route at /x: a JWT or PAT of
+// this platform, else 401.
+func (h *Handlers) bearerCaller(c *fiber.Ctx) (*principal, error) {
 	if _, ok := bearerToken(c); !ok {
-		return nil, nil, &refusal{fiber.StatusUnauthorized, "Error: this route needs a bearer token of the platform (a JWT from /user/login or a personal access token)"}
+		return nil, &refusal{fiber.StatusUnauthorized, "Error: this route needs a bearer token of the platform (a JWT from /user/login or a personal access token)"}
 	}
 	p, err := h.resolvePrincipal(c)
 	if err != nil {
 		var fe *fiber.Error
 		if errors.As(err, &fe) && fe.Code == fiber.StatusUnauthorized {
-			return nil, nil, &refusal{fiber.StatusUnauthorized, "Error: " + fe.Message}
+			return nil, &refusal{fiber.StatusUnauthorized, "Error: " + fe.Message}
 		}
-		return nil, nil, err
+		return nil, err
 	}
+	return p, nil
+}
+
+// routeAuth checks the caller p of an auth_jwt route: its attribute named
+// by field must equal the property field of a record of ref_col (else
+// 403). It returns that record, with its _id.
+func (h *Handlers) routeAuth(ctx context.Context, r flow.Route, p *principal) (map[string]any, error) {
 	var attr any
 	switch r.AuthJWT.Field {
 	case "uid":
@@ -213,24 +253,24 @@ func (h *Handlers) routeCaller(c *fiber.Ctx, r flow.Route) (*principal, map[stri
 	case "email":
 		attr = p.User.Email
 	default:
-		return p, nil, &refusal{fiber.StatusForbidden, fmt.Sprintf("Error: auth_jwt.field %s is not an attribute of callers (uid, username or email)", r.AuthJWT.Field)}
+		return nil, &refusal{fiber.StatusForbidden, fmt.Sprintf("Error: auth_jwt.field %s is not an attribute of callers (uid, username or email)", r.AuthJWT.Field)}
 	}
 	where, _ := json.Marshal(map[string]any{r.AuthJWT.Field: attr})
-	recs, err := h.runReads.RunRecords(c.UserContext(), r.ProjectID, r.AuthJWT.RefCol, where, 1, false)
+	recs, err := h.runReads.RunRecords(ctx, r.ProjectID, r.AuthJWT.RefCol, where, 1, false)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return p, nil, &refusal{fiber.StatusForbidden, fmt.Sprintf("Error: the collection %s that lists this route's callers does not exist", r.AuthJWT.RefCol)}
+		return nil, &refusal{fiber.StatusForbidden, fmt.Sprintf("Error: the collection %s that lists this route's callers does not exist", r.AuthJWT.RefCol)}
 	case err != nil:
-		return p, nil, err
+		return nil, err
 	case len(recs) == 0:
-		return p, nil, &refusal{fiber.StatusForbidden, fmt.Sprintf("Error: %s %v is not among this route's callers", r.AuthJWT.Field, text(attr))}
+		return nil, &refusal{fiber.StatusForbidden, fmt.Sprintf("Error: %s %v is not among this route's callers", r.AuthJWT.Field, text(attr))}
 	}
 	rec, err := engine.NewDecoder().Object(recs[0].Data)
 	if err != nil {
-		return p, nil, err
+		return nil, err
 	}
 	rec["_id"] = float64(recs[0].ID)
-	return p, rec, nil
+	return rec, nil
 }
 
 func text(v any) string {

@@ -1,0 +1,314 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+
+	"stencil/engine"
+	"stencil/store"
+)
+
+// The trace of a run (SPEC §10).
+const (
+	previewMax   = 200  // characters of a value's preview
+	turnsShown   = 3    // turns of a LOOP shown block by block; the rest are counted
+	traceMaxRows = 2000 // rows of a trace; a longer one is cut, and says so
+)
+
+type routeRunInput struct {
+	ProjectID string          `json:"project_id" validate:"required,max=64"`
+	RouteID   string          `json:"route_id" validate:"required,max=128"`
+	Path      string          `json:"path" validate:"max=2048"`
+	Query     string          `json:"query" validate:"max=8192"`
+	Body      json.RawMessage `json:"body"`
+	DryRun    bool            `json:"dry_run"`
+}
+
+// routeRunDTO is what POST /route/run answers.
+type routeRunDTO struct {
+	Response   routeAnswerDTO `json:"response"`
+	DurationMS float64        `json:"duration_ms"`
+	Ended      string         `json:"ended"`
+	DryRun     bool           `json:"dry_run"`
+	Trace      []traceRow     `json:"trace"`
+	TraceCut   bool           `json:"trace_cut,omitempty"`
+}
+
+type routeAnswerDTO struct {
+	Status int             `json:"status"`
+	Body   json.RawMessage `json:"body"`
+}
+
+// traceRow is one block executed, or the turns of a LOOP left out.
+type traceRow struct {
+	Block    int    `json:"block"`
+	Type     string `json:"type"`
+	Depth    int    `json:"depth"`
+	Turn     int    `json:"turn,omitempty"`
+	Variable string `json:"variable,omitempty"`
+	Preview  string `json:"preview,omitempty"`
+	Held     bool   `json:"held"`
+	Outcome  string `json:"outcome,omitempty"`
+	Message  string `json:"message,omitempty"`
+	// A LOOP's turns after the third, summarized: how many, and how many
+	// block executions they held.
+	MoreTurns  int `json:"more_turns,omitempty"`
+	MoreBlocks int `json:"more_blocks,omitempty"`
+}
+
+// routeRun answers POST /route/run: it runs a route of the project as the
+// caller, with the same inputs, checks and limits as at /x, traced; with
+// dry_run its writes are rolled back (queued email included). The run is
+// logged like any other; vault values never appear in what it answers.
+func (h *Handlers) routeRun(c *fiber.Ctx) error {
+	var in routeRunInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	if _, err := h.member(c, in.ProjectID); err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	project, plan, err := h.routes.plan(ctx, in.ProjectID, in.RouteID)
+	if err != nil {
+		return err
+	}
+	if plan == nil {
+		return fiber.NewError(fiber.StatusNotFound, "route "+quote(in.RouteID)+" not found in project "+quote(in.ProjectID))
+	}
+	params, err := matchOne(plan, in.Path)
+	if err != nil {
+		return err
+	}
+	body := []byte(in.Body)
+	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
+		body = nil
+	}
+	caller := current(c)
+	start := time.Now()
+	path := in.Path
+	if path == "" {
+		path = plan.Route.RoutePath
+	}
+	run := store.Run{At: start, ProjectID: in.ProjectID, RouteID: plan.Route.RouteID, Method: plan.Route.Method, Path: "/x" + strings.TrimSuffix(project.apiPath, "/") + path}
+	t := &tracer{}
+	res, err := h.runRequest(ctx, plan, routeRequest{params: params, query: in.Query, body: body,
+		caller: func() (*principal, error) { return caller, nil }, as: caller}, &run, runOptions{trace: t.event, dry: in.DryRun})
+	run.Duration = time.Since(start)
+	if err != nil {
+		run.Status, run.Ended = fiber.StatusInternalServerError, "ERROR"
+		h.runs.add(run)
+		return err
+	}
+	run.Status = res.Status
+	h.runs.add(run)
+	t.flush()
+	if res.Ended == "FAULT" && res.Fault != nil && res.Fault.Block < 0 {
+		t.rows = append(t.rows, traceRow{Block: -1, Type: "ROUTE", Held: true, Outcome: "FAULT", Message: res.Fault.Reason})
+	}
+	out := routeRunDTO{
+		Response:   routeAnswerDTO{Status: res.Status, Body: t.mask(res.Body)},
+		DurationMS: float64(run.Duration.Microseconds()) / 1000,
+		Ended:      res.Ended,
+		DryRun:     in.DryRun,
+		Trace:      t.rows,
+		TraceCut:   t.cut,
+	}
+	if out.Trace == nil {
+		out.Trace = []traceRow{}
+	}
+	message := "Route run"
+	if in.DryRun {
+		message = "Route run (dry run: nothing written)"
+	}
+	return h.respond(c, Reply{Message: message, Data: out})
+}
+
+// matchOne matches path, relative to the project's api_path, against the
+// route's own path, and returns its parameters. An empty path is the
+// route's path when it has no parameters.
+func matchOne(plan *engine.Plan, path string) (map[string]string, error) {
+	r := plan.Route
+	if path == "" {
+		if len(engine.PathParams(r.RoutePath)) > 0 {
+			return nil, &ValidationError{Fields: map[string]string{"path": "is required: the route's path " + r.RoutePath + " has parameters to fill"}}
+		}
+		path = r.RoutePath
+	}
+	if !strings.HasPrefix(path, "/") {
+		return nil, &ValidationError{Fields: map[string]string{"path": "must start with / (the path after the project's api_path)"}}
+	}
+	segs := engine.Segments(path)
+	for i, seg := range segs {
+		s, err := url.PathUnescape(seg)
+		if err != nil {
+			return nil, &ValidationError{Fields: map[string]string{"path": "is not valid URL encoding"}}
+		}
+		segs[i] = s
+	}
+	one := &engine.Router{}
+	one.Add(plan)
+	entry, params, _ := one.Match(r.Method, segs)
+	if entry == nil {
+		return nil, &ValidationError{Fields: map[string]string{"path": "does not match the route's path " + r.RoutePath}}
+	}
+	return params, nil
+}
+
+// tracer turns a run's events into trace rows: values previewed with vault
+// values masked, a LOOP's turns after the third counted rather than listed
+// (the block that ended the run is always listed).
+type tracer struct {
+	rows    []traceRow
+	secrets []string // vault values the run read, longest first
+	loops   []openLoop
+	cut     bool
+}
+
+// openLoop is a LOOP whose turns are under way.
+type openLoop struct {
+	block, depth, turn int
+	moreTurns          int
+	moreBlocks         int
+}
+
+func (t *tracer) event(ev engine.Event) {
+	// Loops this event is not inside of are over.
+	for len(t.loops) > 0 {
+		top := t.loops[len(t.loops)-1]
+		if ev.Depth > top.depth || (ev.Type == "LOOP" && ev.Block == top.block && ev.Depth == top.depth && ev.Turn > 0) {
+			break
+		}
+		t.close()
+	}
+	if ev.Secret {
+		if s, ok := ev.Value.(string); ok && s != "" && !slices.Contains(t.secrets, s) {
+			t.secrets = append(t.secrets, s)
+			slices.SortFunc(t.secrets, func(a, b string) int { return len(b) - len(a) })
+		}
+	}
+	if ev.Type == "LOOP" && ev.Turn > 0 {
+		if n := len(t.loops); n > 0 && t.loops[n-1].block == ev.Block && t.loops[n-1].depth == ev.Depth {
+			t.loops[n-1].turn = ev.Turn
+		} else {
+			t.loops = append(t.loops, openLoop{block: ev.Block, depth: ev.Depth, turn: ev.Turn})
+		}
+	}
+	// The outermost loop in a turn past the third hides this event.
+	hidden := -1
+	for i, l := range t.loops {
+		if l.turn > turnsShown {
+			hidden = i
+			break
+		}
+	}
+	ending := ev.Outcome == "RETURN" || ev.Outcome == "FAIL" || ev.Outcome == "FAULT"
+	if hidden >= 0 && !ending {
+		l := &t.loops[hidden]
+		if ev.Type == "LOOP" && ev.Block == l.block && ev.Depth == l.depth && ev.Turn > 0 {
+			l.moreTurns++
+		} else {
+			l.moreBlocks++
+		}
+		return
+	}
+	if ending {
+		t.flush()
+	}
+	row := traceRow{Block: ev.Block, Type: ev.Type, Depth: ev.Depth, Turn: ev.Turn, Held: ev.Held, Outcome: ev.Outcome, Message: ev.Message}
+	if ev.Name != "" {
+		row.Variable = ev.Name
+		if ev.Secret {
+			row.Preview = engine.Mask
+		} else {
+			row.Preview = t.preview(ev.Value)
+		}
+	}
+	t.add(row)
+}
+
+// close ends the innermost open loop, with a row for the turns it left out.
+func (t *tracer) close() {
+	l := t.loops[len(t.loops)-1]
+	t.loops = t.loops[:len(t.loops)-1]
+	if l.moreTurns > 0 {
+		t.add(traceRow{Block: l.block, Type: "LOOP", Depth: l.depth, Held: true, MoreTurns: l.moreTurns, MoreBlocks: l.moreBlocks})
+	}
+}
+
+// flush closes every open loop.
+func (t *tracer) flush() {
+	for len(t.loops) > 0 {
+		t.close()
+	}
+}
+
+func (t *tracer) add(row traceRow) {
+	if len(t.rows) >= traceMaxRows {
+		t.cut = true
+		return
+	}
+	t.rows = append(t.rows, row)
+}
+
+// preview is v as JSON, vault values masked, cut to previewMax characters.
+func (t *tracer) preview(v any) string {
+	text, _ := engine.AppendMasked(nil, v, 16<<10, t.secrets)
+	if utf8.RuneCount(text) <= previewMax {
+		return string(text)
+	}
+	n := 0
+	for i := range string(text) {
+		if n == previewMax-1 {
+			return string(text[:i]) + "…"
+		}
+		n++
+	}
+	return string(text)
+}
+
+// mask is a run's answer with the vault values it read masked: decoded and
+// written again when it holds any.
+func (t *tracer) mask(body []byte) []byte {
+	if len(t.secrets) == 0 {
+		return body
+	}
+	v, err := engine.NewDecoder().Object(body)
+	if err != nil {
+		return []byte(`"` + engine.Mask + `"`)
+	}
+	out, err := engine.AppendMasked(nil, v, 2*len(body)+1024, t.secrets)
+	if err != nil {
+		return []byte(`"` + engine.Mask + `"`)
+	}
+	return out
+}
+
+// String is a row as one line, for logs and tests.
+func (r traceRow) String() string {
+	line := fmt.Sprintf("%d %s %d", r.Block, r.Type, r.Depth)
+	if r.Turn > 0 {
+		line += fmt.Sprintf(" turn %d", r.Turn)
+	}
+	if r.Variable != "" {
+		line += " " + r.Variable + "=" + r.Preview
+	}
+	if r.MoreTurns > 0 {
+		line += fmt.Sprintf(" +%d turns (%d blocks)", r.MoreTurns, r.MoreBlocks)
+	}
+	if !r.Held {
+		line += " not held"
+	}
+	if r.Outcome != "" {
+		line += " " + strings.TrimSpace(r.Outcome+" "+r.Message)
+	}
+	return line
+}

@@ -1,0 +1,155 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"stencil/store"
+)
+
+// tryRun posts body to /route/run and decodes the answer's data.
+func tryRun(t *testing.T, ta *testApp, h map[string]string, body string) routeRunDTO {
+	t.Helper()
+	status, raw := ta.call(t, "POST", "/route/run", body, h)
+	if status != 200 {
+		t.Fatalf("/route/run: %d %s", status, raw)
+	}
+	var env struct{ Data routeRunDTO }
+	if err := json.Unmarshal([]byte(raw), &env); err != nil {
+		t.Fatal(err)
+	}
+	return env.Data
+}
+
+func traceLines(rows []traceRow) string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.String())
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestRouteRunTraces: POST /route/run answers the route's answer, the time
+// and the trace, with the route's own inputs and checks; a dry run leaves
+// the collections as they were; the run goes to the run log.
+func TestRouteRunTraces(t *testing.T) {
+	ta, h := runApp(t)
+	runnable{id: "add_book", method: "POST", path: "/books/:shelf", body: `[{"id":"title","bdtype":"STRING"},{"id":"year","bdtype":"INTEGER"}]`, blocks: []string{
+		`{"type":"OBJECT","depth":0,"local_name":"book","pairs":` + pairsOf("title", ref("title"), "year", ref("year"), "shelf", ref("shelf")) + `}`,
+		`{"type":"CREATE","depth":0,"ref_col":"books","ref_object":"book","save":true,"conditions":[]}`,
+		`{"type":"UPDATE","depth":0,"ref_col":"books","ref_property":"seen","save":true,"targets":[],"set":` + lit("BOOLEAN", "true") + `,"add":null,"filter":null,"conditions":[]}`,
+		`{"type":"EMAIL","depth":0,"template":"added","recipients":[` + lit("STRING", "a@example.com") + `],"pairs":[],"conditions":[]}`,
+		`{"type":"CONDITION","depth":0,"conditions":[` + cond(ref("year"), "LESS_THAN", lit("INTEGER", "0")) + `],"action":"FAIL","fail":{"status":422,"message":"a year before 0"}}`,
+		`{"type":"LOOP","depth":0,"local_name":"i","min":` + lit("INTEGER", "0") + `,"max":` + lit("INTEGER", "10") + `,"step":` + lit("INTEGER", "1") + `}`,
+		`{"type":"ASSIGNMENT","depth":1,"local_name":"last","conditions":[],"operations":[{"left":` + ref("i") + `,"right":` + lit("INTEGER", "0") + `,"operation_type":"NONE","not":false,"next":"NONE"}]}`,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("book", ref("book"), "last", ref("last")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+	before := ta.records(t, "books")
+	run := `{"project_id":"shop","route_id":"add_book","path":"/books/A3","body":{"title":"Kim","year":1901},"dry_run":true}`
+	got := tryRun(t, ta, h, run)
+	if got.Response.Status != 200 || string(got.Response.Body) != `{"book":{"_id":4,"shelf":"A3","title":"Kim","year":1901},"last":9}` || got.Ended != "RETURN" || !got.DryRun {
+		t.Fatalf("dry run: %+v %s", got, got.Response.Body)
+	}
+	wantTrace := strings.Join([]string{
+		`0 OBJECT 0 book={"shelf":"A3","title":"Kim","year":1901}`,
+		`1 CREATE 0`, `2 UPDATE 0`, `3 EMAIL 0`, `4 CONDITION 0 not held`,
+		`5 LOOP 0 turn 1 i=0`, `6 ASSIGNMENT 1 last=0`,
+		`5 LOOP 0 turn 2 i=1`, `6 ASSIGNMENT 1 last=1`,
+		`5 LOOP 0 turn 3 i=2`, `6 ASSIGNMENT 1 last=2`,
+		`5 LOOP 0 +7 turns (7 blocks)`,
+		`7 RETURN 0 RETURN`,
+	}, "\n")
+	if traceLines(got.Trace) != wantTrace {
+		t.Errorf("trace:\n%s\nwant\n%s", traceLines(got.Trace), wantTrace)
+	}
+	if after := ta.records(t, "books"); after != before {
+		t.Errorf("a dry run wrote: %s", after)
+	}
+	if out, err := ta.h.store.Outbox(context.Background(), "shop"); err != nil || len(out) != 0 {
+		t.Errorf("a dry run queued %d messages (%v)", len(out), err)
+	}
+	// The same run, for real, writes; the run log has both.
+	got = tryRun(t, ta, h, strings.Replace(run, `"dry_run":true`, `"dry_run":false`, 1))
+	if got.Ended != "RETURN" || !strings.Contains(ta.records(t, "books"), `"title": "Kim"`) {
+		t.Fatalf("a real run: %+v; books %s", got, ta.records(t, "books"))
+	}
+	if out, _ := ta.h.store.Outbox(context.Background(), "shop"); len(out) != 1 {
+		t.Errorf("the real run queued %d messages", len(out))
+	}
+	ta.h.runs.flush(context.Background())
+	runs, _, err := ta.h.store.ListRuns(context.Background(), "shop", store.RunQuery{Page: store.Page{Limit: 10}, RouteID: "add_book"})
+	if err != nil || len(runs) != 2 || runs[0].Path != "/x/shop/books/A3" || runs[0].Method != "POST" || runs[0].Username != "author" {
+		t.Fatalf("run log: %+v %v", runs, err)
+	}
+
+	// A FAIL is marked where it happened, with its message.
+	got = tryRun(t, ta, h, `{"project_id":"shop","route_id":"add_book","path":"/books/A3","body":{"title":"Kim","year":-5},"dry_run":true}`)
+	last := got.Trace[len(got.Trace)-1]
+	if got.Response.Status != 422 || got.Ended != "FAIL" || last.Block != 4 || last.Outcome != "FAIL" || last.Message != "Error: a year before 0" {
+		t.Fatalf("FAIL: %+v", got)
+	}
+	// Inputs are checked as at /x: the 400 is the route's answer.
+	got = tryRun(t, ta, h, `{"project_id":"shop","route_id":"add_book","path":"/books/A3","body":{"title":"Kim","year":"old"},"dry_run":true}`)
+	if got.Response.Status != 400 || got.Ended != "REFUSED" || len(got.Trace) != 0 || !strings.Contains(string(got.Response.Body), "body field year must be an integer") {
+		t.Fatalf("bad body field: %+v %s", got, got.Response.Body)
+	}
+
+	viewer := ta.newUser(t, "viewer", store.RoleViewer)
+	if err := ta.h.store.AddMember(context.Background(), "shop", viewer.ID); err != nil {
+		t.Fatal(err)
+	}
+	ta.run(t, []scenario{
+		{name: "a path that is not the route's", method: "POST", path: "/route/run", headers: h, status: 422,
+			body: `{"project_id":"shop","route_id":"add_book","path":"/authors/A3","body":{}}`, want: []string{`"path":"does not match the route's path /books/:shelf"`}},
+		{name: "no path for a route with parameters", method: "POST", path: "/route/run", headers: h, status: 422,
+			body: `{"project_id":"shop","route_id":"add_book","body":{}}`, want: []string{`"path":"is required`}},
+		{name: "no such route", method: "POST", path: "/route/run", headers: h, status: 404,
+			body: `{"project_id":"shop","route_id":"nope"}`, want: []string{`route \"nope\" not found`}},
+		{name: "route_id missing", method: "POST", path: "/route/run", headers: h, status: 400,
+			body: `{"project_id":"shop"}`, want: []string{`"route_id"`}},
+		{name: "not a member", method: "POST", path: "/route/run", headers: as(ta.token(t, ta.newUser(t, "outsider", store.RoleAuthor))), status: 403,
+			body: `{"project_id":"shop","route_id":"add_book","path":"/books/A3"}`},
+		{name: "a VIEWER member cannot run", method: "POST", path: "/route/run", headers: as(ta.token(t, viewer)), status: 403,
+			body: `{"project_id":"shop","route_id":"add_book","path":"/books/A3"}`},
+		{name: "no credential", method: "POST", path: "/route/run", status: 401,
+			body: `{"project_id":"shop","route_id":"add_book","path":"/books/A3"}`},
+	})
+}
+
+// TestRouteRunHidesVaultValues: the canary check. A route that reads a
+// vault value and passes it through TEMPLATE, OBJECT and RETURN shows it
+// nowhere in what /route/run answers.
+func TestRouteRunHidesVaultValues(t *testing.T) {
+	ta, _ := runApp(t)
+	ctx := context.Background()
+	admin := ta.newUser(t, "ada", store.RoleAdmin)
+	if err := ta.h.store.AddMember(ctx, "shop", admin.ID); err != nil {
+		t.Fatal(err)
+	}
+	const canary = "canary-5f2d9c"
+	ta.putSecret(t, "shop", "API_KEY", canary, admin)
+	h := as(ta.token(t, admin))
+	runnable{id: "secret", method: "GET", path: "/secret", blocks: []string{
+		`{"type":"VAULT","depth":0,"local_name":"key","key":"API_KEY"}`,
+		`{"type":"TEMPLATE","depth":0,"local_name":"header","templatestring":"Bearer {}","data":[` + ref("key") + `],"conditions":[]}`,
+		`{"type":"OBJECT","depth":0,"local_name":"o","pairs":` + pairsOf("auth", ref("header"), "n", lit("INTEGER", "1")) + `}`,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("o", ref("o"), "raw", ref("key")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+	status, raw := ta.call(t, "POST", "/route/run", `{"project_id":"shop","route_id":"secret"}`, h)
+	if status != 200 || strings.Contains(raw, canary) || strings.Contains(raw, "5f2d9c") {
+		t.Fatalf("the canary shows: %d %s", status, raw)
+	}
+	for _, want := range []string{`"preview":"••••••"`, `"preview":"\"Bearer ••••••\""`, `"body":{"o":{"auth":"Bearer ••••••","n":1},"raw":"••••••"}`} {
+		if !strings.Contains(raw, want) {
+			t.Errorf("no %s in %s", want, raw)
+		}
+	}
+	// The read is logged like any other run's.
+	var channel, routeID, username string
+	if err := ta.pool.QueryRow(ctx, `SELECT channel, route_id, username FROM vault_access_log WHERE action = 'read' ORDER BY id DESC LIMIT 1`).
+		Scan(&channel, &routeID, &username); err != nil || channel != "route" || routeID != "secret" || username != "ada" {
+		t.Fatalf("the read's log row: %q %q %q %v", channel, routeID, username, err)
+	}
+}
