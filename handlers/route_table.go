@@ -35,6 +35,7 @@ type routeTable struct {
 // projectRoutes is one project's routes.
 type projectRoutes struct {
 	id      string
+	name    string
 	apiPath string
 	router  *engine.Router
 	plans   map[string]*engine.Plan // by route id, for reuse across reloads
@@ -158,7 +159,7 @@ func (t *routeTable) build(ctx context.Context, id string) (*projectRoutes, erro
 	t.mu.RLock()
 	old := t.projects[id]
 	t.mu.RUnlock()
-	p := &projectRoutes{id: id, apiPath: rp.APIPath, router: &engine.Router{}, plans: map[string]*engine.Plan{}}
+	p := &projectRoutes{id: id, name: rp.Name, apiPath: rp.APIPath, router: &engine.Router{}, plans: map[string]*engine.Plan{}}
 	for _, r := range routes {
 		var plan *engine.Plan
 		if old != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"stencil/engine"
+	"stencil/flow"
 	"stencil/store"
 )
 
@@ -311,4 +312,77 @@ func (r traceRow) String() string {
 		line += " " + strings.TrimSpace(r.Outcome+" "+r.Message)
 	}
 	return line
+}
+
+// tryView is /web/routes/try: a form made from the route's declarations.
+type tryView struct {
+	Base
+	Route      store.StoredRoute
+	APIPath    string
+	PathParams []string
+	Query      []tryField
+	Body       []tryField
+}
+
+// tryField is one input of the form, by its bdtype.
+type tryField struct {
+	ID, BDType string
+	Kind       string // number, decimal, switch, json, text
+}
+
+func tryFields(params []flow.Param) []tryField {
+	out := make([]tryField, len(params))
+	for i, p := range params {
+		kind := "text"
+		switch p.BDType {
+		case "INTEGER":
+			kind = "number"
+		case "FLOAT":
+			kind = "decimal"
+		case "BOOLEAN":
+			kind = "switch"
+		case "ARRAY", "OTHER":
+			kind = "json"
+		}
+		out[i] = tryField{ID: p.ID, BDType: p.BDType, Kind: kind}
+	}
+	return out
+}
+
+// routeTryPage renders /web/routes/try?project_id=&route_id= (AUTHOR and
+// up, members): the form sends POST /route/run and shows the answer and
+// its trace.
+func (h *Handlers) routeTryPage(c *fiber.Ctx) error {
+	var q routeKeyQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	p, err := h.member(c, q.ProjectID)
+	if err != nil {
+		return err
+	}
+	r, err := h.store.Route(c.UserContext(), q.ProjectID, q.RouteID)
+	if err != nil {
+		return err
+	}
+	view := tryView{Base: h.base(c, "Try "+r.RouteID), Route: r, APIPath: strings.TrimSuffix(p.APIPath, "/"),
+		PathParams: engine.PathParams(r.RoutePath), Query: tryFields(r.Params.Pairs), Body: tryFields(r.Body)}
+	return h.respond(c, Reply{Page: "routes/try", View: view})
+}
+
+// routeDocsPage renders /web/routes/docs?project_id=: the project's route
+// document in the Scalar viewer, whose "try it" calls the routes.
+func (h *Handlers) routeDocsPage(c *fiber.Ctx) error {
+	var q struct {
+		ProjectID string `query:"project_id" validate:"required"`
+	}
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	p, err := h.member(c, q.ProjectID)
+	if err != nil {
+		return err
+	}
+	return c.Render("api/scalar", scalarView{Title: p.Name + " routes", DocURL: "/x" + strings.TrimSuffix(p.APIPath, "/") + projectDocPath,
+		Back: "/web/routes?id=" + url.QueryEscape(p.ID), BackText: "Routes of " + p.Name})
 }

@@ -43,6 +43,9 @@ func (h *Handlers) runRoute(c *fiber.Ctx) error {
 	if project == nil {
 		return routeAnswer(c, fiber.StatusNotFound, "Error: route not found")
 	}
+	if c.Method() == fiber.MethodGet && "/"+strings.Join(rest, "/") == projectDocPath {
+		return h.projectDoc(c, project)
+	}
 	entry, params, allow := project.router.Match(c.Method(), rest)
 	if entry == nil {
 		if allow != nil {

@@ -67,11 +67,12 @@ func sampleViews() map[string]sample {
 		"users/role":         {view: userRoleView{User: user, Roles: roles, Error: "The last ROOT account must stay ROOT."}},
 		"partials/nav_user":  {view: base},
 		"partials/flash":     {view: base.Flash},
-		"api/scalar":         {view: nil},
+		"api/scalar":         {view: scalarView{Title: "Shop routes", DocURL: "/x/shop/openapi.json", Back: "/web/routes?id=shop", BackText: "Routes"}},
 		"layouts/title":      {view: base},
 		"partials/field":     {view: map[string]any{"Name": "n", "Label": "N", "Error": "bad", "Required": true, "Hint": "h"}},
 		"partials/filter":    {view: map[string]any{"Action": "/web/users", "Value": "a", "Target": "#t", "Label": "Filter"}},
 		"partials/pager":     {view: map[string]any{"Pager": pager, "Target": "#t"}},
+		"partials/try_field": {view: map[string]any{"Prefix": "query", "Field": tryField{ID: "all", BDType: "BOOLEAN", Kind: "switch"}}},
 
 		"session/login":       {page: true, view: login},
 		"session/login_form":  {view: login},
@@ -117,6 +118,9 @@ func sampleViews() map[string]sample {
 		"templates/editor":    {page: true, view: editorView{Base: base, Heading: "New", Data: `{"mode":"template"}`, Back: "/"}},
 		"routes/index":        {page: true, view: routesView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Routes: []store.StoredRoute{route}, Pager: pager, CanWrite: true}},
 		"routes/view":         {page: true, view: routeView{Base: base, Route: route, Blocks: blocks, CanWrite: true}},
+		"routes/try": {page: true, view: tryView{Base: base, Route: route, APIPath: "/shop", PathParams: []string{"id"},
+			Query: tryFields([]flow.Param{{ID: "limit", BDType: "INTEGER"}, {ID: "all", BDType: "BOOLEAN"}}),
+			Body:  tryFields([]flow.Param{{ID: "title", BDType: "STRING"}, {ID: "price", BDType: "FLOAT"}, {ID: "tags", BDType: "ARRAY"}, {ID: "ok", BDType: "BOOLEAN"}, {ID: "x", BDType: "OTHER"}})}},
 	}
 }
 

@@ -38,11 +38,12 @@ func (t *Tx) Rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
 type RoutingProject struct {
 	ID      string
 	APIPath string
+	Name    string
 }
 
 // RoutingProjects returns every project's id and api_path.
 func (s *Store) RoutingProjects(ctx context.Context) ([]RoutingProject, error) {
-	rows, err := s.db.Query(ctx, "SELECT id, api_path FROM projects ORDER BY id")
+	rows, err := s.db.Query(ctx, "SELECT id, api_path, name FROM projects ORDER BY id")
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +54,7 @@ func (s *Store) RoutingProjects(ctx context.Context) ([]RoutingProject, error) {
 // ErrNotFound when the project is gone.
 func (s *Store) ProjectRouting(ctx context.Context, id string) (RoutingProject, []StoredRoute, error) {
 	p := RoutingProject{ID: id}
-	if err := s.db.QueryRow(ctx, "SELECT api_path FROM projects WHERE id = $1", id).Scan(&p.APIPath); err != nil {
+	if err := s.db.QueryRow(ctx, "SELECT api_path, name FROM projects WHERE id = $1", id).Scan(&p.APIPath, &p.Name); err != nil {
 		return p, nil, translate(err)
 	}
 	rows, err := s.db.Query(ctx, "SELECT "+routeColumns+" FROM routes WHERE project_id = $1 ORDER BY route_id", id)

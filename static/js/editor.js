@@ -741,4 +741,13 @@
   lint();
   // "Use this template" opens the route editor asking for its values.
   if (!isTemplate && data.template) askValues(data.template);
+  // "#block-3" (a link from a trace) opens the editor at block 3.
+  var wanted = /^#block-(\d+)$/.exec(window.location.hash);
+  var card = wanted && formPane.querySelector('[data-block="' + (Number(wanted[1]) - 1) + '"]');
+  if (card) {
+    card.classList.add("ring-2", "ring-red-500");
+    card.scrollIntoView({ block: "center" });
+    var field = card.querySelector("input, select, textarea");
+    if (field) field.focus({ preventScroll: true });
+  }
 })();

@@ -1,4 +1,4 @@
-// Mounts the Scalar API reference on /openapi.json, with every feature that
+// Mounts the Scalar API reference on the document named by data-url, with every feature that
 // would reach another host (fonts, telemetry, request proxy, AI agent) off.
 (function () {
   "use strict";
@@ -14,7 +14,7 @@
   // description already says a token is needed.
   var authBox = ' [data-testid="auth-indicator"] { display: none !important; }';
   Scalar.createApiReference(el, {
-    url: "/openapi.json",
+    url: el.dataset.url,
     withDefaultFonts: false,
     telemetry: false,
     proxyUrl: "",
@@ -24,7 +24,7 @@
     mcp: { disabled: true },
     documentDownloadType: "json",
     defaultOpenAllTags: true,
-    metaData: { title: "API reference · Stencil" },
+    metaData: { title: el.dataset.title },
     customCss: systemFonts + authBox,
   });
 })();

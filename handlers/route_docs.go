@@ -1,0 +1,225 @@
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"stencil/engine"
+	"stencil/flow"
+)
+
+// projectDocPath is where, under a project's api_path, its routes'
+// OpenAPI document answers GET; no route may take that path for GET.
+const projectDocPath = "/openapi.json"
+
+// obj is a JSON object of the generated document.
+type obj = map[string]any
+
+// projectDocument is the OpenAPI 3.1 document of a project's routes
+// (SPEC §10): a path for each route_path (":name" as "{name}"), an
+// operation for each route with its path, query and body inputs typed by
+// their bdtype, bearer security where auth_jwt is on, and the statuses the
+// route can answer — 200, its FAILs, 400 for bad inputs, 401 and 403 for
+// callers, 500 for faults.
+func projectDocument(p *projectRoutes) ([]byte, error) {
+	plans := make([]*engine.Plan, 0, len(p.plans))
+	for _, plan := range p.plans {
+		plans = append(plans, plan)
+	}
+	sort.Slice(plans, func(i, j int) bool { return plans[i].Route.RouteID < plans[j].Route.RouteID })
+	paths := obj{}
+	auth := false
+	for _, plan := range plans {
+		r := plan.Route
+		path, params := docPath(r.RoutePath)
+		item, _ := paths[path].(obj)
+		if item == nil {
+			item = obj{}
+			paths[path] = item
+		}
+		item[strings.ToLower(r.Method)] = docOperation(r, params)
+		auth = auth || r.AuthJWT.Active
+	}
+	base := "/x" + strings.TrimSuffix(p.apiPath, "/")
+	doc := obj{
+		"openapi": "3.1.0",
+		"info": obj{
+			"title":   p.name + " API",
+			"version": "1.0.0",
+			"description": "The routes of project " + p.name + ", answered at " + base + "/… and generated from their " +
+				"declarations as they are now. Answers are JSON; a route's error is `{\"status\", \"message\"}` with a message " +
+				"starting `Error: `.",
+		},
+		"servers": []obj{{"url": base, "description": "This project's routes"}},
+		"tags":    []obj{{"name": "routes", "description": "The project's routes."}},
+		"paths":   paths,
+		"components": obj{
+			"schemas": obj{"Error": obj{
+				"type":     "object",
+				"required": []string{"status", "message"},
+				"properties": obj{
+					"status":  obj{"type": "integer"},
+					"message": obj{"type": "string", "examples": []string{"Error: route not found"}},
+				},
+			}},
+		},
+	}
+	if auth {
+		doc["components"].(obj)["securitySchemes"] = obj{"bearerAuth": obj{
+			"type": "http", "scheme": "bearer",
+			"description": "A JWT from the platform's POST /user/login, or one of its personal access tokens.",
+		}}
+	}
+	return json.Marshal(doc)
+}
+
+// docPath writes a route_path with OpenAPI's "{name}" and returns its
+// parameters' names.
+func docPath(routePath string) (string, []string) {
+	segs := engine.Segments(routePath)
+	var params []string
+	for i, s := range segs {
+		if name, ok := strings.CutPrefix(s, ":"); ok {
+			segs[i] = "{" + name + "}"
+			params = append(params, name)
+		}
+	}
+	return "/" + strings.Join(segs, "/"), params
+}
+
+// bdSchema is the JSON Schema of a value of bdtype; text says how it is
+// read from a query string, where every value is text.
+func bdSchema(bdtype string, text bool) obj {
+	switch bdtype {
+	case "INTEGER":
+		return obj{"type": "integer"}
+	case "FLOAT":
+		return obj{"type": "number"}
+	case "BOOLEAN":
+		return obj{"type": "boolean"}
+	case "STRING":
+		return obj{"type": "string"}
+	case "ARRAY":
+		if text {
+			return obj{"type": "string", "description": "A JSON array.", "examples": []string{"[1,2]"}}
+		}
+		return obj{"type": "array"}
+	}
+	if text {
+		return obj{"type": "string", "description": "Any JSON value."}
+	}
+	return obj{"description": "Any JSON value."}
+}
+
+func errorResponse(description string) obj {
+	return obj{"description": description, "content": obj{"application/json": obj{"schema": obj{"$ref": "#/components/schemas/Error"}}}}
+}
+
+// docOperation is the operation of one route.
+func docOperation(r flow.Route, pathParams []string) obj {
+	parameters := []obj{}
+	for _, name := range pathParams {
+		parameters = append(parameters, obj{"name": name, "in": "path", "required": true, "schema": obj{"type": "string"}})
+	}
+	for _, p := range r.Params.Pairs {
+		parameters = append(parameters, obj{"name": p.ID, "in": "query", "required": false, "schema": bdSchema(p.BDType, true)})
+	}
+	description := fmt.Sprintf("Route `%s`.", r.RouteID)
+	if r.Params.Delimiter != "&" && len(r.Params.Pairs) > 0 {
+		description += fmt.Sprintf(" Its query parameters are separated by `%s`, not `&`.", r.Params.Delimiter)
+	}
+	responses := obj{"200": docAnswer(r)}
+	inputs := len(r.Params.Pairs) > 0 || len(r.Body) > 0
+	if inputs {
+		responses["400"] = errorResponse("An input is missing or not of its type; the message names it.")
+	}
+	if len(r.Body) > 0 {
+		responses["413"] = errorResponse("The body is larger than 1 MiB.")
+	}
+	if r.AuthJWT.Active {
+		responses["401"] = errorResponse("No bearer token of the platform, or one that is not valid.")
+		responses["403"] = errorResponse(fmt.Sprintf("The caller's %s is not among this route's callers (collection %s).", r.AuthJWT.Field, r.AuthJWT.RefCol))
+	}
+	fails := map[int][]string{}
+	for _, b := range r.Flow.Blocks {
+		if b.Type == "CONDITION" && b.Action == "FAIL" && b.Fail != nil {
+			fails[b.Fail.Status] = append(fails[b.Fail.Status], "Error: "+b.Fail.Message)
+		}
+	}
+	for status, messages := range fails {
+		code := strconv.Itoa(status)
+		if _, taken := responses[code]; taken && status != 200 {
+			// A FAIL with a status the route answers anyway: both are said.
+			prev := responses[code].(obj)["description"].(string)
+			responses[code] = errorResponse(prev + " Or: " + strings.Join(slices.Compact(messages), "; "))
+			continue
+		}
+		text := http.StatusText(status)
+		if text == "" {
+			text = "Status " + code
+		}
+		responses[code] = errorResponse(text + ": " + strings.Join(slices.Compact(messages), "; "))
+	}
+	responses["500"] = errorResponse("A fault of the route (the message names its block), or of the platform.")
+	op := obj{
+		"operationId": r.RouteID,
+		"summary":     r.Method + " " + r.RoutePath,
+		"description": description,
+		"tags":        []string{"routes"},
+		"parameters":  parameters,
+		"responses":   responses,
+	}
+	if r.AuthJWT.Active {
+		op["security"] = []obj{{"bearerAuth": []string{}}}
+	}
+	if len(r.Body) > 0 {
+		props, required := obj{}, []string{}
+		for _, p := range r.Body {
+			props[p.ID] = bdSchema(p.BDType, false)
+			required = append(required, p.ID)
+		}
+		op["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": obj{
+			"type": "object", "required": required, "properties": props,
+		}}}}
+	}
+	return op
+}
+
+// docAnswer is a route's 200: the object of its RETURN pairs, or the
+// envelope of a run that ends without RETURN.
+func docAnswer(r flow.Route) obj {
+	props := obj{}
+	returns := false
+	for _, b := range r.Flow.Blocks {
+		if b.Type != "RETURN" {
+			continue
+		}
+		returns = true
+		for _, p := range b.Pairs {
+			props[p.ID] = obj{}
+		}
+	}
+	if !returns {
+		return obj{"description": "The flow ran to its end.", "content": obj{"application/json": obj{"schema": obj{"$ref": "#/components/schemas/Error"}}}}
+	}
+	return obj{"description": "The route's answer: the pairs of its RETURN (or `{\"status\":200,\"message\":\"OK\"}` when the flow ends without one).",
+		"content": obj{"application/json": obj{"schema": obj{"type": "object", "properties": props}}}}
+}
+
+// projectDoc answers GET /x/<api_path>/openapi.json.
+func (h *Handlers) projectDoc(c *fiber.Ctx, p *projectRoutes) error {
+	doc, err := projectDocument(p)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	return c.Send(doc)
+}
