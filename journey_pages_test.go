@@ -77,6 +77,7 @@ func TestJourneyEveryPage(t *testing.T) {
 		{"route", "/web/routes/view?project_id=shop&route_id=read_books", "read_books"},
 		{"route-new", "/web/routes/create?id=shop", "New route in Shop"},
 		{"route-edit", "/web/routes/edit?project_id=shop&route_id=read_books", "Edit route read_books"},
+		{"route-try", "/web/routes/try?project_id=shop&route_id=read_books", "Send the request"},
 		{"not-found", "/web/nowhere", "Not Found"},
 	}
 	for _, width := range []int64{1280, 390} {

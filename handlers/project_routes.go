@@ -56,9 +56,6 @@ func decodeRoute(in routeInput) (flow.Route, error) {
 // doubtful it returns as warnings, by path: variables used before any
 // block sets them, collections the project does not have.
 func (h *Handlers) checkRunnable(c *fiber.Ctx, r flow.Route) ([]string, error) {
-	if r.Method == fiber.MethodGet && "/"+strings.Join(engine.Segments(r.RoutePath), "/") == projectDocPath {
-		return nil, problems(flow.Problems{"route.route_path": "GET " + projectDocPath + " is where the project's OpenAPI document answers; choose another path"})
-	}
 	plan, p := engine.Compile(r, engine.PathParams(r.RoutePath))
 	if len(p) > 0 {
 		prefixed := flow.Problems{}

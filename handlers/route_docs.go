@@ -16,7 +16,9 @@ import (
 )
 
 // projectDocPath is where, under a project's api_path, its routes'
-// OpenAPI document answers GET; no route may take that path for GET.
+// OpenAPI document answers GET. No route_path can be it (a "." is not
+// allowed in one); over a route whose ":name" segment would match it, the
+// document wins.
 const projectDocPath = "/openapi.json"
 
 // obj is a JSON object of the generated document.
@@ -110,7 +112,7 @@ func bdSchema(bdtype string, text bool) obj {
 		if text {
 			return obj{"type": "string", "description": "A JSON array.", "examples": []string{"[1,2]"}}
 		}
-		return obj{"type": "array"}
+		return obj{"type": "array", "items": obj{}}
 	}
 	if text {
 		return obj{"type": "string", "description": "Any JSON value."}

@@ -180,7 +180,7 @@
     answer.appendChild(el("div", { class: "card space-y-3 p-4" }, [
       el("div", { class: "flex flex-wrap items-center gap-3 text-sm" }, [
         badge(d.response.status),
-        el("span", { class: "text-slate-600", "data-testid": "try-time", text: d.duration_ms.toFixed(1) + " ms" }),
+        el("span", { class: "text-slate-600", "data-testid": "try-time", text: (d.duration_ms < 0.1 ? "< 0.1" : d.duration_ms.toFixed(1)) + " ms" }),
         el("span", { class: "text-slate-600", text: "ended: " + d.ended }),
         d.dry_run ? el("span", { class: "badge bg-slate-100 text-slate-700", text: "dry run: nothing written" }) : el("span", { class: "badge bg-amber-100 text-amber-800", text: "written" })
       ]),
@@ -194,6 +194,9 @@
     // A refused input is named beside its field too.
     var m = /^Error: (body field|query parameter) (\S+) (.*)$/.exec((d.response.body && d.response.body.message) || "");
     if (d.response.status === 400 && m) fieldError(m[1] === "body field" ? "body" : "query", m[2], m[2] + " " + m[3]);
+    // On a narrow screen the answer is below the form: bring it into view
+    // (the focus stays on Send).
+    if (window.matchMedia("(max-width: 1023px)").matches) answer.scrollIntoView({ block: "start" });
   }
 
   function problem(message) {
