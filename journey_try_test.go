@@ -114,6 +114,7 @@ func TestJourneyTryRoute(t *testing.T) {
 	b.tabToMatch(`[data-outcome=FAIL] a[href$="#block-1"]`)
 	b.press("\r")
 	b.waitText("Edit route add_books")
+	b.do(chromedp.WaitVisible(chromedp.CSS(`[data-block="0"].ring-red-500`)))
 	if focused := eval[string](b, `(c => c ? String(c.contains(document.activeElement)) + " " + c.className.includes("ring-red-500") : "none")(document.querySelector("[data-block='0']"))`); focused != "true true" {
 		t.Fatalf("the editor does not open at the failing block: %s", focused)
 	}
