@@ -91,22 +91,33 @@ func (h *Handlers) checkRunnable(c *fiber.Ctx, r flow.Route) ([]string, error) {
 	return flow.CapWarnings(warnings), nil
 }
 
+// routeToSave reads a route document from the body, for a member of its
+// project, and checks it as saving does: it returns the input, the route
+// and its warnings. An update names the route it replaces (needID).
+func (h *Handlers) routeToSave(c *fiber.Ctx, needID bool) (routeInput, flow.Route, []string, error) {
+	var in routeInput
+	if err := bind(c, &in); err != nil {
+		return in, flow.Route{}, nil, err
+	}
+	if needID && in.RouteID == "" {
+		return in, flow.Route{}, nil, &ValidationError{Fields: map[string]string{"route_id": "is required"}, Missing: true}
+	}
+	if _, err := h.member(c, in.ProjectID); err != nil {
+		return in, flow.Route{}, nil, err
+	}
+	r, err := decodeRoute(in)
+	if err != nil {
+		return in, r, nil, err
+	}
+	warnings, err := h.checkRunnable(c, r)
+	return in, r, warnings, err
+}
+
 // routeLint answers the route editor as the author types: the warnings
 // saving the route would give. A document that cannot be saved answers as
 // saving it would (422 by path, or 403).
 func (h *Handlers) routeLint(c *fiber.Ctx) error {
-	var in routeInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	if _, err := h.member(c, in.ProjectID); err != nil {
-		return err
-	}
-	r, err := decodeRoute(in)
-	if err != nil {
-		return err
-	}
-	warnings, err := h.checkRunnable(c, r)
+	_, _, warnings, err := h.routeToSave(c, false)
 	if err != nil {
 		return err
 	}
@@ -125,18 +136,7 @@ func (h *Handlers) routesChanged(c *fiber.Ctx, project string) {
 // own template reference, as apply returns it) the route records which
 // template it came from: a snapshot that later template changes leave alone.
 func (h *Handlers) routeCreate(c *fiber.Ctx) error {
-	var in routeInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	if _, err := h.member(c, in.ProjectID); err != nil {
-		return err
-	}
-	r, err := decodeRoute(in)
-	if err != nil {
-		return err
-	}
-	warnings, err := h.checkRunnable(c, r)
+	in, r, warnings, err := h.routeToSave(c, false)
 	if err != nil {
 		return err
 	}
@@ -194,14 +194,7 @@ type routeKeyQuery struct {
 // routeShow answers GET /route/fetch/one and renders /web/routes/view: a
 // route, with the template it came from.
 func (h *Handlers) routeShow(c *fiber.Ctx) error {
-	var q routeKeyQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	if _, err := h.member(c, q.ProjectID); err != nil {
-		return err
-	}
-	r, err := h.store.Route(c.UserContext(), q.ProjectID, q.RouteID)
+	_, r, err := h.memberRoute(c)
 	if err != nil {
 		return err
 	}
@@ -211,24 +204,25 @@ func (h *Handlers) routeShow(c *fiber.Ctx) error {
 	return h.respond(c, Reply{Data: newRouteDTO(r), Page: "routes/view", View: view})
 }
 
+// memberRoute reads the route named by the query's project_id and
+// route_id, for a member of its project.
+func (h *Handlers) memberRoute(c *fiber.Ctx) (store.Project, store.StoredRoute, error) {
+	var q routeKeyQuery
+	if err := bindQuery(c, &q); err != nil {
+		return store.Project{}, store.StoredRoute{}, err
+	}
+	p, err := h.member(c, q.ProjectID)
+	if err != nil {
+		return p, store.StoredRoute{}, err
+	}
+	r, err := h.store.Route(c.UserContext(), q.ProjectID, q.RouteID)
+	return p, r, err
+}
+
 // routeUpdate answers PATCH /route/update: the route is replaced (it may be
 // renamed); where it came from stays recorded.
 func (h *Handlers) routeUpdate(c *fiber.Ctx) error {
-	var in routeInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	if in.RouteID == "" {
-		return &ValidationError{Fields: map[string]string{"route_id": "is required"}, Missing: true}
-	}
-	if _, err := h.member(c, in.ProjectID); err != nil {
-		return err
-	}
-	r, err := decodeRoute(in)
-	if err != nil {
-		return err
-	}
-	warnings, err := h.checkRunnable(c, r)
+	in, r, warnings, err := h.routeToSave(c, true)
 	if err != nil {
 		return err
 	}

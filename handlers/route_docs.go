@@ -157,10 +157,9 @@ func docOperation(r flow.Route, pathParams []string) obj {
 	}
 	for status, messages := range fails {
 		code := strconv.Itoa(status)
-		if _, taken := responses[code]; taken && status != 200 {
+		if prev, taken := responses[code].(obj); taken {
 			// A FAIL with a status the route answers anyway: both are said.
-			prev := responses[code].(obj)["description"].(string)
-			responses[code] = errorResponse(prev + " Or: " + strings.Join(slices.Compact(messages), "; "))
+			responses[code] = errorResponse(prev["description"].(string) + " Or: " + strings.Join(slices.Compact(messages), "; "))
 			continue
 		}
 		text := http.StatusText(status)

@@ -86,15 +86,7 @@ func (h *Handlers) routeEditor(c *fiber.Ctx) error {
 // routeEditPage renders /web/routes/edit?project_id=&route_id=: the route
 // in the editor; saving updates it (PATCH /route/update).
 func (h *Handlers) routeEditPage(c *fiber.Ctx) error {
-	var q routeKeyQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	p, err := h.member(c, q.ProjectID)
-	if err != nil {
-		return err
-	}
-	r, err := h.store.Route(c.UserContext(), q.ProjectID, q.RouteID)
+	p, r, err := h.memberRoute(c)
 	if err != nil {
 		return err
 	}

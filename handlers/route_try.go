@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -85,7 +84,7 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 	if plan == nil {
 		return fiber.NewError(fiber.StatusNotFound, "route "+quote(in.RouteID)+" not found in project "+quote(in.ProjectID))
 	}
-	params, err := matchOne(plan, in.Path)
+	path, params, err := matchOne(plan, in.Path)
 	if err != nil {
 		return err
 	}
@@ -93,16 +92,11 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
 		body = nil
 	}
-	caller := current(c)
 	start := time.Now()
-	path := in.Path
-	if path == "" {
-		path = plan.Route.RoutePath
-	}
 	run := store.Run{At: start, ProjectID: in.ProjectID, RouteID: plan.Route.RouteID, Method: plan.Route.Method, Path: "/x" + strings.TrimSuffix(project.apiPath, "/") + path}
-	t := &tracer{}
+	t := &tracer{rows: []traceRow{}}
 	res, err := h.runRequest(ctx, plan, routeRequest{params: params, query: in.Query, body: body,
-		caller: func() (*principal, error) { return caller, nil }, as: caller}, &run, runOptions{trace: t.event, dry: in.DryRun})
+		as: current(c)}, &run, runOptions{trace: t.event, dry: in.DryRun})
 	run.Duration = time.Since(start)
 	if err != nil {
 		run.Status, run.Ended = fiber.StatusInternalServerError, "ERROR"
@@ -123,9 +117,6 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 		Trace:      t.rows,
 		TraceCut:   t.cut,
 	}
-	if out.Trace == nil {
-		out.Trace = []traceRow{}
-	}
 	message := "Route run"
 	if in.DryRun {
 		message = "Route run (dry run: nothing written)"
@@ -134,24 +125,24 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 }
 
 // matchOne matches path, relative to the project's api_path, against the
-// route's own path, and returns its parameters. An empty path is the
-// route's path when it has no parameters.
-func matchOne(plan *engine.Plan, path string) (map[string]string, error) {
+// route's own path, and returns the path and its parameters. An empty path
+// is the route's path when it has no parameters.
+func matchOne(plan *engine.Plan, path string) (string, map[string]string, error) {
 	r := plan.Route
 	if path == "" {
 		if len(engine.PathParams(r.RoutePath)) > 0 {
-			return nil, &ValidationError{Fields: map[string]string{"path": "is required: the route's path " + r.RoutePath + " has parameters to fill"}}
+			return "", nil, &ValidationError{Fields: map[string]string{"path": "is required: the route's path " + r.RoutePath + " has parameters to fill"}}
 		}
 		path = r.RoutePath
 	}
 	if !strings.HasPrefix(path, "/") {
-		return nil, &ValidationError{Fields: map[string]string{"path": "must start with / (the path after the project's api_path)"}}
+		return "", nil, &ValidationError{Fields: map[string]string{"path": "must start with / (the path after the project's api_path)"}}
 	}
 	segs := engine.Segments(path)
 	for i, seg := range segs {
 		s, err := url.PathUnescape(seg)
 		if err != nil {
-			return nil, &ValidationError{Fields: map[string]string{"path": "is not valid URL encoding"}}
+			return "", nil, &ValidationError{Fields: map[string]string{"path": "is not valid URL encoding"}}
 		}
 		segs[i] = s
 	}
@@ -159,9 +150,9 @@ func matchOne(plan *engine.Plan, path string) (map[string]string, error) {
 	one.Add(plan)
 	entry, params, _ := one.Match(r.Method, segs)
 	if entry == nil {
-		return nil, &ValidationError{Fields: map[string]string{"path": "does not match the route's path " + r.RoutePath}}
+		return "", nil, &ValidationError{Fields: map[string]string{"path": "does not match the route's path " + r.RoutePath}}
 	}
-	return params, nil
+	return path, params, nil
 }
 
 // tracer turns a run's events into trace rows: values previewed with vault
@@ -263,17 +254,11 @@ func (t *tracer) add(row traceRow) {
 // preview is v as JSON, vault values masked, cut to previewMax characters.
 func (t *tracer) preview(v any) string {
 	text, _ := engine.AppendMasked(nil, v, 16<<10, t.secrets)
-	if utf8.RuneCount(text) <= previewMax {
-		return string(text)
+	runes := []rune(string(text))
+	if len(runes) <= previewMax {
+		return string(runes)
 	}
-	n := 0
-	for i := range string(text) {
-		if n == previewMax-1 {
-			return string(text[:i]) + "…"
-		}
-		n++
-	}
-	return string(text)
+	return string(runes[:previewMax-1]) + "…"
 }
 
 // mask is a run's answer with the vault values it read masked: decoded and
@@ -353,15 +338,7 @@ func tryFields(params []flow.Param) []tryField {
 // up, members): the form sends POST /route/run and shows the answer and
 // its trace.
 func (h *Handlers) routeTryPage(c *fiber.Ctx) error {
-	var q routeKeyQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	p, err := h.member(c, q.ProjectID)
-	if err != nil {
-		return err
-	}
-	r, err := h.store.Route(c.UserContext(), q.ProjectID, q.RouteID)
+	p, r, err := h.memberRoute(c)
 	if err != nil {
 		return err
 	}

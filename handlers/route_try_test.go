@@ -153,3 +153,25 @@ func TestRouteRunHidesVaultValues(t *testing.T) {
 		t.Fatalf("the read's log row: %q %q %q %v", channel, routeID, username, err)
 	}
 }
+
+// TestTracePreview: a preview is at most 200 characters, cut with "…",
+// and a vault value is masked before the cut, so that no part of it shows
+// even where the cut would fall inside it.
+func TestTracePreview(t *testing.T) {
+	tr := &tracer{secrets: []string{"sk-live-secret-value"}}
+	if got := tr.preview(map[string]any{"a": 1.0}); got != `{"a":1}` {
+		t.Errorf("short value: %s", got)
+	}
+	long := strings.Repeat("é", 300)
+	got := tr.preview(long)
+	if n := len([]rune(got)); n != previewMax || !strings.HasSuffix(got, "…") || !strings.HasPrefix(got, `"éé`) {
+		t.Errorf("long value: %d characters: %q", n, got)
+	}
+	// The secret begins at character 190 of the JSON text: unmasked, the
+	// cut at 200 would show its first 9 characters.
+	straddling := strings.Repeat("x", 189) + "sk-live-secret-value" + strings.Repeat("y", 50)
+	got = tr.preview(straddling)
+	if strings.Contains(got, "sk-live") || !strings.Contains(got, "••••••") || len([]rune(got)) != previewMax {
+		t.Errorf("a secret at the cut: %q", got)
+	}
+}

@@ -95,14 +95,16 @@ func (h *Handlers) runPlan(c *fiber.Ctx, plan *engine.Plan, params map[string]st
 }
 
 // routeRequest is what a run of a route reads: its path parameters, its
-// query string, its body, and how to find its caller when auth_jwt is on.
+// query string, its body, and its caller — known already (as), or found
+// by caller when auth_jwt is on.
 type routeRequest struct {
 	params map[string]string
 	query  string
 	body   []byte
 	caller func() (*principal, error)
 	// as is the caller when already known (a run tried by a member): the
-	// run, the run log and the vault log name it even on a public route.
+	// run, the run log and the vault log name it even on a public route,
+	// and caller is not asked.
 	as *principal
 }
 
@@ -214,9 +216,12 @@ func (h *Handlers) routeInputs(ctx context.Context, r flow.Route, req routeReque
 	if !r.AuthJWT.Active {
 		return vars, nil, nil
 	}
-	caller, err := req.caller()
-	if err != nil {
-		return nil, nil, err
+	caller := req.as
+	if caller == nil {
+		var err error
+		if caller, err = req.caller(); err != nil {
+			return nil, nil, err
+		}
 	}
 	rec, err := h.routeAuth(ctx, r, caller)
 	if err != nil {
