@@ -169,19 +169,9 @@ func (p *parser) value(depth int) (any, error) {
 				return nil, err
 			}
 			m[key] = v
-			p.space()
-			if p.i >= len(p.data) {
-				return nil, errSyntax
+			if done, err := p.after('}'); done || err != nil {
+				return m, err
 			}
-			if p.data[p.i] == ',' {
-				p.i++
-				continue
-			}
-			if p.data[p.i] == '}' {
-				p.i++
-				return m, nil
-			}
-			return nil, errSyntax
 		}
 	case c == '[':
 		p.i++
@@ -197,19 +187,9 @@ func (p *parser) value(depth int) (any, error) {
 				return nil, err
 			}
 			a = append(a, v)
-			p.space()
-			if p.i >= len(p.data) {
-				return nil, errSyntax
+			if done, err := p.after(']'); done || err != nil {
+				return a, err
 			}
-			if p.data[p.i] == ',' {
-				p.i++
-				continue
-			}
-			if p.data[p.i] == ']' {
-				p.i++
-				return a, nil
-			}
-			return nil, errSyntax
 		}
 	case c == '"':
 		raw, plain, err := p.stringBytes()
@@ -303,19 +283,9 @@ func (p *parser) skip(depth int) error {
 			if err := p.skip(depth + 1); err != nil {
 				return err
 			}
-			p.space()
-			if p.i >= len(p.data) {
-				return errSyntax
+			if done, err := p.after(end); done || err != nil {
+				return err
 			}
-			if p.data[p.i] == ',' {
-				p.i++
-				continue
-			}
-			if p.data[p.i] == end {
-				p.i++
-				return nil
-			}
-			return errSyntax
 		}
 	case c == '"':
 		return p.skipString()
@@ -340,6 +310,23 @@ func (p *parser) skip(depth int) error {
 		return nil
 	}
 	return errSyntax
+}
+
+// after reads what follows an item of an object or array: a comma (more
+// items), or its closer (done).
+func (p *parser) after(closer byte) (done bool, err error) {
+	p.space()
+	if p.i < len(p.data) {
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+			return false, nil
+		case closer:
+			p.i++
+			return true, nil
+		}
+	}
+	return false, errSyntax
 }
 
 func (p *parser) skipString() error {
