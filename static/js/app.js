@@ -3,8 +3,28 @@
 // fields (data-uppercase), selects that submit their
 // form when changed (data-autosubmit), busy feedback while a request runs,
 // messages (#flash) that go when done with, and the focus after a swap.
+// window.stencil.el builds elements for the pages' own scripts (the
+// editor, the route playground), which load after this one.
 (function () {
   "use strict";
+  // el makes a tag with attributes ("class", "text", "on<event>" handlers;
+  // null, undefined and false left out) and children (nodes or text).
+  function el(tag, attrs, children) {
+    var e = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      var v = attrs[k];
+      if (v === null || v === undefined || v === false) return;
+      if (k === "class") e.className = v;
+      else if (k === "text") e.textContent = v;
+      else if (k.slice(0, 2) === "on") e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v === true ? "" : v);
+    });
+    (children || []).forEach(function (c) {
+      if (c) e.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+    });
+    return e;
+  }
+  window.stencil = { el: el };
   var meta = document.querySelector('meta[name="csrf-token"]');
   document.addEventListener("htmx:configRequest", function (evt) {
     if (meta && meta.content) {

@@ -19,21 +19,7 @@
 
   // ---------- small helpers ----------
 
-  function el(tag, attrs, children) {
-    var e = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) {
-      var v = attrs[k];
-      if (v === null || v === undefined || v === false) return;
-      if (k === "class") e.className = v;
-      else if (k === "text") e.textContent = v;
-      else if (k.slice(0, 2) === "on") e.addEventListener(k.slice(2), v);
-      else e.setAttribute(k, v === true ? "" : v);
-    });
-    (children || []).forEach(function (c) {
-      if (c) e.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
-    });
-    return e;
-  }
+  var el = window.stencil.el;
 
   // atPath is the form's element bound to path.
   function atPath(path) {

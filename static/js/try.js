@@ -16,21 +16,7 @@
   var storeKey = "stencil.try." + project + "." + route;
   var editURL = "/web/routes/edit?project_id=" + encodeURIComponent(project) + "&route_id=" + encodeURIComponent(route);
 
-  function el(tag, attrs, children) {
-    var e = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) {
-      var v = attrs[k];
-      if (v === null || v === undefined || v === false) return;
-      if (k === "class") e.className = v;
-      else if (k === "text") e.textContent = v;
-      else if (k.slice(0, 2) === "on") e.addEventListener(k.slice(2), v);
-      else e.setAttribute(k, v === true ? "" : v);
-    });
-    (children || []).forEach(function (c) {
-      if (c) e.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
-    });
-    return e;
-  }
+  var el = window.stencil.el;
 
   function inputs(prefix) {
     return Array.prototype.slice.call(form.querySelectorAll('[data-field^="' + prefix + ':"] [name]'));
