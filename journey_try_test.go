@@ -49,6 +49,13 @@ func TestJourneyTryRoute(t *testing.T) {
 		return body
 	}
 
+	// The routes list leads to the playground too.
+	b.do(chromedp.Navigate(app.URL + "/web/routes?id=shop"))
+	b.waitText("Routes of Shop")
+	b.tabToMatch(`a[href="/web/routes/try?project_id=shop&route_id=add_books"]`)
+	b.press("\r")
+	b.waitText("Send the request")
+
 	for _, width := range []int64{1280, 390} {
 		b.resize(width, 844)
 		b.do(chromedp.Navigate(app.URL + "/web/routes/view?project_id=shop&route_id=add_books"))
@@ -103,6 +110,12 @@ func TestJourneyTryRoute(t *testing.T) {
 			t.Fatalf("the failing block is not marked in red: %s", marked)
 		}
 		b.audit(fmt.Sprintf("try, failed, at %d", width))
+		// Long recent requests are cut, not widening the page's column
+		// past the screen (the audit's scroll check does not see a
+		// column clipped by the layout).
+		if over := eval[string](b, `[...document.querySelectorAll("#try-form, #try-recent, #try-answer")].filter(e => e.getBoundingClientRect().right > window.innerWidth).map(e => e.id).join(" ")`); over != "" {
+			t.Fatalf("past the right edge at %d px: %s", width, over)
+		}
 		b.screenshot(fmt.Sprintf("route-try-fail-%d", width))
 		// The last requests are kept for sending again.
 		if n := eval[int](b, `document.querySelectorAll("#try-recent li").length`); n != 3 {
