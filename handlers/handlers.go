@@ -33,6 +33,7 @@ type Handlers struct {
 	store     *store.Store
 	probe     *store.Store // readiness checks: its own connections
 	templates templateCache
+	fragments *views.Fragments // rendered parts of pages, the same for every reader
 	metrics   *metrics
 	sessions  *scs.SessionManager
 	log       *slog.Logger
@@ -81,9 +82,13 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*Handlers, er
 	st := store.New(pool)
 	return &Handlers{cfg: cfg, store: st, routes: newRouteTable(st, log), runs: newRunLog(st, log), runReads: st, limits: engine.DefaultLimits, probe: st, metrics: newMetrics(pool), sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
 		keyring: keyring, passwordParams: auth.DefaultPasswordParams, hashSlots: make(chan struct{}, max(2, runtime.NumCPU())), hashWait: defaultHashWait,
-		memoryLimit: debug.SetMemoryLimit(-1),
-		csrfKey:     derivedKey(cfg.JWTSecret, "stencil visitor csrf")}, nil
+		memoryLimit: debug.SetMemoryLimit(-1), fragments: views.NewFragments(fragmentsMaxBytes),
+		csrfKey: derivedKey(cfg.JWTSecret, "stencil visitor csrf")}, nil
 }
+
+// fragmentsMaxBytes bounds the rendered parts of pages kept (about 700
+// vault rows).
+const fragmentsMaxBytes = 1 << 20
 
 // Start runs what the handlers keep doing in the background until ctx
 // ends: following route changes made on other instances, and writing the

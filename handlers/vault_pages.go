@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"stencil/store"
+	"stencil/views"
 )
 
 type vaultsView struct {
@@ -77,6 +78,11 @@ func (h *Handlers) vaultPage(c *fiber.Ctx, project string, page store.Page) (vau
 	for i, e := range entries {
 		rows[i] = newVaultRow(e)
 	}
+	if representationOf(c) != asJSON {
+		if err := h.renderRows(c.App().Config().Views.(views.Renderer), rows); err != nil {
+			return vaultView{}, err
+		}
+	}
 	return vaultView{Base: h.base(c, "Vault · "+p.Name), Project: p, Rows: rows, Pager: newPager(c, page, len(entries), total), Self: self}, nil
 }
 
@@ -87,6 +93,8 @@ type vaultRowView struct {
 	Updated string
 	Editing bool
 	Form    Form
+	// HTML is the row rendered, masked, for a page's table (h.fragments).
+	HTML template.HTML
 }
 
 // newVaultRow is the view of entry e's row, its links and date made once
@@ -94,6 +102,22 @@ type vaultRowView struct {
 func newVaultRow(e store.VaultEntry) vaultRowView {
 	q := "project_id=" + url.QueryEscape(e.ProjectID) + "&key=" + url.QueryEscape(e.Key)
 	return vaultRowView{Entry: e, Query: template.URL(q), Updated: e.UpdatedAt.Format("2006-01-02 15:04")}
+}
+
+// renderRows fills each masked row's HTML. A masked row shows its project,
+// key and update time and nothing else, the same for every reader, so it
+// is rendered once (h.fragments).
+func (h *Handlers) renderRows(r views.Renderer, rows []vaultRowView) error {
+	for i := range rows {
+		e := rows[i].Entry
+		key := "vault/row\x00" + e.ProjectID + "\x00" + e.Key + "\x00" + rows[i].Updated
+		html, err := h.fragments.Render(r, "vault/row", key, rows[i])
+		if err != nil {
+			return err
+		}
+		rows[i].HTML = html
+	}
+	return nil
 }
 
 // vaultRow renders one row of the entries table, masked; with edit=true, the

@@ -28,6 +28,8 @@ var files embed.FS
 type Renderer interface {
 	Load() error
 	Render(out io.Writer, name string, binding any, layout ...string) error
+	// Templates returns the parsed templates, parsing them when needed.
+	Templates() (*template.Template, error)
 }
 
 // Layout is what a layout template renders: the page's Base (the layout
