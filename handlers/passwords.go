@@ -103,8 +103,13 @@ func (h *Handlers) passwordUpdate(c *fiber.Ctx) error {
 		}
 		target = u
 	} else {
+		// The caller is read without its hash: only this check needs it.
+		stored, err := h.store.UserByID(c.UserContext(), me.ID)
+		if err != nil {
+			return err
+		}
 		var perr error
-		if err := h.hashing(c, func() { perr = auth.CheckPassword(in.CurrentPassword, me.PasswordHash) }); err != nil {
+		if err := h.hashing(c, func() { perr = auth.CheckPassword(in.CurrentPassword, stored.PasswordHash) }); err != nil {
 			return err
 		}
 		if perr != nil {

@@ -410,7 +410,8 @@ func (s *statementCounter) take() []string {
 
 // TestVaultReadRoundTrips: an audited vault read costs two statements by
 // JWT and by personal access token: the caller with the project's
-// membership, then the read with its log row.
+// membership, then the read with its log row. Neither reads the password
+// hash, and a JWT's caller statement writes nothing.
 func TestVaultReadRoundTrips(t *testing.T) {
 	counter := &statementCounter{}
 	pc, err := pgxpool.ParseConfig(storetest.URL(t))
@@ -442,8 +443,16 @@ func TestVaultReadRoundTrips(t *testing.T) {
 	}{{"JWT", jwt}, {"PAT", as(token)}, {"PAT used again within the minute", as(token)}} {
 		counter.take()
 		ta.expectStatus(t, tc.name, "GET", "/vault/fetch/one?project_id=shop&key=K", "", tc.headers, 200)
-		if sqls := counter.take(); len(sqls) != 2 {
+		sqls := counter.take()
+		if len(sqls) != 2 {
 			t.Errorf("%s: %d statements:\n%s", tc.name, len(sqls), strings.Join(sqls, "\n"))
+		}
+		all := strings.Join(sqls, "\n")
+		if strings.Contains(all, "password_hash") {
+			t.Errorf("%s: a read reads the password hash:\n%s", tc.name, all)
+		}
+		if tc.name == "JWT" && strings.Contains(sqls[0], "UPDATE") {
+			t.Errorf("JWT: the caller's statement writes:\n%s", sqls[0])
 		}
 	}
 }

@@ -44,8 +44,8 @@ func (b *bench) measure(ctx context.Context) error {
 		return pgbenchSQL(store.ReadVaultSQL, "'bench'", "'"+key+"'", uid, "'root'", token, "'api'", "NULL")
 	}
 	scripts := map[string]string{
-		"jwt": pgbenchSQL(store.CallerSQL, uid, "NULL", "'bench'") + read("NULL"),
-		"pat": pgbenchSQL(store.CallerSQL, "0", patHash, "'bench'") + read(strconv.FormatInt(patID, 10)),
+		"jwt": pgbenchSQL(store.CallerSQL, uid, "'bench'") + read("NULL"),
+		"pat": pgbenchSQL(store.CallerPATSQL, patHash, "'bench'") + read(strconv.FormatInt(patID, 10)),
 		"templates": pgbenchSQL(store.TemplateCountSQL, "'{bench}'::text[]", "true", "''") +
 			pgbenchSQL(store.TemplatePageSQL, "'{bench}'::text[]", "true", "''", "0", "50"),
 		// The FETCH's read, with the engine's limit (10,000 and one).
@@ -82,8 +82,41 @@ func (b *bench) measure(ctx context.Context) error {
 		add(page, jwtAgain, "≥ 0.6", page.rps >= 0.6*jwtAgain.rps && page.errors == 0)
 		return nil
 	}
-	if b.only == "page" {
-		if err := vaultPage(); err != nil {
+	// vaultReads loads the vault read by JWT and by PAT, each beside the
+	// pgbench script of its SQL, and the JWT read beside pgbench -S.
+	vaultReads := func() error {
+		selectOnly, err := b.pgbench(ctx, "pgbench -S", "", true)
+		if err != nil {
+			return err
+		}
+		jwt, jwtScript, err := alternate(b.rounds, jwtLoad, func() (result, error) {
+			return b.pgbench(ctx, "pgbench -f (the read's SQL, JWT)", scripts["jwt"], false)
+		})
+		if err != nil {
+			return err
+		}
+		add(jwt, jwtScript, "≥ 0.8, p99 < 40 ms", jwt.rps >= 0.8*jwtScript.rps && jwt.p99 < 40 && jwt.errors == 0)
+		rows = append(rows, row{what: jwt, anchor: &selectOnly,
+			goal: "≥ 0.25", ok: jwt.rps >= 0.25*selectOnly.rps})
+
+		pat, patScript, err := alternate(b.rounds, func() (result, error) {
+			return b.wrk("vault read, PAT", "/vault/fetch/one?project_id=bench&key="+key, jsonAs(b.pat)...)
+		}, func() (result, error) {
+			return b.pgbench(ctx, "pgbench -f (the read's SQL, PAT)", scripts["pat"], false)
+		})
+		if err != nil {
+			return err
+		}
+		add(pat, patScript, "≥ 0.7, p99 < 40 ms", pat.rps >= 0.7*patScript.rps && pat.p99 < 40 && pat.errors == 0)
+		return nil
+	}
+	switch b.only {
+	case "page", "vault":
+		load := vaultPage
+		if b.only == "vault" {
+			load = vaultReads
+		}
+		if err := load(); err != nil {
 			return err
 		}
 		return b.finish(ctx, rows)
@@ -108,29 +141,9 @@ func (b *bench) measure(ctx context.Context) error {
 	}
 	add(health, nil, "", true)
 
-	selectOnly, err := b.pgbench(ctx, "pgbench -S", "", true)
-	if err != nil {
+	if err := vaultReads(); err != nil {
 		return err
 	}
-	jwt, jwtScript, err := alternate(b.rounds, jwtLoad, func() (result, error) {
-		return b.pgbench(ctx, "pgbench -f (the read's SQL, JWT)", scripts["jwt"], false)
-	})
-	if err != nil {
-		return err
-	}
-	add(jwt, jwtScript, "≥ 0.8, p99 < 40 ms", jwt.rps >= 0.8*jwtScript.rps && jwt.p99 < 40 && jwt.errors == 0)
-	rows = append(rows, row{what: jwt, anchor: &selectOnly,
-		goal: "≥ 0.25", ok: jwt.rps >= 0.25*selectOnly.rps})
-
-	pat, patScript, err := alternate(b.rounds, func() (result, error) {
-		return b.wrk("vault read, PAT", "/vault/fetch/one?project_id=bench&key="+key, jsonAs(b.pat)...)
-	}, func() (result, error) {
-		return b.pgbench(ctx, "pgbench -f (the read's SQL, PAT)", scripts["pat"], false)
-	})
-	if err != nil {
-		return err
-	}
-	add(pat, patScript, "≥ 0.7, p99 < 40 ms", pat.rps >= 0.7*patScript.rps && pat.p99 < 40 && pat.errors == 0)
 
 	list, listScript, err := alternate(b.rounds, func() (result, error) {
 		return b.wrk("template list (50 × 15 blocks)", "/route/template/fetch?project_id=bench&limit=50", jsonAs(b.jwt)...)

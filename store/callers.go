@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,29 +27,41 @@ type CallerQuery struct {
 	ProjectID string
 }
 
-// CallerSQL finds the user (directly or through a valid token, whose
-// last-use time it writes when over a minute old) and the named project
-// with the user's membership, in one statement: a request's identity and
-// its right to a project cost one round trip. $1 is the user id, $2 the
-// token hash (NULL for a user id), $3 the project. Exported for the load
-// harness, which runs exactly this SQL as its anchor.
-var CallerSQL = `WITH pat AS (
+// callerProject is what CallerSQL and CallerPATSQL read of the named
+// project ($2) with the user's membership, beside the user: a request's
+// identity and its right to a project cost one round trip. The user's
+// password hash is not read: the password change reads it itself.
+const callerProject = `p.id, p.name, p.description, p.api_path, p.created_by, p.created_at, p.updated_at,
+		(SELECT count(*) FROM project_members m WHERE m.project_id = p.id),
+		EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = p.id AND m.user_id = u.id)`
+
+// callerUserColumns are the user's columns a caller is read with: all but
+// the password hash.
+var callerUserColumns = strings.Replace(userColumnsOf("u"), " u.password_hash,", "", 1)
+
+// CallerSQL finds the user with id $1 (a JWT or a browser session) and
+// project $2. CallerPATSQL finds the user through a valid token whose hash
+// is $1, writing its last-use time when over a minute old, and project $2.
+// Each has its own statement, so that a JWT's caller runs no write. Both
+// are exported for the load harness, which runs exactly this SQL as its
+// anchor.
+var (
+	CallerSQL = `SELECT ` + callerUserColumns + `, NULL::bigint, ` + callerProject + `
+	FROM users u LEFT JOIN projects p ON p.id = $2
+	WHERE u.id = $1`
+	CallerPATSQL = `WITH pat AS (
 		SELECT id, user_id, last_used_at FROM personal_access_tokens
-		WHERE $2::bytea IS NOT NULL AND token_hash = $2 AND revoked_at IS NULL
+		WHERE token_hash = $1 AND revoked_at IS NULL
 			AND valid_from <= now() AND (valid_to IS NULL OR valid_to > now())
 	), touched AS (
 		UPDATE personal_access_tokens t SET last_used_at = now() FROM pat
 		WHERE t.id = pat.id AND (pat.last_used_at IS NULL OR pat.last_used_at < now() - interval '1 minute')
 		RETURNING t.id
 	)
-	SELECT ` + userColumnsOf("u") + `, pat.id,
-		p.id, p.name, p.description, p.api_path, p.created_by, p.created_at, p.updated_at,
-		(SELECT count(*) FROM project_members m WHERE m.project_id = p.id),
-		EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = p.id AND m.user_id = u.id)
-	FROM users u
-	LEFT JOIN pat ON true
-	LEFT JOIN projects p ON p.id = $3
-	WHERE u.id = CASE WHEN $2::bytea IS NULL THEN $1 ELSE pat.user_id END`
+	SELECT ` + callerUserColumns + `, pat.id, ` + callerProject + `
+	FROM pat JOIN users u ON u.id = pat.user_id
+	LEFT JOIN projects p ON p.id = $2`
+)
 
 // Caller returns the caller q names; an unknown user or an invalid token is
 // ErrNotFound.
@@ -62,12 +75,12 @@ func (s *Store) Caller(ctx context.Context, q CallerQuery) (Caller, error) {
 		IsMember                       bool
 	}
 	u := &c.User
-	var hash any
+	sql, who := CallerSQL, any(q.UserID)
 	if q.PATHash != nil {
-		hash = q.PATHash
+		sql, who = CallerPATSQL, q.PATHash
 	}
-	err := s.db.QueryRow(ctx, CallerSQL, q.UserID, hash, q.ProjectID).Scan(
-		&u.ID, &u.FirstName, &u.LastName, &u.Username, &u.Email, &u.PasswordHash, &u.Role, &u.Bio,
+	err := s.db.QueryRow(ctx, sql, who, q.ProjectID).Scan(
+		&u.ID, &u.FirstName, &u.LastName, &u.Username, &u.Email, &u.Role, &u.Bio,
 		&u.ProfilePicture, &u.IsPublic, &u.Links, &u.CredentialVersion, &u.CreatedAt, &u.UpdatedAt, &c.TokenID,
 		&p.ID, &p.Name, &p.Description, &p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.Members, &p.IsMember)
 	if errors.Is(err, pgx.ErrNoRows) {
