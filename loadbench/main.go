@@ -43,7 +43,7 @@ func main() {
 	conns := flag.Int("conns", 64, "concurrent connections of each load")
 	rounds := flag.Int("rounds", 3, "rounds of each load and its anchor, in turn; the table shows medians")
 	lighthouse := flag.String("lighthouse", "", "a Lighthouse binary: audit pages instead of loading them")
-	only := flag.String("only", "", `run only one load and its anchor: "route" (GET /x/… beside its SQL) "vault" (the reads by JWT and PAT beside their SQL) or "page" (/web/vault beside the JWT read)`)
+	only := flag.String("only", "", `run only one load and its anchor: "route" (GET /x/… beside its SQL), "vault" (the reads by JWT and PAT beside their SQL) or "page" (/web/vault beside the JWT read)`)
 	flag.Parse()
 	if err := run(*bin, *duration, *conns, max(1, *rounds), *lighthouse, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
