@@ -178,8 +178,11 @@ func (h *Handlers) vaultUpdate(c *fiber.Ctx) error {
 		return err
 	}
 	h.flash(c, "success", "Value of "+e.Key+" updated.")
+	// The answer is the row, in place: an update changes neither the keys
+	// nor their order, and reloading the table after it would wipe a value
+	// revealed meanwhile.
 	return h.respond(c, Reply{Message: "Entry updated", Data: newVaultEntryDTO(e, nil),
-		Fragment: "vault/row", View: newVaultRow(e), Event: vaultChanged, Redirect: vaultURL(in.ProjectID)})
+		Fragment: "vault/row", View: newVaultRow(e), Redirect: vaultURL(in.ProjectID)})
 }
 
 // vaultDelete answers DELETE /vault/delete.
