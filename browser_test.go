@@ -214,7 +214,20 @@ func (b *browser) choose(selector, value string) {
 // click clicks the element that selector names once it is visible.
 func (b *browser) click(selector string) {
 	b.t.Helper()
+	b.settle()
 	b.do(chromedp.Click(chromedp.CSS(selector), chromedp.NodeVisible))
+}
+
+// settle waits, up to 3 s, until htmx has no request, swap or settle under
+// way: a click on content htmx has not taken in yet would do nothing.
+func (b *browser) settle() {
+	b.t.Helper()
+	for range 30 {
+		if eval[bool](b, `!document.querySelector(".htmx-request, .htmx-swapping, .htmx-settling, .htmx-added")`) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // waitGone waits until the page's visible text no longer contains s.
