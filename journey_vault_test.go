@@ -101,8 +101,7 @@ func TestJourneyVault(t *testing.T) {
 	b.screenshot("vault-05-edit")
 	b.click(`#row-DB_PASSWORD button[type=submit]`)
 	b.waitText("Value of DB_PASSWORD updated.")
-	// The masked row is back and working once the focus is on its Edit:
-	// a click before htmx has taken the new row in would do nothing.
+	// The saved row is back, masked, with the focus on its Edit.
 	b.focusOn("#row-DB_PASSWORD [data-edit]")
 	b.click(`button[aria-label="Reveal DB_PASSWORD"]`)
 	b.waitText("pg-secret-rotated")

@@ -92,19 +92,13 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
 		body = nil
 	}
-	start := time.Now()
-	run := store.Run{At: start, ProjectID: in.ProjectID, RouteID: plan.Route.RouteID, Method: plan.Route.Method, Path: "/x" + strings.TrimSuffix(project.apiPath, "/") + path}
+	run := store.Run{At: time.Now(), ProjectID: in.ProjectID, RouteID: plan.Route.RouteID, Method: plan.Route.Method, Path: "/x" + strings.TrimSuffix(project.apiPath, "/") + path}
 	t := &tracer{rows: []traceRow{}}
 	res, err := h.runRequest(ctx, plan, routeRequest{params: params, query: in.Query, body: body,
 		as: current(c)}, &run, runOptions{trace: t.event, dry: in.DryRun})
-	run.Duration = time.Since(start)
 	if err != nil {
-		run.Status, run.Ended = fiber.StatusInternalServerError, "ERROR"
-		h.runs.add(run)
 		return err
 	}
-	run.Status = res.Status
-	h.runs.add(run)
 	t.flush()
 	if res.Ended == "FAULT" && res.Fault != nil && res.Fault.Block < 0 {
 		t.rows = append(t.rows, traceRow{Block: -1, Type: "ROUTE", Held: true, Outcome: "FAULT", Message: res.Fault.Reason})
@@ -138,13 +132,9 @@ func matchOne(plan *engine.Plan, path string) (string, map[string]string, error)
 	if !strings.HasPrefix(path, "/") {
 		return "", nil, &ValidationError{Fields: map[string]string{"path": "must start with / (the path after the project's api_path)"}}
 	}
-	segs := engine.Segments(path)
-	for i, seg := range segs {
-		s, err := url.PathUnescape(seg)
-		if err != nil {
-			return "", nil, &ValidationError{Fields: map[string]string{"path": "is not valid URL encoding"}}
-		}
-		segs[i] = s
+	segs, err := pathSegments(path)
+	if err != nil {
+		return "", nil, &ValidationError{Fields: map[string]string{"path": "is not valid URL encoding"}}
 	}
 	one := &engine.Router{}
 	one.Add(plan)
@@ -172,11 +162,16 @@ type openLoop struct {
 	moreBlocks         int
 }
 
+// turns tells whether ev is the beginning of one of l's turns.
+func (l openLoop) turns(ev engine.Event) bool {
+	return ev.Type == "LOOP" && ev.Turn > 0 && ev.Block == l.block && ev.Depth == l.depth
+}
+
 func (t *tracer) event(ev engine.Event) {
 	// Loops this event is not inside of are over.
 	for len(t.loops) > 0 {
 		top := t.loops[len(t.loops)-1]
-		if ev.Depth > top.depth || (ev.Type == "LOOP" && ev.Block == top.block && ev.Depth == top.depth && ev.Turn > 0) {
+		if ev.Depth > top.depth || top.turns(ev) {
 			break
 		}
 		t.close()
@@ -188,7 +183,7 @@ func (t *tracer) event(ev engine.Event) {
 		}
 	}
 	if ev.Type == "LOOP" && ev.Turn > 0 {
-		if n := len(t.loops); n > 0 && t.loops[n-1].block == ev.Block && t.loops[n-1].depth == ev.Depth {
+		if n := len(t.loops); n > 0 && t.loops[n-1].turns(ev) {
 			t.loops[n-1].turn = ev.Turn
 		} else {
 			t.loops = append(t.loops, openLoop{block: ev.Block, depth: ev.Depth, turn: ev.Turn})
@@ -205,7 +200,7 @@ func (t *tracer) event(ev engine.Event) {
 	ending := ev.Outcome == "RETURN" || ev.Outcome == "FAIL" || ev.Outcome == "FAULT"
 	if hidden >= 0 && !ending {
 		l := &t.loops[hidden]
-		if ev.Type == "LOOP" && ev.Block == l.block && ev.Depth == l.depth && ev.Turn > 0 {
+		if l.turns(ev) {
 			l.moreTurns++
 		} else {
 			l.moreBlocks++
@@ -350,9 +345,7 @@ func (h *Handlers) routeTryPage(c *fiber.Ctx) error {
 // routeDocsPage renders /web/routes/docs?project_id=: the project's route
 // document in the Scalar viewer, whose "try it" calls the routes.
 func (h *Handlers) routeDocsPage(c *fiber.Ctx) error {
-	var q struct {
-		ProjectID string `query:"project_id" validate:"required"`
-	}
+	var q projectQuery
 	if err := bindQuery(c, &q); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"stencil/engine"
 	"stencil/store"
 )
 
@@ -173,5 +174,23 @@ func TestTracePreview(t *testing.T) {
 	got = tr.preview(straddling)
 	if strings.Contains(got, "sk-live") || !strings.Contains(got, "••••••") || len([]rune(got)) != previewMax {
 		t.Errorf("a secret at the cut: %q", got)
+	}
+}
+
+// TestTraceCut: a trace keeps its first 2,000 rows and says it was cut,
+// even when the run's ending comes after them.
+func TestTraceCut(t *testing.T) {
+	tr := &tracer{rows: []traceRow{}}
+	for i := range traceMaxRows + 10 {
+		tr.event(engine.Event{Block: i, Type: "ASSIGNMENT", Held: true})
+	}
+	tr.event(engine.Event{Block: traceMaxRows + 10, Type: "RETURN", Held: true, Outcome: "RETURN"})
+	if len(tr.rows) != traceMaxRows || !tr.cut || tr.rows[len(tr.rows)-1].Block != traceMaxRows-1 {
+		t.Fatalf("%d rows, cut %v", len(tr.rows), tr.cut)
+	}
+	short := &tracer{rows: []traceRow{}}
+	short.event(engine.Event{Block: 0, Type: "RETURN", Held: true, Outcome: "RETURN"})
+	if len(short.rows) != 1 || short.cut {
+		t.Fatalf("a short trace: %d rows, cut %v", len(short.rows), short.cut)
 	}
 }

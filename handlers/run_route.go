@@ -28,13 +28,9 @@ func (h *Handlers) runRoute(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	// The path as sent: an escaped slash stays inside its segment.
 	raw := string(c.Request().URI().PathOriginal())
-	segs := engine.Segments(strings.TrimPrefix(raw, "/x"))
-	for i, seg := range segs {
-		s, err := url.PathUnescape(seg)
-		if err != nil {
-			return routeAnswer(c, fiber.StatusBadRequest, "Error: the path is not valid URL encoding")
-		}
-		segs[i] = s
+	segs, err := pathSegments(strings.TrimPrefix(raw, "/x"))
+	if err != nil {
+		return routeAnswer(c, fiber.StatusBadRequest, "Error: the path is not valid URL encoding")
 	}
 	project, rest, err := h.routes.find(ctx, segs)
 	if err != nil {
@@ -58,17 +54,28 @@ func (h *Handlers) runRoute(c *fiber.Ctx) error {
 	// The run is written later, after fasthttp has reused the request's
 	// buffers: its strings are copies.
 	run := store.Run{At: start, ProjectID: project.id, RouteID: plan.Route.RouteID, Method: strings.Clone(c.Method()), Path: raw}
-	status, body, err := h.runPlan(c, plan, params, &run)
-	run.Duration = time.Since(start)
+	req := routeRequest{params: params, query: string(c.Request().URI().QueryString()), body: c.Body(),
+		caller: func() (*principal, error) { return h.bearerCaller(c) }}
+	res, err := h.runRequest(ctx, plan, req, &run, runOptions{})
 	if err != nil {
-		run.Status, run.Ended = fiber.StatusInternalServerError, "ERROR"
-		h.runs.add(run)
 		return err
 	}
-	run.Status = status
-	h.runs.add(run)
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Status(status).Send(body)
+	return c.Status(res.Status).Send(res.Body)
+}
+
+// pathSegments splits a path into its segments, each unescaped: an
+// escaped slash stays inside its segment.
+func pathSegments(path string) ([]string, error) {
+	segs := engine.Segments(path)
+	for i, seg := range segs {
+		s, err := url.PathUnescape(seg)
+		if err != nil {
+			return nil, err
+		}
+		segs[i] = s
+	}
+	return segs, nil
 }
 
 // routeAnswer writes an envelope without data.
@@ -84,15 +91,6 @@ type refusal struct {
 }
 
 func (r *refusal) Error() string { return r.message }
-
-// runPlan reads the inputs, checks the caller and runs plan; it returns the
-// answer, and fills run's caller, ending and fault.
-func (h *Handlers) runPlan(c *fiber.Ctx, plan *engine.Plan, params map[string]string, run *store.Run) (int, []byte, error) {
-	req := routeRequest{params: params, query: string(c.Request().URI().QueryString()), body: c.Body(),
-		caller: func() (*principal, error) { return h.bearerCaller(c) }}
-	out, err := h.runRequest(c.UserContext(), plan, req, run, runOptions{})
-	return out.Status, out.Body, err
-}
 
 // routeRequest is what a run of a route reads: its path parameters, its
 // query string, its body, and its caller — known already (as), or found
@@ -115,10 +113,24 @@ type runOptions struct {
 	dry   bool
 }
 
-// runRequest runs plan for req. A request the route refuses (bad inputs,
-// no caller) is an answer too, with Ended REFUSED; an error is the
-// platform's.
+// runRequest runs plan for req and writes run, begun at run.At, to the run
+// log with its duration, status and ending. A request the route refuses
+// (bad inputs, no caller) is an answer too, with Ended REFUSED; an error is
+// the platform's, logged as a 500 ending in ERROR.
 func (h *Handlers) runRequest(ctx context.Context, plan *engine.Plan, req routeRequest, run *store.Run, opts runOptions) (engine.Result, error) {
+	res, err := h.execute(ctx, plan, req, run, opts)
+	run.Duration = time.Since(run.At)
+	run.Status = res.Status
+	if err != nil {
+		run.Status, run.Ended = fiber.StatusInternalServerError, "ERROR"
+	}
+	h.runs.add(*run)
+	return res, err
+}
+
+// execute reads req's inputs, checks its caller and runs plan in one
+// transaction; it fills run's caller, ending and fault.
+func (h *Handlers) execute(ctx context.Context, plan *engine.Plan, req routeRequest, run *store.Run, opts runOptions) (engine.Result, error) {
 	vars, caller, err := h.routeInputs(ctx, plan.Route, req)
 	if caller == nil {
 		caller = req.as

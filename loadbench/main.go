@@ -37,6 +37,9 @@ import (
 	"stencil/store/localpg"
 )
 
+// onlyLoads are the loads -only can name (measure runs them by name).
+var onlyLoads = []string{"route", "vault", "page"}
+
 func main() {
 	bin := flag.String("bin", "bin/stencil", "the service binary")
 	duration := flag.Duration("duration", 5*time.Second, "how long each load runs")
@@ -67,6 +70,9 @@ type row struct {
 }
 
 func run(bin string, duration time.Duration, conns, rounds int, lighthouse, only string) error {
+	if only != "" && !slices.Contains(onlyLoads, only) {
+		return fmt.Errorf("-only takes one of %s, not %q", strings.Join(onlyLoads, ", "), only)
+	}
 	ctx := context.Background()
 	work, err := os.MkdirTemp("", "stencil-bench-")
 	if err != nil {
@@ -90,9 +96,6 @@ func run(bin string, duration time.Duration, conns, rounds int, lighthouse, only
 		return err
 	}
 	b := &bench{cluster: cluster, appURL: appURL, duration: duration, conns: conns, rounds: rounds, bin: bin, work: work}
-	if only != "" && only != "route" && only != "page" && only != "vault" {
-		return fmt.Errorf("-only takes route, vault or page, not %q", only)
-	}
 	b.only = only
 	if err := b.startService(ctx); err != nil {
 		return err

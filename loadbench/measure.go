@@ -110,18 +110,8 @@ func (b *bench) measure(ctx context.Context) error {
 		add(pat, patScript, "≥ 0.7, p99 < 40 ms", pat.rps >= 0.7*patScript.rps && pat.p99 < 40 && pat.errors == 0)
 		return nil
 	}
-	switch b.only {
-	case "page", "vault":
-		load := vaultPage
-		if b.only == "vault" {
-			load = vaultReads
-		}
-		if err := load(); err != nil {
-			return err
-		}
-		return b.finish(ctx, rows)
-	}
-	{
+	// routeLoad loads GET /x/… beside the pgbench script of its FETCH.
+	routeLoad := func() error {
 		route, routeScript, err := alternate(b.rounds, func() (result, error) {
 			return b.wrk("GET /x/… (FETCH 100, FILTER, RETURN 10)", "/x/bench/books/sf", "Accept: application/json")
 		}, func() (result, error) {
@@ -131,9 +121,17 @@ func (b *bench) measure(ctx context.Context) error {
 			return err
 		}
 		add(route, routeScript, "≥ 0.5, p99 < 20 ms", route.rps >= 0.5*routeScript.rps && route.p99 < 20 && route.errors == 0)
+		return nil
 	}
-	if b.only == "route" {
+	if b.only != "" {
+		load := map[string]func() error{"route": routeLoad, "vault": vaultReads, "page": vaultPage}[b.only]
+		if err := load(); err != nil {
+			return err
+		}
 		return b.finish(ctx, rows)
+	}
+	if err := routeLoad(); err != nil {
+		return err
 	}
 	health, err := b.wrk("GET /healthz", "/healthz", "Accept: application/json")
 	if err != nil {

@@ -3,8 +3,9 @@
 // fields (data-uppercase), selects that submit their
 // form when changed (data-autosubmit), busy feedback while a request runs,
 // messages (#flash) that go when done with, and the focus after a swap.
-// window.stencil.el builds elements for the pages' own scripts (the
-// editor, the route playground), which load after this one.
+// window.stencil.el builds elements and window.stencil.post sends JSON for
+// the pages' own scripts (the editor, the route playground), which load
+// after this one.
 (function () {
   "use strict";
   // el makes a tag with attributes ("class", "text", "on<event>" handlers;
@@ -24,8 +25,17 @@
     });
     return e;
   }
-  window.stencil = { el: el };
   var meta = document.querySelector('meta[name="csrf-token"]');
+  // post sends body as JSON (POST unless method says otherwise) with the
+  // session's CSRF token, and gives the envelope the server answers.
+  function post(url, body, method) {
+    return fetch(url, {
+      method: method || "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": meta ? meta.content : "" },
+      body: JSON.stringify(body)
+    }).then(function (r) { return r.json(); });
+  }
+  window.stencil = { el: el, post: post };
   document.addEventListener("htmx:configRequest", function (evt) {
     if (meta && meta.content) {
       evt.detail.headers["X-CSRF-Token"] = meta.content;

@@ -7,7 +7,6 @@
 
   var data = JSON.parse(document.getElementById("editor-data").textContent);
   var root = document.getElementById("editor");
-  var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
   var isTemplate = data.mode === "template";
   var state = data.doc;
   var problems = {}; // path → message, from the last save
@@ -19,7 +18,7 @@
 
   // ---------- small helpers ----------
 
-  var el = window.stencil.el;
+  var el = window.stencil.el, post = window.stencil.post;
 
   // atPath is the form's element bound to path.
   function atPath(path) {
@@ -543,14 +542,6 @@
     }
     clearTimeout(lintTimer);
     lintTimer = setTimeout(lint, 300);
-  }
-
-  function post(url, body, method) {
-    return fetch(url, {
-      method: method || "POST", credentials: "same-origin",
-      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": csrf },
-      body: JSON.stringify(body)
-    }).then(function (r) { return r.json(); });
   }
 
   function lint() {

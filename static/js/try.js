@@ -6,7 +6,6 @@
 
   var form = document.getElementById("try-form");
   if (!form) return;
-  var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
   var answer = document.getElementById("try-answer");
   var recentList = document.getElementById("try-recent");
   var recentEmpty = document.getElementById("try-recent-empty");
@@ -202,11 +201,7 @@
     if (missing) { form.querySelector("[aria-invalid]").focus(); return; }
     send.disabled = true;
     send.textContent = "Sending…";
-    fetch("/route/run", {
-      method: "POST", credentials: "same-origin",
-      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": csrf },
-      body: JSON.stringify(request(v))
-    }).then(function (r) { return r.json(); }).then(function (env) {
+    window.stencil.post("/route/run", request(v)).then(function (env) {
       if (env.status !== 200) {
         var fields = (env.data && env.data.fields) || {};
         problem((env.message || "Error: the run failed").replace(/^Error: /, "") + Object.keys(fields).map(function (k) { return " " + k + " " + fields[k]; }).join(";"));
