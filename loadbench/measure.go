@@ -40,8 +40,10 @@ func (b *bench) measure(ctx context.Context) error {
 	uid := strconv.FormatInt(b.uid, 10)
 	key := "SERVICE_0001_TOKEN"
 	patHash := "'\\x" + hex.EncodeToString(auth.HashPAT(b.pat)) + "'::bytea"
+	// One read's statement, as the service runs it when no other read
+	// overlaps: arrays of one.
 	read := func(token string) string {
-		return pgbenchSQL(store.ReadVaultSQL, "'bench'", "'"+key+"'", uid, "'root'", token, "'api'", "NULL")
+		return pgbenchSQL(store.ReadVaultSQL, "'{bench}'", "'{"+key+"}'", "'{"+uid+"}'", "'{root}'", "'{"+token+"}'", "'{api}'", "'{NULL}'")
 	}
 	scripts := map[string]string{
 		"jwt": pgbenchSQL(store.CallerSQL, uid, "'bench'") + read("NULL"),

@@ -20,13 +20,14 @@ type DB interface {
 
 // Store is the data access layer.
 type Store struct {
-	db   DB
-	pool *pgxpool.Pool
+	db    DB
+	pool  *pgxpool.Pool
+	reads *readGroup // nil in a transaction, whose reads run in it
 }
 
 // New returns a Store on pool.
 func New(pool *pgxpool.Pool) *Store {
-	return &Store{db: pool, pool: pool}
+	return &Store{db: pool, pool: pool, reads: newReadGroup()}
 }
 
 // InTx runs fn with a Store bound to one transaction, committed when fn

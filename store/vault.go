@@ -72,22 +72,22 @@ func (s *Store) CreateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAcc
 }
 
 // ReadVaultEntry returns entry key of project and logs the read, in one
-// statement: the entry comes back only with its log row, and when that row
-// cannot be written the statement fails whole.
+// statement (ReadVaultSQL): the entry comes back only with its log row, and
+// when that row cannot be written the read fails. Outside a transaction,
+// reads that overlap in time share the statement (see readGroup).
 func (s *Store) ReadVaultEntry(ctx context.Context, project, key string, ev VaultAccess) (VaultEntry, error) {
-	return scanVaultEntry(s.db.QueryRow(ctx, ReadVaultSQL, project, key, ev.UserID, ev.Username, ev.TokenID, ev.Channel, ev.RouteID))
+	if s.reads != nil {
+		return s.reads.read(ctx, s.db, project, key, ev)
+	}
+	found, err := readEntries(ctx, s.db, []*pendingRead{{project: project, key: key, ev: ev}})
+	if err != nil {
+		return VaultEntry{}, err
+	}
+	if found[0] == nil {
+		return VaultEntry{}, ErrNotFound
+	}
+	return *found[0], nil
 }
-
-// ReadVaultSQL reads entry $2 of project $1 and logs the read by user $3
-// ($4 its name, $5 its token, $6 the channel, $7 the route reading). Exported for the load
-// harness, which runs exactly this SQL as its anchor.
-const ReadVaultSQL = `WITH e AS (
-		SELECT ` + vaultColumns + ` FROM vault_entries WHERE project_id = $1 AND key = $2
-	), logged AS (
-		INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel, route_id)
-		SELECT $3, $4, $5, e.project_id, e.key, 'read', $6, $7 FROM e RETURNING id
-	)
-	SELECT ` + vaultColumns + ` FROM e, logged`
 
 // keyWhere returns the WHERE clause selecting a project's rows ($1) whose key
 // contains a filter, and the clause's arguments (the first of them the query

@@ -1,0 +1,188 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"stencil/store"
+	"stencil/store/storetest"
+)
+
+// TestVaultReadsShareAStatement holds the access log locked so that every
+// worker's statement waits, queues a hundred reads behind them, and
+// releases: the queued reads run in one or a few statements, each gets its
+// own entry and its own log row, a key not found gets ErrNotFound and no
+// row, and a read whose request ended while queued is neither read nor
+// logged.
+func TestVaultReadsShareAStatement(t *testing.T) {
+	ctx := context.Background()
+	// The lock's, the four workers' and the test's own connections.
+	url := storetest.URL(t)
+	pool := storetest.PoolOn(t, url+map[bool]string{true: "&", false: "?"}[strings.Contains(url, "?")]+"pool_max_conns=8")
+	st := store.New(pool)
+	var uid int64
+	if err := pool.QueryRow(ctx, `INSERT INTO users (username, email, password_hash, role) VALUES ('uuu', 'u@example.com', 'x', 'ADMIN') RETURNING id`).Scan(&uid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop'), ('blog', 'Blog', '/blog');
+		INSERT INTO vault_entries (project_id, key, key_id, sealed) VALUES ('shop', 'A', 'k1', '\x0a'), ('shop', 'B', 'k1', '\x0b'), ('blog', 'A', 'k1', '\x1a')`); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback(ctx)
+	if _, err := lock.Exec(ctx, "LOCK TABLE vault_access_log IN EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	waiting := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			var got int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+				WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d statements wait on the lock, want %d", got, n)
+			}
+		}
+	}
+
+	type outcome struct {
+		project, key string
+		entry        store.VaultEntry
+		err          error
+	}
+	var wg sync.WaitGroup
+	read := func(ctx context.Context, o *outcome) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o.entry, o.err = st.ReadVaultEntry(ctx, o.project, o.key, store.VaultAccess{UserID: &uid, Username: "uuu", Channel: "api"})
+		}()
+	}
+	// Every worker busy, each with one read.
+	blockers := make([]outcome, 4)
+	for i := range blockers {
+		blockers[i] = outcome{project: "shop", key: "A"}
+		read(ctx, &blockers[i])
+		waiting(i + 1)
+	}
+	queued := make([]outcome, 100)
+	gone, cancel := context.WithCancel(ctx)
+	for i := range queued {
+		queued[i] = outcome{project: []string{"shop", "blog"}[i%2], key: []string{"A", "B"}[i%4/2]}
+		switch i {
+		case 50:
+			queued[i].key = "NOPE"
+		case 51:
+			read(gone, &queued[i])
+			continue
+		}
+		read(ctx, &queued[i])
+	}
+	for deadline := time.Now().Add(10 * time.Second); st.QueuedVaultReadsForTest() < len(queued); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d reads queued, want %d", st.QueuedVaultReadsForTest(), len(queued))
+		}
+	}
+	cancel()
+	if err := lock.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+
+	if n := st.VaultReadStatementsForTest(); n > 8 {
+		t.Errorf("%d statements for 104 reads, want the queued hundred in at most 4", n)
+	}
+	found := 0
+	for i, o := range append(blockers, queued...) {
+		seal := map[string]byte{"shop/A": 0x0a, "shop/B": 0x0b, "blog/A": 0x1a}[o.project+"/"+o.key]
+		switch {
+		case i == 4+51:
+			if !errors.Is(o.err, context.Canceled) {
+				t.Errorf("read %d, its request gone: %v", i, o.err)
+			}
+		case seal == 0:
+			if !errors.Is(o.err, store.ErrNotFound) {
+				t.Errorf("read %d of %s/%s: %v, want not found", i, o.project, o.key, o.err)
+			}
+		case o.err != nil || o.entry.ProjectID != o.project || o.entry.Key != o.key || len(o.entry.Sealed) != 1 || o.entry.Sealed[0] != seal:
+			t.Errorf("read %d of %s/%s = %s/%s %x (%v)", i, o.project, o.key, o.entry.ProjectID, o.entry.Key, o.entry.Sealed, o.err)
+		default:
+			found++
+		}
+	}
+	var logged string
+	if err := pool.QueryRow(ctx, `SELECT string_agg(project_id || '/' || key || ' ' || n, ', ' ORDER BY project_id, key)
+		FROM (SELECT project_id, key, count(*) AS n FROM vault_access_log WHERE action = 'read' AND user_id = $1 AND channel = 'api' GROUP BY 1, 2) c`, uid).Scan(&logged); err != nil {
+		t.Fatal(err)
+	}
+	// Blockers: 4 × shop/A. Queued: i%4 = 0 shop/A, 1 blog/A, 2 shop/B, 3
+	// blog/B (not an entry); 50 (shop/NOPE) and 51 (blog/B, gone) are out.
+	if want := "blog/A 25, shop/A 29, shop/B 24"; logged != want || found != 78 {
+		t.Fatalf("log rows %q, want %q; %d reads found, want 78", logged, want, found)
+	}
+}
+
+// TestVaultReadGroupFailsWhole: reads that share a statement share its
+// failure; none returns a value without its log row.
+func TestVaultReadGroupFailsWhole(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.Pool(t)
+	st := store.New(pool)
+	if _, err := pool.Exec(ctx, `INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop');
+		INSERT INTO vault_entries (project_id, key, key_id, sealed) VALUES ('shop', 'A', 'k1', '\x0a'), ('shop', 'REFUSED', 'k1', '\x0b');
+		CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF NEW.key = 'REFUSED' THEN RAISE EXCEPTION 'log unavailable'; END IF; RETURN NEW; END $$;
+		CREATE TRIGGER refuse BEFORE INSERT ON vault_access_log FOR EACH ROW EXECUTE FUNCTION refuse();`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ReadVaultEntry(ctx, "shop", "A", store.VaultAccess{Username: "x", Channel: "api"}); err != nil {
+		t.Fatalf("a read alone: %v", err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 64)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := "A"
+			if i%8 == 0 {
+				key = "REFUSED"
+			}
+			var e store.VaultEntry
+			e, errs[i] = st.ReadVaultEntry(ctx, "shop", key, store.VaultAccess{Username: fmt.Sprint("r", i), Channel: "api"})
+			if errs[i] == nil && e.Key != key {
+				errs[i] = fmt.Errorf("read %s, got %s", key, e.Key)
+			}
+		}()
+	}
+	wg.Wait()
+	var logged int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM vault_access_log WHERE username LIKE 'r%'").Scan(&logged); err != nil {
+		t.Fatal(err)
+	}
+	succeeded := 0
+	for i, err := range errs {
+		switch {
+		case err == nil && i%8 == 0:
+			t.Errorf("read %d of REFUSED returned a value", i)
+		case err == nil:
+			succeeded++
+		}
+	}
+	if logged != succeeded {
+		t.Fatalf("%d log rows for %d values returned", logged, succeeded)
+	}
+}
