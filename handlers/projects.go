@@ -158,6 +158,7 @@ func (h *Handlers) projectPage(c *fiber.Ctx, id string) (projectView, error) {
 	if err != nil {
 		return projectView{}, err
 	}
+	project.Members = len(members) // the caller's project comes without its count
 	return projectView{Base: h.base(c, project.Name), Project: project, Members: members,
 		CanAdmin: callerAtLeast(c, store.RoleAdmin)}, nil
 }

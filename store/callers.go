@@ -30,9 +30,11 @@ type CallerQuery struct {
 // callerProject is what CallerSQL and CallerPATSQL read of the named
 // project ($2) with the user's membership, beside the user: a request's
 // identity and its right to a project cost one round trip. The user's
-// password hash is not read: the password change reads it itself.
+// password hash is not read: the password change reads it itself. Nor is
+// the project's member count (Project.Members stays 0): it would be a third
+// of the statement's cost on every request, and only the project's own
+// page shows it, with the members it reads anyway.
 const callerProject = `p.id, p.name, p.description, p.api_path, p.created_by, p.created_at, p.updated_at,
-		(SELECT count(*) FROM project_members m WHERE m.project_id = p.id),
 		EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = p.id AND m.user_id = u.id)`
 
 // callerUserColumns are the user's columns a caller is read with: all but
@@ -71,7 +73,6 @@ func (s *Store) Caller(ctx context.Context, q CallerQuery) (Caller, error) {
 		ID, Name, Description, APIPath *string
 		CreatedBy                      *int64
 		CreatedAt, UpdatedAt           *time.Time
-		Members                        int
 		IsMember                       bool
 	}
 	u := &c.User
@@ -82,7 +83,7 @@ func (s *Store) Caller(ctx context.Context, q CallerQuery) (Caller, error) {
 	err := s.db.QueryRow(ctx, sql, who, q.ProjectID).Scan(
 		&u.ID, &u.FirstName, &u.LastName, &u.Username, &u.Email, &u.Role, &u.Bio,
 		&u.ProfilePicture, &u.IsPublic, &u.Links, &u.CredentialVersion, &u.CreatedAt, &u.UpdatedAt, &c.TokenID,
-		&p.ID, &p.Name, &p.Description, &p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.Members, &p.IsMember)
+		&p.ID, &p.Name, &p.Description, &p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.IsMember)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, ErrNotFound
 	}
@@ -91,7 +92,7 @@ func (s *Store) Caller(ctx context.Context, q CallerQuery) (Caller, error) {
 	}
 	if p.ID != nil {
 		c.Project = &Project{ID: *p.ID, Name: *p.Name, Description: *p.Description, APIPath: *p.APIPath, CreatedBy: p.CreatedBy,
-			CreatedAt: *p.CreatedAt, UpdatedAt: *p.UpdatedAt, Members: p.Members, IsMember: p.IsMember}
+			CreatedAt: *p.CreatedAt, UpdatedAt: *p.UpdatedAt, IsMember: p.IsMember}
 	}
 	return c, nil
 }

@@ -16,7 +16,7 @@ type Project struct {
 	CreatedBy   *int64
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
-	Members     int  // number of members
+	Members     int  // number of members (not read for a Caller: 0 there)
 	IsMember    bool // whether the asking user is one
 }
 
@@ -84,8 +84,9 @@ func (s *Store) ListProjects(ctx context.Context, uid int64, all bool, p Page) (
 // UpdateProject stores the name, description and api_path of p.
 func (s *Store) UpdateProject(ctx context.Context, p *Project) error {
 	err := s.db.QueryRow(ctx, `UPDATE projects SET name = $2, description = $3, api_path = $4, updated_at = now()
-		WHERE id = $1 RETURNING created_by, created_at, updated_at`, p.ID, p.Name, p.Description, p.APIPath).
-		Scan(&p.CreatedBy, &p.CreatedAt, &p.UpdatedAt)
+		WHERE id = $1 RETURNING created_by, created_at, updated_at,
+			(SELECT count(*) FROM project_members WHERE project_id = $1)`, p.ID, p.Name, p.Description, p.APIPath).
+		Scan(&p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.Members)
 	return translate(err)
 }
 
