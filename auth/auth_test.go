@@ -38,6 +38,45 @@ func TestDefaultParamsAreArgon2idStrength(t *testing.T) {
 	}
 }
 
+// TestJWTVerifierRemembersOnlyValidTokens: a token kept from an earlier
+// check still ends at its expiry, and neither a tampered copy nor a token
+// of another secret passes because a valid one was kept.
+func TestJWTVerifierRemembersOnlyValidTokens(t *testing.T) {
+	secret := []byte(strings.Repeat("k", 32))
+	now := time.Now()
+	tok, _ := IssueJWT(secret, 42, 3, now, time.Hour)
+	foreign, _ := IssueJWT([]byte(strings.Repeat("x", 32)), 42, 3, now, time.Hour)
+	v := NewJWTVerifier(secret)
+	for range 2 {
+		if uid, cv, err := v.Parse(tok, now.Add(time.Minute)); err != nil || uid != 42 || cv != 3 {
+			t.Fatalf("Parse = %d, %d, %v", uid, cv, err)
+		}
+	}
+	for name, bad := range map[string]string{"tampered": tok + "x", "another secret": foreign, "truncated": tok[:len(tok)-2]} {
+		for range 2 {
+			if _, _, err := v.Parse(bad, now); err == nil {
+				t.Errorf("%s token accepted", name)
+			}
+		}
+	}
+	if _, _, err := v.Parse(tok, now.Add(time.Hour)); err == nil {
+		t.Error("kept token accepted at its expiry")
+	}
+	if _, _, err := NewJWTVerifier([]byte(strings.Repeat("x", 32))).Parse(tok, now); err == nil {
+		t.Error("token accepted by a verifier of another secret")
+	}
+	// Never more than jwtsKept tokens kept.
+	for i := range jwtsKept + 10 {
+		other, _ := IssueJWT(secret, int64(i+1), 1, now, time.Hour)
+		if _, _, err := v.Parse(other, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := v.seen.Len(); n != jwtsKept {
+		t.Fatalf("%d tokens kept, want %d", n, jwtsKept)
+	}
+}
+
 func TestJWT(t *testing.T) {
 	secret := []byte(strings.Repeat("k", 32))
 	now := time.Now()

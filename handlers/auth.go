@@ -74,7 +74,7 @@ func (h *Handlers) resolvePrincipal(c *fiber.Ctx) (*principal, error) {
 			q.PATHash, p.Via = auth.HashPAT(token), "pat"
 		} else {
 			var err error
-			if q.UserID, version, err = auth.ParseJWT(h.cfg.JWTSecret, token, time.Now()); err != nil {
+			if q.UserID, version, err = h.jwts.Parse(token, time.Now()); err != nil {
 				return nil, invalid
 			}
 		}

@@ -30,6 +30,7 @@ import (
 // Handlers holds what every handler needs.
 type Handlers struct {
 	cfg       config.Config
+	jwts      *auth.JWTVerifier // checks bearer JWTs with cfg.JWTSecret
 	store     *store.Store
 	probe     *store.Store // readiness checks: its own connections
 	templates templateCache
@@ -80,7 +81,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*Handlers, er
 		return nil, err
 	}
 	st := store.New(pool)
-	return &Handlers{cfg: cfg, store: st, routes: newRouteTable(st, log), runs: newRunLog(st, log), runReads: st, limits: engine.DefaultLimits, probe: st, metrics: newMetrics(pool), sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
+	return &Handlers{cfg: cfg, jwts: auth.NewJWTVerifier(cfg.JWTSecret), store: st, routes: newRouteTable(st, log), runs: newRunLog(st, log), runReads: st, limits: engine.DefaultLimits, probe: st, metrics: newMetrics(pool, st), sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
 		keyring: keyring, passwordParams: auth.DefaultPasswordParams, hashSlots: make(chan struct{}, max(2, runtime.NumCPU())), hashWait: defaultHashWait,
 		memoryLimit: debug.SetMemoryLimit(-1), fragments: views.NewFragments(fragmentsMaxBytes),
 		csrfKey: derivedKey(cfg.JWTSecret, "stencil visitor csrf")}, nil

@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
+
+	"stencil/store"
 )
 
 // metrics are the service's Prometheus metrics, on a registry of their own.
@@ -23,7 +25,7 @@ type metrics struct {
 	logins     *prometheus.CounterVec
 }
 
-func newMetrics(pool *pgxpool.Pool) *metrics {
+func newMetrics(pool *pgxpool.Pool, st *store.Store) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -40,7 +42,11 @@ func newMetrics(pool *pgxpool.Pool) *metrics {
 			Name: "stencil_logins_total", Help: "Sign-in attempts by outcome: success, failure, throttled, busy.",
 		}, []string{"outcome"}),
 	}
-	m.registry.MustRegister(m.requests, m.latency, m.vaultReads, m.logins,
+	readStatements := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "stencil_vault_read_statements_total",
+		Help: "Statements that read and logged vault values; reads that overlap share one, so stencil_vault_reads_total over this is the reads per statement.",
+	}, func() float64 { return float64(st.VaultReadStatements()) })
+	m.registry.MustRegister(m.requests, m.latency, m.vaultReads, m.logins, readStatements,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), poolCollector{pool})
 	return m
 }

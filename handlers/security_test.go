@@ -510,6 +510,7 @@ func TestMetrics(t *testing.T) {
 		{"stencil_http_requests_total", map[string]string{"route": "unmatched", "status": "404"}, 1},
 		{"stencil_http_request_duration_seconds", map[string]string{"route": "/vault/create"}, 1},
 		{"stencil_vault_reads_total", map[string]string{"channel": "api"}, 1},
+		{"stencil_vault_read_statements_total", nil, 1},
 		{"stencil_logins_total", map[string]string{"outcome": "failure"}, 1},
 		{"stencil_db_pool_max", nil, 1},
 	} {

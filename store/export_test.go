@@ -52,9 +52,5 @@ func (s *Store) ExplainRecordsForTest(ctx context.Context, project, collection s
 	return strings.Join(lines, "\n"), err
 }
 
-// VaultReadStatementsForTest is how many statements the store's grouped
-// vault reads have run.
-func (s *Store) VaultReadStatementsForTest() int64 { return s.reads.statements.Load() }
-
 // QueuedVaultReadsForTest is how many vault reads wait for a worker.
 func (s *Store) QueuedVaultReadsForTest() int { return len(s.reads.queue) }

@@ -102,7 +102,7 @@ func TestVaultReadsShareAStatement(t *testing.T) {
 	}
 	wg.Wait()
 
-	if n := st.VaultReadStatementsForTest(); n > 8 {
+	if n := st.VaultReadStatements(); n > 8 {
 		t.Errorf("%d statements for 104 reads, want the queued hundred in at most 4", n)
 	}
 	found := 0
