@@ -46,7 +46,7 @@ func (b *bench) measure(ctx context.Context) error {
 		return pgbenchSQL(store.ReadVaultSQL, "'{bench}'", "'{"+key+"}'", "'{"+uid+"}'", "'{root}'", "'{"+token+"}'", "'{api}'", "'{NULL}'")
 	}
 	scripts := map[string]string{
-		"jwt": pgbenchSQL(store.CallerSQL, uid, "'bench'") + read("NULL"),
+		"jwt": pgbenchSQL(store.CallerSQL, "'{"+uid+"}'", "'{bench}'") + read("NULL"),
 		"pat": pgbenchSQL(store.CallerPATSQL, patHash, "'bench'") + read(strconv.FormatInt(patID, 10)),
 		"templates": pgbenchSQL(store.TemplateCountSQL, "'{bench}'::text[]", "true", "''") +
 			pgbenchSQL(store.TemplatePageSQL, "'{bench}'::text[]", "true", "''", "0", "50"),

@@ -41,16 +41,19 @@ const callerProject = `p.id, p.name, p.description, p.api_path, p.created_by, p.
 // the password hash.
 var callerUserColumns = strings.Replace(userColumnsOf("u"), " u.password_hash,", "", 1)
 
-// CallerSQL finds the user with id $1 (a JWT or a browser session) and
-// project $2. CallerPATSQL finds the user through a valid token whose hash
-// is $1, writing its last-use time when over a minute old, and project $2.
-// Each has its own statement, so that a JWT's caller runs no write. Both
-// are exported for the load harness, which runs exactly this SQL as its
-// anchor.
+// CallerSQL finds, for the i-th elements of $1 (user ids: a JWT or a
+// browser session) and $2 (projects), the user and the project, each row
+// with its position in the arrays (from 1): callers that overlap in time
+// share it (see group). CallerPATSQL finds the user through a valid token
+// whose hash is $1, writing its last-use time when over a minute old, and
+// project $2. Each has its own statement, so that a JWT's caller runs no
+// write. Both are exported for the load harness, which runs exactly this
+// SQL as its anchor.
 var (
-	CallerSQL = `SELECT ` + callerUserColumns + `, NULL::bigint, ` + callerProject + `
-	FROM users u LEFT JOIN projects p ON p.id = $2
-	WHERE u.id = $1`
+	CallerSQL = `SELECT q.n, ` + callerUserColumns + `, NULL::bigint, ` + callerProject + `
+	FROM unnest($1::bigint[], $2::text[]) WITH ORDINALITY AS q (user_id, project_id, n)
+	JOIN users u ON u.id = q.user_id
+	LEFT JOIN projects p ON p.id = q.project_id`
 	CallerPATSQL = `WITH pat AS (
 		SELECT id, user_id, last_used_at FROM personal_access_tokens
 		WHERE token_hash = $1 AND revoked_at IS NULL
@@ -68,7 +71,56 @@ var (
 // Caller returns the caller q names; an unknown user or an invalid token is
 // ErrNotFound.
 func (s *Store) Caller(ctx context.Context, q CallerQuery) (Caller, error) {
-	var c Caller
+	var c *Caller
+	var err error
+	switch uq := (userCaller{user: q.UserID, project: q.ProjectID}); {
+	case q.PATHash != nil:
+		c, err = scanCaller(s.db.QueryRow(ctx, CallerPATSQL, q.PATHash, q.ProjectID))
+	case s.groups != nil:
+		c, err = s.groups.callers.do(ctx, s.db, uq)
+	default:
+		c, err = one(ctx, s.db, uq, userCallers)
+	}
+	if err != nil {
+		return Caller{}, err
+	}
+	return *c, nil
+}
+
+// userCaller is a caller known by user id, and the project named.
+type userCaller struct {
+	user    int64
+	project string
+}
+
+// userCallers runs CallerSQL for qs and returns each one's caller (nil for
+// an unknown user), in their order.
+func userCallers(ctx context.Context, db DB, qs []userCaller) ([]*Caller, error) {
+	users, projects := make([]int64, len(qs)), make([]string, len(qs))
+	for i, q := range qs {
+		users[i], projects[i] = q.user, q.project
+	}
+	rows, err := db.Query(ctx, CallerSQL, users, projects)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	found := make([]*Caller, len(qs))
+	for rows.Next() {
+		var at int64
+		c, err := scanCaller(rows, &at)
+		if err != nil {
+			return nil, err
+		}
+		found[at-1] = c
+	}
+	return found, rows.Err()
+}
+
+// scanCaller scans a row of CallerSQL or CallerPATSQL after the lead
+// columns; no row is ErrNotFound.
+func scanCaller(row pgx.Row, lead ...any) (*Caller, error) {
+	c := new(Caller)
 	var p struct {
 		ID, Name, Description, APIPath *string
 		CreatedBy                      *int64
@@ -76,19 +128,15 @@ func (s *Store) Caller(ctx context.Context, q CallerQuery) (Caller, error) {
 		IsMember                       bool
 	}
 	u := &c.User
-	sql, who := CallerSQL, any(q.UserID)
-	if q.PATHash != nil {
-		sql, who = CallerPATSQL, q.PATHash
-	}
-	err := s.db.QueryRow(ctx, sql, who, q.ProjectID).Scan(
+	err := row.Scan(append(lead,
 		&u.ID, &u.FirstName, &u.LastName, &u.Username, &u.Email, &u.Role, &u.Bio,
 		&u.ProfilePicture, &u.IsPublic, &u.Links, &u.CredentialVersion, &u.CreatedAt, &u.UpdatedAt, &c.TokenID,
-		&p.ID, &p.Name, &p.Description, &p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.IsMember)
+		&p.ID, &p.Name, &p.Description, &p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.IsMember)...)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return c, ErrNotFound
+		return nil, ErrNotFound
 	}
 	if err != nil {
-		return c, err
+		return nil, err
 	}
 	if p.ID != nil {
 		c.Project = &Project{ID: *p.ID, Name: *p.Name, Description: *p.Description, APIPath: *p.APIPath, CreatedBy: p.CreatedBy,

@@ -53,4 +53,11 @@ func (s *Store) ExplainRecordsForTest(ctx context.Context, project, collection s
 }
 
 // QueuedVaultReadsForTest is how many vault reads wait for a worker.
-func (s *Store) QueuedVaultReadsForTest() int { return len(s.reads.queue) }
+func (s *Store) QueuedVaultReadsForTest() int { return len(s.groups.reads.queue) }
+
+// CallerStatementsForTest is how many statements the store's grouped
+// callers have run.
+func (s *Store) CallerStatementsForTest() int64 { return s.groups.callers.statements.Load() }
+
+// QueuedCallersForTest is how many callers wait for a worker.
+func (s *Store) QueuedCallersForTest() int { return len(s.groups.callers.queue) }

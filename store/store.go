@@ -20,14 +20,25 @@ type DB interface {
 
 // Store is the data access layer.
 type Store struct {
-	db    DB
-	pool  *pgxpool.Pool
-	reads *readGroup // nil in a transaction, whose reads run in it
+	db   DB
+	pool *pgxpool.Pool
+	// groups run the statements of requests that overlap in time
+	// together; nil in a transaction, whose statements run in it.
+	groups *groups
+}
+
+// groups are a pool's statement groups (see group).
+type groups struct {
+	reads   *group[vaultRead, VaultEntry]
+	callers *group[userCaller, Caller]
 }
 
 // New returns a Store on pool.
 func New(pool *pgxpool.Pool) *Store {
-	return &Store{db: pool, pool: pool, reads: newReadGroup()}
+	return &Store{db: pool, pool: pool, groups: &groups{
+		reads:   newGroup(readEntries),
+		callers: newGroup(userCallers),
+	}}
 }
 
 // InTx runs fn with a Store bound to one transaction, committed when fn

@@ -74,19 +74,21 @@ func (s *Store) CreateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAcc
 // ReadVaultEntry returns entry key of project and logs the read, in one
 // statement (ReadVaultSQL): the entry comes back only with its log row, and
 // when that row cannot be written the read fails. Outside a transaction,
-// reads that overlap in time share the statement (see readGroup).
+// reads that overlap in time share the statement (see group), and so its
+// failure.
 func (s *Store) ReadVaultEntry(ctx context.Context, project, key string, ev VaultAccess) (VaultEntry, error) {
-	if s.reads != nil {
-		return s.reads.read(ctx, s.db, project, key, ev)
+	q := vaultRead{project: project, key: key, ev: ev}
+	var e *VaultEntry
+	var err error
+	if s.groups != nil {
+		e, err = s.groups.reads.do(ctx, s.db, q)
+	} else {
+		e, err = one(ctx, s.db, q, readEntries)
 	}
-	found, err := readEntries(ctx, s.db, []*pendingRead{{project: project, key: key, ev: ev}})
 	if err != nil {
 		return VaultEntry{}, err
 	}
-	if found[0] == nil {
-		return VaultEntry{}, ErrNotFound
-	}
-	return *found[0], nil
+	return *e, nil
 }
 
 // keyWhere returns the WHERE clause selecting a project's rows ($1) whose key

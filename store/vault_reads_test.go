@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,9 +20,7 @@ import (
 // logged.
 func TestVaultReadsShareAStatement(t *testing.T) {
 	ctx := context.Background()
-	// The lock's, the four workers' and the test's own connections.
-	url := storetest.URL(t)
-	pool := storetest.PoolOn(t, url+map[bool]string{true: "&", false: "?"}[strings.Contains(url, "?")]+"pool_max_conns=8")
+	pool := storetest.PoolOfSize(t, 8) // the lock's, the workers' and the test's own
 	st := store.New(pool)
 	var uid int64
 	if err := pool.QueryRow(ctx, `INSERT INTO users (username, email, password_hash, role) VALUES ('uuu', 'u@example.com', 'x', 'ADMIN') RETURNING id`).Scan(&uid); err != nil {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -84,6 +86,18 @@ func EmptyURL(tb testing.TB) string {
 func Pool(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
 	return PoolOn(tb, URL(tb))
+}
+
+// PoolOfSize returns a pool of at most n connections on a new migrated
+// database: for tests that hold connections on purpose.
+func PoolOfSize(tb testing.TB, n int) *pgxpool.Pool {
+	tb.Helper()
+	u := URL(tb)
+	sep := "?"
+	if strings.Contains(u, "?") {
+		sep = "&"
+	}
+	return PoolOn(tb, u+sep+"pool_max_conns="+strconv.Itoa(n))
 }
 
 // PoolOn returns a pool on url, closed when the test ends.

@@ -1,0 +1,118 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"stencil/store"
+	"stencil/store/storetest"
+)
+
+// TestCallersShareAStatement holds the users table locked so that every
+// worker's statement waits, queues 120 callers of different users and
+// projects behind them, and releases: the queued callers run in one or a
+// few statements, and each gets its own user, its own project and its own
+// membership; an unknown user gets ErrNotFound.
+func TestCallersShareAStatement(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.PoolOfSize(t, 8) // the lock's, the workers' and the test's own
+	st := store.New(pool)
+	ids := make([]int64, 6)
+	for i := range ids {
+		if err := pool.QueryRow(ctx, `INSERT INTO users (username, email, password_hash, role) VALUES ($1, $1 || '@example.com', 'x', 'AUTHOR') RETURNING id`,
+			fmt.Sprint("user", i)).Scan(&ids[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Even users are members of shop, users divisible by three of blog.
+	if _, err := pool.Exec(ctx, `INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop'), ('blog', 'Blog', '/blog')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO project_members (project_id, user_id) VALUES ('shop', $1), ('shop', $2), ('shop', $3), ('blog', $1), ('blog', $4)`,
+		ids[0], ids[2], ids[4], ids[3]); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback(ctx)
+	if _, err := lock.Exec(ctx, "LOCK TABLE users IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	until := func(what string, done func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !done(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("waited too long for %s", what)
+			}
+		}
+	}
+	blocked := func(n int) func() bool {
+		return func() bool {
+			var got int
+			_ = pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&got)
+			return got == n
+		}
+	}
+	type outcome struct {
+		q      store.CallerQuery
+		caller store.Caller
+		err    error
+	}
+	var wg sync.WaitGroup
+	ask := func(o *outcome) {
+		wg.Go(func() { o.caller, o.err = st.Caller(ctx, o.q) })
+	}
+	blockers := make([]outcome, 4)
+	for i := range blockers {
+		blockers[i].q = store.CallerQuery{UserID: ids[0], ProjectID: "shop"}
+		ask(&blockers[i])
+		until("a worker to wait on the lock", blocked(i+1))
+	}
+	queued := make([]outcome, 120)
+	for i := range queued {
+		q := store.CallerQuery{UserID: ids[i%len(ids)], ProjectID: []string{"shop", "blog", "", "nope"}[i%4]}
+		if i%29 == 0 {
+			q.UserID = 1 << 40
+		}
+		queued[i].q = q
+		ask(&queued[i])
+	}
+	until("every caller queued", func() bool { return st.QueuedCallersForTest() == len(queued) })
+	if err := lock.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+
+	if n := st.CallerStatementsForTest(); n > 8 {
+		t.Errorf("%d statements for 124 callers, want the queued 120 in at most 4", n)
+	}
+	for i, o := range append(blockers, queued...) {
+		if o.q.UserID == 1<<40 {
+			if !errors.Is(o.err, store.ErrNotFound) {
+				t.Errorf("caller %d, an unknown user: %v", i, o.err)
+			}
+			continue
+		}
+		n := 0
+		for n < len(ids) && ids[n] != o.q.UserID {
+			n++
+		}
+		member := o.q.ProjectID == "shop" && n%2 == 0 || o.q.ProjectID == "blog" && n%3 == 0
+		switch {
+		case o.err != nil || o.caller.User.ID != o.q.UserID || o.caller.User.Username != fmt.Sprint("user", n):
+			t.Errorf("caller %d (%+v) = user %d %q (%v)", i, o.q, o.caller.User.ID, o.caller.User.Username, o.err)
+		case o.q.ProjectID == "" || o.q.ProjectID == "nope":
+			if o.caller.Project != nil {
+				t.Errorf("caller %d (%+v) has project %q", i, o.q, o.caller.Project.ID)
+			}
+		case o.caller.Project == nil || o.caller.Project.ID != o.q.ProjectID || o.caller.Project.IsMember != member:
+			t.Errorf("caller %d (%+v) = project %+v, want member %v", i, o.q, o.caller.Project, member)
+		}
+	}
+}

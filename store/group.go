@@ -1,0 +1,154 @@
+package store
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A group runs the statements of requests that overlap in time as one:
+// each request's query is queued, and up to groupWorkers statements run at
+// once, each taking every query queued when it starts (at most groupBatch)
+// and answering each its own row. A query that finds a worker idle runs
+// alone and at once, so grouping adds no wait; groups form only while
+// statements are already running, which is when a statement per request
+// costs most: a round trip, a wake-up of a server process, and for a write
+// a commit and its WAL flush. Workers end when the queue is empty, so a
+// Store owns no goroutine while it is idle.
+type group[Q, R any] struct {
+	// run answers qs in one statement: one result per query, in their
+	// order, nil where the query found nothing.
+	run        func(ctx context.Context, db DB, qs []Q) ([]*R, error)
+	queue      chan *queued[Q, R]
+	mu         sync.Mutex
+	workers    int
+	statements atomic.Int64
+}
+
+const (
+	groupWorkers = 4
+	groupBatch   = 256
+	// groupTimeout bounds a group's statement, which serves many requests
+	// and so runs under none of their contexts.
+	groupTimeout = 10 * time.Second
+)
+
+// queued is one query waiting for its statement and, once done is closed,
+// its outcome.
+type queued[Q, R any] struct {
+	ctx   context.Context
+	query Q
+	found *R
+	err   error
+	done  chan struct{}
+}
+
+func newGroup[Q, R any](run func(ctx context.Context, db DB, qs []Q) ([]*R, error)) *group[Q, R] {
+	return &group[Q, R]{run: run, queue: make(chan *queued[Q, R], 4*groupBatch)}
+}
+
+// do queues q, makes sure a worker will take it, and waits for its
+// outcome (ErrNotFound when it found nothing) or for ctx to end. A query
+// whose context ended before its statement started does not run; one whose
+// context ends while the statement runs still runs (a vault read is then
+// logged without its value being used, which errs on the audit's side).
+func (g *group[Q, R]) do(ctx context.Context, db DB, q Q) (*R, error) {
+	r := &queued[Q, R]{ctx: ctx, query: q, done: make(chan struct{})}
+	select {
+	case g.queue <- r:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	g.mu.Lock()
+	if g.workers < groupWorkers {
+		g.workers++
+		go g.work(db)
+	}
+	g.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.found, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// work runs statements while queries are queued. It checks for an empty
+// queue under the lock that do takes after queuing, so a query is never
+// left without a worker.
+func (g *group[Q, R]) work(db DB) {
+	batch := make([]*queued[Q, R], 0, groupBatch)
+	for {
+		var first *queued[Q, R]
+		select {
+		case first = <-g.queue:
+		default:
+			g.mu.Lock()
+			if len(g.queue) == 0 {
+				g.workers--
+				g.mu.Unlock()
+				return
+			}
+			g.mu.Unlock()
+			continue
+		}
+		batch = append(batch[:0], first)
+	drain:
+		for len(batch) < groupBatch {
+			select {
+			case r := <-g.queue:
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		g.runBatch(db, batch)
+	}
+}
+
+// runBatch runs the batch's live queries in one statement and hands each
+// its outcome.
+func (g *group[Q, R]) runBatch(db DB, batch []*queued[Q, R]) {
+	var live []*queued[Q, R]
+	var qs []Q
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.err = err
+			close(r.done)
+			continue
+		}
+		live, qs = append(live, r), append(qs, r.query)
+	}
+	if len(live) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+	defer cancel()
+	g.statements.Add(1)
+	found, err := g.run(ctx, db, qs)
+	for i, r := range live {
+		switch {
+		case err != nil:
+			r.err = err
+		case found[i] == nil:
+			r.err = ErrNotFound
+		default:
+			r.found = found[i]
+		}
+		close(r.done)
+	}
+}
+
+// one runs q alone, without the queue: in a transaction, whose statements
+// run in it.
+func one[Q, R any](ctx context.Context, db DB, q Q, run func(ctx context.Context, db DB, qs []Q) ([]*R, error)) (*R, error) {
+	found, err := run(ctx, db, []Q{q})
+	if err != nil {
+		return nil, err
+	}
+	if found[0] == nil {
+		return nil, ErrNotFound
+	}
+	return found[0], nil
+}
