@@ -47,7 +47,7 @@ func (b *bench) measure(ctx context.Context) error {
 	}
 	scripts := map[string]string{
 		"jwt": pgbenchSQL(store.CallerSQL, "'{"+uid+"}'", "'{bench}'") + read("NULL"),
-		"pat": pgbenchSQL(store.CallerPATSQL, patHash, "'bench'") + read(strconv.FormatInt(patID, 10)),
+		"pat": pgbenchSQL(store.CallerPATSQL, "ARRAY["+patHash+"]", "'{bench}'") + read(strconv.FormatInt(patID, 10)),
 		"templates": pgbenchSQL(store.TemplateCountSQL, "'{bench}'::text[]", "true", "''") +
 			pgbenchSQL(store.TemplatePageSQL, "'{bench}'::text[]", "true", "''", "0", "50"),
 		// The FETCH's read, with the engine's limit (10,000 and one).

@@ -42,44 +42,54 @@ const callerProject = `p.id, p.name, p.description, p.api_path, p.created_by, p.
 var callerUserColumns = strings.Replace(userColumnsOf("u"), " u.password_hash,", "", 1)
 
 // CallerSQL finds, for the i-th elements of $1 (user ids: a JWT or a
-// browser session) and $2 (projects), the user and the project, each row
-// with its position in the arrays (from 1): callers that overlap in time
-// share it (see group). CallerPATSQL finds the user through a valid token
-// whose hash is $1, writing its last-use time when over a minute old, and
-// project $2. Each has its own statement, so that a JWT's caller runs no
-// write. Both are exported for the load harness, which runs exactly this
-// SQL as its anchor.
+// browser session) and $2 (projects), the user and the project.
+// CallerPATSQL finds, for the i-th elements of $1 (hashes of personal
+// access tokens) and $2 (projects), the user through the token if it is
+// valid, writing the token's last-use time when over a minute old, and the
+// project. Each row comes with its position in the arrays (from 1): callers
+// that overlap in time share a statement (see group). Each kind has its own
+// statement, so that a JWT's caller runs no write. Both are exported for
+// the load harness, which runs exactly this SQL as its anchor.
 var (
 	CallerSQL = `SELECT q.n, ` + callerUserColumns + `, NULL::bigint, ` + callerProject + `
 	FROM unnest($1::bigint[], $2::text[]) WITH ORDINALITY AS q (user_id, project_id, n)
 	JOIN users u ON u.id = q.user_id
 	LEFT JOIN projects p ON p.id = q.project_id`
 	CallerPATSQL = `WITH pat AS (
-		SELECT id, user_id, last_used_at FROM personal_access_tokens
-		WHERE token_hash = $1 AND revoked_at IS NULL
-			AND valid_from <= now() AND (valid_to IS NULL OR valid_to > now())
+		SELECT q.n, q.project_id, t.id, t.user_id, t.last_used_at
+		FROM unnest($1::bytea[], $2::text[]) WITH ORDINALITY AS q (token_hash, project_id, n)
+		JOIN personal_access_tokens t ON t.token_hash = q.token_hash
+		WHERE t.revoked_at IS NULL AND t.valid_from <= now() AND (t.valid_to IS NULL OR t.valid_to > now())
 	), touched AS (
 		UPDATE personal_access_tokens t SET last_used_at = now() FROM pat
 		WHERE t.id = pat.id AND (pat.last_used_at IS NULL OR pat.last_used_at < now() - interval '1 minute')
 		RETURNING t.id
 	)
-	SELECT ` + callerUserColumns + `, pat.id, ` + callerProject + `
+	SELECT pat.n, ` + callerUserColumns + `, pat.id, ` + callerProject + `
 	FROM pat JOIN users u ON u.id = pat.user_id
-	LEFT JOIN projects p ON p.id = $2`
+	LEFT JOIN projects p ON p.id = pat.project_id`
 )
 
 // Caller returns the caller q names; an unknown user or an invalid token is
 // ErrNotFound.
 func (s *Store) Caller(ctx context.Context, q CallerQuery) (Caller, error) {
+	cq := callerQuery{user: q.UserID, pat: q.PATHash, project: q.ProjectID}
+	g, run := (*group[callerQuery, Caller])(nil), userCallers
+	if s.groups != nil {
+		g = s.groups.callers
+	}
+	if q.PATHash != nil {
+		run = patCallers
+		if s.groups != nil {
+			g = s.groups.patCallers
+		}
+	}
 	var c *Caller
 	var err error
-	switch uq := (userCaller{user: q.UserID, project: q.ProjectID}); {
-	case q.PATHash != nil:
-		c, err = scanCaller(s.db.QueryRow(ctx, CallerPATSQL, q.PATHash, q.ProjectID))
-	case s.groups != nil:
-		c, err = s.groups.callers.do(ctx, s.db, uq)
-	default:
-		c, err = one(ctx, s.db, uq, userCallers)
+	if g != nil {
+		c, err = g.do(ctx, s.db, cq)
+	} else {
+		c, err = one(ctx, s.db, cq, run)
 	}
 	if err != nil {
 		return Caller{}, err
@@ -87,15 +97,17 @@ func (s *Store) Caller(ctx context.Context, q CallerQuery) (Caller, error) {
 	return *c, nil
 }
 
-// userCaller is a caller known by user id, and the project named.
-type userCaller struct {
+// callerQuery is a caller known by user id or by the hash of a personal
+// access token, and the project named.
+type callerQuery struct {
 	user    int64
+	pat     []byte
 	project string
 }
 
 // userCallers runs CallerSQL for qs and returns each one's caller (nil for
 // an unknown user), in their order.
-func userCallers(ctx context.Context, db DB, qs []userCaller) ([]*Caller, error) {
+func userCallers(ctx context.Context, db DB, qs []callerQuery) ([]*Caller, error) {
 	users, projects := make([]int64, len(qs)), make([]string, len(qs))
 	for i, q := range qs {
 		users[i], projects[i] = q.user, q.project
@@ -104,8 +116,28 @@ func userCallers(ctx context.Context, db DB, qs []userCaller) ([]*Caller, error)
 	if err != nil {
 		return nil, err
 	}
+	return scanCallers(rows, len(qs))
+}
+
+// patCallers runs CallerPATSQL for qs and returns each one's caller (nil
+// for a token not valid), in their order.
+func patCallers(ctx context.Context, db DB, qs []callerQuery) ([]*Caller, error) {
+	hashes, projects := make([][]byte, len(qs)), make([]string, len(qs))
+	for i, q := range qs {
+		hashes[i], projects[i] = q.pat, q.project
+	}
+	rows, err := db.Query(ctx, CallerPATSQL, hashes, projects)
+	if err != nil {
+		return nil, err
+	}
+	return scanCallers(rows, len(qs))
+}
+
+// scanCallers reads the rows of n callers, each led by its position, and
+// closes them.
+func scanCallers(rows pgx.Rows, n int) ([]*Caller, error) {
 	defer rows.Close()
-	found := make([]*Caller, len(qs))
+	found := make([]*Caller, n)
 	for rows.Next() {
 		var at int64
 		c, err := scanCaller(rows, &at)

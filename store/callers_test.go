@@ -116,3 +116,53 @@ func TestCallersShareAStatement(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenCallersTogether: callers by personal access token that overlap
+// get their own token's user and id; a revoked or expired token finds no
+// one; every valid token's last use is written, however many of its
+// requests shared a statement.
+func TestTokenCallersTogether(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.Pool(t)
+	st := store.New(pool)
+	hash := func(i int) []byte { h := make([]byte, 32); h[0] = byte(i + 1); return h }
+	users, tokens := make([]int64, 4), make([]int64, 4)
+	for i := range users {
+		if err := pool.QueryRow(ctx, `INSERT INTO users (username, email, password_hash, role) VALUES ($1, $1 || '@example.com', 'x', 'AUTHOR') RETURNING id`,
+			fmt.Sprint("user", i)).Scan(&users[i]); err != nil {
+			t.Fatal(err)
+		}
+		// Token 2 is revoked, token 3 expired.
+		if err := pool.QueryRow(ctx, `INSERT INTO personal_access_tokens (user_id, name, token_hash, hint, valid_from, valid_to, revoked_at)
+			VALUES ($1, 't', $2, 'h', now() - interval '2 days', CASE WHEN $3 = 3 THEN now() - interval '1 day' END, CASE WHEN $3 = 2 THEN now() END) RETURNING id`,
+			users[i], hash(i), i).Scan(&tokens[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for i := range 200 {
+		wg.Go(func() {
+			n := i % 4
+			c, err := st.Caller(ctx, store.CallerQuery{PATHash: hash(n)})
+			switch {
+			case n >= 2 && !errors.Is(err, store.ErrNotFound):
+				errs <- fmt.Errorf("token %d (not valid): %+v, %v", n, c.User, err)
+			case n < 2 && (err != nil || c.User.ID != users[n] || c.TokenID == nil || *c.TokenID != tokens[n]):
+				errs <- fmt.Errorf("token %d: user %d token %v (%v)", n, c.User.ID, c.TokenID, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	var used string
+	if err := pool.QueryRow(ctx, `SELECT string_agg((last_used_at IS NOT NULL)::text, ',' ORDER BY id) FROM personal_access_tokens`).Scan(&used); err != nil {
+		t.Fatal(err)
+	}
+	if used != "true,true,false,false" {
+		t.Fatalf("last use written: %s", used)
+	}
+}

@@ -29,15 +29,17 @@ type Store struct {
 
 // groups are a pool's statement groups (see group).
 type groups struct {
-	reads   *group[vaultRead, VaultEntry]
-	callers *group[userCaller, Caller]
+	reads      *group[vaultRead, VaultEntry]
+	callers    *group[callerQuery, Caller] // by user id
+	patCallers *group[callerQuery, Caller] // by personal access token
 }
 
 // New returns a Store on pool.
 func New(pool *pgxpool.Pool) *Store {
 	return &Store{db: pool, pool: pool, groups: &groups{
-		reads:   newGroup(readEntries),
-		callers: newGroup(userCallers),
+		reads:      newGroup(readEntries),
+		callers:    newGroup(userCallers),
+		patCallers: newGroup(patCallers),
 	}}
 }
 
