@@ -89,6 +89,7 @@ func TestCollectionsAPI(t *testing.T) {
 	ta.run(t, []scenario{
 		{name: "delete the collection", method: "DELETE", path: "/collection/delete?project_id=shop&id=books", headers: a, status: 200},
 		{name: "its records went with it", method: "GET", path: "/data/fetch?project_id=shop&collection_id=books", headers: h, status: 404},
+		{name: "delete it again", method: "DELETE", path: "/collection/delete?project_id=shop&id=books", headers: a, status: 404},
 	})
 }
 
