@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
@@ -73,28 +72,11 @@ var (
 // Caller returns the caller q names; an unknown user or an invalid token is
 // ErrNotFound.
 func (s *Store) Caller(ctx context.Context, q CallerQuery) (Caller, error) {
-	cq := callerQuery{user: q.UserID, pat: q.PATHash, project: q.ProjectID}
-	g, run := (*group[callerQuery, Caller])(nil), userCallers
-	if s.groups != nil {
-		g = s.groups.callers
-	}
+	g := s.groups.callers
 	if q.PATHash != nil {
-		run = patCallers
-		if s.groups != nil {
-			g = s.groups.patCallers
-		}
+		g = s.groups.patCallers
 	}
-	var c *Caller
-	var err error
-	if g != nil {
-		c, err = g.do(ctx, s.db, cq)
-	} else {
-		c, err = one(ctx, s.db, cq, run)
-	}
-	if err != nil {
-		return Caller{}, err
-	}
-	return *c, nil
+	return g.do(ctx, s.db, callerQuery{user: q.UserID, pat: q.PATHash, project: q.ProjectID})
 }
 
 // callerQuery is a caller known by user id or by the hash of a personal
@@ -108,36 +90,36 @@ type callerQuery struct {
 // userCallers runs CallerSQL for qs and returns each one's caller (nil for
 // an unknown user), in their order.
 func userCallers(ctx context.Context, db DB, qs []callerQuery) ([]*Caller, error) {
-	users, projects := make([]int64, len(qs)), make([]string, len(qs))
+	users := make([]int64, len(qs))
 	for i, q := range qs {
-		users[i], projects[i] = q.user, q.project
+		users[i] = q.user
 	}
-	rows, err := db.Query(ctx, CallerSQL, users, projects)
-	if err != nil {
-		return nil, err
-	}
-	return scanCallers(rows, len(qs))
+	return queryCallers(ctx, db, CallerSQL, users, qs)
 }
 
 // patCallers runs CallerPATSQL for qs and returns each one's caller (nil
 // for a token not valid), in their order.
 func patCallers(ctx context.Context, db DB, qs []callerQuery) ([]*Caller, error) {
-	hashes, projects := make([][]byte, len(qs)), make([]string, len(qs))
+	hashes := make([][]byte, len(qs))
 	for i, q := range qs {
-		hashes[i], projects[i] = q.pat, q.project
+		hashes[i] = q.pat
 	}
-	rows, err := db.Query(ctx, CallerPATSQL, hashes, projects)
+	return queryCallers(ctx, db, CallerPATSQL, hashes, qs)
+}
+
+// queryCallers runs sql with who ($1, one element per query) and the
+// queries' projects ($2), and reads each row, led by its position.
+func queryCallers(ctx context.Context, db DB, sql string, who any, qs []callerQuery) ([]*Caller, error) {
+	projects := make([]string, len(qs))
+	for i, q := range qs {
+		projects[i] = q.project
+	}
+	rows, err := db.Query(ctx, sql, who, projects)
 	if err != nil {
 		return nil, err
 	}
-	return scanCallers(rows, len(qs))
-}
-
-// scanCallers reads the rows of n callers, each led by its position, and
-// closes them.
-func scanCallers(rows pgx.Rows, n int) ([]*Caller, error) {
 	defer rows.Close()
-	found := make([]*Caller, n)
+	found := make([]*Caller, len(qs))
 	for rows.Next() {
 		var at int64
 		c, err := scanCaller(rows, &at)
@@ -149,9 +131,9 @@ func scanCallers(rows pgx.Rows, n int) ([]*Caller, error) {
 	return found, rows.Err()
 }
 
-// scanCaller scans a row of CallerSQL or CallerPATSQL after the lead
-// columns; no row is ErrNotFound.
-func scanCaller(row pgx.Row, lead ...any) (*Caller, error) {
+// scanCaller scans a row of CallerSQL or CallerPATSQL, its position into
+// at.
+func scanCaller(row pgx.Row, at *int64) (*Caller, error) {
 	c := new(Caller)
 	var p struct {
 		ID, Name, Description, APIPath *string
@@ -160,13 +142,10 @@ func scanCaller(row pgx.Row, lead ...any) (*Caller, error) {
 		IsMember                       bool
 	}
 	u := &c.User
-	err := row.Scan(append(lead,
+	err := row.Scan(at,
 		&u.ID, &u.FirstName, &u.LastName, &u.Username, &u.Email, &u.Role, &u.Bio,
 		&u.ProfilePicture, &u.IsPublic, &u.Links, &u.CredentialVersion, &u.CreatedAt, &u.UpdatedAt, &c.TokenID,
-		&p.ID, &p.Name, &p.Description, &p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.IsMember)...)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, ErrNotFound
-	}
+		&p.ID, &p.Name, &p.Description, &p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.IsMember)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // A group runs the statements of requests that overlap in time as one:
@@ -48,17 +50,30 @@ func newGroup[Q, R any](run func(ctx context.Context, db DB, qs []Q) ([]*R, erro
 	return &group[Q, R]{run: run, queue: make(chan *queued[Q, R], 4*groupBatch)}
 }
 
-// do queues q, makes sure a worker will take it, and waits for its
-// outcome (ErrNotFound when it found nothing) or for ctx to end. A query
-// whose context ended before its statement started does not run; one whose
-// context ends while the statement runs still runs (a vault read is then
-// logged without its value being used, which errs on the audit's side).
-func (g *group[Q, R]) do(ctx context.Context, db DB, q Q) (*R, error) {
+// do returns what q finds (ErrNotFound when it finds nothing). On a
+// transaction, q runs in it, alone. Otherwise q is queued and do makes sure
+// a worker will take it, then waits for its outcome or for ctx to end. A
+// query whose context ended before its statement started does not run; one
+// whose context ends while the statement runs still runs (a vault read is
+// then logged without its value being used, which errs on the audit's
+// side).
+func (g *group[Q, R]) do(ctx context.Context, db DB, q Q) (R, error) {
+	var zero R
+	if _, inTx := db.(pgx.Tx); inTx {
+		found, err := g.run(ctx, db, []Q{q})
+		switch {
+		case err != nil:
+			return zero, err
+		case found[0] == nil:
+			return zero, ErrNotFound
+		}
+		return *found[0], nil
+	}
 	r := &queued[Q, R]{ctx: ctx, query: q, done: make(chan struct{})}
 	select {
 	case g.queue <- r:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return zero, ctx.Err()
 	}
 	g.mu.Lock()
 	if g.workers < groupWorkers {
@@ -68,9 +83,12 @@ func (g *group[Q, R]) do(ctx context.Context, db DB, q Q) (*R, error) {
 	g.mu.Unlock()
 	select {
 	case <-r.done:
-		return r.found, r.err
+		if r.err != nil {
+			return zero, r.err
+		}
+		return *r.found, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return zero, ctx.Err()
 	}
 }
 
@@ -138,17 +156,4 @@ func (g *group[Q, R]) runBatch(db DB, batch []*queued[Q, R]) {
 		}
 		close(r.done)
 	}
-}
-
-// one runs q alone, without the queue: in a transaction, whose statements
-// run in it.
-func one[Q, R any](ctx context.Context, db DB, q Q, run func(ctx context.Context, db DB, qs []Q) ([]*R, error)) (*R, error) {
-	found, err := run(ctx, db, []Q{q})
-	if err != nil {
-		return nil, err
-	}
-	if found[0] == nil {
-		return nil, ErrNotFound
-	}
-	return found[0], nil
 }

@@ -23,7 +23,8 @@ type Store struct {
 	db   DB
 	pool *pgxpool.Pool
 	// groups run the statements of requests that overlap in time
-	// together; nil in a transaction, whose statements run in it.
+	// together (a transaction's run in it, alone); shared by the pool's
+	// Store and its transactions'.
 	groups *groups
 }
 
@@ -47,7 +48,7 @@ func New(pool *pgxpool.Pool) *Store {
 // returns nil and rolled back otherwise.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return fn(&Store{db: tx, pool: s.pool})
+		return fn(&Store{db: tx, pool: s.pool, groups: s.groups})
 	})
 }
 

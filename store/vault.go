@@ -73,22 +73,10 @@ func (s *Store) CreateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAcc
 
 // ReadVaultEntry returns entry key of project and logs the read, in one
 // statement (ReadVaultSQL): the entry comes back only with its log row, and
-// when that row cannot be written the read fails. Outside a transaction,
-// reads that overlap in time share the statement (see group), and so its
-// failure.
+// when that row cannot be written the read fails. Reads that overlap in
+// time share the statement (see group), and so its failure.
 func (s *Store) ReadVaultEntry(ctx context.Context, project, key string, ev VaultAccess) (VaultEntry, error) {
-	q := vaultRead{project: project, key: key, ev: ev}
-	var e *VaultEntry
-	var err error
-	if s.groups != nil {
-		e, err = s.groups.reads.do(ctx, s.db, q)
-	} else {
-		e, err = one(ctx, s.db, q, readEntries)
-	}
-	if err != nil {
-		return VaultEntry{}, err
-	}
-	return *e, nil
+	return s.groups.reads.do(ctx, s.db, vaultRead{project: project, key: key, ev: ev})
 }
 
 // keyWhere returns the WHERE clause selecting a project's rows ($1) whose key

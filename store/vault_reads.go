@@ -39,13 +39,9 @@ type vaultRead struct {
 	ev           VaultAccess
 }
 
-// VaultReadStatements is how many statements the store's grouped vault
-// reads have run (of a pool's Store; 0 in a transaction's): reads per
-// statement tell how much the grouping saves.
+// VaultReadStatements is how many statements the pool's grouped vault
+// reads have run: reads per statement tell how much the grouping saves.
 func (s *Store) VaultReadStatements() int64 {
-	if s.groups == nil {
-		return 0
-	}
 	return s.groups.reads.statements.Load()
 }
 

@@ -183,3 +183,35 @@ func TestVaultReadGroupFailsWhole(t *testing.T) {
 		t.Fatalf("%d log rows for %d values returned", logged, succeeded)
 	}
 }
+
+// TestVaultReadInATransaction: a read in a transaction runs in it, alone
+// (no grouped statement), and its log row goes with the transaction.
+func TestVaultReadInATransaction(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.Pool(t)
+	st := store.New(pool)
+	if _, err := pool.Exec(ctx, `INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO vault_entries (project_id, key, key_id, sealed) VALUES ('shop', 'A', 'k1', '\x0a')`); err != nil {
+		t.Fatal(err)
+	}
+	refused := errors.New("roll back")
+	err := st.InTx(ctx, func(tx *store.Store) error {
+		e, err := tx.ReadVaultEntry(ctx, "shop", "A", store.VaultAccess{Username: "x", Channel: "api"})
+		if err != nil || e.Key != "A" {
+			t.Fatalf("read in a transaction: %+v, %v", e, err)
+		}
+		if _, err := tx.ReadVaultEntry(ctx, "shop", "NOPE", store.VaultAccess{Username: "x", Channel: "api"}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("missing key in a transaction: %v", err)
+		}
+		return refused
+	})
+	if !errors.Is(err, refused) {
+		t.Fatal(err)
+	}
+	var logged int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM vault_access_log").Scan(&logged); err != nil || logged != 0 || st.VaultReadStatements() != 0 {
+		t.Fatalf("%d log rows after the rollback, %d grouped statements (%v)", logged, st.VaultReadStatements(), err)
+	}
+}
