@@ -30,9 +30,9 @@ type CallerQuery struct {
 // project ($2) with the user's membership, beside the user: a request's
 // identity and its right to a project cost one round trip. The user's
 // password hash is not read: the password change reads it itself. Nor is
-// the project's member count (Project.Members stays 0): it would be a third
-// of the statement's cost on every request, and only the project's own
-// page shows it, with the members it reads anyway.
+// the project's member count (Project.Members stays 0): it would be counted
+// on every request, and only the project's own page shows it, with the
+// members it reads anyway.
 const callerProject = `p.id, p.name, p.description, p.api_path, p.created_by, p.created_at, p.updated_at,
 		EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = p.id AND m.user_id = u.id)`
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"stencil/store"
 	"stencil/store/storetest"
@@ -36,29 +35,7 @@ func TestCallersShareAStatement(t *testing.T) {
 		ids[0], ids[2], ids[4], ids[3]); err != nil {
 		t.Fatal(err)
 	}
-	lock, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Rollback(ctx)
-	if _, err := lock.Exec(ctx, "LOCK TABLE users IN ACCESS EXCLUSIVE MODE"); err != nil {
-		t.Fatal(err)
-	}
-	until := func(what string, done func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); !done(); time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("waited too long for %s", what)
-			}
-		}
-	}
-	blocked := func(n int) func() bool {
-		return func() bool {
-			var got int
-			_ = pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&got)
-			return got == n
-		}
-	}
+	release := holdLock(t, ctx, pool, "LOCK TABLE users IN ACCESS EXCLUSIVE MODE")
 	type outcome struct {
 		q      store.CallerQuery
 		caller store.Caller
@@ -68,12 +45,11 @@ func TestCallersShareAStatement(t *testing.T) {
 	ask := func(o *outcome) {
 		wg.Go(func() { o.caller, o.err = st.Caller(ctx, o.q) })
 	}
-	blockers := make([]outcome, 4)
-	for i := range blockers {
+	blockers := make([]outcome, groupWorkers)
+	busyWorkers(t, ctx, pool, func(i int) {
 		blockers[i].q = store.CallerQuery{UserID: ids[0], ProjectID: "shop"}
 		ask(&blockers[i])
-		until("a worker to wait on the lock", blocked(i+1))
-	}
+	})
 	queued := make([]outcome, 120)
 	for i := range queued {
 		q := store.CallerQuery{UserID: ids[i%len(ids)], ProjectID: []string{"shop", "blog", "", "nope"}[i%4]}
@@ -83,10 +59,8 @@ func TestCallersShareAStatement(t *testing.T) {
 		queued[i].q = q
 		ask(&queued[i])
 	}
-	until("every caller queued", func() bool { return st.QueuedCallersForTest() == len(queued) })
-	if err := lock.Rollback(ctx); err != nil {
-		t.Fatal(err)
-	}
+	until(t, "every caller queued", func() bool { return st.QueuedCallersForTest() == len(queued) })
+	release()
 	wg.Wait()
 
 	if n := st.CallerStatementsForTest(); n > 8 {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"stencil/store"
 	"stencil/store/storetest"
@@ -30,30 +29,7 @@ func TestVaultReadsShareAStatement(t *testing.T) {
 		INSERT INTO vault_entries (project_id, key, key_id, sealed) VALUES ('shop', 'A', 'k1', '\x0a'), ('shop', 'B', 'k1', '\x0b'), ('blog', 'A', 'k1', '\x1a')`); err != nil {
 		t.Fatal(err)
 	}
-	lock, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Rollback(ctx)
-	if _, err := lock.Exec(ctx, "LOCK TABLE vault_access_log IN EXCLUSIVE MODE"); err != nil {
-		t.Fatal(err)
-	}
-	waiting := func(n int) {
-		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-			var got int
-			if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-				WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&got); err != nil {
-				t.Fatal(err)
-			}
-			if got == n {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d statements wait on the lock, want %d", got, n)
-			}
-		}
-	}
+	release := holdLock(t, ctx, pool, "LOCK TABLE vault_access_log IN EXCLUSIVE MODE")
 
 	type outcome struct {
 		project, key string
@@ -69,12 +45,11 @@ func TestVaultReadsShareAStatement(t *testing.T) {
 		}()
 	}
 	// Every worker busy, each with one read.
-	blockers := make([]outcome, 4)
-	for i := range blockers {
+	blockers := make([]outcome, groupWorkers)
+	busyWorkers(t, ctx, pool, func(i int) {
 		blockers[i] = outcome{project: "shop", key: "A"}
 		read(ctx, &blockers[i])
-		waiting(i + 1)
-	}
+	})
 	queued := make([]outcome, 100)
 	gone, cancel := context.WithCancel(ctx)
 	for i := range queued {
@@ -88,15 +63,9 @@ func TestVaultReadsShareAStatement(t *testing.T) {
 		}
 		read(ctx, &queued[i])
 	}
-	for deadline := time.Now().Add(10 * time.Second); st.QueuedVaultReadsForTest() < len(queued); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d reads queued, want %d", st.QueuedVaultReadsForTest(), len(queued))
-		}
-	}
+	until(t, "every read queued", func() bool { return st.QueuedVaultReadsForTest() == len(queued) })
 	cancel()
-	if err := lock.Rollback(ctx); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	wg.Wait()
 
 	if n := st.VaultReadStatements(); n > 8 {
