@@ -34,7 +34,6 @@ type Handlers struct {
 	store     *store.Store
 	probe     *store.Store // readiness checks: its own connections
 	templates templateCache
-	fragments *views.Fragments // rendered parts of pages, the same for every reader
 	metrics   *metrics
 	sessions  *scs.SessionManager
 	log       *slog.Logger
@@ -55,6 +54,7 @@ type Handlers struct {
 	memoryLimit    int64
 	hashesInFlight atomic.Int64
 	csrfKey        []byte              // signs visitors' CSRF tokens
+	csrfHole       string              // stands for a response's CSRF token (fillCSRF)
 	setUp          atomic.Bool         // a user exists: first-run setup is over
 	allow          map[string][]string // routed path → its methods, for 405's Allow
 
@@ -83,13 +83,9 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*Handlers, er
 	st := store.New(pool)
 	return &Handlers{cfg: cfg, jwts: auth.NewJWTVerifier(cfg.JWTSecret), store: st, routes: newRouteTable(st, log), runs: newRunLog(st, log), runReads: st, limits: engine.DefaultLimits, probe: st, metrics: newMetrics(pool, st), sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
 		keyring: keyring, passwordParams: auth.DefaultPasswordParams, hashSlots: make(chan struct{}, max(2, runtime.NumCPU())), hashWait: defaultHashWait,
-		memoryLimit: debug.SetMemoryLimit(-1), fragments: views.NewFragments(fragmentsMaxBytes),
-		csrfKey: derivedKey(cfg.JWTSecret, "stencil visitor csrf")}, nil
+		memoryLimit: debug.SetMemoryLimit(-1),
+		csrfKey:     derivedKey(cfg.JWTSecret, "stencil visitor csrf"), csrfHole: newCSRFHole()}, nil
 }
-
-// fragmentsMaxBytes bounds the rendered parts of pages kept (about 700
-// vault rows).
-const fragmentsMaxBytes = 1 << 20
 
 // Start runs what the handlers keep doing in the background until ctx
 // ends: following route changes made on other instances, and writing the

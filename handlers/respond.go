@@ -97,10 +97,19 @@ func (h *Handlers) respond(c *fiber.Ctx, r Reply) error {
 	case r.Redirect != "":
 		return c.Redirect(r.Redirect, fiber.StatusSeeOther)
 	case rep == asFragment:
-		return c.Status(r.Status).Render(r.Page, r.View, "layouts/body")
+		return h.render(c, r.Status, r.Page, r.View, "layouts/body")
 	default:
-		return c.Status(r.Status).Render(r.Page, r.View, "layouts/body", "layouts/base")
+		return h.render(c, r.Status, r.Page, r.View, "layouts/body", "layouts/base")
 	}
+}
+
+// render writes page inside layouts with its CSRF token filled in.
+func (h *Handlers) render(c *fiber.Ctx, status int, page string, view any, layouts ...string) error {
+	if err := c.Status(status).Render(page, view, layouts...); err != nil {
+		return err
+	}
+	h.fillCSRF(c)
+	return nil
 }
 
 // rawJSON is data already encoded as JSON (documents passed through from
@@ -139,5 +148,9 @@ func (h *Handlers) renderFragment(c *fiber.Ctx, r Reply) error {
 		}
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-	return c.Status(r.Status).Send(buf.Bytes())
+	if err := c.Status(r.Status).Send(buf.Bytes()); err != nil {
+		return err
+	}
+	h.fillCSRF(c)
+	return nil
 }

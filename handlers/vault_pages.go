@@ -4,6 +4,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"html/template"
 	"net/url"
+	"strconv"
+	"strings"
 
 	"stencil/store"
 	"stencil/views"
@@ -40,6 +42,35 @@ type vaultView struct {
 	Self    string // the table's own URL (filter and page), to reload it in place
 }
 
+// TableKey names everything the entries table shows (vault/table): its
+// URL, its pager, and its rows, each of which its key, time and project
+// name whole (renderRows).
+func (v vaultView) TableKey() string {
+	p := v.Pager
+	k := []string{"vault/table", v.Self, v.Project.ID, strconv.Itoa(p.From), strconv.Itoa(p.To), strconv.Itoa(p.Total),
+		strconv.FormatBool(p.AtLeast), p.Prev, p.Next, p.Filter}
+	for _, r := range v.Rows {
+		k = append(k, r.Entry.Key, r.Updated)
+	}
+	return strings.Join(k, "\x00")
+}
+
+// HeaderKey names everything the page's header shows (vault/header): the
+// project and the filter.
+func (v vaultView) HeaderKey() string {
+	return strings.Join([]string{"vault/header", v.Project.ID, v.Project.Name, v.Pager.Filter}, "\x00")
+}
+
+// CreateKey names what the create form shows while it has no values or
+// errors (vault/create): the project and the CSRF stand-in. A form shown
+// again after a failed submission is not kept ("").
+func (v vaultView) CreateKey() string {
+	if len(v.Form.Values) > 0 || len(v.Form.Errors) > 0 {
+		return ""
+	}
+	return strings.Join([]string{"vault/create", v.Project.ID, v.CSRF}, "\x00")
+}
+
 // vaultIndex renders /web/vault: the project's entries, masked, 10 a page.
 func (h *Handlers) vaultIndex(c *fiber.Ctx) error {
 	var q vaultListQuery
@@ -63,12 +94,9 @@ func (h *Handlers) vaultPage(c *fiber.Ctx, project string, page store.Page) (vau
 	if err != nil {
 		return vaultView{}, err
 	}
-	entries, total, err := h.store.ListVaultEntries(c.UserContext(), project, page, nil)
+	entries, total, err := h.store.VaultListing(c.UserContext(), p, page)
 	if err != nil {
 		return vaultView{}, err
-	}
-	for i := range entries {
-		entries[i].Sealed = nil
 	}
 	self := vaultURL(project)
 	if c.Path() == "/web/vault" {
@@ -93,7 +121,7 @@ type vaultRowView struct {
 	Updated string
 	Editing bool
 	Form    Form
-	// HTML is the row rendered, masked, for a page's table (h.fragments).
+	// HTML is the row rendered, masked, for a page's table (Renderer.Kept).
 	HTML template.HTML
 }
 
@@ -106,12 +134,12 @@ func newVaultRow(e store.VaultEntry) vaultRowView {
 
 // renderRows fills each masked row's HTML. A masked row shows its project,
 // key and update time and nothing else, the same for every reader, so it
-// is rendered once (h.fragments).
+// is rendered once (Renderer.Kept).
 func (h *Handlers) renderRows(r views.Renderer, rows []vaultRowView) error {
 	for i := range rows {
 		e := rows[i].Entry
 		key := "vault/row\x00" + e.ProjectID + "\x00" + e.Key + "\x00" + rows[i].Updated
-		html, err := h.fragments.Render(r, "vault/row", key, rows[i])
+		html, err := r.Kept("vault/row", key, rows[i])
 		if err != nil {
 			return err
 		}

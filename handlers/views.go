@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -10,6 +11,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -24,10 +26,28 @@ type Base struct {
 	Title string
 	// Setup is set on first-run setup, where no account exists to sign in to.
 	Setup bool
+	// CSRF stands for the response's CSRF token (see fillCSRF): the same
+	// in every response, so that parts of pages can be kept (Renderer.Kept).
 	CSRF  string
 	Flash *Flash
 	Nav   []NavItem
 	User  *store.User // nil when signed out
+}
+
+// HeadKey names everything the document's head shows (layouts/head).
+func (b Base) HeadKey() string { return "head\x00" + b.Title + "\x00" + b.CSRF }
+
+// NavKey names everything the navigation shows (partials/nav), to keep it
+// rendered (Renderer.Kept).
+func (b Base) NavKey() string {
+	k := []string{"nav", b.CSRF, strconv.FormatBool(b.Setup)}
+	if b.User != nil {
+		k = append(k, b.User.Username, b.User.Role)
+	}
+	for _, n := range b.Nav {
+		k = append(k, n.Label, n.Href, strconv.FormatBool(n.Active))
+	}
+	return strings.Join(k, "\x00")
 }
 
 // Flash is a one-time message shown on the next page.
@@ -51,11 +71,14 @@ func (h *Handlers) base(c *fiber.Ctx, title string) Base {
 	if hasSession(c.UserContext()) {
 		// A signed-in browser's token lives in its session; a visitor's
 		// is derived from a cookie, so that a page view makes no session.
+		token := ""
 		if b.User != nil {
-			b.CSRF = h.csrfToken(c)
+			token = h.csrfToken(c)
 		} else {
-			b.CSRF = h.visitorCSRFToken(c)
+			token = h.visitorCSRFToken(c)
 		}
+		c.Locals(csrfFill{}, token)
+		b.CSRF = h.csrfHole
 		b.Flash = h.popFlash(c)
 	}
 	// The link whose section is the longest prefix of the path is the
@@ -116,6 +139,42 @@ func (h *Handlers) popFlash(c *fiber.Ctx) *Flash {
 		return &Flash{Kind: h.sessions.PopString(ctx, "flash_kind"), Text: text}
 	}
 	return nil
+}
+
+// csrfFill is the key of the request's masked CSRF token among its locals.
+type csrfFill struct{}
+
+// fillCSRF puts the request's CSRF token where its HTML answer has the
+// stand-in (Base.CSRF). The token is masked afresh for each response, so
+// it cannot be kept with the parts of pages that carry it; the stand-in
+// can. It is random per process, so no text a user wrote contains it.
+func (h *Handlers) fillCSRF(c *fiber.Ctx) {
+	token, ok := c.Locals(csrfFill{}).(string)
+	body := c.Response().Body()
+	hole := []byte(h.csrfHole)
+	if !ok || !bytes.Contains(body, hole) {
+		return
+	}
+	if len(token) != len(hole) {
+		c.Response().SetBodyRaw(bytes.ReplaceAll(body, hole, []byte(token)))
+		return
+	}
+	for rest := body; ; { // a token as long as its stand-in: in place
+		i := bytes.Index(rest, hole)
+		if i < 0 {
+			return
+		}
+		copy(rest[i:], token)
+		rest = rest[i+len(hole):]
+	}
+}
+
+// newCSRFHole returns a stand-in for CSRF tokens: random, and shaped as
+// one (maskToken).
+func newCSRFHole() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return maskToken(b)
 }
 
 // csrfToken returns the session's CSRF token, creating it on first use,

@@ -98,6 +98,7 @@ func sampleViews() map[string]sample {
 		"vault/index":         {page: true, view: vault},
 		"vault/table":         {view: vault},
 		"vault/create":        {view: vault},
+		"vault/header":        {view: vault},
 		"vault/row":           {view: row},
 		"vault/row_page":      {page: true, view: vaultRowView{Base: base, Entry: entry, Query: newVaultRow(entry).Query}},
 		"vault/revealed":      {view: revealed},

@@ -33,7 +33,7 @@ type CallerQuery struct {
 // the project's member count (Project.Members stays 0): it would be counted
 // on every request, and only the project's own page shows it, with the
 // members it reads anyway.
-const callerProject = `p.id, p.name, p.description, p.api_path, p.created_by, p.created_at, p.updated_at,
+const callerProject = `p.id, p.name, p.description, p.api_path, p.created_by, p.created_at, p.updated_at, p.vault_version,
 		EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = p.id AND m.user_id = u.id)`
 
 // callerUserColumns are the user's columns a caller is read with: all but
@@ -139,19 +139,20 @@ func scanCaller(row pgx.Row, at *int64) (*Caller, error) {
 		ID, Name, Description, APIPath *string
 		CreatedBy                      *int64
 		CreatedAt, UpdatedAt           *time.Time
+		VaultVersion                   *int64
 		IsMember                       bool
 	}
 	u := &c.User
 	err := row.Scan(at,
 		&u.ID, &u.FirstName, &u.LastName, &u.Username, &u.Email, &u.Role, &u.Bio,
 		&u.ProfilePicture, &u.IsPublic, &u.Links, &u.CredentialVersion, &u.CreatedAt, &u.UpdatedAt, &c.TokenID,
-		&p.ID, &p.Name, &p.Description, &p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.IsMember)
+		&p.ID, &p.Name, &p.Description, &p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.IsMember)
 	if err != nil {
 		return nil, err
 	}
 	if p.ID != nil {
 		c.Project = &Project{ID: *p.ID, Name: *p.Name, Description: *p.Description, APIPath: *p.APIPath, CreatedBy: p.CreatedBy,
-			CreatedAt: *p.CreatedAt, UpdatedAt: *p.UpdatedAt, IsMember: p.IsMember}
+			CreatedAt: *p.CreatedAt, UpdatedAt: *p.UpdatedAt, VaultVersion: *p.VaultVersion, IsMember: p.IsMember}
 	}
 	return c, nil
 }

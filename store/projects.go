@@ -18,6 +18,9 @@ type Project struct {
 	UpdatedAt   time.Time
 	Members     int  // number of members (not read for a Caller: 0 there)
 	IsMember    bool // whether the asking user is one
+	// VaultVersion grows with every statement that changes the project's
+	// vault entries (see VaultListing).
+	VaultVersion int64
 }
 
 // Member is a user's membership of a project.
@@ -32,14 +35,14 @@ type Member struct {
 
 // projectSelect reads projects with their member count and whether $1 (a
 // user id) is a member.
-const projectSelect = `SELECT p.id, p.name, p.description, p.api_path, p.created_by, p.created_at, p.updated_at,
+const projectSelect = `SELECT p.id, p.name, p.description, p.api_path, p.created_by, p.created_at, p.updated_at, p.vault_version,
 	(SELECT count(*) FROM project_members m WHERE m.project_id = p.id),
 	EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = p.id AND m.user_id = $1)
 	FROM projects p`
 
 func scanProject(row pgx.Row) (Project, error) {
 	var p Project
-	err := row.Scan(&p.ID, &p.Name, &p.Description, &p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.Members, &p.IsMember)
+	err := row.Scan(&p.ID, &p.Name, &p.Description, &p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.Members, &p.IsMember)
 	return p, translate(err)
 }
 
@@ -47,8 +50,8 @@ func scanProject(row pgx.Row) (Project, error) {
 func (s *Store) CreateProject(ctx context.Context, p *Project, creator int64) error {
 	return s.InTx(ctx, func(tx *Store) error {
 		err := tx.db.QueryRow(ctx, `INSERT INTO projects (id, name, description, api_path, created_by)
-			VALUES ($1, $2, $3, $4, $5) RETURNING created_at, updated_at`,
-			p.ID, p.Name, p.Description, p.APIPath, creator).Scan(&p.CreatedAt, &p.UpdatedAt)
+			VALUES ($1, $2, $3, $4, $5) RETURNING created_at, updated_at, vault_version`,
+			p.ID, p.Name, p.Description, p.APIPath, creator).Scan(&p.CreatedAt, &p.UpdatedAt, &p.VaultVersion)
 		if err != nil {
 			return translate(err)
 		}
@@ -84,9 +87,9 @@ func (s *Store) ListProjects(ctx context.Context, uid int64, all bool, p Page) (
 // UpdateProject stores the name, description and api_path of p.
 func (s *Store) UpdateProject(ctx context.Context, p *Project) error {
 	err := s.db.QueryRow(ctx, `UPDATE projects SET name = $2, description = $3, api_path = $4, updated_at = now()
-		WHERE id = $1 RETURNING created_by, created_at, updated_at,
+		WHERE id = $1 RETURNING created_by, created_at, updated_at, vault_version,
 			(SELECT count(*) FROM project_members WHERE project_id = $1)`, p.ID, p.Name, p.Description, p.APIPath).
-		Scan(&p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.Members)
+		Scan(&p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.Members)
 	return translate(err)
 }
 

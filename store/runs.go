@@ -25,7 +25,7 @@ func (s *Store) Begin(ctx context.Context) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tx{Store: &Store{db: tx, pool: s.pool, groups: s.groups}, tx: tx}, nil
+	return &Tx{Store: s.on(tx), tx: tx}, nil
 }
 
 // Commit commits the transaction.

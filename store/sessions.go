@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Sessions keeps browser sessions for scs (it satisfies scs.CtxStore) in the
@@ -18,12 +16,13 @@ import (
 // that would sign anyone in. Every query takes the request's context, so a
 // request's deadline reaches it.
 type Sessions struct {
-	db DB
+	db    DB
+	finds *group[string, storedSession]
 }
 
 // Sessions returns the session store on s's database.
 func (s *Store) Sessions() *Sessions {
-	return &Sessions{db: s.db}
+	return &Sessions{db: s.db, finds: s.groups.sessions}
 }
 
 func sessionKey(token string) string {
@@ -47,18 +46,49 @@ func RememberSession(ctx context.Context) context.Context {
 	return context.WithValue(ctx, seenKey{}, &seenSession{})
 }
 
-// FindCtx returns the data of an unexpired session.
+// FindCtx returns the data of an unexpired session. Finds that overlap in
+// time share a statement (see group).
 func (s *Sessions) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
-	var b []byte
-	var expiry time.Time
-	err := s.db.QueryRow(ctx, "SELECT data, expiry FROM sessions WHERE token = $1 AND current_timestamp < expiry", sessionKey(token)).Scan(&b, &expiry)
-	if errors.Is(err, pgx.ErrNoRows) {
+	found, err := s.finds.do(ctx, s.db, sessionKey(token))
+	if errors.Is(err, ErrNotFound) {
 		return nil, false, nil
 	}
-	if seen, ok := ctx.Value(seenKey{}).(*seenSession); ok && err == nil {
-		*seen = seenSession{token: token, data: b, expiry: expiry}
+	if err != nil {
+		return nil, false, err
 	}
-	return b, err == nil, err
+	if seen, ok := ctx.Value(seenKey{}).(*seenSession); ok {
+		*seen = seenSession{token: token, data: found.data, expiry: found.expiry}
+	}
+	return found.data, true, nil
+}
+
+// storedSession is a session's row.
+type storedSession struct {
+	data   []byte
+	expiry time.Time
+}
+
+// findSessions reads the unexpired sessions of keys (hashed tokens), each
+// in its place (nil where there is none).
+func findSessions(ctx context.Context, db DB, keys []string) ([]*storedSession, error) {
+	rows, err := db.Query(ctx, `SELECT q.n, s.data, s.expiry
+		FROM unnest($1::text[]) WITH ORDINALITY AS q (token, n)
+		JOIN sessions s ON s.token = q.token
+		WHERE current_timestamp < s.expiry`, keys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	found := make([]*storedSession, len(keys))
+	for rows.Next() {
+		var at int64
+		f := new(storedSession)
+		if err := rows.Scan(&at, &f.data, &f.expiry); err != nil {
+			return nil, err
+		}
+		found[at-1] = f
+	}
+	return found, rows.Err()
 }
 
 // unchanged reports whether committing b with expiry would only move the

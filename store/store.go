@@ -26,6 +26,9 @@ type Store struct {
 	// together (a transaction's run in it, alone); shared by the pool's
 	// Store and its transactions'.
 	groups *groups
+	// listings are masked pages of vault entries (see VaultListing),
+	// shared like groups.
+	listings *vaultListings
 }
 
 // groups are a pool's statement groups (see group).
@@ -33,6 +36,7 @@ type groups struct {
 	reads      *group[vaultRead, VaultEntry]
 	callers    *group[callerQuery, Caller] // by user id
 	patCallers *group[callerQuery, Caller] // by personal access token
+	sessions   *group[string, storedSession]
 }
 
 // New returns a Store on pool.
@@ -41,14 +45,23 @@ func New(pool *pgxpool.Pool) *Store {
 		reads:      newGroup(readEntries),
 		callers:    newGroup(userCallers),
 		patCallers: newGroup(patCallers),
-	}}
+		sessions:   newGroup(findSessions),
+	}, listings: newVaultListings()}
+}
+
+// on returns a Store like s that runs its statements on db (a transaction
+// of s's pool).
+func (s *Store) on(db DB) *Store {
+	t := *s
+	t.db = db
+	return &t
 }
 
 // InTx runs fn with a Store bound to one transaction, committed when fn
 // returns nil and rolled back otherwise.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return fn(&Store{db: tx, pool: s.pool, groups: s.groups})
+		return fn(s.on(tx))
 	})
 }
 

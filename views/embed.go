@@ -10,6 +10,7 @@ import (
 	"html/template"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -30,6 +31,10 @@ type Renderer interface {
 	Render(out io.Writer, name string, binding any, layout ...string) error
 	// Templates returns the parsed templates, parsing them when needed.
 	Templates() (*template.Template, error)
+	// Kept returns template name executed with binding, kept under key
+	// (see Fragments): the same key must mean the same output. An empty
+	// key keeps nothing. Templates call it as kept.
+	Kept(name, key string, binding any) (template.HTML, error)
 }
 
 // Layout is what a layout template renders: the page's Base (the layout
@@ -45,15 +50,24 @@ type Layout struct {
 // file there changes, so edits show without a rebuild; otherwise the
 // embedded copies are used.
 func Engine(reload bool, dir string, funcs map[string]any) Renderer {
-	if st, err := os.Stat(dir); reload && err == nil && st.IsDir() {
-		e := html.New(dir, ".html")
-		e.AddFuncMap(funcs)
-		return &renderer{engine: e, watch: &watch{dir: dir}}
+	r := &renderer{kept: NewFragments(keptMaxBytes)}
+	funcs = maps.Clone(funcs)
+	if funcs == nil {
+		funcs = map[string]any{}
 	}
-	e := html.NewFileSystem(http.FS(files), ".html")
-	e.AddFuncMap(funcs)
-	return &renderer{engine: e}
+	funcs["kept"] = r.Kept
+	if st, err := os.Stat(dir); reload && err == nil && st.IsDir() {
+		r.engine, r.watch = html.New(dir, ".html"), &watch{dir: dir}
+	} else {
+		r.engine = html.NewFileSystem(http.FS(files), ".html")
+	}
+	r.engine.AddFuncMap(funcs)
+	return r
 }
+
+// keptMaxBytes bounds the fragments a renderer keeps (about 3,000 vault
+// rows, or 500 tables of ten).
+const keptMaxBytes = 4 << 20
 
 // renderer executes the parsed templates itself: parsed templates are safe
 // to execute in parallel, and the engine's own Render serializes every page
@@ -61,6 +75,18 @@ func Engine(reload bool, dir string, funcs map[string]any) Renderer {
 type renderer struct {
 	engine *html.Engine
 	watch  *watch // development: reload when a file changed
+	kept   *Fragments
+}
+
+// Kept returns name executed with binding, from r's fragments when key is
+// not empty.
+func (r *renderer) Kept(name, key string, binding any) (template.HTML, error) {
+	if key == "" {
+		var buf bytes.Buffer
+		err := r.Render(&buf, name, binding)
+		return template.HTML(buf.String()), err
+	}
+	return r.kept.Render(r, name, key, binding)
 }
 
 // Load parses the templates.
@@ -87,6 +113,18 @@ func (r *renderer) load() error {
 	return r.engine.Load() // does nothing once loaded
 }
 
+// buffers hold pages while their layouts are executed around them: a
+// page's buffer would otherwise grow from nothing on every render.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putBuffer returns buf to buffers unless it grew past what pages need.
+func putBuffer(buf *bytes.Buffer) {
+	if buf.Cap() <= 1<<20 {
+		buf.Reset()
+		buffers.Put(buf)
+	}
+}
+
 // Render executes name with binding, then each layout around the result,
 // innermost first.
 func (r *renderer) Render(out io.Writer, name string, binding any, layouts ...string) error {
@@ -102,8 +140,9 @@ func (r *renderer) Render(out io.Writer, name string, binding any, layouts ...st
 	if len(layouts) == 0 {
 		return page.Execute(out, binding)
 	}
-	var buf bytes.Buffer
-	if err := page.Execute(&buf, binding); err != nil {
+	buf := buffers.Get().(*bytes.Buffer)
+	defer putBuffer(buf)
+	if err := page.Execute(buf, binding); err != nil {
 		return err
 	}
 	data := Layout{Base: baseOf(binding)}
@@ -117,7 +156,7 @@ func (r *renderer) Render(out io.Writer, name string, binding any, layouts ...st
 			return lay.Execute(out, data)
 		}
 		buf.Reset()
-		if err := lay.Execute(&buf, data); err != nil {
+		if err := lay.Execute(buf, data); err != nil {
 			return err
 		}
 	}
