@@ -3,8 +3,10 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -165,5 +167,78 @@ func TestVaultPages(t *testing.T) {
 	status, _, body = form("PATCH", "/vault/update", url.Values{"project_id": {"shop"}, "key": {"NEW_ONE"}, "value": {""}})
 	if status != 422 || !strings.Contains(body, `id="row-NEW_ONE"`) || !strings.Contains(body, "must not be empty") {
 		t.Fatalf("update error: %d %s", status, body)
+	}
+}
+
+// TestKeptPagePartsCarryEachResponsesToken: parts of the vault page are
+// kept (Renderer.Kept) for every reader, yet each response carries its own
+// masked CSRF token everywhere the page has one, each reader's navigation
+// names that reader, the token works, and a change shows on the next page.
+func TestKeptPagePartsCarryEachResponsesToken(t *testing.T) {
+	ta, keeper, _ := vaultApp(t)
+	ta.putSecret(t, "shop", "FIRST_KEY", "v1", keeper)
+	other := ta.newUser(t, "other", store.RoleAdmin)
+	if err := ta.h.store.AddMember(context.Background(), "shop", other.ID); err != nil {
+		t.Fatal(err)
+	}
+	tokenField := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+	type reader struct{ name, cookie string }
+	var readers []reader
+	for _, name := range []string{"keeper", "other"} {
+		cookie, _ := ta.signIn(t, name)
+		readers = append(readers, reader{name, cookie})
+	}
+	page := func(r reader) (string, string) {
+		t.Helper()
+		req := httptest.NewRequest("GET", "/web/vault?project_id=shop", nil)
+		req.Header.Set("Accept", "text/html")
+		req.Header.Set("Cookie", r.cookie)
+		resp, body := ta.do(t, req)
+		if resp.StatusCode != 200 {
+			t.Fatalf("vault page for %s: %d", r.name, resp.StatusCode)
+		}
+		if strings.Contains(body, ta.h.csrfHole) {
+			t.Fatalf("the page for %s holds the CSRF stand-in", r.name)
+		}
+		meta := csrfMeta.FindStringSubmatch(body)
+		fields := tokenField.FindAllStringSubmatch(body, -1)
+		if meta == nil || len(fields) != 3 { // the sign-out form twice (wide and narrow navigation), the create form
+			t.Fatalf("page for %s: meta %v, %d token fields", r.name, meta, len(fields))
+		}
+		for _, f := range fields {
+			if f[1] != meta[1] {
+				t.Fatalf("page for %s carries two tokens: %s and %s", r.name, meta[1], f[1])
+			}
+		}
+		return body, meta[1]
+	}
+	seen := map[string]bool{}
+	for i := range 6 {
+		r := readers[i%2]
+		body, token := page(r)
+		if seen[token] {
+			t.Fatalf("response %d repeats a CSRF token", i)
+		}
+		seen[token] = true
+		signedIn := regexp.MustCompile(`title="Your account">([^<]+)<`).FindAllStringSubmatch(body, -1)
+		if len(signedIn) != 2 || signedIn[0][1] != r.name || signedIn[1][1] != r.name {
+			t.Fatalf("page for %s names %v", r.name, signedIn)
+		}
+	}
+	// The last page's token, as the form sends it, creates an entry, and
+	// the next page of either reader shows it.
+	_, token := page(readers[0])
+	form := url.Values{"project_id": {"shop"}, "key": {"SECOND_KEY"}, "value": {"v2"}, "csrf_token": {token}}
+	req := httptest.NewRequest("POST", "/vault/create", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "text/html")
+	req.Header.Set("Cookie", readers[0].cookie)
+	if resp, body := ta.do(t, req); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("create with the page's token: %d %s", resp.StatusCode, body)
+	}
+	for _, r := range readers {
+		if body, _ := page(r); !strings.Contains(body, "SECOND_KEY") || !strings.Contains(body, "1–2 of 2") {
+			t.Fatalf("the page for %s after a create does not show it", r.name)
+		}
 	}
 }

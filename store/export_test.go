@@ -61,3 +61,10 @@ func (s *Store) CallerStatementsForTest() int64 { return s.groups.callers.statem
 
 // QueuedCallersForTest is how many callers wait for a worker.
 func (s *Store) QueuedCallersForTest() int { return len(s.groups.callers.queue) }
+
+// SessionStatementsForTest is how many statements the store's grouped
+// session finds have run.
+func (s *Store) SessionStatementsForTest() int64 { return s.groups.sessions.statements.Load() }
+
+// QueuedSessionFindsForTest is how many session finds wait for a worker.
+func (s *Store) QueuedSessionFindsForTest() int { return len(s.groups.sessions.queue) }
