@@ -68,3 +68,6 @@ func (s *Store) SessionStatementsForTest() int64 { return s.groups.sessions.stat
 
 // QueuedSessionFindsForTest is how many session finds wait for a worker.
 func (s *Store) QueuedSessionFindsForTest() int { return len(s.groups.sessions.queue) }
+
+// QueuedRunReadsForTest is how many shared run reads wait for a worker.
+func (s *Store) QueuedRunReadsForTest() int { return len(s.groups.runReads.queue) }

@@ -110,11 +110,15 @@ func (s *Store) RunRecords(ctx context.Context, project, collection string, wher
 // comes: the flow engine reads with it, inside its run. The data stay the
 // caller's.
 func (s *Store) EachRunRecord(ctx context.Context, project, collection string, where json.RawMessage, limit int, lock bool, each func(id int64, data []byte)) error {
+	return eachRunRecord(ctx, s.db, project, collection, where, limit, lock, each)
+}
+
+func eachRunRecord(ctx context.Context, db DB, project, collection string, where json.RawMessage, limit int, lock bool, each func(id int64, data []byte)) error {
 	args := []any{project, collection, limit}
 	if len(where) > 0 {
 		args = append(args, string(where))
 	}
-	rows, err := s.db.Query(ctx, runRecordsSQLs[len(where) > 0][lock], args...)
+	rows, err := db.Query(ctx, runRecordsSQLs[len(where) > 0][lock], args...)
 	if err != nil {
 		return err
 	}

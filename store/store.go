@@ -37,6 +37,7 @@ type groups struct {
 	callers    *group[callerQuery, Caller] // by user id
 	patCallers *group[callerQuery, Caller] // by personal access token
 	sessions   *group[string, storedSession]
+	runReads   *group[runRead, []RunRecord]
 }
 
 // New returns a Store on pool.
@@ -46,6 +47,7 @@ func New(pool *pgxpool.Pool) *Store {
 		callers:    newGroup(userCallers),
 		patCallers: newGroup(patCallers),
 		sessions:   newGroup(findSessions),
+		runReads:   newGroup(readRunRecords),
 	}, listings: newVaultListings()}
 }
 

@@ -1,0 +1,84 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"stencil/store"
+	"stencil/store/storetest"
+)
+
+// TestSharedRunRecords: reads queued while every worker waits are answered
+// together, the same read once for all who asked it (its records' data
+// shared, each caller's slice its own), a filtered read and a missing
+// collection each as on their own.
+func TestSharedRunRecords(t *testing.T) {
+	ctx := context.Background()
+	pool := storetest.PoolOfSize(t, 8) // the lock's, the workers' and the test's own
+	st := store.New(pool)
+	if _, err := pool.Exec(ctx, `INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop');
+		INSERT INTO collections (project_id, id, name) VALUES ('shop', 'books', 'Books'), ('shop', 'empty', 'Empty');
+		INSERT INTO records (project_id, collection_id, data) SELECT 'shop', 'books', jsonb_build_object('n', i, 'odd', i % 2 = 1) FROM generate_series(1, 20) AS i`); err != nil {
+		t.Fatal(err)
+	}
+	release := holdLock(t, ctx, pool, "LOCK TABLE records IN ACCESS EXCLUSIVE MODE")
+	type read struct {
+		collection, where string
+		recs              []store.RunRecord
+		err               error
+	}
+	var wg sync.WaitGroup
+	ask := func(r *read) {
+		wg.Go(func() { r.recs, r.err = st.SharedRunRecords(ctx, "shop", r.collection, []byte(r.where), 10) })
+	}
+	blockers := make([]read, groupWorkers)
+	busyWorkers(t, ctx, pool, func(i int) {
+		blockers[i].collection = "books"
+		ask(&blockers[i])
+	})
+	queued := make([]read, 40)
+	for i := range queued {
+		queued[i].collection = []string{"books", "books", "books", "empty", "nope"}[i%5]
+		if i%10 == 1 {
+			queued[i].where = `{"odd":true}`
+		}
+		ask(&queued[i])
+	}
+	until(t, "every read queued", func() bool { return st.QueuedRunReadsForTest() == len(queued) })
+	release()
+	wg.Wait()
+
+	if n := st.RunReadStatements(); n > 2*groupWorkers {
+		t.Errorf("%d groups for %d reads, want the queued %d in at most %d", n, len(queued)+groupWorkers, len(queued), groupWorkers)
+	}
+	datas := map[*byte]int{} // reads of all of books, by where their data are
+	for i, r := range queued {
+		switch {
+		case r.collection == "nope":
+			if !errors.Is(r.err, store.ErrNotFound) {
+				t.Errorf("read %d of a missing collection: %v", i, r.err)
+			}
+		case r.err != nil:
+			t.Errorf("read %d: %v", i, r.err)
+		case r.collection == "empty":
+			if len(r.recs) != 0 {
+				t.Errorf("read %d of an empty collection: %d records", i, len(r.recs))
+			}
+		case r.where != "":
+			if len(r.recs) != 10 || string(r.recs[0].Data) != `{"n": 1, "odd": true}` || string(r.recs[9].Data) != `{"n": 19, "odd": true}` {
+				t.Errorf("read %d, odd records: %d, first %s", i, len(r.recs), r.recs[0].Data)
+			}
+		default:
+			if len(r.recs) != 10 || string(r.recs[0].Data) != `{"n": 1, "odd": true}` || string(r.recs[1].Data) != `{"n": 2, "odd": false}` {
+				t.Fatalf("read %d of books: %d records, first %s", i, len(r.recs), r.recs[0].Data)
+			}
+			datas[&r.recs[0].Data[0]]++
+			r.recs[0] = store.RunRecord{} // each caller's slice is its own: no other read sees this
+		}
+	}
+	if len(datas) > groupWorkers {
+		t.Errorf("20 queued reads of books ran %d times, want at most once per worker", len(datas))
+	}
+}
