@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -210,32 +211,56 @@ type Run struct {
 // RunsKept is how long the run log keeps a run.
 const RunsKept = 7 * 24 * time.Hour
 
-// LogRuns writes runs to the run log in one COPY.
+// LogRuns writes runs to the run log in one COPY. In the same transaction
+// it first locks the projects and callers the runs name, once each, as
+// foreign keys would for every row: none of them can go until the batch is
+// written (their deletion then takes the runs, or the caller, off them).
+// Runs of a project already gone are left out, and a caller already gone
+// is written as none.
 func (s *Store) LogRuns(ctx context.Context, runs []Run) error {
-	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"route_runs"},
-		[]string{"at", "project_id", "route_id", "method", "path", "status", "ended", "duration_us", "user_id", "username", "fault"},
-		pgx.CopyFromSlice(len(runs), func(i int) ([]any, error) {
-			r := runs[i]
-			return []any{r.At, r.ProjectID, r.RouteID, r.Method, r.Path, r.Status, r.Ended, r.Duration.Microseconds(), r.UserID, r.Username, r.Fault}, nil
-		}))
-	var pgErr interface{ SQLState() string }
-	if errors.As(err, &pgErr) && pgErr.SQLState() == "23503" {
-		// A project deleted while its runs waited: write the others.
-		return s.logRunsOneByOne(ctx, runs)
-	}
-	return err
-}
-
-func (s *Store) logRunsOneByOne(ctx context.Context, runs []Run) error {
+	projects, users := map[string]bool{}, map[int64]bool{}
 	for _, r := range runs {
-		_, err := s.db.Exec(ctx, `INSERT INTO route_runs (at, project_id, route_id, method, path, status, ended, duration_us, user_id, username, fault)
-			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 WHERE EXISTS (SELECT 1 FROM projects WHERE id = $2)`,
-			r.At, r.ProjectID, r.RouteID, r.Method, r.Path, r.Status, r.Ended, r.Duration.Microseconds(), r.UserID, r.Username, r.Fault)
-		if err != nil {
-			return err
+		projects[r.ProjectID] = false
+		if r.UserID != nil {
+			users[*r.UserID] = false
 		}
 	}
-	return nil
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := lockKeys(ctx, tx, "SELECT id FROM projects WHERE id = ANY($1) FOR KEY SHARE", projects); err != nil {
+			return err
+		}
+		if err := lockKeys(ctx, tx, "SELECT id FROM users WHERE id = ANY($1) FOR KEY SHARE", users); err != nil {
+			return err
+		}
+		kept := slices.DeleteFunc(slices.Clone(runs), func(r Run) bool { return !projects[r.ProjectID] })
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"route_runs"},
+			[]string{"at", "project_id", "route_id", "method", "path", "status", "ended", "duration_us", "user_id", "username", "fault"},
+			pgx.CopyFromSlice(len(kept), func(i int) ([]any, error) {
+				r := kept[i]
+				if r.UserID != nil && !users[*r.UserID] {
+					r.UserID = nil
+				}
+				return []any{r.At, r.ProjectID, r.RouteID, r.Method, r.Path, r.Status, r.Ended, r.Duration.Microseconds(), r.UserID, r.Username, r.Fault}, nil
+			}))
+		return err
+	})
+}
+
+// lockKeys runs sql, which locks the rows of the keys given as $1 and
+// returns their ids, and marks each key found.
+func lockKeys[K comparable](ctx context.Context, tx pgx.Tx, sql string, keys map[K]bool) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, sql, slices.Collect(maps.Keys(keys)))
+	if err != nil {
+		return err
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[K])
+	for _, k := range found {
+		keys[k] = true
+	}
+	return err
 }
 
 // RunQuery selects runs of a project: of one route, and of a status class

@@ -123,6 +123,31 @@ func TestRunLogAndOutbox(t *testing.T) {
 	if list, _, _ := st.ListRuns(ctx, "blog", store.RunQuery{Page: store.Page{Limit: 25}, RouteID: "kept"}); len(list) != 1 {
 		t.Fatalf("the other run was not written: %v", list)
 	}
+	// A caller deleted before its run was written is none; deleted after,
+	// its runs keep its name.
+	gone := int64(1 << 40)
+	if err := st.LogRuns(ctx, []store.Run{{At: now, ProjectID: "blog", RouteID: "lost", Method: "GET", Path: "/", Ended: "END", UserID: &gone, Username: "ghost"}}); err != nil {
+		t.Fatal(err)
+	}
+	if list, _, _ := st.ListRuns(ctx, "blog", store.RunQuery{Page: store.Page{Limit: 25}, RouteID: "lost"}); len(list) != 1 || list[0].UserID != nil || list[0].Username != "ghost" {
+		t.Fatalf("a run of a caller already gone: %+v", list)
+	}
+	if err := st.ExecForTest(ctx, "DELETE FROM users WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if list, _, _ := st.ListRuns(ctx, "shop", store.RunQuery{Page: store.Page{Limit: 25}, Status: "2xx", RouteID: "books"}); len(list) != 1 || list[0].UserID != nil || list[0].Username != "root" {
+		t.Fatalf("a run of a caller deleted since: %+v", list)
+	}
+	// A project's runs go with it: a new project of the same id has none.
+	if err := st.DeleteProject(ctx, "blog"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ExecForTest(ctx, "INSERT INTO projects (id, name, api_path) VALUES ('blog', 'Blog again', '/blog')"); err != nil {
+		t.Fatal(err)
+	}
+	if _, total, _ := st.ListRuns(ctx, "blog", store.RunQuery{Page: store.Page{Limit: 25}}); total != 0 {
+		t.Fatalf("a new project of a deleted one's id shows %d of its runs", total)
+	}
 
 	m := store.Email{ProjectID: "shop", RouteID: "signup", Template: "welcome", Recipients: []string{"a@example.com"}, Pairs: []byte(`{"name":"Ada"}`)}
 	if err := st.QueueEmail(ctx, &m); err != nil {
