@@ -356,23 +356,19 @@ func (e *runEnv) Select(ctx context.Context, collection string, match map[string
 		}
 	}
 	var out []engine.Record
+	each := func(id int64, data []byte) {
+		if out == nil {
+			out = make([]engine.Record, 0, min(limit, 128))
+		}
+		out = append(out, engine.Record{ID: id, Data: data})
+	}
 	var err error
 	if !lock && e.tx == nil {
 		// Outside a transaction, the same read of overlapping runs is
 		// shared (store.SharedRunRecords).
-		var recs []store.RunRecord
-		recs, err = e.h.runReads.SharedRunRecords(ctx, e.project, collection, where, limit)
-		out = make([]engine.Record, len(recs))
-		for i, r := range recs {
-			out[i] = engine.Record(r)
-		}
+		err = e.h.runReads.SharedRunRecords(ctx, e.project, collection, where, limit, each)
 	} else {
-		err = e.db().EachRunRecord(ctx, e.project, collection, where, limit, lock, func(id int64, data []byte) {
-			if out == nil {
-				out = make([]engine.Record, 0, min(limit, 128))
-			}
-			out = append(out, engine.Record{ID: id, Data: data})
-		})
+		err = e.db().EachRunRecord(ctx, e.project, collection, where, limit, lock, each)
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, engine.ErrNoCollection

@@ -3,12 +3,11 @@ package store
 import (
 	"context"
 	"errors"
-	"slices"
 )
 
-// RunRecord is a record as a run reads it: its id and its data, the stored
+// runRecord is a record as a run reads it: its id and its data, the stored
 // JSON.
-type RunRecord struct {
+type runRecord struct {
 	ID   int64
 	Data []byte
 }
@@ -20,16 +19,19 @@ type runRead struct {
 	limit                      int
 }
 
-// SharedRunRecords reads as RunRecords does without a lock, for a run
+// SharedRunRecords reads as EachRunRecord does without a lock, for a run
 // outside a transaction. Reads that overlap in time are grouped (see
 // group), and the same read asked by several requests of a group runs
 // once: each of them gets the records of one statement that began after
 // it asked, which is what a statement of its own would have read, or
-// newer. The records' data are shared between those requests and must
-// not be changed; the slice is each caller's own.
-func (s *Store) SharedRunRecords(ctx context.Context, project, collection string, where []byte, limit int) ([]RunRecord, error) {
+// newer. The data given to each are shared between those requests and
+// must not be changed.
+func (s *Store) SharedRunRecords(ctx context.Context, project, collection string, where []byte, limit int, each func(id int64, data []byte)) error {
 	recs, err := s.groups.runReads.do(ctx, s.db, runRead{project: project, collection: collection, where: string(where), limit: limit})
-	return slices.Clone(recs), err
+	for _, r := range recs {
+		each(r.ID, r.Data)
+	}
+	return err
 }
 
 // RunReadStatements is how many statements the shared run reads have run.
@@ -39,17 +41,17 @@ func (s *Store) RunReadStatements() int64 {
 
 // readRunRecords runs each distinct read of qs once and gives each query
 // its records (nil for a collection that does not exist), in their order.
-func readRunRecords(ctx context.Context, db DB, qs []runRead) ([]*[]RunRecord, error) {
-	found := make([]*[]RunRecord, len(qs))
-	done := make(map[runRead]*[]RunRecord, 1)
+func readRunRecords(ctx context.Context, db DB, qs []runRead) ([]*[]runRecord, error) {
+	found := make([]*[]runRecord, len(qs))
+	done := make(map[runRead]*[]runRecord, 1)
 	for i, q := range qs {
 		if recs, ok := done[q]; ok {
 			found[i] = recs
 			continue
 		}
-		recs := []RunRecord{}
+		recs := make([]runRecord, 0, min(q.limit, 128))
 		err := eachRunRecord(ctx, db, q.project, q.collection, []byte(q.where), q.limit, false, func(id int64, data []byte) {
-			recs = append(recs, RunRecord{ID: id, Data: data})
+			recs = append(recs, runRecord{ID: id, Data: data})
 		})
 		switch {
 		case errors.Is(err, ErrNotFound):

@@ -12,8 +12,7 @@ import (
 
 // TestSharedRunRecords: reads queued while every worker waits are answered
 // together, the same read once for all who asked it (its records' data
-// shared, each caller's slice its own), a filtered read and a missing
-// collection each as on their own.
+// shared), a filtered read and a missing collection each as on their own.
 func TestSharedRunRecords(t *testing.T) {
 	ctx := context.Background()
 	pool := storetest.PoolOfSize(t, 8) // the lock's, the workers' and the test's own
@@ -26,12 +25,16 @@ func TestSharedRunRecords(t *testing.T) {
 	release := holdLock(t, ctx, pool, "LOCK TABLE records IN ACCESS EXCLUSIVE MODE")
 	type read struct {
 		collection, where string
-		recs              []store.RunRecord
+		recs              []store.Record
 		err               error
 	}
 	var wg sync.WaitGroup
 	ask := func(r *read) {
-		wg.Go(func() { r.recs, r.err = st.SharedRunRecords(ctx, "shop", r.collection, []byte(r.where), 10) })
+		wg.Go(func() {
+			r.err = st.SharedRunRecords(ctx, "shop", r.collection, []byte(r.where), 10, func(id int64, data []byte) {
+				r.recs = append(r.recs, store.Record{ID: id, Data: data})
+			})
+		})
 	}
 	blockers := make([]read, groupWorkers)
 	busyWorkers(t, ctx, pool, func(i int) {
@@ -75,7 +78,6 @@ func TestSharedRunRecords(t *testing.T) {
 				t.Fatalf("read %d of books: %d records, first %s", i, len(r.recs), r.recs[0].Data)
 			}
 			datas[&r.recs[0].Data[0]]++
-			r.recs[0] = store.RunRecord{} // each caller's slice is its own: no other read sees this
 		}
 	}
 	if len(datas) > groupWorkers {

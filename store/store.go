@@ -37,7 +37,7 @@ type groups struct {
 	callers    *group[callerQuery, Caller] // by user id
 	patCallers *group[callerQuery, Caller] // by personal access token
 	sessions   *group[string, storedSession]
-	runReads   *group[runRead, []RunRecord]
+	runReads   *group[runRead, []runRecord]
 }
 
 // New returns a Store on pool.
