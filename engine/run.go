@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -97,6 +98,7 @@ func RunTraced(ctx context.Context, plan *Plan, vars map[string]any, env Env, li
 	ctx, cancel := context.WithTimeout(ctx, limits.Time)
 	defer cancel()
 	r := &runner{ctx: ctx, plan: plan, env: env, limits: limits, vars: make([]any, len(plan.slots)), lazy: make([]bool, len(plan.slots)), deadline: time.Now().Add(limits.Time), trace: trace}
+	defer r.releaseDecoder()
 	if trace != nil {
 		r.names = make([]string, len(plan.slots))
 		for name, slot := range plan.slots {
@@ -306,12 +308,28 @@ func (r *runner) decode(rec *stored) map[string]any {
 	return rec.data
 }
 
-// decoder is the run's, made when it first reads a record.
+// decoder is the run's, taken when it first reads a record.
 func (r *runner) decoder() *Decoder {
 	if r.dec == nil {
-		r.dec = NewDecoder()
+		r.dec = decoders.Get().(*Decoder)
 	}
 	return r.dec
+}
+
+// decoders are decoders of runs that ended, their tables emptied: a run
+// that reads records would otherwise grow three maps afresh.
+var decoders = sync.Pool{New: func() any { return NewDecoder() }}
+
+// releaseDecoder empties the run's decoder and gives it back. The values
+// it made stay with whoever holds them; only its tables forget them.
+func (r *runner) releaseDecoder() {
+	if r.dec != nil {
+		clear(r.dec.keys)
+		clear(r.dec.strs)
+		clear(r.dec.nums)
+		decoders.Put(r.dec)
+		r.dec = nil
+	}
 }
 
 // field is the value at path of a record (lookup of its decoded data).
