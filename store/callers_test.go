@@ -46,7 +46,7 @@ func TestCallersShareAStatement(t *testing.T) {
 		wg.Go(func() { o.caller, o.err = st.Caller(ctx, o.q) })
 	}
 	blockers := make([]outcome, groupWorkers)
-	busyWorkers(t, ctx, pool, func(i int) {
+	busyWorkers(t, ctx, pool, groupWorkers, func(i int) {
 		blockers[i].q = store.CallerQuery{UserID: ids[0], ProjectID: "shop"}
 		ask(&blockers[i])
 	})

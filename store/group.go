@@ -10,7 +10,7 @@ import (
 )
 
 // A group runs the statements of requests that overlap in time as one:
-// each request's query is queued, and up to groupWorkers statements run at
+// each request's query is queued, and up to maxWorkers statements run at
 // once, each taking every query queued when it starts (at most groupBatch)
 // and answering each its own row. A query that finds a worker idle runs
 // alone and at once, so grouping adds no wait; groups form only while
@@ -23,14 +23,21 @@ type group[Q, R any] struct {
 	// order, nil where the query found nothing.
 	run        func(ctx context.Context, db DB, qs []Q) ([]*R, error)
 	queue      chan *queued[Q, R]
+	maxWorkers int
 	mu         sync.Mutex
 	workers    int
 	statements atomic.Int64
 }
 
 const (
+	// groupWorkers is how many statements of a group run at once: for
+	// reads that write their log, a few commits in flight at once.
 	groupWorkers = 4
-	groupBatch   = 256
+	// sharedReadWorkers is that for shared run reads, which write
+	// nothing: fewer statements at once make larger groups, more of whose
+	// reads are the same one, and leave the cores to the runs.
+	sharedReadWorkers = 2
+	groupBatch        = 256
 	// groupTimeout bounds a group's statement, which serves many requests
 	// and so runs under none of their contexts.
 	groupTimeout = 10 * time.Second
@@ -46,8 +53,8 @@ type queued[Q, R any] struct {
 	done  chan struct{}
 }
 
-func newGroup[Q, R any](run func(ctx context.Context, db DB, qs []Q) ([]*R, error)) *group[Q, R] {
-	return &group[Q, R]{run: run, queue: make(chan *queued[Q, R], 4*groupBatch)}
+func newGroup[Q, R any](workers int, run func(ctx context.Context, db DB, qs []Q) ([]*R, error)) *group[Q, R] {
+	return &group[Q, R]{run: run, maxWorkers: workers, queue: make(chan *queued[Q, R], 4*groupBatch)}
 }
 
 // do returns what q finds (ErrNotFound when it finds nothing). On a
@@ -76,7 +83,7 @@ func (g *group[Q, R]) do(ctx context.Context, db DB, q Q) (R, error) {
 		return zero, ctx.Err()
 	}
 	g.mu.Lock()
-	if g.workers < groupWorkers {
+	if g.workers < g.maxWorkers {
 		g.workers++
 		go g.work(db)
 	}

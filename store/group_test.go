@@ -8,8 +8,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// groupWorkers is how many statements of one group run at once.
-const groupWorkers = 4
+// groupWorkers is how many statements of one group run at once;
+// sharedReadWorkers that of shared run reads.
+const (
+	groupWorkers      = 4
+	sharedReadWorkers = 2
+)
 
 // holdLock takes lock (a LOCK TABLE statement) in a transaction of its
 // own and returns its release; the test's end releases it too.
@@ -41,10 +45,10 @@ func until(t *testing.T, what string, done func() bool) {
 }
 
 // busyWorkers starts one request at a time, each once the one before
-// waits on a held lock, until every worker of a group waits.
-func busyWorkers(t *testing.T, ctx context.Context, pool *pgxpool.Pool, start func(i int)) {
+// waits on a held lock, until all n workers of a group wait.
+func busyWorkers(t *testing.T, ctx context.Context, pool *pgxpool.Pool, n int, start func(i int)) {
 	t.Helper()
-	for i := range groupWorkers {
+	for i := range n {
 		start(i)
 		until(t, "a worker to wait on the lock", func() bool {
 			var n int

@@ -36,8 +36,8 @@ func TestSharedRunRecords(t *testing.T) {
 			})
 		})
 	}
-	blockers := make([]read, groupWorkers)
-	busyWorkers(t, ctx, pool, func(i int) {
+	blockers := make([]read, sharedReadWorkers)
+	busyWorkers(t, ctx, pool, sharedReadWorkers, func(i int) {
 		blockers[i].collection = "books"
 		ask(&blockers[i])
 	})
@@ -53,8 +53,8 @@ func TestSharedRunRecords(t *testing.T) {
 	release()
 	wg.Wait()
 
-	if n := st.RunReadStatements(); n > 2*groupWorkers {
-		t.Errorf("%d groups for %d reads, want the queued %d in at most %d", n, len(queued)+groupWorkers, len(queued), groupWorkers)
+	if n := st.RunReadStatements(); n > 2*sharedReadWorkers {
+		t.Errorf("%d groups for %d reads, want the queued %d in at most %d", n, len(queued)+sharedReadWorkers, len(queued), sharedReadWorkers)
 	}
 	datas := map[*byte]int{} // reads of all of books, by where their data are
 	for i, r := range queued {
@@ -80,7 +80,7 @@ func TestSharedRunRecords(t *testing.T) {
 			datas[&r.recs[0].Data[0]]++
 		}
 	}
-	if len(datas) > groupWorkers {
+	if len(datas) > sharedReadWorkers {
 		t.Errorf("20 queued reads of books ran %d times, want at most once per worker", len(datas))
 	}
 }

@@ -41,7 +41,7 @@ func TestSessionFindsShareAStatement(t *testing.T) {
 		wg.Go(func() { o.data, o.found, o.err = sessions.FindCtx(ctx, o.token) })
 	}
 	blockers := make([]outcome, groupWorkers)
-	busyWorkers(t, ctx, pool, func(i int) {
+	busyWorkers(t, ctx, pool, groupWorkers, func(i int) {
 		blockers[i].token = "token0"
 		find(&blockers[i])
 	})

@@ -43,11 +43,11 @@ type groups struct {
 // New returns a Store on pool.
 func New(pool *pgxpool.Pool) *Store {
 	return &Store{db: pool, pool: pool, groups: &groups{
-		reads:      newGroup(readEntries),
-		callers:    newGroup(userCallers),
-		patCallers: newGroup(patCallers),
-		sessions:   newGroup(findSessions),
-		runReads:   newGroup(readRunRecords),
+		reads:      newGroup(groupWorkers, readEntries),
+		callers:    newGroup(groupWorkers, userCallers),
+		patCallers: newGroup(groupWorkers, patCallers),
+		sessions:   newGroup(groupWorkers, findSessions),
+		runReads:   newGroup(sharedReadWorkers, readRunRecords),
 	}, listings: newVaultListings()}
 }
 

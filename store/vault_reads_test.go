@@ -46,7 +46,7 @@ func TestVaultReadsShareAStatement(t *testing.T) {
 	}
 	// Every worker busy, each with one read.
 	blockers := make([]outcome, groupWorkers)
-	busyWorkers(t, ctx, pool, func(i int) {
+	busyWorkers(t, ctx, pool, groupWorkers, func(i int) {
 		blockers[i] = outcome{project: "shop", key: "A"}
 		read(ctx, &blockers[i])
 	})
