@@ -118,23 +118,12 @@ func queryCallers(ctx context.Context, db DB, sql string, who any, qs []callerQu
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	found := make([]*Caller, len(qs))
-	for rows.Next() {
-		var at int64
-		c, err := scanCaller(rows, &at)
-		if err != nil {
-			return nil, err
-		}
-		found[at-1] = c
-	}
-	return found, rows.Err()
+	return collectAt(rows, len(qs), scanCaller)
 }
 
-// scanCaller scans a row of CallerSQL or CallerPATSQL, its position into
-// at.
-func scanCaller(row pgx.Row, at *int64) (*Caller, error) {
-	c := new(Caller)
+// scanCaller scans a row of CallerSQL or CallerPATSQL into c, its position
+// into at.
+func scanCaller(row pgx.Rows, at *int64, c *Caller) error {
 	var p struct {
 		ID, Name, Description, APIPath *string
 		CreatedBy                      *int64
@@ -148,11 +137,11 @@ func scanCaller(row pgx.Row, at *int64) (*Caller, error) {
 		&u.ProfilePicture, &u.IsPublic, &u.Links, &u.CredentialVersion, &u.CreatedAt, &u.UpdatedAt, &c.TokenID,
 		&p.ID, &p.Name, &p.Description, &p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.IsMember)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if p.ID != nil {
 		c.Project = &Project{ID: *p.ID, Name: *p.Name, Description: *p.Description, APIPath: *p.APIPath, CreatedBy: p.CreatedBy,
 			CreatedAt: *p.CreatedAt, UpdatedAt: *p.UpdatedAt, VaultVersion: *p.VaultVersion, IsMember: p.IsMember}
 	}
-	return c, nil
+	return nil
 }

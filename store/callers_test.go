@@ -17,9 +17,7 @@ import (
 // few statements, and each gets its own user, its own project and its own
 // membership; an unknown user gets ErrNotFound.
 func TestCallersShareAStatement(t *testing.T) {
-	ctx := context.Background()
-	pool := storetest.PoolOfSize(t, 8) // the lock's, the workers' and the test's own
-	st := store.New(pool)
+	ctx, pool, st := groupedStore(t)
 	ids := make([]int64, 6)
 	for i := range ids {
 		if err := pool.QueryRow(ctx, `INSERT INTO users (username, email, password_hash, role) VALUES ($1, $1 || '@example.com', 'x', 'AUTHOR') RETURNING id`,

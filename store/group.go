@@ -66,7 +66,7 @@ func newGroup[Q, R any](workers int, run func(ctx context.Context, db DB, qs []Q
 // side).
 func (g *group[Q, R]) do(ctx context.Context, db DB, q Q) (R, error) {
 	var zero R
-	if _, inTx := db.(pgx.Tx); inTx {
+	if inTransaction(db) {
 		found, err := g.run(ctx, db, []Q{q})
 		switch {
 		case err != nil:
@@ -97,6 +97,28 @@ func (g *group[Q, R]) do(ctx context.Context, db DB, q Q) (R, error) {
 	case <-ctx.Done():
 		return zero, ctx.Err()
 	}
+}
+
+// inTransaction reports whether db is a transaction rather than the pool.
+func inTransaction(db DB) bool {
+	_, ok := db.(pgx.Tx)
+	return ok
+}
+
+// collectAt reads the rows of a group's statement, each led by the
+// position of its query (from 1), into n results, nil where no row came.
+func collectAt[R any](rows pgx.Rows, n int, scan func(row pgx.Rows, at *int64, r *R) error) ([]*R, error) {
+	defer rows.Close()
+	found := make([]*R, n)
+	for rows.Next() {
+		var at int64
+		r := new(R)
+		if err := scan(rows, &at, r); err != nil {
+			return nil, err
+		}
+		found[at-1] = r
+	}
+	return found, rows.Err()
 }
 
 // work runs statements while queries are queued. It checks for an empty

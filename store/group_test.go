@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"stencil/store"
+	"stencil/store/storetest"
 )
 
 // groupWorkers is how many statements of one group run at once;
@@ -14,6 +17,14 @@ const (
 	groupWorkers      = 4
 	sharedReadWorkers = 2
 )
+
+// groupedStore is a store on a new database whose pool has room for the
+// lock's connection, every worker's and the test's own.
+func groupedStore(t *testing.T) (context.Context, *pgxpool.Pool, *store.Store) {
+	t.Helper()
+	pool := storetest.PoolOfSize(t, 8)
+	return context.Background(), pool, store.New(pool)
+}
 
 // holdLock takes lock (a LOCK TABLE statement) in a transaction of its
 // own and returns its release; the test's end releases it too.

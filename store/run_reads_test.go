@@ -1,22 +1,18 @@
 package store_test
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"testing"
 
 	"stencil/store"
-	"stencil/store/storetest"
 )
 
 // TestSharedRunRecords: reads queued while every worker waits are answered
 // together, the same read once for all who asked it (its records' data
 // shared), a filtered read and a missing collection each as on their own.
 func TestSharedRunRecords(t *testing.T) {
-	ctx := context.Background()
-	pool := storetest.PoolOfSize(t, 8) // the lock's, the workers' and the test's own
-	st := store.New(pool)
+	ctx, pool, st := groupedStore(t)
 	if _, err := pool.Exec(ctx, `INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop');
 		INSERT INTO collections (project_id, id, name) VALUES ('shop', 'books', 'Books'), ('shop', 'empty', 'Empty');
 		INSERT INTO records (project_id, collection_id, data) SELECT 'shop', 'books', jsonb_build_object('n', i, 'odd', i % 2 = 1) FROM generate_series(1, 20) AS i`); err != nil {

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Sessions keeps browser sessions for scs (it satisfies scs.CtxStore) in the
@@ -78,17 +80,9 @@ func findSessions(ctx context.Context, db DB, keys []string) ([]*storedSession, 
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	found := make([]*storedSession, len(keys))
-	for rows.Next() {
-		var at int64
-		f := new(storedSession)
-		if err := rows.Scan(&at, &f.data, &f.expiry); err != nil {
-			return nil, err
-		}
-		found[at-1] = f
-	}
-	return found, rows.Err()
+	return collectAt(rows, len(keys), func(row pgx.Rows, at *int64, f *storedSession) error {
+		return row.Scan(at, &f.data, &f.expiry)
+	})
 }
 
 // unchanged reports whether committing b with expiry would only move the

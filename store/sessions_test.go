@@ -1,23 +1,17 @@
 package store_test
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
-
-	"stencil/store"
-	"stencil/store/storetest"
 )
 
 // TestSessionFindsShareAStatement: finds queued while every worker waits
 // run in at most a statement per worker, and each gets its own session;
 // an expired or unknown token finds none.
 func TestSessionFindsShareAStatement(t *testing.T) {
-	ctx := context.Background()
-	pool := storetest.PoolOfSize(t, 8) // the lock's, the workers' and the test's own
-	st := store.New(pool)
+	ctx, pool, st := groupedStore(t)
 	sessions := st.Sessions()
 	const kept = 10
 	for i := range kept {

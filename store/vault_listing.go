@@ -45,7 +45,8 @@ func newVaultListings() *vaultListings {
 // always read, so that the transaction sees its own writes.
 func (s *Store) VaultListing(ctx context.Context, p Project, page Page) ([]VaultEntry, int, error) {
 	key := vaultListingKey{project: p.ID, version: p.VaultVersion, page: page}
-	if s.db == s.pool {
+	kept := !inTransaction(s.db)
+	if kept {
 		if l, ok := s.listings.Get(key); ok {
 			return slices.Clone(l.entries), l.total, nil
 		}
@@ -57,7 +58,7 @@ func (s *Store) VaultListing(ctx context.Context, p Project, page Page) ([]Vault
 	for i := range entries {
 		entries[i].Sealed = nil
 	}
-	if s.db == s.pool && p.VaultVersion > 0 {
+	if kept && p.VaultVersion > 0 {
 		s.listings.Add(key, vaultListing{entries: slices.Clone(entries), total: total})
 	}
 	return entries, total, nil

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // ReadVaultSQL reads vault entries and logs each read, in one statement:
@@ -59,15 +61,8 @@ func readEntries(ctx context.Context, db DB, reads []vaultRead) ([]*VaultEntry, 
 	if err != nil {
 		return nil, translate(err)
 	}
-	defer rows.Close()
-	found := make([]*VaultEntry, n)
-	for rows.Next() {
-		var at int64
-		e := new(VaultEntry)
-		if err := rows.Scan(append([]any{&at}, e.columns()...)...); err != nil {
-			return nil, translate(err)
-		}
-		found[at-1] = e
-	}
-	return found, translate(rows.Err())
+	found, err := collectAt(rows, n, func(row pgx.Rows, at *int64, e *VaultEntry) error {
+		return row.Scan(append([]any{at}, e.columns()...)...)
+	})
+	return found, translate(err)
 }

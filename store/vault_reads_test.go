@@ -18,9 +18,7 @@ import (
 // row, and a read whose request ended while queued is neither read nor
 // logged.
 func TestVaultReadsShareAStatement(t *testing.T) {
-	ctx := context.Background()
-	pool := storetest.PoolOfSize(t, 8) // the lock's, the workers' and the test's own
-	st := store.New(pool)
+	ctx, pool, st := groupedStore(t)
 	var uid int64
 	if err := pool.QueryRow(ctx, `INSERT INTO users (username, email, password_hash, role) VALUES ('uuu', 'u@example.com', 'x', 'ADMIN') RETURNING id`).Scan(&uid); err != nil {
 		t.Fatal(err)
