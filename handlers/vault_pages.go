@@ -107,7 +107,7 @@ func (h *Handlers) vaultPage(c *fiber.Ctx, project string, page store.Page) (vau
 		rows[i] = newVaultRow(e)
 	}
 	if representationOf(c) != asJSON {
-		if err := h.renderRows(c.App().Config().Views.(views.Renderer), rows); err != nil {
+		if err := renderRows(c.App().Config().Views.(views.Renderer), rows); err != nil {
 			return vaultView{}, err
 		}
 	}
@@ -135,7 +135,7 @@ func newVaultRow(e store.VaultEntry) vaultRowView {
 // renderRows fills each masked row's HTML. A masked row shows its project,
 // key and update time and nothing else, the same for every reader, so it
 // is rendered once (Renderer.Kept).
-func (h *Handlers) renderRows(r views.Renderer, rows []vaultRowView) error {
+func renderRows(r views.Renderer, rows []vaultRowView) error {
 	for i := range rows {
 		e := rows[i].Entry
 		key := "vault/row\x00" + e.ProjectID + "\x00" + e.Key + "\x00" + rows[i].Updated

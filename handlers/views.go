@@ -71,13 +71,7 @@ func (h *Handlers) base(c *fiber.Ctx, title string) Base {
 	if hasSession(c.UserContext()) {
 		// A signed-in browser's token lives in its session; a visitor's
 		// is derived from a cookie, so that a page view makes no session.
-		token := ""
-		if b.User != nil {
-			token = h.csrfToken(c)
-		} else {
-			token = h.visitorCSRFToken(c)
-		}
-		c.Locals(csrfFill{}, token)
+		// Either is filled in as the page leaves (fillCSRF).
 		b.CSRF = h.csrfHole
 		b.Flash = h.popFlash(c)
 	}
@@ -141,19 +135,24 @@ func (h *Handlers) popFlash(c *fiber.Ctx) *Flash {
 	return nil
 }
 
-// csrfFill is the key of the request's masked CSRF token among its locals.
-type csrfFill struct{}
-
-// fillCSRF puts the request's CSRF token where its HTML answer has the
-// stand-in (Base.CSRF). The token is masked afresh for each response, so
-// it cannot be kept with the parts of pages that carry it; the stand-in
-// can. It is random per process, so no text a user wrote contains it.
+// fillCSRF puts the CSRF token — the session's once signed in, else the
+// visitor's — where its HTML answer has the stand-in (Base.CSRF); an
+// answer without one makes no token. The token is masked afresh for each
+// response, so it cannot be kept with the parts of pages that carry it;
+// the stand-in can. It is random per process, so no text a user wrote
+// contains it, and as long as a masked token, so that filling it moves no
+// byte.
 func (h *Handlers) fillCSRF(c *fiber.Ctx) {
-	token, ok := c.Locals(csrfFill{}).(string)
 	body := c.Response().Body()
 	hole := []byte(h.csrfHole)
-	if !ok || !bytes.Contains(body, hole) {
+	if !bytes.Contains(body, hole) {
 		return
+	}
+	token := ""
+	if current(c) != nil {
+		token = h.csrfToken(c)
+	} else {
+		token = h.visitorCSRFToken(c)
 	}
 	if len(token) != len(hole) {
 		c.Response().SetBodyRaw(bytes.ReplaceAll(body, hole, []byte(token)))

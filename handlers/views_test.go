@@ -195,7 +195,7 @@ func BenchmarkVaultPage(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf.Reset()
-		if err := h.renderRows(engine, v.Rows); err != nil {
+		if err := renderRows(engine, v.Rows); err != nil {
 			b.Fatal(err)
 		}
 		if err := engine.Render(&buf, "vault/index", v, "layouts/body", "layouts/base"); err != nil {

@@ -78,14 +78,8 @@ type renderer struct {
 	kept   *Fragments
 }
 
-// Kept returns name executed with binding, from r's fragments when key is
-// not empty.
+// Kept returns name executed with binding, from r's fragments.
 func (r *renderer) Kept(name, key string, binding any) (template.HTML, error) {
-	if key == "" {
-		var buf bytes.Buffer
-		err := r.Render(&buf, name, binding)
-		return template.HTML(buf.String()), err
-	}
 	return r.kept.Render(r, name, key, binding)
 }
 

@@ -28,11 +28,14 @@ func NewFragments(max int) *Fragments {
 
 // Render returns template name executed with binding, from the store when
 // key was rendered before with the same templates. key must name the
-// template's inputs completely.
+// template's inputs completely; an empty key keeps nothing.
 func (f *Fragments) Render(r Renderer, name, key string, binding any) (template.HTML, error) {
 	set, err := r.Templates()
 	if err != nil {
 		return "", err
+	}
+	if key == "" {
+		return render(r, name, binding)
 	}
 	f.mu.Lock()
 	if f.set != set {
@@ -43,13 +46,20 @@ func (f *Fragments) Render(r Renderer, name, key string, binding any) (template.
 	if ok {
 		return html, nil
 	}
+	html, err = render(r, name, binding)
+	if err == nil {
+		f.put(set, key, html)
+	}
+	return html, err
+}
+
+// render executes name with binding.
+func render(r Renderer, name string, binding any) (template.HTML, error) {
 	var buf bytes.Buffer
 	if err := r.Render(&buf, name, binding); err != nil {
 		return "", err
 	}
-	html = template.HTML(buf.String())
-	f.put(set, key, html)
-	return html, nil
+	return template.HTML(buf.String()), nil
 }
 
 // put stores html under key unless the templates changed meanwhile or it

@@ -41,6 +41,15 @@ func TestFragments(t *testing.T) {
 	if again != got || calls != 1 {
 		t.Fatalf("second render of the same key executed the template (%d calls): %q", calls, again)
 	}
+	// An empty key keeps nothing: each render executes the template.
+	for range 2 {
+		if _, err := f.Render(engine, "rows/row", "", "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, kept := f.m[""]; kept || calls != 3 {
+		t.Fatalf("renders with an empty key: %d calls in all, kept %v", calls, kept)
+	}
 
 	// Many keys: the store keeps under its bound, and what it drops is
 	// rendered again when asked.
