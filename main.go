@@ -178,6 +178,9 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 	if err := ensureRoot(ctx, cfg.Root, st, log); err != nil {
 		return err
 	}
+	if err := reportAPIPathClashes(ctx, st, log); err != nil {
+		return err
+	}
 	go housekeeping(ctx, st, log)
 
 	h, err := handlers.New(cfg, pool, log)
@@ -263,6 +266,18 @@ func ensureRoot(ctx context.Context, root config.RootAccount, st *store.Store, l
 	}
 	log.Info("created the first ROOT user", "username", u.Username)
 	return nil
+}
+
+// reportAPIPathClashes warns of projects whose api_paths overlap, made
+// before the rule that forbids it: nobody's path is changed for them, and
+// the older project of each pair answers at /x.
+func reportAPIPathClashes(ctx context.Context, st *store.Store, log *slog.Logger) error {
+	clashes, err := st.APIPathClashes(ctx)
+	for _, c := range clashes {
+		log.Warn("api_path clash: the older project answers at /x; change one of the paths",
+			"project", c.Older, "api_path", c.OlderPath, "unanswered_project", c.Newer, "unanswered_api_path", c.NewerPath)
+	}
+	return err
 }
 
 // checkVaultKeys refuses to start when vault entries are sealed under a

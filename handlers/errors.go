@@ -112,17 +112,18 @@ func (h *Handlers) ErrorHandler(c *fiber.Ctx, err error) error {
 // constraintFields names the input field and message of each unique
 // constraint, so that a conflict reads as a validation failure.
 var constraintFields = map[string][2]string{
-	"users_username_key":       {"username", "is already taken"},
-	"users_email_key":          {"email", "is already registered"},
-	"projects_pkey":            {"id", "is already taken"},
-	"projects_api_path_key":    {"api_path", "is already used by another project"},
-	"project_members_pkey":     {"target_uid", "is already a member of this project"},
-	"configs_pkey":             {"key", "already exists"},
-	"vault_entries_pkey":       {"key", "already exists in this vault"},
-	"collections_pkey":         {"id", "is already used by another collection of this project"},
-	"route_templates_name_key": {"name", "is already taken in this scope"},
-	"routes_pkey":              {"route.route_id", "is already taken in this project"},
-	"routes_method_path_key":   {"route.route_path", "is already used with this method by another route"},
+	"users_username_key":        {"username", "is already taken"},
+	"users_email_key":           {"email", "is already registered"},
+	"projects_pkey":             {"id", "is already taken"},
+	"projects_api_path_key":     {"api_path", "is already used by another project"},
+	"projects_api_path_overlap": {"api_path", "overlaps another project's: paths are compared without regard to case or extra slashes, and neither may lie inside the other"},
+	"project_members_pkey":      {"target_uid", "is already a member of this project"},
+	"configs_pkey":              {"key", "already exists"},
+	"vault_entries_pkey":        {"key", "already exists in this vault"},
+	"collections_pkey":          {"id", "is already used by another collection of this project"},
+	"route_templates_name_key":  {"name", "is already taken in this scope"},
+	"routes_pkey":               {"route.route_id", "is already taken in this project"},
+	"routes_method_path_key":    {"route.route_path", "is already used with this method by another route"},
 }
 
 // asValidation returns err as a validation failure: a ValidationError, a

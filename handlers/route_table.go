@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,7 +30,7 @@ type routeTable struct {
 	mu       sync.RWMutex
 	loaded   bool
 	projects map[string]*projectRoutes // by id
-	paths    map[string]*projectRoutes // by api_path segments, joined by "/"
+	paths    map[string]*projectRoutes // by pathKey, one project a URL space
 }
 
 // projectRoutes is one project's routes.
@@ -37,6 +38,7 @@ type projectRoutes struct {
 	id      string
 	name    string
 	apiPath string
+	created time.Time
 	router  *engine.Router
 	plans   map[string]*engine.Plan // by route id, for reuse across reloads
 }
@@ -45,12 +47,14 @@ func newRouteTable(st *store.Store, log *slog.Logger) *routeTable {
 	return &routeTable{store: st, log: log}
 }
 
+// pathKey is how an api_path is compared (as the database's api_path_key
+// does): its segments in lower case, joined by "/"; "/" is "".
 func pathKey(apiPath string) string {
-	return strings.Join(engine.Segments(apiPath), "/")
+	return strings.ToLower(strings.Join(engine.Segments(apiPath), "/"))
 }
 
-// find returns the project whose api_path is the longest prefix of segs,
-// and the segments after it.
+// find returns the project whose api_path is a prefix of segs (at most
+// one is: see owners), and the segments after it.
 func (t *routeTable) find(ctx context.Context, segs []string) (*projectRoutes, []string, error) {
 	if err := t.ensure(ctx); err != nil {
 		return nil, nil, err
@@ -58,11 +62,59 @@ func (t *routeTable) find(ctx context.Context, segs []string) (*projectRoutes, [
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	for k := len(segs); k >= 0; k-- {
-		if p, ok := t.paths[strings.Join(segs[:k], "/")]; ok {
+		if p, ok := t.paths[strings.ToLower(strings.Join(segs[:k], "/"))]; ok {
 			return p, segs[k:], nil
 		}
 	}
 	return nil, nil, nil
+}
+
+// owners gives each URL space under /x to one project. The database
+// refuses overlapping api_paths; pairs made before that rule may remain,
+// and of those the older project answers (then the lesser id), so that a
+// project made later can never take over another's requests, and deleting
+// or moving one project never drops another's key.
+func owners(projects map[string]*projectRoutes) map[string]*projectRoutes {
+	list := make([]*projectRoutes, 0, len(projects))
+	for _, p := range projects {
+		list = append(list, p)
+	}
+	slices.SortFunc(list, func(a, b *projectRoutes) int {
+		if c := a.created.Compare(b.created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	paths := make(map[string]*projectRoutes, len(list))
+	inner := map[string]bool{} // proper prefixes of the keys taken
+	for _, p := range list {
+		key := pathKey(p.apiPath)
+		if inner[key] || taken(paths, key) {
+			continue
+		}
+		paths[key] = p
+		segs := strings.Split(key, "/")
+		for k := 0; k < len(segs) && key != ""; k++ {
+			inner[strings.Join(segs[:k], "/")] = true
+		}
+	}
+	return paths
+}
+
+// taken says whether key or a prefix of it by whole segments is a key of
+// paths.
+func taken(paths map[string]*projectRoutes, key string) bool {
+	if _, ok := paths[""]; ok {
+		return true
+	}
+	for i := 0; i <= len(key); i++ {
+		if i == len(key) || key[i] == '/' {
+			if _, ok := paths[key[:i]]; ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // plan returns a project's routes and the plan of one of them: nil when
@@ -106,7 +158,6 @@ func (t *routeTable) loadAll(ctx context.Context, force bool) error {
 		return err
 	}
 	projects := map[string]*projectRoutes{}
-	paths := map[string]*projectRoutes{}
 	for _, rp := range list {
 		p, err := t.build(ctx, rp.ID)
 		if errors.Is(err, store.ErrNotFound) {
@@ -115,8 +166,9 @@ func (t *routeTable) loadAll(ctx context.Context, force bool) error {
 		if err != nil {
 			return err
 		}
-		projects[p.id], paths[pathKey(p.apiPath)] = p, p
+		projects[p.id] = p
 	}
+	paths := owners(projects)
 	t.mu.Lock()
 	t.projects, t.paths, t.loaded = projects, paths, true
 	t.mu.Unlock()
@@ -140,13 +192,11 @@ func (t *routeTable) reload(ctx context.Context, id string) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if old, ok := t.projects[id]; ok {
-		delete(t.paths, pathKey(old.apiPath))
-		delete(t.projects, id)
-	}
+	delete(t.projects, id)
 	if p != nil {
-		t.projects[id], t.paths[pathKey(p.apiPath)] = p, p
+		t.projects[id] = p
 	}
+	t.paths = owners(t.projects)
 	return nil
 }
 
@@ -159,7 +209,7 @@ func (t *routeTable) build(ctx context.Context, id string) (*projectRoutes, erro
 	t.mu.RLock()
 	old := t.projects[id]
 	t.mu.RUnlock()
-	p := &projectRoutes{id: id, name: rp.Name, apiPath: rp.APIPath, router: &engine.Router{}, plans: map[string]*engine.Plan{}}
+	p := &projectRoutes{id: id, name: rp.Name, apiPath: rp.APIPath, created: rp.CreatedAt, router: &engine.Router{}, plans: map[string]*engine.Plan{}}
 	for _, r := range routes {
 		var plan *engine.Plan
 		if old != nil {

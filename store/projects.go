@@ -50,8 +50,8 @@ func scanProject(row pgx.Row) (Project, error) {
 func (s *Store) CreateProject(ctx context.Context, p *Project, creator int64) error {
 	return s.InTx(ctx, func(tx *Store) error {
 		err := tx.db.QueryRow(ctx, `INSERT INTO projects (id, name, description, api_path, created_by)
-			VALUES ($1, $2, $3, $4, $5) RETURNING created_at, updated_at, vault_version`,
-			p.ID, p.Name, p.Description, p.APIPath, creator).Scan(&p.CreatedAt, &p.UpdatedAt, &p.VaultVersion)
+			VALUES ($1, $2, $3, $4, $5) RETURNING api_path, created_at, updated_at, vault_version`,
+			p.ID, p.Name, p.Description, p.APIPath, creator).Scan(&p.APIPath, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion)
 		if err != nil {
 			return translate(err)
 		}
@@ -87,9 +87,9 @@ func (s *Store) ListProjects(ctx context.Context, uid int64, all bool, p Page) (
 // UpdateProject stores the name, description and api_path of p.
 func (s *Store) UpdateProject(ctx context.Context, p *Project) error {
 	err := s.db.QueryRow(ctx, `UPDATE projects SET name = $2, description = $3, api_path = $4, updated_at = now()
-		WHERE id = $1 RETURNING created_by, created_at, updated_at, vault_version,
+		WHERE id = $1 RETURNING api_path, created_by, created_at, updated_at, vault_version,
 			(SELECT count(*) FROM project_members WHERE project_id = $1)`, p.ID, p.Name, p.Description, p.APIPath).
-		Scan(&p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.Members)
+		Scan(&p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.Members)
 	return translate(err)
 }
 
@@ -128,4 +128,24 @@ func (s *Store) Members(ctx context.Context, id string) ([]Member, error) {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[Member])
+}
+
+// APIPathClash is two projects whose api_paths share URL space, made before
+// the rule that forbids it (migration 013) and kept as they were: the
+// older answers at /x, the newer's routes do not answer until one of the
+// two paths changes.
+type APIPathClash struct {
+	Older, OlderPath string
+	Newer, NewerPath string
+}
+
+// APIPathClashes lists the projects whose api_paths overlap.
+func (s *Store) APIPathClashes(ctx context.Context) ([]APIPathClash, error) {
+	rows, err := s.db.Query(ctx, `SELECT a.id, a.api_path, b.id, b.api_path FROM projects a JOIN projects b
+		ON (a.created_at, a.id) < (b.created_at, b.id) AND api_paths_overlap(api_path_key(a.api_path), api_path_key(b.api_path))
+		ORDER BY a.id, b.id`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[APIPathClash])
 }

@@ -37,14 +37,18 @@ func (t *Tx) Rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
 
 // RoutingProject is what the route table needs of a project.
 type RoutingProject struct {
-	ID      string
-	APIPath string
-	Name    string
+	ID        string
+	APIPath   string
+	Name      string
+	CreatedAt time.Time // of two projects whose paths clash, the older answers
 }
+
+// routingColumns are RoutingProject's columns, in its order.
+const routingColumns = "id, api_path, name, created_at"
 
 // RoutingProjects returns every project's id and api_path.
 func (s *Store) RoutingProjects(ctx context.Context) ([]RoutingProject, error) {
-	rows, err := s.db.Query(ctx, "SELECT id, api_path, name FROM projects ORDER BY id")
+	rows, err := s.db.Query(ctx, "SELECT "+routingColumns+" FROM projects ORDER BY id")
 	if err != nil {
 		return nil, err
 	}
@@ -54,11 +58,15 @@ func (s *Store) RoutingProjects(ctx context.Context) ([]RoutingProject, error) {
 // ProjectRouting returns a project's api_path and all its routes;
 // ErrNotFound when the project is gone.
 func (s *Store) ProjectRouting(ctx context.Context, id string) (RoutingProject, []StoredRoute, error) {
-	p := RoutingProject{ID: id}
-	if err := s.db.QueryRow(ctx, "SELECT api_path, name FROM projects WHERE id = $1", id).Scan(&p.APIPath, &p.Name); err != nil {
+	rows, err := s.db.Query(ctx, "SELECT "+routingColumns+" FROM projects WHERE id = $1", id)
+	if err != nil {
+		return RoutingProject{}, nil, err
+	}
+	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[RoutingProject])
+	if err != nil {
 		return p, nil, translate(err)
 	}
-	rows, err := s.db.Query(ctx, "SELECT "+routeColumns+" FROM routes WHERE project_id = $1 ORDER BY route_id", id)
+	rows, err = s.db.Query(ctx, "SELECT "+routeColumns+" FROM routes WHERE project_id = $1 ORDER BY route_id", id)
 	if err != nil {
 		return p, nil, err
 	}
