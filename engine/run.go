@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"stencil/flow"
 )
 
 // Limits bound one run (SPEC §9.4).
@@ -424,6 +426,10 @@ func (r *runner) step(s *step) (signal, error) {
 			return sigBreak, nil
 		case "CONTINUE":
 			return sigContinue, nil
+		}
+		if !flow.FailStatus(s.fail.Status) {
+			// Saved before the rule: refused at save now.
+			return sigEnd, r.fault(s, "fail.status %d is not an error status (400 to 599): change it to answer", s.fail.Status)
 		}
 		r.result.Ended, r.result.Status = "FAIL", s.fail.Status
 		r.result.Body = errorBody(s.fail.Status, "Error: "+s.fail.Message)

@@ -229,8 +229,8 @@ func (b *Block) check(path string, p Problems) {
 				checkOperand(tg.Value, tp+".value", p)
 			}
 		case kFailN:
-			if b.Fail != nil && (b.Fail.Status < 100 || b.Fail.Status > 599) {
-				p.add(fp+".status", "must be an HTTP status (100–599)")
+			if b.Fail != nil && !FailStatus(b.Fail.Status) {
+				p.add(fp+".status", "must be an error status, from 400 to 599")
 			}
 		}
 	}
@@ -275,3 +275,8 @@ func checkOperand(o Operand, path string, p Problems) {
 func oneOf(values []string) string {
 	return "must be one of " + strings.Join(values, ", ")
 }
+
+// FailStatus says whether status may be a FAIL's answer (SPEC §9.5): an
+// error status. A 1xx would leave the client waiting for the real answer,
+// and a 2xx or 3xx would read as success.
+func FailStatus(status int) bool { return status >= 400 && status <= 599 }
