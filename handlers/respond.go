@@ -49,6 +49,9 @@ func representationOf(c *fiber.Ctx) representation {
 	if c.Locals(transportErrorKey{}) != nil {
 		return asJSON // the request's own headers could not be read
 	}
+	if p := c.Path(); p == "/x" || strings.HasPrefix(p, "/x/") {
+		return asJSON // routes' answers are JSON, whatever the client accepts
+	}
 	if c.Accepts(fiber.MIMETextHTML, fiber.MIMEApplicationJSON) == fiber.MIMEApplicationJSON {
 		return asJSON
 	}

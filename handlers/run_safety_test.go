@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -38,5 +39,42 @@ func TestFailStatusIsAnError(t *testing.T) {
 	code, body := ta.call(t, "GET", "/x/shop/f418", "", nil)
 	if code != 500 || !strings.Contains(body, "fail.status 100 is not an error status") {
 		t.Fatalf("stored FAIL 100: %d %s", code, body)
+	}
+}
+
+// TestRouteRefusalsAreJSON: what /x refuses before a route runs (a body
+// type it does not take, JSON nested too deep, NUL) is the JSON envelope
+// for every client, a browser's Accept or none.
+func TestRouteRefusalsAreJSON(t *testing.T) {
+	ta, h := runApp(t)
+	runnable{id: "post", method: "POST", path: "/post", body: `[{"id":"a","bdtype":"OTHER"}]`, blocks: []string{
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("a", ref("a")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+	runnable{id: "get", method: "GET", path: "/get", params: `[{"id":"limit","bdtype":"STRING"}]`, blocks: []string{
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("limit", ref("limit")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+	deep := strings.Repeat(`{"a":`, 70) + `1` + strings.Repeat(`}`, 70)
+	for _, accept := range []string{"", "text/html", "*/*"} {
+		for _, tc := range []struct {
+			method, path, ctype, body string
+			status                    int
+		}{
+			{"POST", "/x/shop/post", "application/xml", "<a/>", 415},
+			{"POST", "/x/shop/post", "application/json", `{"a":` + deep + `}`, 400},
+			{"GET", "/x/shop/get?limit=%00", "", "", 400},
+			{"GET", "/x/shop/nothing", "", "", 404},
+		} {
+			req := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
+			if tc.ctype != "" {
+				req.Header.Set("Content-Type", tc.ctype)
+			}
+			if accept != "" {
+				req.Header.Set("Accept", accept)
+			}
+			resp, body := ta.do(t, req)
+			if resp.StatusCode != tc.status || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") || !strings.HasPrefix(body, "{") {
+				t.Errorf("%s %s (Accept %q): %d %s %.80s", tc.method, tc.path, accept, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+			}
+		}
 	}
 }
