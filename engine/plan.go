@@ -124,6 +124,46 @@ type step struct {
 	index    int      // GET_INDEX
 	fail     flow.Fail
 	save     bool
+	reads    []int // the slots the block reads, for tracing what a vault value reaches
+}
+
+// readSlots lists the slots step s reads: its operands', and its source's.
+func readSlots(s *step) []int {
+	var out []int
+	add := func(o *operand) {
+		if o != nil && o.ref {
+			out = append(out, o.slot)
+		}
+	}
+	tests := func(ts []test) {
+		for i := range ts {
+			add(&ts[i].left)
+			add(&ts[i].right)
+		}
+	}
+	tests(s.tests)
+	tests(s.ops)
+	tests(s.filters)
+	for i := range s.operands {
+		add(&s.operands[i])
+	}
+	for i := range s.pairs {
+		add(&s.pairs[i].v)
+	}
+	for i := range s.targets {
+		add(&s.targets[i].value)
+		tests(s.targets[i].tests)
+	}
+	add(s.a)
+	add(s.b)
+	add(s.c)
+	if s.filter != nil {
+		add(&s.filter.right)
+	}
+	if s.kind == kFilter || s.kind == kCreate {
+		out = append(out, s.src)
+	}
+	return out
 }
 
 // Plan is a route compiled for running: variables resolved to slots,
@@ -231,6 +271,7 @@ func Compile(r flow.Route, pathParams []string) (*Plan, flow.Problems) {
 			loops = loops[:len(loops)-1]
 		}
 		c.plan.steps[i] = c.block(b, i, len(loops) > 0)
+		c.plan.steps[i].reads = readSlots(&c.plan.steps[i])
 		if b.LocalName != "" {
 			c.set[b.LocalName] = true
 		}

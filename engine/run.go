@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -37,6 +38,10 @@ type Result struct {
 	Fault  *Fault // the route's fault, when Ended is FAULT
 	Steps  int    // block executions
 	Wrote  bool   // whether the run wrote to collections: commit on RETURN or END
+	// Derived lists, in a traced run ended by RETURN, the answer's keys
+	// whose values came from a vault value (read, or computed from one):
+	// what a trace's reader is not shown.
+	Derived []string
 }
 
 // Commit says whether the run's writes are to be kept: it ended normally.
@@ -84,6 +89,8 @@ type runner struct {
 	names    []string // slot → variable name, for the trace
 	held     bool     // whether the step's conditions held, for the trace
 	told     bool     // whether the trace has been told where the run ended
+	secrets  []string // the vault values read: never in a fault's text
+	derived  []bool   // traced runs: slot → its value came from a vault value
 }
 
 // Run runs plan with the request's variables (params, body fields, path
@@ -102,6 +109,7 @@ func RunTraced(ctx context.Context, plan *Plan, vars map[string]any, env Env, li
 	r := &runner{ctx: ctx, plan: plan, env: env, limits: limits, vars: make([]any, len(plan.slots)), lazy: make([]bool, len(plan.slots)), deadline: time.Now().Add(limits.Time), trace: trace}
 	defer r.releaseDecoder()
 	if trace != nil {
+		r.derived = make([]bool, len(plan.slots))
 		r.names = make([]string, len(plan.slots))
 		for name, slot := range plan.slots {
 			r.names[slot] = name
@@ -144,8 +152,30 @@ func errorBody(status int, message string) []byte {
 	return append(buf, '}')
 }
 
+// fault is the route's fault at step s. Faults name types and sizes, never
+// values; a vault value the run read is masked in its text all the same.
 func (r *runner) fault(s *step, format string, args ...any) error {
-	return &Fault{Block: s.block, Type: s.typ, Reason: fmt.Sprintf(format, args...)}
+	reason := fmt.Sprintf(format, args...)
+	for _, secret := range r.secrets {
+		if secret != "" {
+			reason = strings.ReplaceAll(reason, secret, Mask)
+		}
+	}
+	return &Fault{Block: s.block, Type: s.typ, Reason: reason}
+}
+
+// taint notes, in a traced run, whether the variable step s set came from
+// a vault value: read by VAULT, or computed from anything that was
+// (conditions included, so a comparison with a secret is one too).
+func (r *runner) taint(s *step) {
+	if s.out < 0 {
+		return
+	}
+	from := s.kind == kVault
+	for _, slot := range s.reads {
+		from = from || r.derived[slot]
+	}
+	r.derived[s.out] = from
 }
 
 // tick counts one block execution and checks the step and time limits.
@@ -197,6 +227,9 @@ func (r *runner) exec(from, to int) (signal, error) {
 		}
 		r.held = true
 		sig, err := r.step(s)
+		if r.derived != nil {
+			r.taint(s)
+		}
 		r.tell(s, sig, err, 0)
 		if err != nil || sig != sigNext {
 			return sig, err
@@ -237,6 +270,9 @@ func (r *runner) loop(s *step, i int) (signal, error) {
 		}
 		r.put(s.out, n)
 		r.held = true
+		if r.derived != nil {
+			r.taint(s)
+		}
 		r.tell(s, sigNext, nil, turn+1)
 		sig, err := r.exec(i+1, s.end)
 		if err != nil || sig == sigEnd {
@@ -499,12 +535,20 @@ func (r *runner) step(s *step) (signal, error) {
 			return sigEnd, r.fault(s, "%s", err)
 		}
 		r.result.Ended, r.result.Status, r.result.Body = "RETURN", 200, body
+		if r.derived != nil {
+			for _, p := range s.pairs {
+				if p.v.ref && r.derived[p.v.slot] {
+					r.result.Derived = append(r.result.Derived, p.id)
+				}
+			}
+		}
 		return sigEnd, nil
 	case kVault:
 		v, err := r.env.Vault(r.ctx, s.name)
 		if err != nil {
 			return sigEnd, r.envError(s, err)
 		}
+		r.secrets = append(r.secrets, v)
 		r.put(s.out, v)
 	case kEmail:
 		if r.when(s.tests) {
@@ -652,7 +696,10 @@ func (r *runner) function(s *step) (v any, lazy bool, err error) {
 		n, ok := v.(float64)
 		if !ok || n != float64(int(n)) || n < float64(1-i) || n > 1e9 {
 			least := [...]string{"1", "0"}[i]
-			return nil, false, r.fault(s, "PAGINATE: params[%d] must be an integer from %s, not %s", i+1, least, text(v))
+			if ok {
+				return nil, false, r.fault(s, "PAGINATE: params[%d] must be a whole number from %s to 1000000000", i+1, least)
+			}
+			return nil, false, r.fault(s, "PAGINATE: params[%d] must be a whole number from %s, not %s", i+1, least, describe(v))
 		}
 		*dst = int(n)
 	}

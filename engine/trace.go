@@ -14,6 +14,9 @@ type Event struct {
 	Value any    // that variable's value, records decoded
 	// Secret says Value is a vault value: never to be shown.
 	Secret bool
+	// Derived says Value was computed from a vault value (its LENGTH, a
+	// comparison with it, text made with it): not to be shown either.
+	Derived bool
 	// Held says whether the block's conditions held (true for blocks
 	// without conditions): a TEMPLATE, CONDITION, UPDATE, CREATE, RETURN or
 	// EMAIL whose conditions did not hold did nothing.
@@ -70,6 +73,7 @@ func (r *runner) event(s *step, sig signal, err error, turn int) {
 		if s.out >= 0 && (ev.Held || s.kind == kAssignment) {
 			ev.Name, ev.Value = r.names[s.out], r.get(s.out)
 			ev.Secret = s.kind == kVault
+			ev.Derived = !ev.Secret && r.derived[s.out]
 		}
 	case "RETURN", "FAIL", "FAULT":
 		r.told = true

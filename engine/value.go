@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Values are JSON values as encoding/json decodes them into an any: nil,
@@ -121,6 +122,21 @@ func typeName(v any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// describe names v for a fault without quoting it: its type, and the size
+// of a string, array or object. A value may be a secret, or derived from
+// one, and a fault's text is shown to callers and kept in the run log.
+func describe(v any) string {
+	switch x := v.(type) {
+	case string:
+		return fmt.Sprintf("a string of %d characters", utf8.RuneCountInString(x))
+	case []any:
+		return fmt.Sprintf("an array of %d items", len(x))
+	case map[string]any:
+		return fmt.Sprintf("an object of %d properties", len(x))
+	}
+	return typeName(v)
 }
 
 // splitPath splits a dot path ("rows.0.id") into its segments; "" is none.

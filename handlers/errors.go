@@ -116,7 +116,7 @@ var constraintFields = map[string][2]string{
 	"users_email_key":           {"email", "is already registered"},
 	"projects_pkey":             {"id", "is already taken"},
 	"projects_api_path_key":     {"api_path", "is already used by another project"},
-	"projects_api_path_overlap": {"api_path", "overlaps another project's: paths are compared without regard to case or extra slashes, and neither may lie inside the other"},
+	"projects_api_path_overlap": {"api_path", "overlaps another project's: neither path may lie inside the other"},
 	"project_members_pkey":      {"target_uid", "is already a member of this project"},
 	"configs_pkey":              {"key", "already exists"},
 	"vault_entries_pkey":        {"key", "already exists in this vault"},

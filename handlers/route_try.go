@@ -101,10 +101,10 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 	}
 	t.flush()
 	if res.Ended == "FAULT" && res.Fault != nil && res.Fault.Block < 0 {
-		t.rows = append(t.rows, traceRow{Block: -1, Type: "ROUTE", Held: true, Outcome: "FAULT", Message: res.Fault.Reason})
+		t.rows = append(t.rows, traceRow{Block: -1, Type: "ROUTE", Held: true, Outcome: "FAULT", Message: t.maskText(res.Fault.Reason)})
 	}
 	out := routeRunDTO{
-		Response:   routeAnswerDTO{Status: res.Status, Body: t.mask(res.Body)},
+		Response:   routeAnswerDTO{Status: res.Status, Body: t.mask(res.Body, res.Derived)},
 		DurationMS: float64(run.Duration.Microseconds()) / 1000,
 		Ended:      res.Ended,
 		DryRun:     in.DryRun,
@@ -210,12 +210,15 @@ func (t *tracer) event(ev engine.Event) {
 	if ending {
 		t.flush()
 	}
-	row := traceRow{Block: ev.Block, Type: ev.Type, Depth: ev.Depth, Turn: ev.Turn, Held: ev.Held, Outcome: ev.Outcome, Message: ev.Message}
+	row := traceRow{Block: ev.Block, Type: ev.Type, Depth: ev.Depth, Turn: ev.Turn, Held: ev.Held, Outcome: ev.Outcome, Message: t.maskText(ev.Message)}
 	if ev.Name != "" {
 		row.Variable = ev.Name
-		if ev.Secret {
+		switch {
+		case ev.Secret:
 			row.Preview = engine.Mask
-		} else {
+		case ev.Derived:
+			row.Preview = engine.Mask + " (from a vault value)"
+		default:
 			row.Preview = t.preview(ev.Value)
 		}
 	}
@@ -256,15 +259,27 @@ func (t *tracer) preview(v any) string {
 	return string(runes[:previewMax-1]) + "…"
 }
 
-// mask is a run's answer with the vault values it read masked: decoded and
+// maskText is text with the vault values the run read masked.
+func (t *tracer) maskText(text string) string {
+	for _, secret := range t.secrets {
+		text = strings.ReplaceAll(text, secret, engine.Mask)
+	}
+	return text
+}
+
+// mask is a run's answer with the vault values it read masked, and the
+// values of derived keys (computed from a vault value) too: decoded and
 // written again when it holds any.
-func (t *tracer) mask(body []byte) []byte {
-	if len(t.secrets) == 0 {
+func (t *tracer) mask(body []byte, derived []string) []byte {
+	if len(t.secrets) == 0 && len(derived) == 0 {
 		return body
 	}
 	v, err := engine.NewDecoder().Object(body)
 	if err != nil {
 		return []byte(`"` + engine.Mask + `"`)
+	}
+	for _, key := range derived {
+		v[key] = engine.Mask
 	}
 	out, err := engine.AppendMasked(nil, v, 2*len(body)+1024, t.secrets)
 	if err != nil {

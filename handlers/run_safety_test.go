@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"stencil/store"
 )
 
 // failBlock is a CONDITION that always fails with status.
@@ -76,5 +78,60 @@ func TestRouteRefusalsAreJSON(t *testing.T) {
 				t.Errorf("%s %s (Accept %q): %d %s %.80s", tc.method, tc.path, accept, resp.StatusCode, resp.Header.Get("Content-Type"), body)
 			}
 		}
+	}
+}
+
+// TestFaultsNeverQuoteSecrets: a vault value passed where a block cannot
+// use it faults without quoting it: in the anonymous caller's answer, in
+// /route/run's trace and answer, and in the run log a VIEWER reads, dry
+// runs included. What is computed from a secret (its LENGTH, a comparison
+// with the caller's input) is masked in /route/run too.
+func TestFaultsNeverQuoteSecrets(t *testing.T) {
+	ta, _ := runApp(t)
+	ctx := context.Background()
+	admin := ta.newUser(t, "ada", store.RoleAdmin)
+	viewer := ta.newUser(t, "vic", store.RoleViewer)
+	for _, u := range []store.User{admin, viewer} {
+		if err := ta.h.store.AddMember(ctx, "shop", u.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const secret = "s3cr3t-7d1e0a"
+	ta.putSecret(t, "shop", "API_KEY", secret, admin)
+	h := as(ta.token(t, admin))
+	runnable{id: "leak", method: "GET", path: "/leak", blocks: []string{
+		`{"type":"VAULT","depth":0,"local_name":"s","key":"API_KEY"}`,
+		`{"type":"FUNCTION","depth":0,"local_name":"p","func":"PAGINATE","params":[` + lit("ARRAY", "[1,2,3]") + `,` + ref("s") + `]}`,
+	}}.save(t, ta, h)
+	runnable{id: "derived", method: "GET", path: "/derived", params: `[{"id":"guess","bdtype":"STRING"}]`, blocks: []string{
+		`{"type":"VAULT","depth":0,"local_name":"s","key":"API_KEY"}`,
+		`{"type":"PROPERTY","depth":0,"local_name":"n","data":` + ref("s") + `,"apply":"LENGTH","additional":""}`,
+		`{"type":"ASSIGNMENT","depth":0,"local_name":"right","conditions":[],"operations":[{"left":` + ref("s") + `,"right":` + ref("guess") + `,"operation_type":"EQUAL_TO","not":false,"next":"NONE"}]}`,
+		`{"type":"ASSIGNMENT","depth":0,"local_name":"plain","conditions":[],"operations":[{"left":` + lit("INTEGER", "2") + `,"right":` + lit("INTEGER", "3") + `,"operation_type":"ADDITION","not":false,"next":"NONE"}]}`,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("length", ref("n"), "right", ref("right"), "plain", ref("plain")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+
+	status, body := ta.call(t, "GET", "/x/shop/leak", "", nil)
+	if status != 500 || strings.Contains(body, "s3cr3t") || !strings.Contains(body, "not a string of 13 characters") {
+		t.Errorf("anonymous answer: %d %s", status, body)
+	}
+	for _, dry := range []string{"true", "false"} {
+		status, body = ta.call(t, "POST", "/route/run", `{"project_id":"shop","route_id":"leak","dry_run":`+dry+`}`, h)
+		if status != 200 || strings.Contains(body, "s3cr3t") || !strings.Contains(body, `"outcome":"FAULT"`) {
+			t.Errorf("/route/run (dry run %s): %d %s", dry, status, body)
+		}
+	}
+	status, body = ta.call(t, "POST", "/route/run", `{"project_id":"shop","route_id":"derived","query":"guess=`+secret+`"}`, h)
+	if status != 200 || !strings.Contains(body, `"body":{"length":"••••••","plain":5,"right":"••••••"}`) ||
+		!strings.Contains(body, `"variable":"n","preview":"•••••• (from a vault value)"`) ||
+		!strings.Contains(body, `"variable":"right","preview":"•••••• (from a vault value)"`) || !strings.Contains(body, `"variable":"plain","preview":"5"`) {
+		t.Errorf("derived values: %d %s", status, body)
+	}
+	if err := ta.h.runs.flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	status, body = ta.call(t, "GET", "/route/runs?project_id=shop", "", as(ta.token(t, viewer)))
+	if status != 200 || strings.Contains(body, "s3cr3t") || !strings.Contains(body, "not a string of 13 characters") {
+		t.Errorf("the run log: %d %s", status, body)
 	}
 }

@@ -38,6 +38,10 @@ BEGIN
         RETURN NEW;
     END IF;
     PERFORM pg_advisory_xact_lock(hashtext('stencil projects api_path'));
+    IF EXISTS (SELECT 1 FROM projects p WHERE p.id <> NEW.id AND api_path_key(p.api_path) = k) THEN
+        RAISE EXCEPTION 'api_path % is another project''s', NEW.api_path
+            USING ERRCODE = 'unique_violation', CONSTRAINT = 'projects_api_path_key';
+    END IF;
     IF EXISTS (SELECT 1 FROM projects p WHERE p.id <> NEW.id AND api_paths_overlap(api_path_key(p.api_path), k)) THEN
         RAISE EXCEPTION 'api_path % overlaps the api_path of another project', NEW.api_path
             USING ERRCODE = 'unique_violation', CONSTRAINT = 'projects_api_path_overlap';
