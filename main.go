@@ -194,6 +194,12 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 	}
 	defer runs.Close()
 	h.SetRunPool(runs)
+	runTx, err := newPool(ctx, db.url, cfg.RunTxMaxConns, cfg.RequestTimeout)
+	if err != nil {
+		return err
+	}
+	defer runTx.Close()
+	h.SetRunTxPool(runTx)
 	h.Start(ctx, pool)
 	app := h.App()
 	if err := sideListeners(ctx, cfg, h, log); err != nil {

@@ -38,6 +38,14 @@ type Config struct {
 	DBMaxConns     int
 	RunDBMaxConns  int
 	RequestTimeout time.Duration
+	// RunTxMaxConns sizes the pool of routes' runs that write (their
+	// transactions), apart from the pool the platform's own API uses;
+	// RunConcurrency bounds the runs under way at once (as many more may
+	// wait a moment for one to end); RunMemory is the memory, in bytes,
+	// that runs under way share.
+	RunTxMaxConns  int
+	RunConcurrency int
+	RunMemory      int64
 	// MetricsAddr serves /metrics without authentication on a listener of
 	// its own; DebugAddr serves net/http/pprof, on a loopback address only.
 	MetricsAddr string
@@ -52,6 +60,20 @@ type RootAccount struct {
 // Set reports whether every field of the account was given.
 func (r RootAccount) Set() bool {
 	return r.Username != "" && r.Password != "" && r.Email != ""
+}
+
+// wholeNumber reads the variable name as a whole number from least to
+// most, def when it is not set.
+func wholeNumber(getenv func(string) string, name string, def, least, most int) (int, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < least || n > most {
+		return 0, fmt.Errorf("%s must be a whole number from %d to %d, got %q", name, least, most, v)
+	}
+	return n, nil
 }
 
 // Addr is the address the HTTP server listens on.
@@ -106,6 +128,19 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("RUN_DB_MAX_CONNS must be a whole number from 2 to 1000, got %q", v)
 		}
 	}
+	// A run's transaction is short (5 s at most): a few per core serve
+	// many runs, and a project takes at most half of them (see runTxGate).
+	if c.RunTxMaxConns, err = wholeNumber(getenv, "RUN_TX_MAX_CONNS", max(4, 2*runtime.NumCPU()), 2, 1000); err != nil {
+		return c, err
+	}
+	if c.RunConcurrency, err = wholeNumber(getenv, "RUN_CONCURRENCY", 32*runtime.NumCPU(), 1, 100_000); err != nil {
+		return c, err
+	}
+	mib, err := wholeNumber(getenv, "RUN_MEMORY_MIB", 256, 64, 1<<20)
+	if err != nil {
+		return c, err
+	}
+	c.RunMemory = int64(mib) << 20
 	if c.RequestTimeout, err = time.ParseDuration(or(getenv("REQUEST_TIMEOUT"), "15s")); err != nil || c.RequestTimeout < 100*time.Millisecond {
 		return c, fmt.Errorf("REQUEST_TIMEOUT must be a duration of at least 100ms, such as 15s, got %q", getenv("REQUEST_TIMEOUT"))
 	}

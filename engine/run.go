@@ -7,6 +7,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -21,10 +22,54 @@ type Limits struct {
 	Time    time.Duration // wall time
 	Records int           // records one FETCH, UPDATE or SIMPLE_UPDATE reads
 	Answer  int           // bytes of the answer
+	// Memory bounds the bytes of values a run makes (strings, arrays,
+	// objects, records read and decoded), counted as they are made, not
+	// as they are let go: 0 is no bound.
+	Memory int64
+	// Shared, when set, is memory every run of the service draws its
+	// Memory from: a run that finds it spent ends with ErrBusy.
+	Shared *Budget
 }
 
-// DefaultLimits are the limits of SPEC §9.4.
-var DefaultLimits = Limits{Steps: 100_000, Time: 5 * time.Second, Records: 10_000, Answer: 4 << 20}
+// DefaultLimits are the limits of SPEC §9.4, and 64 MiB of memory.
+var DefaultLimits = Limits{Steps: 100_000, Time: 5 * time.Second, Records: 10_000, Answer: 4 << 20, Memory: 64 << 20}
+
+// ErrBusy ends a run the service has no room for now: the memory runs
+// share is spent, or no database connection came in time. It is the
+// platform's, not the route's: the caller answers 503 and may try again.
+var ErrBusy = errors.New("the service is busy")
+
+// ErrTooLarge is what an Env returns for a read larger than the run's
+// Memory: the run faults at its memory limit.
+var ErrTooLarge = errors.New("the read passes the run's memory limit")
+
+// Budget is memory that runs share, in bytes.
+type Budget struct {
+	free atomic.Int64
+}
+
+// NewBudget is a budget of n bytes.
+func NewBudget(n int64) *Budget {
+	b := &Budget{}
+	b.free.Store(n)
+	return b
+}
+
+// Free is what is left of the budget now.
+func (b *Budget) Free() int64 { return b.free.Load() }
+
+func (b *Budget) take(n int64) bool {
+	if b.free.Add(-n) < 0 {
+		b.free.Add(n)
+		return false
+	}
+	return true
+}
+
+func (b *Budget) give(n int64) { b.free.Add(n) }
+
+// memoryChunk is how much of a shared Budget a run takes at a time.
+const memoryChunk = 256 << 10
 
 // maxRecord is the largest record data a CREATE or UPDATE writes, as the
 // collections API allows.
@@ -83,7 +128,6 @@ type runner struct {
 	dec      *Decoder
 	broken   error // a record that would not decode: the platform's error
 	steps    int
-	deadline time.Time
 	result   Result
 	trace    Trace
 	names    []string // slot → variable name, for the trace
@@ -91,6 +135,10 @@ type runner struct {
 	told     bool     // whether the trace has been told where the run ended
 	secrets  []string // the vault values read: never in a fault's text
 	derived  []bool   // traced runs: slot → its value came from a vault value
+	late     atomic.Bool // the run's time is up
+	stopped  error       // why work without an error of its own stopped
+	mem      int64       // bytes of values made
+	reserved int64       // bytes taken from limits.Shared
 }
 
 // Run runs plan with the request's variables (params, body fields, path
@@ -106,8 +154,12 @@ func Run(ctx context.Context, plan *Plan, vars map[string]any, env Env, limits L
 func RunTraced(ctx context.Context, plan *Plan, vars map[string]any, env Env, limits Limits, trace Trace) (Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, limits.Time)
 	defer cancel()
-	r := &runner{ctx: ctx, plan: plan, env: env, limits: limits, vars: make([]any, len(plan.slots)), lazy: make([]bool, len(plan.slots)), deadline: time.Now().Add(limits.Time), trace: trace}
+	r := &runner{ctx: ctx, plan: plan, env: env, limits: limits, vars: make([]any, len(plan.slots)), lazy: make([]bool, len(plan.slots)), trace: trace}
+	// Work that visits many items reads this flag rather than the clock.
+	stop := context.AfterFunc(ctx, func() { r.late.Store(true) })
+	defer stop()
 	defer r.releaseDecoder()
+	defer r.releaseMemory()
 	if trace != nil {
 		r.derived = make([]bool, len(plan.slots))
 		r.names = make([]string, len(plan.slots))
@@ -128,6 +180,9 @@ func RunTraced(ctx context.Context, plan *Plan, vars map[string]any, env Env, li
 	}
 	if r.broken != nil && err == nil {
 		err = r.broken
+	}
+	if err == nil && r.result.Body != nil {
+		err = r.charge(nil, len(r.result.Body))
 	}
 	r.result.Steps = r.steps
 	var fault *Fault
@@ -184,14 +239,64 @@ func (r *runner) tick(s *step) error {
 	if r.steps > r.limits.Steps {
 		return r.fault(s, "the run passed its limit of %d block executions", r.limits.Steps)
 	}
-	if r.steps&255 == 0 && time.Now().After(r.deadline) {
+	if r.late.Load() {
 		return r.timeout(s)
 	}
 	return nil
 }
 
 func (r *runner) timeout(s *step) error {
+	if s == nil {
+		return &Fault{Block: -1, Reason: fmt.Sprintf("the run passed its time limit of %s", r.limits.Time)}
+	}
 	return r.fault(s, "the run passed its time limit of %s", r.limits.Time)
+}
+
+// charge counts n bytes of values made by step s (nil: by the run) against
+// the run's memory limit, taking them from the shared budget as needed.
+func (r *runner) charge(s *step, n int) error {
+	r.mem += int64(n)
+	if r.mem <= r.reserved || r.limits.Memory <= 0 {
+		return nil
+	}
+	if r.mem > r.limits.Memory {
+		return r.memoryFault(s)
+	}
+	if r.limits.Shared == nil {
+		r.reserved = r.limits.Memory
+		return nil
+	}
+	need := (r.mem - r.reserved + memoryChunk - 1) / memoryChunk * memoryChunk
+	if !r.limits.Shared.take(need) {
+		return ErrBusy
+	}
+	r.reserved += need
+	return nil
+}
+
+func (r *runner) memoryFault(s *step) error {
+	f := &Fault{Block: -1, Reason: fmt.Sprintf("the run passed its memory limit of %d MiB", r.limits.Memory>>20)}
+	if s != nil {
+		f.Block, f.Type = s.block, s.typ
+	}
+	return f
+}
+
+// releaseMemory gives back what the run took from the shared budget.
+func (r *runner) releaseMemory() {
+	if r.limits.Shared != nil && r.reserved > 0 {
+		r.limits.Shared.give(r.reserved)
+		r.reserved = 0
+	}
+}
+
+// stop notes why work that cannot return an error (decoding records while
+// reading a variable, say) had to end: the step's own error, once it is
+// over.
+func (r *runner) stop(err error) {
+	if r.stopped == nil {
+		r.stopped = err
+	}
 }
 
 // envError turns an Env's error into the route's fault where the route is
@@ -202,6 +307,10 @@ func (r *runner) envError(s *step, err error) error {
 		return r.fault(s, "collection %s does not exist", s.coll)
 	case errors.Is(err, ErrNoVaultKey):
 		return r.fault(s, "vault key %s does not exist", s.name)
+	case errors.Is(err, ErrBusy):
+		return ErrBusy
+	case errors.Is(err, ErrTooLarge):
+		return r.memoryFault(s)
 	case r.ctx.Err() != nil:
 		return r.timeout(s)
 	}
@@ -227,6 +336,12 @@ func (r *runner) exec(from, to int) (signal, error) {
 		}
 		r.held = true
 		sig, err := r.step(s)
+		if err == nil && r.stopped != nil {
+			sig, err = sigEnd, r.stopped
+			if f, ok := err.(*Fault); ok && f.Block < 0 {
+				f.Block, f.Type = s.block, s.typ
+			}
+		}
 		if r.derived != nil {
 			r.taint(s)
 		}
@@ -307,6 +422,10 @@ func (r *runner) get(slot int) any {
 		items := r.vars[slot].([]any)
 		for i, item := range items {
 			if rec, ok := item.(*stored); ok {
+				if r.late.Load() {
+					r.stop(r.timeout(nil))
+					break
+				}
 				items[i] = r.decode(rec)
 			}
 		}
@@ -335,6 +454,10 @@ type stored struct {
 
 func (r *runner) decode(rec *stored) map[string]any {
 	if rec.data == nil {
+		// A decoded record takes about twice its JSON.
+		if err := r.charge(nil, 2*len(rec.Data)); err != nil {
+			r.stop(err)
+		}
 		m, err := r.decoder().Object(rec.Data)
 		if err != nil {
 			r.broken = fmt.Errorf("record %d: %w", rec.ID, err)
@@ -382,6 +505,9 @@ func (r *runner) field(rec *stored, path []string) any {
 	if err != nil {
 		r.broken = fmt.Errorf("record %d: %w", rec.ID, err)
 	}
+	if err := r.charge(nil, size(v)); err != nil {
+		r.stop(err)
+	}
 	return lookup(v, path[1:])
 }
 
@@ -391,7 +517,7 @@ func (r *runner) holds(tests []test) bool {
 	ok := true
 	for i := range tests {
 		t := &tests[i]
-		v := compare(t.op, r.value(t.left), r.value(t.right)) != t.not
+		v := compare(t.op, r.value(t.left), r.value(t.right), &r.late) != t.not
 		if i > 0 && t.or {
 			ok = ok || v
 		} else {
@@ -412,7 +538,7 @@ func (r *runner) passes(filters []test, item any) bool {
 	ok := true
 	for i := range filters {
 		t := &filters[i]
-		v := compare(t.op, item, r.value(t.right)) != t.not
+		v := compare(t.op, item, r.value(t.right), &r.late) != t.not
 		if i > 0 && t.or {
 			ok = ok || v
 		} else {
@@ -429,6 +555,13 @@ func (r *runner) step(s *step) (signal, error) {
 		if err != nil {
 			return sigEnd, err
 		}
+		bytes := 0
+		for _, rec := range recs {
+			bytes += len(rec.Data) + storedSize
+		}
+		if err := r.charge(s, bytes); err != nil {
+			return sigEnd, err
+		}
 		items := make([]any, len(recs))
 		held := make([]stored, len(recs))
 		for i, rec := range recs {
@@ -443,12 +576,18 @@ func (r *runner) step(s *step) (signal, error) {
 			if v, err = r.operations(s); err != nil {
 				return sigEnd, err
 			}
+			if err := r.charge(s, size(v)); err != nil {
+				return sigEnd, err
+			}
 		}
 		r.put(s.out, v)
 	case kTemplate:
 		if r.when(s.tests) {
 			v, err := r.template(s)
 			if err != nil {
+				return sigEnd, err
+			}
+			if err := r.charge(s, size(v)); err != nil {
 				return sigEnd, err
 			}
 			r.put(s.out, v)
@@ -482,8 +621,14 @@ func (r *runner) step(s *step) (signal, error) {
 		if !ok {
 			return sigEnd, r.fault(s, "source is %s, not an array", typeName(src))
 		}
+		if err := r.charge(s, 16*len(items)); err != nil {
+			return sigEnd, err
+		}
 		out := make([]any, 0, len(items))
-		for _, item := range items {
+		for i, item := range items {
+			if i&63 == 63 && r.late.Load() {
+				return sigEnd, r.timeout(s)
+			}
 			var v any
 			if rec, ok := item.(*stored); ok {
 				v = r.field(rec, s.path)
@@ -516,7 +661,11 @@ func (r *runner) step(s *step) (signal, error) {
 			r.put(s.out, v)
 		}
 	case kObject:
-		r.put(s.out, r.object(s.pairs))
+		o := r.object(s.pairs)
+		if err := r.charge(s, size(o)); err != nil {
+			return sigEnd, err
+		}
+		r.put(s.out, o)
 	case kUpdate, kSimpleUpdate:
 		if s.kind == kUpdate && !r.when(s.tests) {
 			return sigNext, nil
@@ -547,6 +696,9 @@ func (r *runner) step(s *step) (signal, error) {
 		v, err := r.env.Vault(r.ctx, s.name)
 		if err != nil {
 			return sigEnd, r.envError(s, err)
+		}
+		if err := r.charge(s, size(v)); err != nil {
+			return sigEnd, err
 		}
 		r.secrets = append(r.secrets, v)
 		r.put(s.out, v)
@@ -592,7 +744,7 @@ func (r *runner) operation(s *step, i int) (any, error) {
 	var v any
 	switch {
 	case t.op.comparison():
-		v = compare(t.op, left, right)
+		v = compare(t.op, left, right, &r.late)
 	case t.op == opNone:
 		v = left
 	default:
@@ -771,6 +923,13 @@ func (r *runner) update(s *step) error {
 	}
 	var changed []Write
 	for _, rec := range recs {
+		if r.late.Load() {
+			return r.timeout(s)
+		}
+		// The record decoded, changed, and written again as JSON.
+		if err := r.charge(s, 4*len(rec.Data)+storedSize); err != nil {
+			return err
+		}
 		old, err := r.decoder().Object(rec.Data)
 		if err != nil {
 			return fmt.Errorf("record %d: %w", rec.ID, err)
@@ -949,6 +1108,9 @@ func (r *runner) create(s *step) error {
 		return r.fault(s, "ref_object is %s, not an object", typeName(v))
 	}
 	data, err := r.recordJSON(s, obj)
+	if err == nil {
+		err = r.charge(s, len(data)+size(obj))
+	}
 	if err != nil || !s.save {
 		return err
 	}

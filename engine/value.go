@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -124,6 +125,29 @@ func typeName(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
+// storedSize is what a record read takes beside its JSON: its place in
+// the variable's array and its own bookkeeping.
+const storedSize = 64
+
+// size is about the bytes a value made by a block takes: a string's text,
+// an array's or an object's places (what they hold is counted where it was
+// made, and shared values are counted once).
+func size(v any) int {
+	switch x := v.(type) {
+	case string:
+		return 16 + len(x)
+	case []any:
+		return 24 + 16*len(x)
+	case map[string]any:
+		n := 48
+		for k := range x {
+			n += 48 + len(k)
+		}
+		return n
+	}
+	return 16
+}
+
 // describe names v for a fault without quoting it: its type, and the size
 // of a string, array or object. A value may be a secret, or derived from
 // one, and a fault's text is shown to callers and kept in the run log.
@@ -227,6 +251,10 @@ func equal(a, b any) bool {
 	return e.equal(a, b)
 }
 
+// late is a run's flag that its time is up, read by work that visits many
+// items so that a comparison of large values ends with its run (nil: none).
+type late = *atomic.Bool
+
 // equality compares values that may share parts: an OBJECT block may hold
 // one variable twice, and a LOOP of such blocks makes a value whose tree
 // is exponentially larger than the memory it takes. Each pair of arrays or
@@ -234,6 +262,7 @@ func equal(a, b any) bool {
 // one ends the comparison), so the work follows the memory.
 type equality struct {
 	seen map[[3]uintptr]bool
+	late late // when set, the comparison gives up (its answer unused)
 }
 
 // again says whether the containers a and b were met before, and notes
@@ -276,7 +305,7 @@ func (e *equality) equal(a, b any) bool {
 			return true
 		}
 		for i := range x {
-			if !e.equal(x[i], y[i]) {
+			if e.late != nil && e.late.Load() || !e.equal(x[i], y[i]) {
 				return false
 			}
 		}
@@ -291,7 +320,7 @@ func (e *equality) equal(a, b any) bool {
 		}
 		for k, xv := range x {
 			yv, ok := y[k]
-			if !ok || !e.equal(xv, yv) {
+			if !ok || e.late != nil && e.late.Load() || !e.equal(xv, yv) {
 				return false
 			}
 		}
@@ -303,14 +332,16 @@ func (e *equality) equal(a, b any) bool {
 // compare applies a comparison (SPEC §9.2): numbers numerically, strings
 // by code point; an order between values that are not both numbers or both
 // strings does not hold.
-func compare(op opcode, a, b any) bool {
+func compare(op opcode, a, b any, stop late) bool {
 	switch op {
 	case opEqual:
-		return equal(a, b)
+		e := equality{late: stop}
+		return e.equal(a, b)
 	case opNotEqual:
-		return !equal(a, b)
+		e := equality{late: stop}
+		return !e.equal(a, b)
 	case opIncludes:
-		return includes(a, b)
+		return includes(a, b, stop)
 	}
 	var c int
 	switch x := a.(type) {
@@ -349,11 +380,15 @@ func compare(op opcode, a, b any) bool {
 
 // includes: an array holds an item equal to b, a string holds the string
 // b, an object has the key b.
-func includes(a, b any) bool {
+func includes(a, b any, stop late) bool {
 	switch x := a.(type) {
 	case []any:
 		for _, item := range x {
-			if equal(item, b) {
+			if stop != nil && stop.Load() {
+				return false
+			}
+			e := equality{late: stop}
+			if e.equal(item, b) {
 				return true
 			}
 		}

@@ -61,6 +61,9 @@ type Handlers struct {
 	routes   *routeTable   // what answers at /x
 	runs     *runLog       // runs of routes, written in batches
 	runReads *store.Store  // what runs read outside a transaction
+	runTx    *store.Store  // where runs that write hold their transactions
+	txGate   *txGate       // a project's share of runTx's connections
+	runGate  *runGate      // runs under way at once
 	limits   engine.Limits // of every run
 }
 
@@ -81,7 +84,10 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*Handlers, er
 		return nil, err
 	}
 	st := store.New(pool)
-	return &Handlers{cfg: cfg, jwts: auth.NewJWTVerifier(cfg.JWTSecret), store: st, routes: newRouteTable(st, log), runs: newRunLog(st, log), runReads: st, limits: engine.DefaultLimits, probe: st, metrics: newMetrics(pool, st), sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
+	limits := engine.DefaultLimits
+	limits.Shared = engine.NewBudget(cfg.RunMemory)
+	return &Handlers{cfg: cfg, jwts: auth.NewJWTVerifier(cfg.JWTSecret), store: st, routes: newRouteTable(st, log), runs: newRunLog(st, log), runReads: st, limits: limits, probe: st,
+		runTx: st, txGate: newTxGate(cfg.RunTxMaxConns), runGate: newRunGate(cfg.RunConcurrency), metrics: newMetrics(pool, st), sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
 		keyring: keyring, passwordParams: auth.DefaultPasswordParams, hashSlots: make(chan struct{}, max(2, runtime.NumCPU())), hashWait: defaultHashWait,
 		memoryLimit: debug.SetMemoryLimit(-1),
 		csrfKey:     derivedKey(cfg.JWTSecret, "stencil visitor csrf"), csrfHole: newCSRFHole()}, nil
@@ -105,6 +111,14 @@ func (h *Handlers) SetReadinessPool(pool *pgxpool.Pool) {
 // fewer than the main pool's (see config.RunDBMaxConns).
 func (h *Handlers) SetRunPool(pool *pgxpool.Pool) {
 	h.runReads = store.New(pool)
+}
+
+// SetRunTxPool gives the transactions of routes' runs that write
+// connections of their own (see config.RunTxMaxConns), so that runs never
+// take the connections the platform's own API needs.
+func (h *Handlers) SetRunTxPool(pool *pgxpool.Pool) {
+	h.runTx = store.New(pool)
+	h.txGate = newTxGate(int(pool.Config().MaxConns))
 }
 
 // derivedKey is a key for one purpose, derived from a secret.

@@ -15,6 +15,8 @@ type projectDTO struct {
 	Name        string      `json:"name"`
 	Description string      `json:"description"`
 	APIPath     string      `json:"api_path"`
+	XRateLimit  int         `json:"x_rate_limit"`
+	XRateBurst  int         `json:"x_rate_burst"`
 	CreatedBy   *int64      `json:"created_by"`
 	CreatedAt   time.Time   `json:"created_at"`
 	UpdatedAt   time.Time   `json:"updated_at"`
@@ -33,7 +35,7 @@ type memberDTO struct {
 }
 
 func newProjectDTO(p store.Project, members []store.Member) projectDTO {
-	dto := projectDTO{ID: p.ID, Name: p.Name, Description: p.Description, APIPath: p.APIPath, CreatedBy: p.CreatedBy,
+	dto := projectDTO{ID: p.ID, Name: p.Name, Description: p.Description, APIPath: p.APIPath, XRateLimit: p.XRateLimit, XRateBurst: p.XRateBurst, CreatedBy: p.CreatedBy,
 		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, MemberCount: p.Members, IsMember: p.IsMember}
 	for _, m := range members {
 		dto.Members = append(dto.Members, memberDTO{ID: m.UserID, Username: m.Username, FirstName: m.FirstName,
@@ -47,6 +49,8 @@ type projectInput struct {
 	Name        string `json:"name" form:"name" validate:"required,max=100"`
 	Description string `json:"description" form:"description" validate:"max=1000"`
 	APIPath     string `json:"api_path" form:"api_path" validate:"required,api_path"`
+	XRateLimit  *int   `json:"x_rate_limit" form:"x_rate_limit" validate:"omitnil,min=0,max=100000"`
+	XRateBurst  *int   `json:"x_rate_burst" form:"x_rate_burst" validate:"omitnil,min=1,max=100000"`
 }
 
 type projectUpdateInput struct {
@@ -54,6 +58,8 @@ type projectUpdateInput struct {
 	Name        *string `json:"name" form:"name" validate:"omitnil,min=1,max=100"`
 	Description *string `json:"description" form:"description" validate:"omitnil,max=1000"`
 	APIPath     *string `json:"api_path" form:"api_path" validate:"omitnil,api_path"`
+	XRateLimit  *int    `json:"x_rate_limit" form:"x_rate_limit" validate:"omitnil,min=0,max=100000"`
+	XRateBurst  *int    `json:"x_rate_burst" form:"x_rate_burst" validate:"omitnil,min=1,max=100000"`
 }
 
 type projectQuery struct {
@@ -118,7 +124,8 @@ func (h *Handlers) projectCreate(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return h.formError(c, err, page)
 	}
-	p := store.Project{ID: in.ID, Name: in.Name, Description: in.Description, APIPath: in.APIPath}
+	p := store.Project{ID: in.ID, Name: in.Name, Description: in.Description, APIPath: in.APIPath,
+		XRateLimit: deref(in.XRateLimit, store.DefaultXRateLimit), XRateBurst: deref(in.XRateBurst, store.DefaultXRateBurst)}
 	if err := h.store.CreateProject(c.UserContext(), &p, current(c).User.ID); err != nil {
 		return h.formError(c, err, page)
 	}
@@ -174,6 +181,7 @@ func (h *Handlers) projectUpdate(c *fiber.Ctx) error {
 		return err
 	}
 	p.Name, p.Description, p.APIPath = deref(in.Name, p.Name), deref(in.Description, p.Description), deref(in.APIPath, p.APIPath)
+	p.XRateLimit, p.XRateBurst = deref(in.XRateLimit, p.XRateLimit), deref(in.XRateBurst, p.XRateBurst)
 	if err := h.store.UpdateProject(c.UserContext(), &p); err != nil {
 		return h.formError(c, err, h.projectForm(c, in.ProjectID, "projects/details", func(v *projectView) *Form { return &v.Form }))
 	}
@@ -274,7 +282,7 @@ func (h *Handlers) projectForm(c *fiber.Ctx, id, fragment string, field func(*pr
 	}
 }
 
-func deref(p *string, def string) string {
+func deref[T any](p *T, def T) T {
 	if p == nil {
 		return def
 	}

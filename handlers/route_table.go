@@ -39,6 +39,8 @@ type projectRoutes struct {
 	name    string
 	apiPath string
 	created time.Time
+	rate    int // requests a second per client address; 0: no limit
+	burst   int
 	router  *engine.Router
 	plans   map[string]*engine.Plan // by route id, for reuse across reloads
 }
@@ -209,7 +211,7 @@ func (t *routeTable) build(ctx context.Context, id string) (*projectRoutes, erro
 	t.mu.RLock()
 	old := t.projects[id]
 	t.mu.RUnlock()
-	p := &projectRoutes{id: id, name: rp.Name, apiPath: rp.APIPath, created: rp.CreatedAt, router: &engine.Router{}, plans: map[string]*engine.Plan{}}
+	p := &projectRoutes{id: id, name: rp.Name, apiPath: rp.APIPath, created: rp.CreatedAt, rate: rp.XRateLimit, burst: rp.XRateBurst, router: &engine.Router{}, plans: map[string]*engine.Plan{}}
 	for _, r := range routes {
 		var plan *engine.Plan
 		if old != nil {

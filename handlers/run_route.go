@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,6 +56,15 @@ func (h *Handlers) runRoute(c *fiber.Ctx) error {
 	// The run is written later, after fasthttp has reused the request's
 	// buffers: its strings are copies.
 	run := store.Run{At: start, ProjectID: project.id, RouteID: plan.Route.RouteID, Method: strings.Clone(c.Method()), Path: raw}
+	if limited, err := h.overRate(ctx, project, c.IP()); err != nil || limited {
+		if err != nil {
+			return err
+		}
+		run.Status, run.Ended, run.Duration = fiber.StatusTooManyRequests, "LIMITED", time.Since(start)
+		h.runs.add(run)
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(math.Ceil(1/float64(project.rate)))))
+		return routeAnswer(c, fiber.StatusTooManyRequests, "Error: rate limit exceeded")
+	}
 	req := routeRequest{params: params, query: string(c.Request().URI().QueryString()), body: c.Body(),
 		caller: func() (*principal, error) { return h.bearerCaller(c) }}
 	res, err := h.runRequest(ctx, plan, req, &run, runOptions{})
@@ -61,7 +72,21 @@ func (h *Handlers) runRoute(c *fiber.Ctx) error {
 		return err
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	if res.Ended == "BUSY" {
+		c.Set(fiber.HeaderRetryAfter, "1")
+	}
 	return c.Status(res.Status).Send(res.Body)
+}
+
+// overRate says whether a request of client at project's routes is over
+// the project's rate limit (SPEC §9.5), counted in PostgreSQL so that the
+// limit holds across instances.
+func (h *Handlers) overRate(ctx context.Context, project *projectRoutes, client string) (bool, error) {
+	if project.rate <= 0 {
+		return false, nil
+	}
+	ok, err := h.store.TakeXRate(ctx, project.id, client, project.rate, project.burst)
+	return !ok, err
 }
 
 // pathSegments splits a path into its segments, each unescaped: an
@@ -118,7 +143,16 @@ type runOptions struct {
 // (bad inputs, no caller) is an answer too, with Ended REFUSED; an error is
 // the platform's, logged as a 500 ending in ERROR.
 func (h *Handlers) runRequest(ctx context.Context, plan *engine.Plan, req routeRequest, run *store.Run, opts runOptions) (engine.Result, error) {
-	res, err := h.execute(ctx, plan, req, run, opts)
+	var res engine.Result
+	release, err := h.runGate.enter(ctx)
+	if err == nil {
+		res, err = h.execute(ctx, plan, req, run, opts)
+		release()
+	}
+	if errors.Is(err, engine.ErrBusy) {
+		res, err = busyResult, nil
+		run.Ended = "BUSY"
+	}
 	run.Duration = time.Since(run.At)
 	run.Status = res.Status
 	if err != nil {
@@ -127,6 +161,12 @@ func (h *Handlers) runRequest(ctx context.Context, plan *engine.Plan, req routeR
 	h.runs.add(*run)
 	return res, err
 }
+
+// busyResult is the answer of a run the service has no room for now: no
+// slot among the runs under way, no memory left of what runs share, or no
+// connection for its transaction within its time. It carries Retry-After.
+var busyResult = engine.Result{Status: fiber.StatusServiceUnavailable, Ended: "BUSY",
+	Body: errorJSON(fiber.StatusServiceUnavailable, "Error: the service is busy: try again shortly")}
 
 // execute reads req's inputs, checks its caller and runs plan in one
 // transaction; it fills run's caller, ending and fault.
@@ -301,13 +341,15 @@ func text(v any) string {
 }
 
 // runEnv is a run's Env on PostgreSQL. Its transaction begins with the
-// first write (or locked read): a run that only reads holds none.
+// first write (or locked read): a run that only reads holds none. The
+// transaction is on the runs' own pool, within the project's share of it.
 type runEnv struct {
 	h       *Handlers
 	project string
 	route   string
 	caller  *principal
 	tx      *store.Tx
+	release func() // gives back the project's place in txGate
 }
 
 func (e *runEnv) db() *store.Store {
@@ -317,13 +359,26 @@ func (e *runEnv) db() *store.Store {
 	return e.h.runReads
 }
 
+// begin starts the run's transaction; a run that gets no connection
+// within its time is ErrBusy (503), not a fault of its route.
 func (e *runEnv) begin(ctx context.Context) error {
 	if e.tx != nil {
 		return nil
 	}
-	tx, err := e.h.store.Begin(ctx)
-	e.tx = tx
-	return err
+	release, err := e.h.txGate.enter(ctx, e.project)
+	if err != nil {
+		return err
+	}
+	tx, err := e.h.runTx.Begin(ctx)
+	if err != nil {
+		release()
+		if ctx.Err() != nil {
+			return engine.ErrBusy
+		}
+		return err
+	}
+	e.tx, e.release = tx, release
+	return nil
 }
 
 func (e *runEnv) commit(ctx context.Context) error {
@@ -331,15 +386,21 @@ func (e *runEnv) commit(ctx context.Context) error {
 		return nil
 	}
 	err := e.tx.Commit(ctx)
-	e.tx = nil
+	e.end()
 	return err
 }
 
 func (e *runEnv) rollback() {
 	if e.tx != nil {
 		_ = e.tx.Rollback(context.Background())
-		e.tx = nil
+		e.end()
 	}
+}
+
+func (e *runEnv) end() {
+	e.tx = nil
+	e.release()
+	e.release = nil
 }
 
 func (e *runEnv) Select(ctx context.Context, collection string, match map[string]any, limit int, lock bool) ([]engine.Record, error) {
@@ -370,8 +431,11 @@ func (e *runEnv) Select(ctx context.Context, collection string, match map[string
 	} else {
 		err = e.db().EachRunRecord(ctx, e.project, collection, where, limit, lock, each)
 	}
-	if errors.Is(err, store.ErrNotFound) {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		return nil, engine.ErrNoCollection
+	case errors.Is(err, store.ErrTooLarge):
+		return nil, engine.ErrTooLarge
 	}
 	return out, err
 }

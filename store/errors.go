@@ -12,6 +12,9 @@ import (
 // the caller).
 var ErrNotFound = errors.New("not found")
 
+// ErrTooLarge means a read of a route's run passed RunReadMaxBytes.
+var ErrTooLarge = errors.New("the read passes its limit of bytes")
+
 // ConflictError reports a unique-constraint violation; Constraint names the
 // constraint, which handlers map to the field that must change.
 type ConflictError struct {

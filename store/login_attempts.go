@@ -102,6 +102,9 @@ func (s *Store) Sweep(ctx context.Context) error {
 	if _, err := s.db.Exec(ctx, "DELETE FROM login_attempts WHERE attempted_at < $1", time.Now().Add(-loginAttemptsKept)); err != nil {
 		return err
 	}
+	if _, err := s.db.Exec(ctx, "DELETE FROM x_rates WHERE tat < now() - interval '1 minute'"); err != nil {
+		return err
+	}
 	_, err := s.db.Exec(ctx, "DELETE FROM route_runs WHERE at < $1", time.Now().Add(-RunsKept))
 	return err
 }

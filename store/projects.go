@@ -13,6 +13,8 @@ type Project struct {
 	Name        string
 	Description string
 	APIPath     string
+	XRateLimit  int // requests a second per client address at /x; 0: none
+	XRateBurst  int // requests at once beyond the rate
 	CreatedBy   *int64
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
@@ -35,23 +37,34 @@ type Member struct {
 
 // projectSelect reads projects with their member count and whether $1 (a
 // user id) is a member.
-const projectSelect = `SELECT p.id, p.name, p.description, p.api_path, p.created_by, p.created_at, p.updated_at, p.vault_version,
+const projectSelect = `SELECT p.id, p.name, p.description, p.api_path, p.x_rate_limit, p.x_rate_burst, p.created_by, p.created_at, p.updated_at, p.vault_version,
 	(SELECT count(*) FROM project_members m WHERE m.project_id = p.id),
 	EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = p.id AND m.user_id = $1)
 	FROM projects p`
 
 func scanProject(row pgx.Row) (Project, error) {
 	var p Project
-	err := row.Scan(&p.ID, &p.Name, &p.Description, &p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.Members, &p.IsMember)
+	err := row.Scan(&p.ID, &p.Name, &p.Description, &p.APIPath, &p.XRateLimit, &p.XRateBurst, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.Members, &p.IsMember)
 	return p, translate(err)
 }
 
-// CreateProject inserts p and makes its creator a member, in one transaction.
+// Default rate limit of a project at /x (SPEC §9.5).
+const (
+	DefaultXRateLimit = 50
+	DefaultXRateBurst = 100
+)
+
+// CreateProject inserts p and makes its creator a member, in one
+// transaction. A project without an XRateBurst gets the default burst
+// (its XRateLimit stays as given: 0 is none).
 func (s *Store) CreateProject(ctx context.Context, p *Project, creator int64) error {
+	if p.XRateBurst == 0 {
+		p.XRateBurst = DefaultXRateBurst
+	}
 	return s.InTx(ctx, func(tx *Store) error {
-		err := tx.db.QueryRow(ctx, `INSERT INTO projects (id, name, description, api_path, created_by)
-			VALUES ($1, $2, $3, $4, $5) RETURNING api_path, created_at, updated_at, vault_version`,
-			p.ID, p.Name, p.Description, p.APIPath, creator).Scan(&p.APIPath, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion)
+		err := tx.db.QueryRow(ctx, `INSERT INTO projects (id, name, description, api_path, x_rate_limit, x_rate_burst, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING api_path, created_at, updated_at, vault_version`,
+			p.ID, p.Name, p.Description, p.APIPath, p.XRateLimit, p.XRateBurst, creator).Scan(&p.APIPath, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion)
 		if err != nil {
 			return translate(err)
 		}
@@ -84,11 +97,11 @@ func (s *Store) ListProjects(ctx context.Context, uid int64, all bool, p Page) (
 	return projects, total, err
 }
 
-// UpdateProject stores the name, description and api_path of p.
+// UpdateProject stores the name, description, api_path and rate limit of p.
 func (s *Store) UpdateProject(ctx context.Context, p *Project) error {
-	err := s.db.QueryRow(ctx, `UPDATE projects SET name = $2, description = $3, api_path = $4, updated_at = now()
+	err := s.db.QueryRow(ctx, `UPDATE projects SET name = $2, description = $3, api_path = $4, x_rate_limit = $5, x_rate_burst = $6, updated_at = now()
 		WHERE id = $1 RETURNING api_path, created_by, created_at, updated_at, vault_version,
-			(SELECT count(*) FROM project_members WHERE project_id = $1)`, p.ID, p.Name, p.Description, p.APIPath).
+			(SELECT count(*) FROM project_members WHERE project_id = $1)`, p.ID, p.Name, p.Description, p.APIPath, p.XRateLimit, p.XRateBurst).
 		Scan(&p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.Members)
 	return translate(err)
 }

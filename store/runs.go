@@ -41,10 +41,12 @@ type RoutingProject struct {
 	APIPath   string
 	Name      string
 	CreatedAt time.Time // of two projects whose paths clash, the older answers
+	// XRateLimit and XRateBurst are the project's rate limit at /x.
+	XRateLimit, XRateBurst int
 }
 
 // routingColumns are RoutingProject's columns, in its order.
-const routingColumns = "id, api_path, name, created_at"
+const routingColumns = "id, api_path, name, created_at, x_rate_limit, x_rate_burst"
 
 // RoutingProjects returns every project's id and api_path.
 func (s *Store) RoutingProjects(ctx context.Context) ([]RoutingProject, error) {
@@ -115,6 +117,11 @@ func (s *Store) RunRecords(ctx context.Context, project, collection string, wher
 	return out, err
 }
 
+// RunReadMaxBytes bounds the record data one read of a run holds: a run's
+// memory limit (engine.DefaultLimits), so that a read the run could not
+// keep stops at it rather than at the collection's end.
+const RunReadMaxBytes = 64 << 20
+
 // EachRunRecord reads as RunRecords does, giving each record to each as it
 // comes: the flow engine reads with it, inside its run. The data stay the
 // caller's.
@@ -137,6 +144,7 @@ func eachRunRecord(ctx context.Context, db DB, project, collection string, where
 	// allocation each.
 	var buf []byte
 	found := false
+	read := 0
 	for rows.Next() {
 		found = true
 		raw := rows.RawValues()
@@ -153,6 +161,9 @@ func eachRunRecord(ctx context.Context, db DB, project, collection string, where
 				return fmt.Errorf("record %d: unknown jsonb format", id)
 			}
 			data = data[1:]
+		}
+		if read += len(data); read > RunReadMaxBytes {
+			return ErrTooLarge
 		}
 		if len(data) > cap(buf)-len(buf) {
 			// Chunks of at most 32 KiB stay small allocations.

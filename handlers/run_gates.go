@@ -1,0 +1,80 @@
+package handlers
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"stencil/engine"
+)
+
+// runGate bounds the runs of routes under way at once: past the bound, as
+// many more runs wait a moment for one to end, and the rest are refused at
+// once (503 with Retry-After), so that a flood is answered rather than
+// queued without end.
+type runGate struct {
+	slots   chan struct{}
+	waiting atomic.Int64
+	wait    time.Duration // the longest a run waits for a slot
+}
+
+func newRunGate(n int) *runGate {
+	return &runGate{slots: make(chan struct{}, n), wait: time.Second}
+}
+
+// enter takes a slot, or says why not: engine.ErrBusy.
+func (g *runGate) enter(ctx context.Context) (release func(), err error) {
+	select {
+	case g.slots <- struct{}{}:
+		return g.leave, nil
+	default:
+	}
+	if g.waiting.Add(1) > int64(cap(g.slots)) {
+		g.waiting.Add(-1)
+		return nil, engine.ErrBusy
+	}
+	defer g.waiting.Add(-1)
+	timer := time.NewTimer(g.wait)
+	defer timer.Stop()
+	select {
+	case g.slots <- struct{}{}:
+		return g.leave, nil
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return nil, engine.ErrBusy
+}
+
+func (g *runGate) leave() { <-g.slots }
+
+// txGate bounds the transactions of runs one project holds at once, to
+// half the pool they come from: a project whose routes write under load
+// leaves connections to the others.
+type txGate struct {
+	per      int
+	mu       sync.Mutex
+	projects map[string]chan struct{}
+}
+
+func newTxGate(poolSize int) *txGate {
+	return &txGate{per: max(1, poolSize/2), projects: map[string]chan struct{}{}}
+}
+
+// enter takes one of project's places, waiting until ctx ends at most:
+// then engine.ErrBusy.
+func (g *txGate) enter(ctx context.Context, project string) (release func(), err error) {
+	g.mu.Lock()
+	slots, ok := g.projects[project]
+	if !ok {
+		slots = make(chan struct{}, g.per)
+		g.projects[project] = slots
+	}
+	g.mu.Unlock()
+	select {
+	case slots <- struct{}{}:
+		return func() { <-slots }, nil
+	case <-ctx.Done():
+		return nil, engine.ErrBusy
+	}
+}
