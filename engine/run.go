@@ -130,11 +130,11 @@ type runner struct {
 	steps    int
 	result   Result
 	trace    Trace
-	names    []string // slot → variable name, for the trace
-	held     bool     // whether the step's conditions held, for the trace
-	told     bool     // whether the trace has been told where the run ended
-	secrets  []string // the vault values read: never in a fault's text
-	derived  []bool   // traced runs: slot → its value came from a vault value
+	names    []string    // slot → variable name, for the trace
+	held     bool        // whether the step's conditions held, for the trace
+	told     bool        // whether the trace has been told where the run ended
+	secrets  []string    // the vault values read: never in a fault's text
+	derived  []bool      // traced runs: slot → its value came from a vault value
 	late     atomic.Bool // the run's time is up
 	stopped  error       // why work without an error of its own stopped
 	mem      int64       // bytes of values made
