@@ -122,3 +122,28 @@ func TestTimeLimitInsideBlocks(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoryGivenBack: a value nothing kept is given back when its
+// variable is set again, so a long LOOP that makes and drops large values
+// runs; once kept (in an OBJECT, or as a FILTER's source), it stays
+// counted.
+func TestMemoryGivenBack(t *testing.T) {
+	blocks := append(bigString("s", 20), // 1 MiB
+		loop("i", num("0"), num("500"), num("1")),
+		at(1, `{"type":"ASSIGNMENT","depth":0,"local_name":"t","conditions":[],"operations":[`+op(ref("s"), "ADDITION", ref("i"))+`]}`),
+		at(1, `{"type":"PROPERTY","depth":0,"local_name":"n","data":`+ref("t")+`,"apply":"LENGTH","additional":""}`),
+		returns("n", ref("n")))
+	res, err := Run(context.Background(), compile(t, blocks...), nil, books(), DefaultLimits)
+	if err != nil || res.Status != 200 || string(res.Body) != `{"n":1048579}` {
+		t.Fatalf("500 MiB made, 1 MiB held: %s %s %v %v", res.Ended, res.Body, res.Fault, err)
+	}
+	kept := append(bigString("s", 20),
+		assign("all", lit("ARRAY", "[]")),
+		loop("i", num("0"), num("500"), num("1")),
+		at(1, `{"type":"ASSIGNMENT","depth":0,"local_name":"t","conditions":[],"operations":[`+op(ref("s"), "ADDITION", ref("i"))+`]}`),
+		at(1, `{"type":"OBJECT","depth":0,"local_name":"o","pairs":`+pairs("t", ref("t"), "all", ref("o"))+`}`))
+	res, err = Run(context.Background(), compile(t, kept...), nil, books(), DefaultLimits)
+	if err != nil || res.Fault == nil || !strings.Contains(res.Fault.Reason, "memory limit of 64 MiB") {
+		t.Fatalf("kept: %s %v %v", res.Ended, res.Fault, err)
+	}
+}

@@ -125,6 +125,42 @@ type step struct {
 	fail     flow.Fail
 	save     bool
 	reads    []int // the slots the block reads, for tracing what a vault value reaches
+	keeps    []int // the slots whose values the block's result may hold (see runner.fresh)
+}
+
+// keepSlots lists the slots whose values step s may hold on to in what it
+// makes: every slot it reads, but for what it only compares, counts or
+// copies into text (conditions, filters' operands, a LOOP's bounds, a
+// TEMPLATE's data, LENGTH, and operations that give a number or a truth).
+func keepSlots(s *step) []int {
+	var out []int
+	add := func(o *operand) {
+		if o != nil && o.ref {
+			out = append(out, o.slot)
+		}
+	}
+	if s.kind != kTemplate {
+		for i := range s.operands {
+			add(&s.operands[i])
+		}
+	}
+	for i := range s.ops {
+		if op := s.ops[i].op; op == opAdd || op == opNone {
+			add(&s.ops[i].left)
+			add(&s.ops[i].right)
+		}
+	}
+	for i := range s.pairs {
+		add(&s.pairs[i].v)
+	}
+	if s.kind != kLoop && !(s.kind == kProperty && s.name == "LENGTH") {
+		add(s.a)
+		add(s.b)
+	}
+	if s.kind == kFilter || s.kind == kCreate {
+		out = append(out, s.src)
+	}
+	return out
 }
 
 // readSlots lists the slots step s reads: its operands', and its source's.
@@ -272,6 +308,7 @@ func Compile(r flow.Route, pathParams []string) (*Plan, flow.Problems) {
 		}
 		c.plan.steps[i] = c.block(b, i, len(loops) > 0)
 		c.plan.steps[i].reads = readSlots(&c.plan.steps[i])
+		c.plan.steps[i].keeps = keepSlots(&c.plan.steps[i])
 		if b.LocalName != "" {
 			c.set[b.LocalName] = true
 		}

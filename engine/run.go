@@ -137,8 +137,15 @@ type runner struct {
 	derived  []bool      // traced runs: slot → its value came from a vault value
 	late     atomic.Bool // the run's time is up
 	stopped  error       // why work without an error of its own stopped
-	mem      int64       // bytes of values made
+	mem      int64       // bytes of values made and held
 	reserved int64       // bytes taken from limits.Shared
+	// fresh is, by slot, the bytes charged for the variable's value that
+	// nothing else may hold yet: when the variable is set again they are
+	// given back. A block that may keep the value (an OBJECT, a FILTER of
+	// it) makes its charge for good.
+	fresh   []int64
+	stepMem int64 // bytes charged by the step under way
+	putSlot int   // the slot the step under way set, or -1
 }
 
 // Run runs plan with the request's variables (params, body fields, path
@@ -154,7 +161,8 @@ func Run(ctx context.Context, plan *Plan, vars map[string]any, env Env, limits L
 func RunTraced(ctx context.Context, plan *Plan, vars map[string]any, env Env, limits Limits, trace Trace) (Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, limits.Time)
 	defer cancel()
-	r := &runner{ctx: ctx, plan: plan, env: env, limits: limits, vars: make([]any, len(plan.slots)), lazy: make([]bool, len(plan.slots)), trace: trace}
+	r := &runner{ctx: ctx, plan: plan, env: env, limits: limits, vars: make([]any, len(plan.slots)), lazy: make([]bool, len(plan.slots)),
+		fresh: make([]int64, len(plan.slots)), trace: trace}
 	// Work that visits many items reads this flag rather than the clock.
 	stop := context.AfterFunc(ctx, func() { r.late.Store(true) })
 	defer stop()
@@ -256,6 +264,7 @@ func (r *runner) timeout(s *step) error {
 // the run's memory limit, taking them from the shared budget as needed.
 func (r *runner) charge(s *step, n int) error {
 	r.mem += int64(n)
+	r.stepMem += int64(n)
 	if r.mem <= r.reserved || r.limits.Memory <= 0 {
 		return nil
 	}
@@ -335,7 +344,16 @@ func (r *runner) exec(from, to int) (signal, error) {
 			continue
 		}
 		r.held = true
+		for _, slot := range s.keeps {
+			r.fresh[slot] = 0
+		}
+		r.stepMem, r.putSlot = 0, -1
 		sig, err := r.step(s)
+		if s.out >= 0 && r.putSlot == s.out {
+			// The variable's old value goes, unless something kept it.
+			r.mem -= r.fresh[s.out]
+			r.fresh[s.out] = r.stepMem
+		}
 		if err == nil && r.stopped != nil {
 			sig, err = sigEnd, r.stopped
 			if f, ok := err.(*Fault); ok && f.Block < 0 {
@@ -436,12 +454,12 @@ func (r *runner) get(slot int) any {
 
 // put sets a variable.
 func (r *runner) put(slot int, v any) {
-	r.vars[slot], r.lazy[slot] = v, false
+	r.vars[slot], r.lazy[slot], r.putSlot = v, false, slot
 }
 
 // putStored sets a variable to an array that may hold records still JSON.
 func (r *runner) putStored(slot int, items []any) {
-	r.vars[slot], r.lazy[slot] = items, true
+	r.vars[slot], r.lazy[slot], r.putSlot = items, true, slot
 }
 
 // stored is a record as FETCH read it, its data still JSON. A FILTER reads
@@ -454,10 +472,13 @@ type stored struct {
 
 func (r *runner) decode(rec *stored) map[string]any {
 	if rec.data == nil {
-		// A decoded record takes about twice its JSON.
+		// A decoded record takes about twice its JSON. It belongs to the
+		// variable that read it, not to the step that decodes it: never
+		// given back with the step's variable.
 		if err := r.charge(nil, 2*len(rec.Data)); err != nil {
 			r.stop(err)
 		}
+		r.stepMem -= int64(2 * len(rec.Data))
 		m, err := r.decoder().Object(rec.Data)
 		if err != nil {
 			r.broken = fmt.Errorf("record %d: %w", rec.ID, err)
@@ -504,9 +525,6 @@ func (r *runner) field(rec *stored, path []string) any {
 	v, err := r.decoder().Field(rec.Data, path[0])
 	if err != nil {
 		r.broken = fmt.Errorf("record %d: %w", rec.ID, err)
-	}
-	if err := r.charge(nil, size(v)); err != nil {
-		r.stop(err)
 	}
 	return lookup(v, path[1:])
 }

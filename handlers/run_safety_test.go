@@ -2,11 +2,18 @@ package handlers
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"stencil/engine"
 	"stencil/store"
+	"stencil/store/storetest"
 )
 
 // failBlock is a CONDITION that always fails with status.
@@ -133,5 +140,262 @@ func TestFaultsNeverQuoteSecrets(t *testing.T) {
 	status, body = ta.call(t, "GET", "/route/runs?project_id=shop", "", as(ta.token(t, viewer)))
 	if status != 200 || strings.Contains(body, "s3cr3t") || !strings.Contains(body, "not a string of 13 characters") {
 		t.Errorf("the run log: %d %s", status, body)
+	}
+}
+
+// adminOf adds a new ADMIN member to project shop and returns its JSON
+// headers.
+func adminOf(t *testing.T, ta *testApp, name string) (store.User, map[string]string) {
+	t.Helper()
+	u := ta.newUser(t, name, store.RoleAdmin)
+	if err := ta.h.store.AddMember(context.Background(), "shop", u.ID); err != nil {
+		t.Fatal(err)
+	}
+	return u, as(ta.token(t, u))
+}
+
+// TestRateLimit: a project's rate limit at /x answers 429 with
+// Retry-After past its burst, runs nothing, logs LIMITED, and holds across
+// instances (two apps on one database share the count).
+func TestRateLimit(t *testing.T) {
+	ta, h := runApp(t)
+	_, ah := adminOf(t, ta, "ada")
+	runnable{id: "add", method: "POST", path: "/add", blocks: []string{
+		`{"type":"OBJECT","depth":0,"local_name":"o","pairs":` + pairsOf("title", lit("STRING", "x")) + `}`,
+		`{"type":"CREATE","depth":0,"ref_col":"books","ref_object":"o","save":true,"conditions":[]}`,
+	}}.save(t, ta, h)
+	for _, tc := range []struct{ body, field string }{
+		{`{"project_id":"shop","x_rate_limit":-1}`, "x_rate_limit"},
+		{`{"project_id":"shop","x_rate_burst":0}`, "x_rate_burst"},
+		{`{"project_id":"shop","x_rate_limit":100001}`, "x_rate_limit"},
+	} {
+		if status, body := ta.call(t, "PATCH", "/project/update", tc.body, ah); status != 422 || !strings.Contains(body, `"`+tc.field+`"`) {
+			t.Errorf("%s: %d %s", tc.body, status, body)
+		}
+	}
+	if status, body := ta.call(t, "PATCH", "/project/update", `{"project_id":"shop","x_rate_limit":1,"x_rate_burst":3}`, ah); status != 200 ||
+		!strings.Contains(body, `"x_rate_limit":1,"x_rate_burst":3`) {
+		t.Fatalf("set the limit: %d %s", status, body)
+	}
+	other := newTestAppOn(t, ta.pool) // a second instance on the same database
+	answers := map[int]int{}
+	for i := range 6 {
+		app := ta
+		if i%2 == 1 {
+			app = other
+		}
+		req := httptest.NewRequest("POST", "/x/shop/add", nil)
+		resp, body := app.do(t, req)
+		answers[resp.StatusCode]++
+		if resp.StatusCode == 429 && (resp.Header.Get("Retry-After") != "1" || !strings.Contains(body, "Error: rate limit exceeded")) {
+			t.Errorf("429 without its Retry-After or message: %q %s", resp.Header.Get("Retry-After"), body)
+		}
+	}
+	if answers[200] != 3 || answers[429] != 3 {
+		t.Fatalf("answers by status across two instances: %v, want 3 × 200 then 429", answers)
+	}
+	if got := ta.records(t, "books"); strings.Count(got, `"title": "x"`) != 3 {
+		t.Errorf("limited requests ran: %s", got)
+	}
+	for _, app := range []*testApp{ta, other} {
+		if err := app.h.runs.flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if status, body := ta.call(t, "GET", "/route/runs?project_id=shop", "", ah); status != 200 || strings.Count(body, `"ended":"LIMITED"`) != 3 || strings.Count(body, `"status":429`) != 3 {
+		t.Errorf("the run log: %d %s", status, body)
+	}
+	// 0 turns the limit off.
+	if status, body := ta.call(t, "PATCH", "/project/update", `{"project_id":"shop","x_rate_limit":0}`, ah); status != 200 {
+		t.Fatalf("limit off: %d %s", status, body)
+	}
+	for range 5 {
+		if status, body := ta.call(t, "POST", "/x/shop/add", "", nil); status != 200 {
+			t.Fatalf("without a limit: %d %s", status, body)
+		}
+	}
+}
+
+// TestRunMemoryRoute: the issue's route (a 2 MiB string, then a LOOP
+// making a new one each turn, each kept in an object chain) faults at the
+// run's memory limit; the service held 1.94 GB for one anonymous call.
+func TestRunMemoryRoute(t *testing.T) {
+	ta, h := runApp(t)
+	memoryHog.save(t, ta, h)
+	status, body := ta.call(t, "GET", "/x/shop/hog", "", nil)
+	if status != 500 || !strings.Contains(body, "the run passed its memory limit of 64 MiB") {
+		t.Fatalf("%d %.300s", status, body)
+	}
+}
+
+// memoryHog is the route of TestRunMemoryRoute, at /hog.
+var memoryHog = runnable{id: "hog", method: "GET", path: "/hog", blocks: []string{
+	`{"type":"ASSIGNMENT","depth":0,"local_name":"s","conditions":[],"operations":[{"left":` + lit("STRING", "x") + `,"right":` + lit("STRING", "") + `,"operation_type":"ADDITION","not":false,"next":"NONE"}]}`,
+	`{"type":"LOOP","depth":0,"local_name":"d","min":` + lit("INTEGER", "0") + `,"max":` + lit("INTEGER", "21") + `,"step":` + lit("INTEGER", "1") + `}`,
+	`{"type":"ASSIGNMENT","depth":1,"local_name":"s","conditions":[],"operations":[{"left":` + ref("s") + `,"right":` + ref("s") + `,"operation_type":"ADDITION","not":false,"next":"NONE"}]}`,
+	`{"type":"OBJECT","depth":0,"local_name":"chain","pairs":[]}`,
+	`{"type":"LOOP","depth":0,"local_name":"i","min":` + lit("INTEGER", "0") + `,"max":` + lit("INTEGER", "100000") + `,"step":` + lit("INTEGER", "1") + `}`,
+	`{"type":"ASSIGNMENT","depth":1,"local_name":"t","conditions":[],"operations":[{"left":` + ref("s") + `,"right":` + ref("i") + `,"operation_type":"ADDITION","not":false,"next":"NONE"}]}`,
+	`{"type":"OBJECT","depth":1,"local_name":"chain","pairs":` + pairsOf("next", ref("chain"), "text", ref("t")) + `}`,
+	`{"type":"RETURN","depth":0,"pairs":` + pairsOf("n", lit("INTEGER", "1")) + `,"conditions":[]}`,
+}}
+
+// TestRunsBusy: with every run slot taken, or the memory runs share
+// spent, /x answers 503 with Retry-After and logs BUSY, and the run does
+// nothing.
+func TestRunsBusy(t *testing.T) {
+	ta, h := runApp(t)
+	_, ah := adminOf(t, ta, "ada")
+	runnable{id: "add", method: "POST", path: "/add", blocks: []string{
+		`{"type":"OBJECT","depth":0,"local_name":"o","pairs":` + pairsOf("title", lit("STRING", "busy")) + `}`,
+		`{"type":"CREATE","depth":0,"ref_col":"books","ref_object":"o","save":true,"conditions":[]}`,
+	}}.save(t, ta, h)
+	check := func(when string) {
+		t.Helper()
+		req := httptest.NewRequest("POST", "/x/shop/add", nil)
+		resp, body := ta.do(t, req)
+		if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "Error: the service is busy") {
+			t.Fatalf("%s: %d %q %s", when, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	}
+	ta.h.runGate = newRunGate(1)
+	ta.h.runGate.wait = 10 * time.Millisecond
+	release, err := ta.h.runGate.enter(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("every slot taken")
+	release()
+	ta.h.limits.Shared = engine.NewBudget(0)
+	check("no memory left")
+	if strings.Contains(ta.records(t, "books"), "busy") {
+		t.Fatal("a busy run wrote")
+	}
+	if err := ta.h.runs.flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := ta.call(t, "GET", "/route/runs?project_id=shop", "", ah); status != 200 || strings.Count(body, `"ended":"BUSY"`) != 2 {
+		t.Errorf("the run log: %d %s", status, body)
+	}
+}
+
+// TestRunTimeLimitInsideFilter: a LOOP of FILTERs over 10,000 records ends
+// at the run's 5 s limit, not at the next check between blocks (13–22 s
+// before: the limit was read every 256 blocks and never inside FILTER).
+func TestRunTimeLimitInsideFilter(t *testing.T) {
+	ta, h := runApp(t)
+	ctx := context.Background()
+	if _, err := ta.pool.Exec(ctx, `INSERT INTO records (project_id, collection_id, data)
+		SELECT 'shop', 'books', jsonb_build_object('n', i, 'tags', jsonb_build_array('a', 'b', i::text), 'pad', repeat('p', 200))
+		FROM generate_series(1, 9990) i`); err != nil {
+		t.Fatal(err)
+	}
+	runnable{id: "slow", method: "GET", path: "/slow", blocks: []string{
+		fetchBooks,
+		`{"type":"LOOP","depth":0,"local_name":"i","min":` + lit("INTEGER", "0") + `,"max":` + lit("INTEGER", "90000") + `,"step":` + lit("INTEGER", "1") + `}`,
+		`{"type":"FILTER","depth":1,"local_name":"sf","source":"rows","ref_property":"tags","filters":[{"right":` + lit("STRING", "zz") + `,"operation_type":"INCLUDES","not":false,"next":"NONE"}]}`,
+	}}.save(t, ta, h)
+	start := time.Now()
+	status, body := ta.call(t, "GET", "/x/shop/slow", "", nil)
+	took := time.Since(start)
+	if status != 500 || !strings.Contains(body, "the run passed its time limit of 5s") {
+		t.Fatalf("%d %s", status, body)
+	}
+	// Not a speed figure: the bound is the limit itself, read inside each
+	// FILTER. Before, the same run went on for 13 s and more.
+	if took > 9*time.Second {
+		t.Fatalf("the run ended %s after it began, past its 5 s limit", took)
+	}
+}
+
+// TestRunsDoNotStarveOtherProjects: 40 anonymous callers of a route of
+// project hog that writes and then keeps reading until its time limit
+// hold no connection the platform's API needs: project shop's vault read
+// and record create answer while every hog run is still under way (before,
+// they waited for the hog runs to end, 3–15 s). Hog runs past their
+// project's share of the runs' pool answer 503 BUSY.
+func TestRunsDoNotStarveOtherProjects(t *testing.T) {
+	url := storetest.URL(t)
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	ta := newTestAppOn(t, storetest.PoolOn(t, url+sep+"pool_max_conns=8"))
+	ta.root = ta.newUser(t, "root", store.RoleRoot)
+	ta.h.SetRunTxPool(storetest.PoolOn(t, url+sep+"pool_max_conns=4"))
+	ta.h.limits.Time = 3 * time.Second
+	ctx := context.Background()
+	admin := ta.newUser(t, "ada", store.RoleAdmin)
+	for _, p := range []store.Project{{ID: "shop", Name: "Shop", APIPath: "/shop"}, {ID: "hog", Name: "Hog", APIPath: "/hog"}} {
+		if err := ta.h.store.CreateProject(ctx, &p, admin.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := ta.h.store.CreateCollection(ctx, &store.Collection{ProjectID: p.ID, ID: "books", Name: "Books"}, admin.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ta.putSecret(t, "shop", "API_KEY", "k", admin)
+	h := as(ta.token(t, admin))
+	hog := runnable{id: "w", method: "POST", path: "/w", blocks: []string{
+		`{"type":"OBJECT","depth":0,"local_name":"o","pairs":` + pairsOf("n", lit("INTEGER", "1")) + `}`,
+		`{"type":"CREATE","depth":0,"ref_col":"books","ref_object":"o","save":true,"conditions":[]}`,
+		`{"type":"LOOP","depth":0,"local_name":"i","min":` + lit("INTEGER", "0") + `,"max":` + lit("INTEGER", "1000000") + `,"step":` + lit("INTEGER", "1") + `}`,
+		`{"type":"FETCH","depth":1,"local_name":"rows","ref_col":"books"}`,
+	}}
+	if status, body := ta.call(t, "POST", "/route/create", `{"project_id":"hog","route":`+hog.JSON()+`}`, h); status != 201 {
+		t.Fatalf("%d %s", status, body)
+	}
+	base := ta.listen(t)
+	var wg sync.WaitGroup
+	hogStatus := make(chan int, 40)
+	var firstHog atomic.Int64
+	for range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := http.Post(base+"/x/hog/w", "application/json", nil)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			firstHog.CompareAndSwap(0, time.Now().UnixNano())
+			hogStatus <- resp.StatusCode
+		}()
+	}
+	time.Sleep(300 * time.Millisecond) // the hog runs under way
+	var lastShop time.Time
+	for i := range 5 {
+		for _, req := range []struct{ method, path, body string }{
+			{"GET", "/vault/fetch/one?project_id=shop&key=API_KEY", ""},
+			{"POST", "/data/create", fmt.Sprintf(`{"project_id":"shop","collection_id":"books","data":{"n":%d}}`, i)},
+		} {
+			r, _ := http.NewRequest(req.method, base+req.path, strings.NewReader(req.body))
+			for k, v := range h {
+				r.Header.Set(k, v)
+			}
+			r.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode/100 != 2 {
+				t.Errorf("%s %s beside the hog runs: %d", req.method, req.path, resp.StatusCode)
+			}
+			lastShop = time.Now()
+		}
+	}
+	wg.Wait()
+	close(hogStatus)
+	byStatus := map[int]int{}
+	for s := range hogStatus {
+		byStatus[s]++
+	}
+	if first := time.Unix(0, firstHog.Load()); !lastShop.Before(first) {
+		t.Errorf("shop's last request ended %s after the first hog run: it waited for them", lastShop.Sub(first))
+	}
+	if byStatus[503] == 0 || byStatus[500]+byStatus[503] != 40 {
+		t.Errorf("hog runs by status: %v, want time-limit faults and 503s past the project's share", byStatus)
 	}
 }
