@@ -45,28 +45,55 @@ var ErrTooLarge = errors.New("the read passes the run's memory limit")
 
 // Budget is memory that runs share, in bytes.
 type Budget struct {
-	free atomic.Int64
+	size  int64
+	free  atomic.Int64
+	step  int64        // Watch's step; 0 when nobody watches
+	level atomic.Int64 // the steps held when the watcher was last told
+	watch func()
 }
 
 // NewBudget is a budget of n bytes.
 func NewBudget(n int64) *Budget {
-	b := &Budget{}
+	b := &Budget{size: n}
 	b.free.Store(n)
 	return b
 }
 
+// Watch has fn called whenever what runs hold crosses a multiple of step
+// (fn reads Held); set it before any run uses the budget.
+func (b *Budget) Watch(step int64, fn func()) {
+	b.step, b.watch = step, fn
+}
+
 // Free is what is left of the budget now.
 func (b *Budget) Free() int64 { return b.free.Load() }
+
+// Held is what runs hold of the budget now.
+func (b *Budget) Held() int64 { return b.size - b.free.Load() }
 
 func (b *Budget) take(n int64) bool {
 	if b.free.Add(-n) < 0 {
 		b.free.Add(n)
 		return false
 	}
+	b.moved()
 	return true
 }
 
-func (b *Budget) give(n int64) { b.free.Add(n) }
+func (b *Budget) give(n int64) {
+	b.free.Add(n)
+	b.moved()
+}
+
+func (b *Budget) moved() {
+	if b.step == 0 {
+		return
+	}
+	level := (b.Held() + b.step - 1) / b.step
+	if b.level.Swap(level) != level {
+		b.watch()
+	}
+}
 
 // memoryChunk is how much of a shared Budget a run takes at a time.
 const memoryChunk = 256 << 10

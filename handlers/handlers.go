@@ -52,6 +52,7 @@ type Handlers struct {
 	// memoryLimit is the runtime's soft memory limit at start;
 	// hashesInFlight raise it while they run.
 	memoryLimit    int64
+	memoryLimitMu  sync.Mutex // applyMemoryLimit, one at a time
 	hashesInFlight atomic.Int64
 	csrfKey        []byte              // signs visitors' CSRF tokens
 	csrfHole       string              // stands for a response's CSRF token (fillCSRF)
@@ -86,11 +87,13 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*Handlers, er
 	st := store.New(pool)
 	limits := engine.DefaultLimits
 	limits.Shared = engine.NewBudget(cfg.RunMemory)
-	return &Handlers{cfg: cfg, jwts: auth.NewJWTVerifier(cfg.JWTSecret), store: st, routes: newRouteTable(st, log), runs: newRunLog(st, log), runReads: st, limits: limits, probe: st,
+	h := &Handlers{cfg: cfg, jwts: auth.NewJWTVerifier(cfg.JWTSecret), store: st, routes: newRouteTable(st, log), runs: newRunLog(st, log), runReads: st, limits: limits, probe: st,
 		runTx: st, txGate: newTxGate(cfg.RunTxMaxConns), runGate: newRunGate(cfg.RunConcurrency), metrics: newMetrics(pool, st), sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
 		keyring: keyring, passwordParams: auth.DefaultPasswordParams, hashSlots: make(chan struct{}, max(2, runtime.NumCPU())), hashWait: defaultHashWait,
 		memoryLimit: debug.SetMemoryLimit(-1),
-		csrfKey:     derivedKey(cfg.JWTSecret, "stencil visitor csrf"), csrfHole: newCSRFHole()}, nil
+		csrfKey:     derivedKey(cfg.JWTSecret, "stencil visitor csrf"), csrfHole: newCSRFHole()}
+	limits.Shared.Watch(runMemoryStep, h.applyMemoryLimit)
+	return h, nil
 }
 
 // Start runs what the handlers keep doing in the background until ctx

@@ -47,12 +47,34 @@ func (h *Handlers) hashing(c *fiber.Ctx, fn func()) error {
 // between sign-ins.
 func (h *Handlers) makeRoomForHash(delta int64) {
 	n := h.hashesInFlight.Add(delta)
-	if base := h.memoryLimit; base > 0 && base != math.MaxInt64 {
-		debug.SetMemoryLimit(base + n*int64(h.passwordParams.Memory)*1024)
-	}
+	h.applyMemoryLimit()
 	if n == 0 && delta < 0 {
 		go debug.FreeOSMemory()
 	}
+}
+
+// runMemoryStep is how finely the soft memory limit follows the memory
+// that routes' runs hold: ordinary runs hold less than one step, and never
+// move it.
+const runMemoryStep = 32 << 20
+
+// applyMemoryLimit sets the runtime's soft memory limit, when one is set,
+// to its value at start, raised by the hashes in flight and by what runs
+// hold of their shared memory (rounded up to runMemoryStep): the limit
+// keeps ordinary work small, and the collector should not run without
+// pause while bounded work it cannot shrink is under way.
+func (h *Handlers) applyMemoryLimit() {
+	base := h.memoryLimit
+	if base <= 0 || base == math.MaxInt64 {
+		return
+	}
+	h.memoryLimitMu.Lock()
+	defer h.memoryLimitMu.Unlock()
+	runs := int64(0)
+	if h.limits.Shared != nil {
+		runs = (h.limits.Shared.Held() + runMemoryStep - 1) / runMemoryStep * runMemoryStep
+	}
+	debug.SetMemoryLimit(base + h.hashesInFlight.Load()*int64(h.passwordParams.Memory)*1024 + runs)
 }
 
 // hashPassword hashes password in a slot.
