@@ -126,6 +126,7 @@ type step struct {
 	save     bool
 	reads    []int // the slots the block reads, for tracing what a vault value reaches
 	keeps    []int // the slots whose values the block's result may hold (see runner.fresh)
+	size     int   // OBJECT: the bytes of the object it makes (see size)
 }
 
 // keepSlots lists the slots whose values step s may hold on to in what it
@@ -309,6 +310,13 @@ func Compile(r flow.Route, pathParams []string) (*Plan, flow.Problems) {
 		c.plan.steps[i] = c.block(b, i, len(loops) > 0)
 		c.plan.steps[i].reads = readSlots(&c.plan.steps[i])
 		c.plan.steps[i].keeps = keepSlots(&c.plan.steps[i])
+		if b.Type == "OBJECT" {
+			o := map[string]any{}
+			for _, p := range c.plan.steps[i].pairs {
+				o[p.id] = nil
+			}
+			c.plan.steps[i].size = size(o)
+		}
 		if b.LocalName != "" {
 			c.set[b.LocalName] = true
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -188,8 +189,10 @@ func Run(ctx context.Context, plan *Plan, vars map[string]any, env Env, limits L
 func RunTraced(ctx context.Context, plan *Plan, vars map[string]any, env Env, limits Limits, trace Trace) (Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, limits.Time)
 	defer cancel()
-	r := &runner{ctx: ctx, plan: plan, env: env, limits: limits, vars: make([]any, len(plan.slots)), lazy: make([]bool, len(plan.slots)),
-		fresh: make([]int64, len(plan.slots)), trace: trace}
+	r := &runner{ctx: ctx, plan: plan, env: env, limits: limits, vars: make([]any, len(plan.slots)), lazy: make([]bool, len(plan.slots)), trace: trace}
+	if limits.Memory > 0 {
+		r.fresh = make([]int64, len(plan.slots))
+	}
 	// Work that visits many items reads this flag rather than the clock.
 	stop := context.AfterFunc(ctx, func() { r.late.Store(true) })
 	defer stop()
@@ -292,13 +295,32 @@ func (r *runner) timeout(s *step) error {
 func (r *runner) charge(s *step, n int) error {
 	r.mem += int64(n)
 	r.stepMem += int64(n)
-	if r.mem <= r.reserved || r.limits.Memory <= 0 {
+	if r.mem <= r.reserved {
 		return nil
 	}
-	if r.mem > r.limits.Memory {
-		return r.memoryFault(s)
+	return r.reserve(s)
+}
+
+// chargeValue charges a value a step made: a string, array or object
+// (numbers, truths and null are counted with the variable that holds
+// them, or the container that does).
+func (r *runner) chargeValue(s *step, v any) error {
+	switch v.(type) {
+	case string, []any, map[string]any:
+		return r.charge(s, size(v))
 	}
-	if r.limits.Shared == nil {
+	return nil
+}
+
+// reserve takes memory for what the run holds past what it reserved.
+func (r *runner) reserve(s *step) error {
+	switch {
+	case r.limits.Memory <= 0:
+		r.reserved = math.MaxInt64
+		return nil
+	case r.mem > r.limits.Memory:
+		return r.memoryFault(s)
+	case r.limits.Shared == nil:
 		r.reserved = r.limits.Memory
 		return nil
 	}
@@ -371,12 +393,14 @@ func (r *runner) exec(from, to int) (signal, error) {
 			continue
 		}
 		r.held = true
-		for _, slot := range s.keeps {
-			r.fresh[slot] = 0
+		if r.fresh != nil {
+			for _, slot := range s.keeps {
+				r.fresh[slot] = 0
+			}
+			r.stepMem, r.putSlot = 0, -1
 		}
-		r.stepMem, r.putSlot = 0, -1
 		sig, err := r.step(s)
-		if s.out >= 0 && r.putSlot == s.out {
+		if r.fresh != nil && s.out >= 0 && r.putSlot == s.out {
 			// The variable's old value goes, unless something kept it.
 			r.mem -= r.fresh[s.out]
 			r.fresh[s.out] = r.stepMem
@@ -621,7 +645,7 @@ func (r *runner) step(s *step) (signal, error) {
 			if v, err = r.operations(s); err != nil {
 				return sigEnd, err
 			}
-			if err := r.charge(s, size(v)); err != nil {
+			if err := r.chargeValue(s, v); err != nil {
 				return sigEnd, err
 			}
 		}
@@ -707,7 +731,7 @@ func (r *runner) step(s *step) (signal, error) {
 		}
 	case kObject:
 		o := r.object(s.pairs)
-		if err := r.charge(s, size(o)); err != nil {
+		if err := r.charge(s, s.size); err != nil {
 			return sigEnd, err
 		}
 		r.put(s.out, o)

@@ -46,7 +46,7 @@ func projectDocument(p *projectRoutes) ([]byte, error) {
 			item = obj{}
 			paths[path] = item
 		}
-		item[strings.ToLower(r.Method)] = docOperation(r, params)
+		item[strings.ToLower(r.Method)] = docOperation(r, params, p.rate > 0)
 		auth = auth || r.AuthJWT.Active
 	}
 	base := "/x" + strings.TrimSuffix(p.apiPath, "/")
@@ -124,8 +124,16 @@ func errorResponse(description string) obj {
 	return obj{"description": description, "content": obj{"application/json": obj{"schema": obj{"$ref": "#/components/schemas/Error"}}}}
 }
 
-// docOperation is the operation of one route.
-func docOperation(r flow.Route, pathParams []string) obj {
+// retryLater is an answer that carries Retry-After.
+func retryLater(description string) obj {
+	answer := errorResponse(description)
+	answer["headers"] = obj{"Retry-After": obj{"description": "Seconds to wait before trying again.", "schema": obj{"type": "integer"}}}
+	return answer
+}
+
+// docOperation is the operation of one route of a project, limited says
+// whether the project has a rate limit.
+func docOperation(r flow.Route, pathParams []string, limited bool) obj {
 	parameters := []obj{}
 	for _, name := range pathParams {
 		parameters = append(parameters, obj{"name": name, "in": "path", "required": true, "schema": obj{"type": "string"}})
@@ -149,6 +157,10 @@ func docOperation(r flow.Route, pathParams []string) obj {
 		responses["401"] = errorResponse("No bearer token of the platform, or one that is not valid.")
 		responses["403"] = errorResponse(fmt.Sprintf("The caller's %s is not among this route's callers (collection %s).", r.AuthJWT.Field, r.AuthJWT.RefCol))
 	}
+	if limited {
+		responses["429"] = retryLater("Over the project's rate limit for the client's address: `Error: rate limit exceeded`.")
+	}
+	responses["503"] = retryLater("The service has no room for the run now (`Error: the service is busy: try again shortly`).")
 	fails := map[int][]string{}
 	for _, b := range r.Flow.Blocks {
 		if b.Type == "CONDITION" && b.Action == "FAIL" && b.Fail != nil {
