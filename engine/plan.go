@@ -212,7 +212,11 @@ type Plan struct {
 	inputs   []input // params, body fields, path parameters and auth, in slots
 	itemSlot int     // the slot UPDATE's target conditions read as item
 	HasVault bool
-	Version  int64 // the version of the stored route it was made from
+	// Writes says whether the flow holds a block that writes records
+	// (CREATE, UPDATE, SIMPLE_UPDATE): such a run is one SERIALIZABLE
+	// transaction from its first block (SPEC §9.5).
+	Writes  bool
+	Version int64 // the version of the stored route it was made from
 	// Warnings are what Compile finds doubtful but runs all the same:
 	// variables used before any block sets them. Collections are the
 	// collections the flow names, with where, for the caller to check.
@@ -417,6 +421,10 @@ func (c *compiler) block(b *flow.Block, i int, inLoop bool) step {
 	case kVault:
 		s.name = b.Key
 		c.plan.HasVault = true
+	}
+	switch s.kind {
+	case kCreate, kUpdate, kSimpleUpdate:
+		c.plan.Writes = true
 	}
 	return s
 }

@@ -37,6 +37,7 @@ type routeRunDTO struct {
 	Response   routeAnswerDTO `json:"response"`
 	DurationMS float64        `json:"duration_ms"`
 	Ended      string         `json:"ended"`
+	Attempts   int            `json:"attempts"`
 	DryRun     bool           `json:"dry_run"`
 	Trace      []traceRow     `json:"trace"`
 	TraceCut   bool           `json:"trace_cut,omitempty"`
@@ -95,7 +96,7 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 	run := store.Run{At: time.Now(), ProjectID: in.ProjectID, RouteID: plan.Route.RouteID, Method: plan.Route.Method, Path: "/x" + strings.TrimSuffix(project.apiPath, "/") + path}
 	t := &tracer{rows: []traceRow{}}
 	res, err := h.runRequest(ctx, plan, routeRequest{params: params, query: in.Query, body: body,
-		as: current(c)}, &run, runOptions{trace: t.event, dry: in.DryRun})
+		as: current(c)}, &run, runOptions{trace: t.event, dry: in.DryRun, restart: t.restart})
 	if err != nil {
 		return err
 	}
@@ -107,6 +108,7 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 		Response:   routeAnswerDTO{Status: res.Status, Body: t.mask(res.Body, res.Derived)},
 		DurationMS: float64(run.Duration.Microseconds()) / 1000,
 		Ended:      res.Ended,
+		Attempts:   max(1, run.Attempts),
 		DryRun:     in.DryRun,
 		Trace:      t.rows,
 		TraceCut:   t.cut,
@@ -223,6 +225,13 @@ func (t *tracer) event(ev engine.Event) {
 		}
 	}
 	t.add(row)
+}
+
+// restart forgets the rows of an attempt that failed to serialize: the
+// trace shows the attempt that ended the run. The vault values read stay
+// masked.
+func (t *tracer) restart() {
+	t.rows, t.loops, t.cut = t.rows[:0], nil, false
 }
 
 // close ends the innermost open loop, with a row for the turns it left out.

@@ -28,6 +28,7 @@ type runDTO struct {
 	UserID     *int64  `json:"user_id"`
 	Username   string  `json:"username"`
 	Fault      string  `json:"fault"`
+	Attempts   int     `json:"attempts"`
 }
 
 type runsView struct {
@@ -61,7 +62,7 @@ func (h *Handlers) runList(c *fiber.Ctx) error {
 	dtos := make([]runDTO, len(runs))
 	for i, r := range runs {
 		dtos[i] = runDTO{ID: r.ID, At: r.At.UTC().Format("2006-01-02T15:04:05.000Z"), RouteID: r.RouteID, Method: r.Method, Path: r.Path,
-			Status: r.Status, Ended: r.Ended, DurationMS: float64(r.Duration.Microseconds()) / 1000, UserID: r.UserID, Username: r.Username, Fault: r.Fault}
+			Status: r.Status, Ended: r.Ended, DurationMS: float64(r.Duration.Microseconds()) / 1000, UserID: r.UserID, Username: r.Username, Fault: r.Fault, Attempts: r.Attempts}
 	}
 	if representationOf(c) == asJSON {
 		return h.respond(c, Reply{Data: dtos, Amount: &total})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net/url"
 	"strconv"
 	"strings"
@@ -136,6 +137,9 @@ type routeRequest struct {
 type runOptions struct {
 	trace engine.Trace
 	dry   bool
+	// restart, when set, is told that the run begins again (it failed to
+	// serialize): what the trace was told of the attempt is void.
+	restart func()
 }
 
 // runRequest runs plan for req and writes run, begun at run.At, to the run
@@ -168,8 +172,11 @@ func (h *Handlers) runRequest(ctx context.Context, plan *engine.Plan, req routeR
 var busyResult = engine.Result{Status: fiber.StatusServiceUnavailable, Ended: "BUSY",
 	Body: errorJSON(fiber.StatusServiceUnavailable, "Error: the service is busy: try again shortly")}
 
-// execute reads req's inputs, checks its caller and runs plan in one
-// transaction; it fills run's caller, ending and fault.
+// execute reads req's inputs, checks its caller and runs plan; it fills
+// run's caller, ending, fault and attempts. A plan that writes runs in one
+// SERIALIZABLE transaction from its first block and, when that fails to
+// serialize or deadlocks, runs again from the start after a short jittered
+// back-off, until it commits or its time is up (SPEC §9.5).
 func (h *Handlers) execute(ctx context.Context, plan *engine.Plan, req routeRequest, run *store.Run, opts runOptions) (engine.Result, error) {
 	vars, caller, err := h.routeInputs(ctx, plan.Route, req)
 	if caller == nil {
@@ -186,8 +193,72 @@ func (h *Handlers) execute(ctx context.Context, plan *engine.Plan, req routeRequ
 	if err != nil {
 		return engine.Result{}, err
 	}
-	env := &runEnv{h: h, project: plan.Route.ProjectID, route: plan.Route.RouteID, caller: caller}
+	ctx, cancel := context.WithTimeout(ctx, h.limits.Time)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	if plan.Writes {
+		// The run keeps its place among its project's transactions from
+		// one attempt to the next: a run begun again does not queue anew
+		// behind the runs it collided with.
+		release, err := h.txGate.enter(ctx, plan.Route.ProjectID)
+		if err != nil {
+			return engine.Result{}, err
+		}
+		defer release()
+	}
+	for attempt := 1; ; attempt++ {
+		run.Attempts = attempt
+		res, err := h.attempt(ctx, plan, vars, caller, opts)
+		if attempt > 1 && res.Fault != nil && ctx.Err() != nil {
+			// Its time ran out in an attempt after a collision.
+			err = errContention
+		}
+		if errors.Is(err, errContention) {
+			run.Ended = "BUSY"
+			return contention, nil
+		}
+		if !store.Retryable(err) {
+			if err != nil {
+				return res, err
+			}
+			run.Ended = res.Ended
+			if res.Fault != nil {
+				run.Fault = res.Fault.Error()
+			}
+			return res, nil
+		}
+		// Up to 2, 4, 8 … 64 ms, drawn at random so that the runs that
+		// collided do not meet again.
+		wait := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 6)))
+		if time.Now().Add(wait).After(deadline) {
+			run.Ended = "BUSY"
+			return contention, nil
+		}
+		if opts.restart != nil {
+			opts.restart()
+		}
+		time.Sleep(wait)
+	}
+}
+
+// errContention ends a run whose time ran out while it was run again.
+var errContention = errors.New("the route could not complete under contention")
+
+// contention is the answer of a run that could not serialize within its
+// time: it carries Retry-After.
+var contention = engine.Result{Status: fiber.StatusServiceUnavailable, Ended: "BUSY",
+	Body: errorJSON(fiber.StatusServiceUnavailable, "Error: the route could not complete under contention")}
+
+// attempt runs plan once, in a transaction of its own when it writes, and
+// commits what it wrote when it ended normally (unless dry).
+func (h *Handlers) attempt(ctx context.Context, plan *engine.Plan, vars map[string]any, caller *principal, opts runOptions) (engine.Result, error) {
+	env := &runEnv{h: h, project: plan.Route.ProjectID, route: plan.Route.RouteID, caller: caller, serializable: plan.Writes, gated: plan.Writes}
 	defer env.rollback()
+	if plan.Writes {
+		if err := env.begin(ctx); err != nil {
+			return engine.Result{}, err
+		}
+	}
 	res, err := engine.RunTraced(ctx, plan, vars, env, h.limits, opts.trace)
 	if err != nil {
 		return res, err
@@ -196,10 +267,6 @@ func (h *Handlers) execute(ctx context.Context, plan *engine.Plan, req routeRequ
 		if err := env.commit(ctx); err != nil {
 			return res, err
 		}
-	}
-	run.Ended = res.Ended
-	if res.Fault != nil {
-		run.Fault = res.Fault.Error()
 	}
 	return res, nil
 }
@@ -350,6 +417,9 @@ type runEnv struct {
 	caller  *principal
 	tx      *store.Tx
 	release func() // gives back the project's place in txGate
+	// serializable: the run writes, and its transaction is SERIALIZABLE.
+	serializable bool
+	gated        bool // the run holds its project's place in txGate already
 }
 
 func (e *runEnv) db() *store.Store {
@@ -365,11 +435,18 @@ func (e *runEnv) begin(ctx context.Context) error {
 	if e.tx != nil {
 		return nil
 	}
-	release, err := e.h.txGate.enter(ctx, e.project)
-	if err != nil {
-		return err
+	release := func() {}
+	if !e.gated {
+		var err error
+		if release, err = e.h.txGate.enter(ctx, e.project); err != nil {
+			return err
+		}
 	}
-	tx, err := e.h.runTx.Begin(ctx)
+	begin := e.h.runTx.Begin
+	if e.serializable {
+		begin = e.h.runTx.BeginSerializable
+	}
+	tx, err := begin(ctx)
 	if err != nil {
 		release()
 		if ctx.Err() != nil {

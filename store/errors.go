@@ -42,3 +42,11 @@ func translate(err error) error {
 	}
 	return err
 }
+
+// Retryable says whether err ended a transaction that may succeed when run
+// again from its start: a serialization failure (40001), a deadlock
+// (40P01) or a row lock not had in time (55P03).
+func Retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01" || pgErr.Code == "55P03")
+}

@@ -29,6 +29,20 @@ func (s *Store) Begin(ctx context.Context) (*Tx, error) {
 	return &Tx{Store: s.on(tx), tx: tx}, nil
 }
 
+// BeginSerializable starts a SERIALIZABLE transaction: what it reads and
+// writes is as if no other transaction ran beside it, or it fails (SQLSTATE
+// 40001) and may be run again. It waits at most 100 ms for a row lock
+// (55P03 then, see Retryable): two runs that lock the same rows in
+// opposite orders are both run again at once rather than after the
+// server's deadlock check, a second later.
+func (s *Store) BeginSerializable(ctx context.Context) (*Tx, error) {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = '100ms'"})
+	if err != nil {
+		return nil, err
+	}
+	return &Tx{Store: s.on(tx), tx: tx}, nil
+}
+
 // Commit commits the transaction.
 func (t *Tx) Commit(ctx context.Context) error { return t.tx.Commit(ctx) }
 
@@ -220,11 +234,12 @@ type Run struct {
 	Method    string
 	Path      string
 	Status    int
-	Ended     string // RETURN, FAIL, END, FAULT, REFUSED (the request was), ERROR (the platform failed)
+	Ended     string // RETURN, FAIL, END, FAULT, REFUSED (the request was), LIMITED, BUSY, ERROR (the platform failed)
 	Duration  time.Duration
 	UserID    *int64
 	Username  string
 	Fault     string
+	Attempts  int // how many times the run began: more than 1 when it failed to serialize
 }
 
 // RunsKept is how long the run log keeps a run.
@@ -253,13 +268,13 @@ func (s *Store) LogRuns(ctx context.Context, runs []Run) error {
 		}
 		kept := slices.DeleteFunc(slices.Clone(runs), func(r Run) bool { return !projects[r.ProjectID] })
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"route_runs"},
-			[]string{"at", "project_id", "route_id", "method", "path", "status", "ended", "duration_us", "user_id", "username", "fault"},
+			[]string{"at", "project_id", "route_id", "method", "path", "status", "ended", "duration_us", "user_id", "username", "fault", "attempts"},
 			pgx.CopyFromSlice(len(kept), func(i int) ([]any, error) {
 				r := kept[i]
 				if r.UserID != nil && !users[*r.UserID] {
 					r.UserID = nil
 				}
-				return []any{r.At, r.ProjectID, r.RouteID, r.Method, r.Path, r.Status, r.Ended, r.Duration.Microseconds(), r.UserID, r.Username, r.Fault}, nil
+				return []any{r.At, r.ProjectID, r.RouteID, r.Method, r.Path, r.Status, r.Ended, r.Duration.Microseconds(), r.UserID, r.Username, r.Fault, max(1, r.Attempts)}, nil
 			}))
 		return err
 	})
@@ -310,7 +325,7 @@ func (s *Store) ListRuns(ctx context.Context, project string, q RunQuery) ([]Run
 		project, q.RouteID, lo, hi).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.db.Query(ctx, `SELECT id, at, project_id, route_id, method, path, status, ended, duration_us * 1000, user_id, username, fault
+	rows, err := s.db.Query(ctx, `SELECT id, at, project_id, route_id, method, path, status, ended, duration_us * 1000, user_id, username, fault, attempts
 		FROM route_runs`+where+" ORDER BY id DESC OFFSET $5 LIMIT $6", project, q.RouteID, lo, hi, q.Offset, q.Limit)
 	if err != nil {
 		return nil, 0, err

@@ -1,0 +1,242 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"stencil/store"
+)
+
+// concurrently sends n requests made by req over clients goroutines to
+// the app listening at base, and counts the answers by status.
+func concurrently(t *testing.T, base string, clients, n int, req func(i int) (string, string)) map[int]int {
+	t.Helper()
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for i := range next {
+				path, body := req(i)
+				resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+				if err != nil {
+					t.Error(err)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				raw, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Logf("%d %s", resp.StatusCode, raw)
+				}
+				mu.Lock()
+				statuses[resp.StatusCode]++
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return statuses
+}
+
+// recordsOf returns the data of a collection's records of project shop.
+func recordsOf(t *testing.T, ta *testApp, col string) []map[string]any {
+	t.Helper()
+	recs, err := ta.h.store.Records(context.Background(), "shop", col, nil, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, r := range recs {
+		var m map[string]any
+		if err := json.Unmarshal(r.Data, &m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// newCollection makes a collection of project shop with records.
+func newCollection(t *testing.T, ta *testApp, id string, records ...string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := ta.h.store.CreateCollection(ctx, &store.Collection{ProjectID: "shop", ID: id, Name: id}, ta.root.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range records {
+		r := store.Record{ProjectID: "shop", CollectionID: id, Data: []byte(rec)}
+		if err := ta.h.store.CreateRecord(ctx, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// readCounter is the blocks that read counter c's record and compute its
+// next value: rows, rec, next.
+var readCounter = []string{
+	`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"counters"}`,
+	`{"type":"FILTER","depth":0,"local_name":"mine","source":"rows","ref_property":"name","filters":[{"right":` + lit("STRING", "c") + `,"operation_type":"EQUAL_TO","not":false,"next":"NONE"}]}`,
+	`{"type":"PROPERTY","depth":0,"local_name":"rec","data":` + ref("mine") + `,"apply":"GET_FIRST","additional":""}`,
+	`{"type":"ASSIGNMENT","depth":0,"local_name":"next","conditions":[],"operations":[{"left":` + ref("rec.n") + `,"right":` + lit("INTEGER", "1") + `,"operation_type":"ADDITION","not":false,"next":"NONE"}]}`,
+}
+
+// TestCounterUnderConcurrency: 32 clients increment one counter 160 times
+// in all, through a route that reads the record, adds 1 and writes it
+// back. Each answer 200 is one increment, and the count ends at exactly
+// 160 (16–27 before runs that write were serializable).
+func TestCounterUnderConcurrency(t *testing.T) {
+	writes := map[string]string{
+		"SIMPLE_UPDATE": `{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"counters","ref_property":"n","save":true,"targets":[{"field":"name","value":` + lit("STRING", "c") + `}],"set":` + ref("next") + `}`,
+		"UPDATE": `{"type":"UPDATE","depth":0,"ref_col":"counters","ref_property":"n","save":true,"targets":[{"field":"name","conditions":[` +
+			cond(ref("item"), "EQUAL_TO", lit("STRING", "c")) + `]}],"set":` + ref("next") + `,"add":null,"filter":null,"conditions":[]}`,
+	}
+	for name, write := range writes {
+		t.Run(name, func(t *testing.T) {
+			ta, h := runApp(t)
+			newCollection(t, ta, "counters", `{"name":"c","n":0}`, `{"name":"other","n":0}`)
+			runnable{id: "inc", method: "POST", path: "/inc", blocks: append(append([]string{}, readCounter...), write,
+				`{"type":"RETURN","depth":0,"pairs":`+pairsOf("n", ref("next"))+`,"conditions":[]}`)}.save(t, ta, h)
+			base := ta.listen(t)
+			statuses := concurrently(t, base, 32, 160, func(int) (string, string) { return "/x/shop/inc", "" })
+			counters := recordsOf(t, ta, "counters")
+			if statuses[200] != 160 || counters[0]["n"] != 160.0 || counters[1]["n"] != 0.0 {
+				t.Fatalf("answers %v; counters %v", statuses, counters)
+			}
+			if err := ta.h.runs.flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			var runs, retried int
+			if err := ta.pool.QueryRow(context.Background(), `SELECT count(*), count(*) FILTER (WHERE attempts > 1) FROM route_runs WHERE route_id = 'inc'`).
+				Scan(&runs, &retried); err != nil || runs != 160 {
+				t.Fatalf("run log: %d rows (%d retried), %v", runs, retried, err)
+			}
+			t.Logf("%d of 160 runs began again at least once", retried)
+		})
+	}
+}
+
+// TestTransferUnderConcurrency: each run moves 1 from one account to the
+// other, chosen at random; under 32 clients the sum never changes, and
+// each balance moved by exactly what the answered transfers moved.
+func TestTransferUnderConcurrency(t *testing.T) {
+	ta, h := runApp(t)
+	newCollection(t, ta, "accounts", `{"name":"a","balance":1000}`, `{"name":"b","balance":1000}`)
+	pick := func(v string) []string {
+		return []string{
+			`{"type":"FILTER","depth":0,"local_name":"` + v + `s","source":"rows","ref_property":"name","filters":[{"right":` + ref(v) + `,"operation_type":"EQUAL_TO","not":false,"next":"NONE"}]}`,
+			`{"type":"PROPERTY","depth":0,"local_name":"` + v + `_rec","data":` + ref(v+"s") + `,"apply":"GET_FIRST","additional":""}`,
+		}
+	}
+	blocks := []string{`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"accounts"}`}
+	blocks = append(blocks, pick("from")...)
+	blocks = append(blocks, pick("to")...)
+	blocks = append(blocks,
+		`{"type":"ASSIGNMENT","depth":0,"local_name":"from_new","conditions":[],"operations":[{"left":`+ref("from_rec.balance")+`,"right":`+lit("INTEGER", "1")+`,"operation_type":"SUBTRACTION","not":false,"next":"NONE"}]}`,
+		`{"type":"ASSIGNMENT","depth":0,"local_name":"to_new","conditions":[],"operations":[{"left":`+ref("to_rec.balance")+`,"right":`+lit("INTEGER", "1")+`,"operation_type":"ADDITION","not":false,"next":"NONE"}]}`,
+		`{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"accounts","ref_property":"balance","save":true,"targets":[{"field":"name","value":`+ref("from")+`}],"set":`+ref("from_new")+`}`,
+		`{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"accounts","ref_property":"balance","save":true,"targets":[{"field":"name","value":`+ref("to")+`}],"set":`+ref("to_new")+`}`,
+		`{"type":"RETURN","depth":0,"pairs":`+pairsOf("ok", lit("BOOLEAN", "true"))+`,"conditions":[]}`)
+	runnable{id: "move", method: "POST", path: "/move", body: `[{"id":"from","bdtype":"STRING"},{"id":"to","bdtype":"STRING"}]`, blocks: blocks}.save(t, ta, h)
+	base := ta.listen(t)
+	directions := make([]bool, 200) // true: a → b
+	for i := range directions {
+		directions[i] = rand.IntN(2) == 0
+	}
+	var mu sync.Mutex
+	moved := 0 // what a gave to b, by the answered transfers
+	statuses := map[int]int{}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 32 {
+		wg.Go(func() {
+			for i := range next {
+				body := `{"from":"b","to":"a"}`
+				if directions[i] {
+					body = `{"from":"a","to":"b"}`
+				}
+				resp, err := http.Post(base+"/x/shop/move", "application/json", strings.NewReader(body))
+				if err != nil {
+					t.Error(err)
+					continue
+				}
+				raw, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Logf("%d %s", resp.StatusCode, raw)
+				}
+				mu.Lock()
+				statuses[resp.StatusCode]++
+				if resp.StatusCode == 200 {
+					moved += map[bool]int{true: 1, false: -1}[directions[i]]
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range directions {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	accounts := recordsOf(t, ta, "accounts")
+	a, b := accounts[0]["balance"].(float64), accounts[1]["balance"].(float64)
+	if statuses[200] != len(directions) || a+b != 2000 || a != float64(1000-moved) {
+		t.Fatalf("answers %v; a %v, b %v (sum %v), a gave %d\n%s", statuses, a, b, a+b, moved, ta.logs)
+	}
+	t.Logf("a %v, b %v after %d transfers", a, b, len(directions))
+}
+
+// TestContentionAnswers503: a run that cannot get its rows within its
+// time (another transaction holds them) is run again until its time is up,
+// then answers 503 with Retry-After, writes nothing, and is logged once,
+// BUSY, with its attempts.
+func TestContentionAnswers503(t *testing.T) {
+	ta, h := runApp(t)
+	newCollection(t, ta, "counters", `{"name":"c","n":0}`)
+	runnable{id: "inc", method: "POST", path: "/inc", blocks: append(append([]string{}, readCounter...),
+		`{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"counters","ref_property":"n","save":true,"targets":[{"field":"name","value":`+lit("STRING", "c")+`}],"set":`+ref("next")+`}`,
+	)}.save(t, ta, h)
+	ta.h.limits.Time = time.Second
+	ctx := context.Background()
+	holder, err := ta.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback(ctx)
+	if _, err := holder.Exec(ctx, "SELECT id FROM records WHERE collection_id = 'counters' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest("POST", "/x/shop/inc", nil)
+	resp, body := ta.do(t, req)
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "Error: the route could not complete under contention") {
+		t.Fatalf("%d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	if err := holder.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := recordsOf(t, ta, "counters")[0]["n"]; n != 0.0 {
+		t.Fatalf("the counter is %v", n)
+	}
+	if err := ta.h.runs.flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var ended string
+	var attempts int
+	if err := ta.pool.QueryRow(ctx, `SELECT ended, attempts FROM route_runs WHERE route_id = 'inc'`).Scan(&ended, &attempts); err != nil || ended != "BUSY" || attempts < 2 {
+		t.Fatalf("run log: %s after %d attempts, %v", ended, attempts, err)
+	}
+}
