@@ -576,3 +576,82 @@ func TestEqualityOfSharedValues(t *testing.T) {
 		t.Fatal("arrays compared by their start alone")
 	}
 }
+
+// fetchWith is a FETCH of books into rows with match, sort and limit as
+// JSON ("" leaves a field out).
+func fetchWith(match, sort, limit string) string {
+	b := `{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"books"`
+	for name, v := range map[string]string{"match": match, "sort": sort, "limit": limit} {
+		if v != "" {
+			b += `,"` + name + `":` + v
+		}
+	}
+	return b + "}"
+}
+
+func titles() string {
+	return `{"type":"FILTER","depth":0,"local_name":"t","source":"rows","ref_property":"","filters":[]}`
+}
+
+func TestFetchMatchSortLimit(t *testing.T) {
+	shelfA3 := `[{"id":"stock.shelf","data":` + str("A3") + `}]`
+	runCases(t, []blockCase{
+		{name: "match on a nested property", blocks: []string{fetchWith(shelfA3, "", ""), returns("n", ref("rows.1.title"), "two", ref("rows.2"))},
+			body: `{"n":"Solaris","two":null}`},
+		{name: "match on two pairs, one a variable", blocks: []string{assign("y", num("1961")),
+			fetchWith(`[{"id":"stock.shelf","data":`+str("A3")+`},{"id":"year","data":`+ref("y")+`}]`, "", ""), returns("n", ref("rows.0.title"), "more", ref("rows.1"))},
+			body: `{"n":"Solaris","more":null}`},
+		{name: "match on an array value is containment", blocks: []string{fetchWith(`[{"id":"tags","data":`+lit("ARRAY", `["sf"]`)+`}]`, "", ""),
+			returns("a", ref("rows.0.title"), "b", ref("rows.1.title"), "c", ref("rows.2"))}, body: `{"a":"Dune","b":"Solaris","c":null}`},
+		{name: "sort descending", blocks: []string{fetchWith("", `{"property":"year","descending":true}`, ""), returns("a", ref("rows.0.title"), "c", ref("rows.2.title"))},
+			body: `{"a":"Dune","c":"Emma"}`},
+		{name: "sort ascending by a nested property, then by id", blocks: []string{fetchWith("", `{"property":"stock.shelf","descending":false}`, ""),
+			returns("a", ref("rows.0._id"), "b", ref("rows.1._id"), "c", ref("rows.2._id"))}, body: `{"a":1,"b":3,"c":2}`},
+		{name: "records without the property come last", blocks: []string{fetchWith("", `{"property":"missing","descending":true}`, `{"ref_var":false,"rtype":"INTEGER","data":"2"}`),
+			returns("a", ref("rows.0._id"), "b", ref("rows.1._id"), "c", ref("rows.2"))}, body: `{"a":1,"b":2,"c":null}`},
+		{name: "limit from a variable", blocks: []string{assign("n", num("2")), fetchWith("", "", ref("n")), returns("b", ref("rows.1._id"), "c", ref("rows.2"))},
+			body: `{"b":2,"c":null}`},
+		{name: "a null limit is none", blocks: []string{fetchWith("", "", ref("nothing")), returns("c", ref("rows.2._id"))}, body: `{"c":3}`},
+		{name: "a limit of 0 from a variable", blocks: []string{assign("n", num("0")), fetchWith("", "", ref("n"))}, status: 500,
+			body: `{"status":500,"message":"Error: flow.blocks[1] (FETCH): limit must be a whole number from 1 to 10000, not a number"}`},
+		{name: "every field null", blocks: []string{`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"books","match":[],"sort":null,"limit":null}`, returns("c", ref("rows.2._id"))},
+			body: `{"c":3}`},
+	})
+}
+
+func TestDeleteBlock(t *testing.T) {
+	del := func(targets, conds string, save bool, local string) string {
+		return fmt.Sprintf(`{"type":"DELETE","depth":0,"ref_col":"books","targets":%s,"conditions":%s,"save":%t,"local_name":%q}`, targets, conds, save, local)
+	}
+	onA3 := `[{"field":"stock.shelf","value":` + str("A3") + `}]`
+	left := func(want string) func(*testing.T, *memEnv) {
+		return func(t *testing.T, env *memEnv) {
+			t.Helper()
+			if got := env.dump("books"); !strings.Contains(got, want) || strings.Count(got, `"title"`) != strings.Count(want, "|")+1 {
+				t.Errorf("books left: %s, want %s", got, want)
+			}
+		}
+	}
+	runCases(t, []blockCase{
+		{name: "deletes what its targets select", blocks: []string{del(onA3, "[]", true, "n"), returns("n", ref("n"))}, body: `{"n":2}`, after: left("Emma")},
+		{name: "every target must hold", blocks: []string{del(`[{"field":"stock.shelf","value":`+str("A3")+`},{"field":"year","value":`+lit("INTEGER", "1961")+`}]`, "[]", true, "n"),
+			returns("n", ref("n"))}, body: `{"n":1}`},
+		{name: "conditions that fail delete nothing", blocks: []string{del(onA3, "["+cond(num("1"), "EQUAL_TO", num("2"), "")+"]", true, "n"), returns("n", ref("n"))},
+			body: `{"n":0}`},
+		{name: "save false deletes nothing", blocks: []string{del(onA3, "[]", false, "n"), returns("n", ref("n"))}, body: `{"n":0}`},
+		{name: "without a local name", blocks: []string{del(onA3, "[]", true, ""), returns("ok", lit("BOOLEAN", "true"))}, body: `{"ok":true}`},
+		{name: "a collection that does not exist", blocks: []string{`{"type":"DELETE","depth":0,"ref_col":"nope","targets":` + onA3 + `,"conditions":[],"save":true,"local_name":""}`},
+			status: 500, body: `{"status":500,"message":"Error: flow.blocks[0] (DELETE): collection nope does not exist"}`},
+	})
+	res, err := Run(context.Background(), compile(t, del(onA3, "[]", true, "n")), nil, books(), DefaultLimits)
+	if err != nil || !res.Wrote {
+		t.Fatalf("a DELETE that deleted did not say it wrote: %+v %v", res, err)
+	}
+}
+
+func TestSaveFalseWarns(t *testing.T) {
+	plan := compile(t, `{"type":"DELETE","depth":0,"ref_col":"books","targets":[{"field":"year","value":`+num("1")+`}],"conditions":[],"save":false,"local_name":""}`)
+	if len(plan.Warnings) != 1 || plan.Warnings[0] != "flow.blocks[0] (DELETE) has save: false: it writes nothing" || !plan.Writes {
+		t.Fatalf("warnings %q, writes %v", plan.Warnings, plan.Writes)
+	}
+}

@@ -36,19 +36,31 @@ type Email struct {
 // route and caller, and the run's transaction (writes are committed or
 // rolled back by the caller of Run, as Result says).
 type Env interface {
-	// Select returns the records of collection in id order, at most limit;
-	// with match, only those whose data contains it (JSON containment);
-	// with lock, locked for the run's writes.
-	Select(ctx context.Context, collection string, match map[string]any, limit int, lock bool) ([]Record, error)
+	// Select returns the records of collection that q asks for.
+	Select(ctx context.Context, collection string, q Query) ([]Record, error)
 	// Insert adds a record to collection and returns its id.
 	Insert(ctx context.Context, collection string, data []byte) (int64, error)
 	// Update replaces the data of records of collection.
 	Update(ctx context.Context, collection string, records []Write) error
+	// Delete deletes records of collection by id.
+	Delete(ctx context.Context, collection string, ids []int64) error
 	// Vault returns the value of a vault entry of the project, having
 	// logged the read in its own committed write.
 	Vault(ctx context.Context, key string) (string, error)
 	// Queue puts an email in the project's outbox.
 	Queue(ctx context.Context, m Email) error
+}
+
+// Query is a read of records: those whose data contains Match (JSON
+// containment; nil: all), ordered by the property at the dot path Sort
+// (records without it last, then by id; nil: by id), at most Limit, and
+// with Lock locked for the run's writes.
+type Query struct {
+	Match      map[string]any
+	Sort       []string
+	Descending bool
+	Limit      int
+	Lock       bool
 }
 
 // Errors an Env returns for what the route asks wrongly; the run ends in a

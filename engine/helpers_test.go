@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -143,23 +144,40 @@ func (m *memEnv) dump(col string) string {
 	return strings.Join(parts, " ")
 }
 
-func contains(data, match map[string]any) bool {
-	for k, want := range match {
-		if inner, ok := want.(map[string]any); ok {
-			got, ok := data[k].(map[string]any)
-			if !ok || !contains(got, inner) {
-				return false
-			}
-			continue
-		}
-		if !equal(data[k], want) {
+// contains is PostgreSQL's jsonb containment (@>): an object contains
+// another when it has each of its keys with a value containing that key's
+// value; an array contains another when each of its items is contained in
+// some item; scalars must be equal.
+func contains(have, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
 			return false
 		}
+		for k, v := range w {
+			hv, present := h[k]
+			if !present || !contains(hv, v) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok {
+			return false
+		}
+		for _, v := range w {
+			if !slices.ContainsFunc(h, func(item any) bool { return contains(item, v) }) {
+				return false
+			}
+		}
+		return true
 	}
-	return true
+	return equal(have, want)
 }
 
-func (m *memEnv) Select(_ context.Context, col string, match map[string]any, limit int, _ bool) ([]Record, error) {
+func (m *memEnv) Select(_ context.Context, col string, q Query) ([]Record, error) {
 	if m.fail != nil {
 		return nil, m.fail
 	}
@@ -167,17 +185,52 @@ func (m *memEnv) Select(_ context.Context, col string, match map[string]any, lim
 	if !ok {
 		return nil, ErrNoCollection
 	}
-	var out []Record
+	var found []memRecord
 	for _, r := range recs {
-		if len(out) == limit {
-			break
-		}
-		if match == nil || contains(r.Data, match) {
-			b, _ := json.Marshal(r.Data)
-			out = append(out, Record{ID: r.ID, Data: b})
+		if q.Match == nil || contains(map[string]any(r.Data), q.Match) {
+			found = append(found, r)
 		}
 	}
+	if q.Sort != nil {
+		// As PostgreSQL orders jsonb: numbers, strings; records without
+		// the property last; then by id.
+		slices.SortStableFunc(found, func(a, b memRecord) int {
+			x, y := lookup(a.Data, q.Sort), lookup(b.Data, q.Sort)
+			switch {
+			case x == nil && y == nil:
+				return 0
+			case x == nil:
+				return 1
+			case y == nil:
+				return -1
+			}
+			c := 0
+			switch {
+			case compare(opLess, x, y, nil):
+				c = -1
+			case compare(opGreater, x, y, nil):
+				c = 1
+			}
+			if q.Descending {
+				c = -c
+			}
+			return c
+		})
+	}
+	var out []Record
+	for _, r := range found {
+		if len(out) == q.Limit {
+			break
+		}
+		b, _ := json.Marshal(r.Data)
+		out = append(out, Record{ID: r.ID, Data: b})
+	}
 	return out, nil
+}
+
+func (m *memEnv) Delete(_ context.Context, col string, ids []int64) error {
+	m.cols[col] = slices.DeleteFunc(m.cols[col], func(r memRecord) bool { return slices.Contains(ids, r.ID) })
+	return nil
 }
 
 func (m *memEnv) Insert(_ context.Context, col string, data []byte) (int64, error) {

@@ -62,12 +62,13 @@ const (
 	kReturn
 	kVault
 	kEmail
+	kDelete
 )
 
 var kinds = map[string]kind{
 	"FETCH": kFetch, "ASSIGNMENT": kAssignment, "TEMPLATE": kTemplate, "CONDITION": kCondition, "LOOP": kLoop,
 	"FILTER": kFilter, "PROPERTY": kProperty, "FUNCTION": kFunction, "OBJECT": kObject, "UPDATE": kUpdate,
-	"SIMPLE_UPDATE": kSimpleUpdate, "CREATE": kCreate, "RETURN": kReturn, "VAULT": kVault, "EMAIL": kEmail,
+	"SIMPLE_UPDATE": kSimpleUpdate, "CREATE": kCreate, "RETURN": kReturn, "VAULT": kVault, "EMAIL": kEmail, "DELETE": kDelete,
 }
 
 // operand is a literal converted once, or a variable's slot and the dot
@@ -127,6 +128,7 @@ type step struct {
 	reads    []int // the slots the block reads, for tracing what a vault value reaches
 	keeps    []int // the slots whose values the block's result may hold (see runner.fresh)
 	size     int   // OBJECT: the bytes of the object it makes (see size)
+	desc     bool  // FETCH: sort descending by path
 }
 
 // keepSlots lists the slots whose values step s may hold on to in what it
@@ -421,10 +423,36 @@ func (c *compiler) block(b *flow.Block, i int, inLoop bool) step {
 	case kVault:
 		s.name = b.Key
 		c.plan.HasVault = true
+	case kFetch:
+		s.pairs = c.pairs(b.Match, at+".match")
+		for j, p := range b.Match {
+			for _, seg := range splitPath(p.ID) {
+				if _, isIndex := index(seg); isIndex || seg == "" {
+					c.problem(fmt.Sprintf("%s.match[%d].id", at, j), "must be property names joined by dots, without an array index")
+					break
+				}
+			}
+		}
+		if b.Sort != nil {
+			s.path, s.desc = splitPath(b.Sort.Property), b.Sort.Descending
+		}
+		s.a = c.operandPtr(b.Limit, at+".limit")
+		if s.a != nil && !s.a.ref {
+			if n, ok := s.a.lit.(float64); !ok || n != float64(int(n)) || n < 1 || n > 10_000 {
+				c.problem(at+".limit.data", "must be a whole number from 1 to 10000")
+			}
+		}
+	case kDelete:
+		for j, t := range b.SimpleTargets {
+			s.targets = append(s.targets, target{path: splitPath(t.Field), value: c.operand(t.Value, fmt.Sprintf("%s.targets[%d].value", at, j))})
+		}
 	}
 	switch s.kind {
-	case kCreate, kUpdate, kSimpleUpdate:
+	case kCreate, kUpdate, kSimpleUpdate, kDelete:
 		c.plan.Writes = true
+		if !b.Save {
+			c.plan.Warnings = append(c.plan.Warnings, fmt.Sprintf("%s (%s) has save: false: it writes nothing", at, b.Type))
+		}
 	}
 	return s
 }

@@ -620,7 +620,11 @@ func (r *runner) passes(filters []test, item any) bool {
 func (r *runner) step(s *step) (signal, error) {
 	switch s.kind {
 	case kFetch:
-		recs, err := r.sel(s, nil, false)
+		q, err := r.fetchQuery(s)
+		if err != nil {
+			return sigEnd, err
+		}
+		recs, err := r.sel(s, q)
 		if err != nil {
 			return sigEnd, err
 		}
@@ -774,6 +778,17 @@ func (r *runner) step(s *step) (signal, error) {
 	case kEmail:
 		if r.when(s.tests) {
 			return sigNext, r.email(s)
+		}
+	case kDelete:
+		n := 0
+		if r.when(s.tests) {
+			var err error
+			if n, err = r.remove(s); err != nil {
+				return sigEnd, err
+			}
+		}
+		if s.out >= 0 {
+			r.put(s.out, float64(n))
 		}
 	}
 	return sigNext, nil
@@ -966,10 +981,14 @@ func (r *runner) answer(pairs []pair) ([]byte, error) {
 	return append(e.buf, '}'), nil
 }
 
-// sel reads records of the step's collection for FETCH, UPDATE and
-// SIMPLE_UPDATE, within the record limit.
-func (r *runner) sel(s *step, match map[string]any, lock bool) ([]Record, error) {
-	recs, err := r.env.Select(r.ctx, s.coll, match, r.limits.Records+1, lock)
+// sel reads records of the step's collection for FETCH, UPDATE,
+// SIMPLE_UPDATE and DELETE, within the record limit: a query without a
+// limit of its own that finds more is a fault.
+func (r *runner) sel(s *step, q Query) ([]Record, error) {
+	if q.Limit == 0 {
+		q.Limit = r.limits.Records + 1
+	}
+	recs, err := r.env.Select(r.ctx, s.coll, q)
 	if err != nil {
 		return nil, r.envError(s, err)
 	}
@@ -979,6 +998,73 @@ func (r *runner) sel(s *step, match map[string]any, lock bool) ([]Record, error)
 	return recs, nil
 }
 
+// fetchQuery is what a FETCH reads: its match, sort and limit (SPEC §9.5).
+func (r *runner) fetchQuery(s *step) (Query, error) {
+	q := Query{Sort: s.path, Descending: s.desc}
+	if len(s.pairs) > 0 {
+		q.Match = map[string]any{}
+		for _, p := range s.pairs {
+			nest(q.Match, splitPath(p.id), r.value(p.v))
+		}
+	}
+	if s.a != nil {
+		v := r.value(*s.a)
+		n, ok := v.(float64)
+		if v != nil && (!ok || n != float64(int(n)) || n < 1 || n > float64(r.limits.Records)) {
+			return q, r.fault(s, "limit must be a whole number from 1 to %d, not %s", r.limits.Records, describe(v))
+		}
+		q.Limit = int(n) // a null limit is none
+	}
+	return q, nil
+}
+
+// nest sets the value at path inside m, making the objects on the way: the
+// containment object of a match.
+func nest(m map[string]any, path []string, v any) {
+	for _, seg := range path[:len(path)-1] {
+		inner, ok := m[seg].(map[string]any)
+		if !ok {
+			inner = map[string]any{}
+			m[seg] = inner
+		}
+		m = inner
+	}
+	m[path[len(path)-1]] = v
+}
+
+// remove runs DELETE: the records its targets select are deleted when
+// save, and it gives how many were.
+func (r *runner) remove(s *step) (int, error) {
+	recs, err := r.sel(s, Query{Match: r.containment(s), Lock: s.save})
+	if err != nil {
+		return 0, err
+	}
+	var ids []int64
+	for _, rec := range recs {
+		if r.late.Load() {
+			return 0, r.timeout(s)
+		}
+		if err := r.charge(s, 2*len(rec.Data)+storedSize); err != nil {
+			return 0, err
+		}
+		data, err := r.decoder().Object(rec.Data)
+		if err != nil {
+			return 0, fmt.Errorf("record %d: %w", rec.ID, err)
+		}
+		if r.selects(s, data) {
+			ids = append(ids, rec.ID)
+		}
+	}
+	if !s.save || len(ids) == 0 {
+		return 0, nil
+	}
+	if err := r.env.Delete(r.ctx, s.coll, ids); err != nil {
+		return 0, r.envError(s, err)
+	}
+	r.result.Wrote = true
+	return len(ids), nil
+}
+
 // update runs UPDATE and SIMPLE_UPDATE: select the records, change the
 // property, write them when save.
 func (r *runner) update(s *step) error {
@@ -986,7 +1072,7 @@ func (r *runner) update(s *step) error {
 	if s.kind == kSimpleUpdate {
 		match = r.containment(s)
 	}
-	recs, err := r.sel(s, match, s.save)
+	recs, err := r.sel(s, Query{Match: match, Lock: s.save})
 	if err != nil {
 		return err
 	}
@@ -1026,7 +1112,7 @@ func (r *runner) update(s *step) error {
 	return nil
 }
 
-// containment is the part of SIMPLE_UPDATE's targets that the database can
+// containment is the part of SIMPLE_UPDATE's and DELETE's targets that the database can
 // test with an index: targets whose field is a path of names and whose
 // value is a string, number or boolean. selects still tests them all.
 func (r *runner) containment(s *step) map[string]any {
@@ -1050,16 +1136,7 @@ func (r *runner) containment(s *step) map[string]any {
 		if match == nil {
 			match = map[string]any{}
 		}
-		m := match
-		for _, seg := range t.path[:len(t.path)-1] {
-			inner, ok := m[seg].(map[string]any)
-			if !ok {
-				inner = map[string]any{}
-				m[seg] = inner
-			}
-			m = inner
-		}
-		m[t.path[len(t.path)-1]] = v
+		nest(match, t.path, v)
 	}
 	return match
 }
@@ -1070,7 +1147,7 @@ func (r *runner) containment(s *step) map[string]any {
 func (r *runner) selects(s *step, data map[string]any) bool {
 	for _, t := range s.targets {
 		field := lookup(data, t.path)
-		if s.kind == kSimpleUpdate {
+		if s.kind != kUpdate {
 			if !equal(field, r.value(t.value)) {
 				return false
 			}

@@ -111,6 +111,9 @@ type wireBlock struct {
 	Add            *Operand        `json:"add"`
 	Filter         *Filter         `json:"filter"`
 	Fail           *Fail           `json:"fail"`
+	Match          []Pair          `json:"match"`
+	Sort           *Sort           `json:"sort"`
+	Limit          *Operand        `json:"limit"`
 	Data           json.RawMessage `json:"data"`
 	Targets        json.RawMessage `json:"targets"`
 }
@@ -121,7 +124,8 @@ func (w *wireBlock) block() (Block, error) {
 		RefObject: w.RefObject, Source: w.Source, TemplateString: w.TemplateString, Additional: w.Additional, Key: w.Key,
 		EmailTemplate: w.EmailTemplate, Action: w.Action, Apply: w.Apply, Func: w.Func, Save: w.Save,
 		Conditions: w.Conditions, Operations: w.Operations, Filters: w.Filters, Pairs: w.Pairs, Params: w.Params,
-		Recipients: w.Recipients, Min: w.Min, Max: w.Max, Step: w.Step, Set: w.Set, Add: w.Add, Filter: w.Filter, Fail: w.Fail}
+		Recipients: w.Recipients, Min: w.Min, Max: w.Max, Step: w.Step, Set: w.Set, Add: w.Add, Filter: w.Filter, Fail: w.Fail,
+		Match: w.Match, Sort: w.Sort, Limit: w.Limit}
 	for name, raw := range map[string]json.RawMessage{"data": w.Data, "targets": w.Targets} {
 		if len(raw) > 0 {
 			if err := json.Unmarshal(raw, b.slot(name)); err != nil {

@@ -20,6 +20,7 @@ const (
 	kUpdateTargets
 	kSimpleTargets
 	kFailN // fail or null
+	kSortN // sort or null
 )
 
 // field is one field of a block type.
@@ -33,7 +34,8 @@ type field struct {
 // blockFields lists each block type's fields, in the order they are encoded
 // (SPEC §6.2).
 var blockFields = map[string][]field{
-	"FETCH":      {{name: "local_name", kind: kText, required: true}, {name: "ref_col", kind: kText, required: true}},
+	"FETCH": {{name: "local_name", kind: kText, required: true}, {name: "ref_col", kind: kText, required: true},
+		{name: "match", kind: kPairs}, {name: "sort", kind: kSortN}, {name: "limit", kind: kOperandN}},
 	"ASSIGNMENT": {{name: "local_name", kind: kText, required: true}, {name: "conditions", kind: kConditions}, {name: "operations", kind: kOperations}},
 	"TEMPLATE": {{name: "local_name", kind: kText, required: true}, {name: "templatestring", kind: kText, required: true},
 		{name: "data", kind: kOperands}, {name: "conditions", kind: kConditions}},
@@ -57,6 +59,8 @@ var blockFields = map[string][]field{
 	"VAULT":  {{name: "local_name", kind: kText, required: true}, {name: "key", kind: kText, required: true}},
 	"EMAIL": {{name: "template", kind: kText, required: true}, {name: "recipients", kind: kOperands}, {name: "pairs", kind: kPairs},
 		{name: "conditions", kind: kConditions}},
+	"DELETE": {{name: "ref_col", kind: kText, required: true}, {name: "targets", kind: kSimpleTargets},
+		{name: "conditions", kind: kConditions}, {name: "save", kind: kBool}, {name: "local_name", kind: kText}},
 }
 
 // Field returns a pointer to the Go field that holds field name of a block
@@ -102,6 +106,12 @@ func (b *Block) slot(name string) any {
 		return &b.Filters
 	case "pairs":
 		return &b.Pairs
+	case "match":
+		return &b.Match
+	case "sort":
+		return &b.Sort
+	case "limit":
+		return &b.Limit
 	case "params":
 		return &b.Params
 	case "recipients":
@@ -138,14 +148,14 @@ func (b *Block) slot(name string) any {
 type FieldInfo struct {
 	Name     string   `json:"name"`
 	Label    string   `json:"label"`          // what people read for it
-	Kind     string   `json:"kind"`           // text, enum, bool, operand, operand-or-null, operands, conditions, operations, filters, filter-or-null, pairs, update-targets, simple-targets, fail-or-null
+	Kind     string   `json:"kind"`           // text, enum, bool, operand, operand-or-null, operands, conditions, operations, filters, filter-or-null, pairs, update-targets, simple-targets, fail-or-null, sort-or-null
 	Enum     []string `json:"enum,omitempty"` // for enum
 	Required bool     `json:"required"`       // text that must not be empty, or an operand that must be there
 }
 
 var kindNames = map[kind]string{kText: "text", kEnum: "enum", kBool: "bool", kOperand: "operand", kOperandN: "operand-or-null",
 	kOperands: "operands", kConditions: "conditions", kOperations: "operations", kFilters: "filters", kFilterN: "filter-or-null",
-	kPairs: "pairs", kUpdateTargets: "update-targets", kSimpleTargets: "simple-targets", kFailN: "fail-or-null"}
+	kPairs: "pairs", kUpdateTargets: "update-targets", kSimpleTargets: "simple-targets", kFailN: "fail-or-null", kSortN: "sort-or-null"}
 
 // BlockFields describes the fields of block type t, in order.
 func BlockFields(t string) []FieldInfo {
@@ -165,6 +175,7 @@ var fieldLabels = map[string]string{
 	"max": "To", "step": "Step", "source": "Source list", "additional": "Extra argument", "save": "Save the change",
 	"set": "Set to", "filter": "Filter", "action": "When the conditions hold", "fail": "Fail with",
 	"key": "Vault key", "template": "Email template", "recipients": "Recipients", "pairs": "Fields",
+	"match": "Match (property = value)", "sort": "Sort by", "limit": "At most",
 }
 
 func fieldLabel(name string) string {

@@ -90,32 +90,35 @@ func TestValidation(t *testing.T) {
 		path   string
 		msg    string
 	}{
-		"required text":       {func(t *Template) { t.Flow.Blocks[0].RefCol = "" }, "flow.blocks[0].ref_col", "is required"},
-		"enum":                {func(t *Template) { t.Flow.Blocks[3].Action = "RETRY" }, "flow.blocks[3].action", "must be one of FAIL, BREAK, CONTINUE"},
-		"required operand":    {func(t *Template) { t.Flow.Blocks[4].Min = nil }, "flow.blocks[4].min", "is required"},
-		"operand rtype":       {func(t *Template) { t.Flow.Blocks[6].PropertyData.RType = "DATE" }, "flow.blocks[6].data.rtype", "must be one of"},
-		"condition type":      {func(t *Template) { t.Flow.Blocks[1].Conditions[0].ConditionType = "LIKE" }, "flow.blocks[1].conditions[0].condition_type", "must be one of"},
-		"next":                {func(t *Template) { t.Flow.Blocks[1].Operations[0].Next = "XOR" }, "flow.blocks[1].operations[0].next", "must be one of"},
-		"filter op":           {func(t *Template) { t.Flow.Blocks[5].Filters[0].OperationType = "?" }, "flow.blocks[5].filters[0].operation_type", "must be one of"},
-		"fail status":         {func(t *Template) { t.Flow.Blocks[3].Fail.Status = 42 }, "flow.blocks[3].fail.status", "must be an error status"},
-		"fail status 1xx":     {func(t *Template) { t.Flow.Blocks[3].Fail.Status = 100 }, "flow.blocks[3].fail.status", "must be an error status"},
-		"fail status 399":     {func(t *Template) { t.Flow.Blocks[3].Fail.Status = 399 }, "flow.blocks[3].fail.status", "must be an error status"},
-		"fail status 600":     {func(t *Template) { t.Flow.Blocks[3].Fail.Status = 600 }, "flow.blocks[3].fail.status", "must be an error status"},
-		"target field":        {func(t *Template) { t.Flow.Blocks[9].UpdateTargets[0].Field = "" }, "flow.blocks[9].targets[0].field", "is required"},
-		"pair id":             {func(t *Template) { t.Flow.Blocks[12].Pairs[0].ID = "" }, "flow.blocks[12].pairs[0].id", "is required"},
-		"ref without name":    {func(t *Template) { t.Flow.Blocks[12].Pairs[0].Data.Data = "" }, "flow.blocks[12].pairs[0].data.data", "must name a variable"},
-		"depth without loop":  {func(t *Template) { t.Flow.Blocks[1].Depth = 1 }, "flow.blocks[1].depth", "must be at most 0"},
-		"depth jump":          {func(t *Template) { t.Flow.Blocks[5].Depth = 2 }, "flow.blocks[5].depth", "must be at most 1"},
-		"method":              {func(t *Template) { t.Method = "FETCH" }, "method", "must be one of"},
-		"body on GET":         {func(t *Template) { t.Method = "GET" }, "body", "is only for POST, PUT and PATCH"},
-		"bdtype":              {func(t *Template) { t.Body[0].BDType = "TEXT" }, "body[0].bdtype", "must be one of"},
-		"delimiter":           {func(t *Template) { t.Params.Delimiter = "&&&&&&" }, "params.delimiter", "must be 1–5 characters"},
-		"jwt field":           {func(t *Template) { t.AuthJWT.Field = "" }, "auth_jwt.field", "is required when"},
-		"name":                {func(t *Template) { t.Name = "-bad" }, "name", "must be 1–100"},
-		"description":         {func(t *Template) { t.Description = " " }, "description", "is required"},
-		"variable key":        {func(t *Template) { t.Variables[0].Key = "9v" }, "variables[0].key", "must be 1–64"},
-		"variable twice":      {func(t *Template) { t.Variables = append(t.Variables, t.Variables[0]) }, "variables[1].key", "is declared twice"},
-		"variable needs text": {func(t *Template) { t.Variables[0].Description = "" }, "variables[0].description", "is required"},
+		"required text":          {func(t *Template) { t.Flow.Blocks[0].RefCol = "" }, "flow.blocks[0].ref_col", "is required"},
+		"enum":                   {func(t *Template) { t.Flow.Blocks[3].Action = "RETRY" }, "flow.blocks[3].action", "must be one of FAIL, BREAK, CONTINUE"},
+		"required operand":       {func(t *Template) { t.Flow.Blocks[4].Min = nil }, "flow.blocks[4].min", "is required"},
+		"operand rtype":          {func(t *Template) { t.Flow.Blocks[6].PropertyData.RType = "DATE" }, "flow.blocks[6].data.rtype", "must be one of"},
+		"condition type":         {func(t *Template) { t.Flow.Blocks[1].Conditions[0].ConditionType = "LIKE" }, "flow.blocks[1].conditions[0].condition_type", "must be one of"},
+		"next":                   {func(t *Template) { t.Flow.Blocks[1].Operations[0].Next = "XOR" }, "flow.blocks[1].operations[0].next", "must be one of"},
+		"filter op":              {func(t *Template) { t.Flow.Blocks[5].Filters[0].OperationType = "?" }, "flow.blocks[5].filters[0].operation_type", "must be one of"},
+		"fail status":            {func(t *Template) { t.Flow.Blocks[3].Fail.Status = 42 }, "flow.blocks[3].fail.status", "must be an error status"},
+		"fail status 1xx":        {func(t *Template) { t.Flow.Blocks[3].Fail.Status = 100 }, "flow.blocks[3].fail.status", "must be an error status"},
+		"fail status 399":        {func(t *Template) { t.Flow.Blocks[3].Fail.Status = 399 }, "flow.blocks[3].fail.status", "must be an error status"},
+		"fail status 600":        {func(t *Template) { t.Flow.Blocks[3].Fail.Status = 600 }, "flow.blocks[3].fail.status", "must be an error status"},
+		"DELETE without targets": {func(t *Template) { t.Flow.Blocks[15].SimpleTargets = nil }, "flow.blocks[15].targets", "must not be empty"},
+		"sort without property":  {func(t *Template) { t.Flow.Blocks[0].Sort.Property = "" }, "flow.blocks[0].sort.property", "is required"},
+		"limit of no type":       {func(t *Template) { t.Flow.Blocks[0].Limit.RType = "NUMBER" }, "flow.blocks[0].limit.rtype", "must be one of"},
+		"target field":           {func(t *Template) { t.Flow.Blocks[9].UpdateTargets[0].Field = "" }, "flow.blocks[9].targets[0].field", "is required"},
+		"pair id":                {func(t *Template) { t.Flow.Blocks[12].Pairs[0].ID = "" }, "flow.blocks[12].pairs[0].id", "is required"},
+		"ref without name":       {func(t *Template) { t.Flow.Blocks[12].Pairs[0].Data.Data = "" }, "flow.blocks[12].pairs[0].data.data", "must name a variable"},
+		"depth without loop":     {func(t *Template) { t.Flow.Blocks[1].Depth = 1 }, "flow.blocks[1].depth", "must be at most 0"},
+		"depth jump":             {func(t *Template) { t.Flow.Blocks[5].Depth = 2 }, "flow.blocks[5].depth", "must be at most 1"},
+		"method":                 {func(t *Template) { t.Method = "FETCH" }, "method", "must be one of"},
+		"body on GET":            {func(t *Template) { t.Method = "GET" }, "body", "is only for POST, PUT and PATCH"},
+		"bdtype":                 {func(t *Template) { t.Body[0].BDType = "TEXT" }, "body[0].bdtype", "must be one of"},
+		"delimiter":              {func(t *Template) { t.Params.Delimiter = "&&&&&&" }, "params.delimiter", "must be 1–5 characters"},
+		"jwt field":              {func(t *Template) { t.AuthJWT.Field = "" }, "auth_jwt.field", "is required when"},
+		"name":                   {func(t *Template) { t.Name = "-bad" }, "name", "must be 1–100"},
+		"description":            {func(t *Template) { t.Description = " " }, "description", "is required"},
+		"variable key":           {func(t *Template) { t.Variables[0].Key = "9v" }, "variables[0].key", "must be 1–64"},
+		"variable twice":         {func(t *Template) { t.Variables = append(t.Variables, t.Variables[0]) }, "variables[1].key", "is declared twice"},
+		"variable needs text":    {func(t *Template) { t.Variables[0].Description = "" }, "variables[0].description", "is required"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tmpl := valid
@@ -157,7 +160,7 @@ func TestValidateRouteRules(t *testing.T) {
 // says is substituted.
 var substitutedPath = regexp.MustCompile(`^(route_id|route_path|auth_jwt\.field|auth_jwt\.ref_col|params\.delimiter|params\.pairs\[\d+\]\.id|body\[\d+\]\.id|` +
 	`flow\.blocks\[\d+\]\.(local_name|ref_col|ref_property|ref_object|source|templatestring|key|additional|template|fail\.message|` +
-	`targets\[\d+\]\.field|pairs\[\d+\]\.id))$`)
+	`targets\[\d+\]\.field|pairs\[\d+\]\.id|match\[\d+\]\.id|sort\.property))$`)
 
 // leaves flattens a JSON value into path → leaf.
 func leaves(v any, path string, out map[string]any) {

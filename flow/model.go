@@ -13,7 +13,7 @@ var (
 	Actions        = []string{"FAIL", "BREAK", "CONTINUE"}
 	Applies        = []string{"GET_FIRST", "GET_LAST", "LENGTH", "GET_INDEX", "GET_PROPERTY"}
 	Funcs          = []string{"V4", "GENERATE_TIMESTAMP", "PAGINATE"}
-	BlockTypes     = []string{"FETCH", "ASSIGNMENT", "TEMPLATE", "CONDITION", "LOOP", "FILTER", "PROPERTY", "FUNCTION", "OBJECT", "UPDATE", "SIMPLE_UPDATE", "CREATE", "RETURN", "VAULT", "EMAIL"}
+	BlockTypes     = []string{"FETCH", "ASSIGNMENT", "TEMPLATE", "CONDITION", "LOOP", "FILTER", "PROPERTY", "FUNCTION", "OBJECT", "UPDATE", "SIMPLE_UPDATE", "CREATE", "RETURN", "VAULT", "EMAIL", "DELETE"}
 )
 
 // Route is a request definition and its flow (SPEC §6.1).
@@ -128,10 +128,17 @@ type UpdateTarget struct {
 	Conditions []Condition `json:"conditions"`
 }
 
-// SimpleTarget is a field a SIMPLE_UPDATE block sets.
+// SimpleTarget selects records for a SIMPLE_UPDATE or DELETE block: those
+// whose Field (a dot path) equals Value.
 type SimpleTarget struct {
 	Field string  `json:"field"`
 	Value Operand `json:"value"`
+}
+
+// Sort orders what a FETCH reads by a property (a dot path).
+type Sort struct {
+	Property   string `json:"property"`
+	Descending bool   `json:"descending"`
 }
 
 // Fail is the answer of a CONDITION block that fails.
@@ -174,5 +181,8 @@ type Block struct {
 	Filter        *Filter
 	Fail          *Fail
 	UpdateTargets []UpdateTarget // UPDATE "targets"
-	SimpleTargets []SimpleTarget // SIMPLE_UPDATE "targets"
+	SimpleTargets []SimpleTarget // SIMPLE_UPDATE and DELETE "targets"
+	Match         []Pair         // FETCH "match"
+	Sort          *Sort          // FETCH "sort"
+	Limit         *Operand       // FETCH "limit"
 }

@@ -205,7 +205,7 @@ func (b *Block) check(path string, p Problems) {
 				checkFilter(*b.Filter, fp, p)
 			}
 		case kPairs:
-			for i, pr := range b.Pairs {
+			for i, pr := range *b.slot(f.name).(*[]Pair) {
 				pp := fmt.Sprintf("%s[%d]", fp, i)
 				if pr.ID == "" {
 					p.add(pp+".id", "is required")
@@ -221,6 +221,9 @@ func (b *Block) check(path string, p Problems) {
 				checkConditions(tg.Conditions, tp+".conditions", p)
 			}
 		case kSimpleTargets:
+			if b.Type == "DELETE" && len(b.SimpleTargets) == 0 {
+				p.add(fp, "must not be empty: a DELETE deletes the records its targets select")
+			}
 			for i, tg := range b.SimpleTargets {
 				tp := fmt.Sprintf("%s[%d]", fp, i)
 				if tg.Field == "" {
@@ -231,6 +234,10 @@ func (b *Block) check(path string, p Problems) {
 		case kFailN:
 			if b.Fail != nil && !FailStatus(b.Fail.Status) {
 				p.add(fp+".status", "must be an error status, from 400 to 599")
+			}
+		case kSortN:
+			if b.Sort != nil && b.Sort.Property == "" {
+				p.add(fp+".property", "is required")
 			}
 		}
 	}

@@ -59,9 +59,10 @@ func (b *Block) walk(path string, visit visitor) {
 				walkOperand(fp+".right", &b.Filter.Right, visit)
 			}
 		case kPairs:
-			for i := range b.Pairs {
-				visit(fmt.Sprintf("%s[%d].id", fp, i), &b.Pairs[i].ID)
-				walkOperand(fmt.Sprintf("%s[%d].data", fp, i), &b.Pairs[i].Data, visit)
+			pairs := *b.slot(f.name).(*[]Pair)
+			for i := range pairs {
+				visit(fmt.Sprintf("%s[%d].id", fp, i), &pairs[i].ID)
+				walkOperand(fmt.Sprintf("%s[%d].data", fp, i), &pairs[i].Data, visit)
 			}
 		case kUpdateTargets:
 			for i := range b.UpdateTargets {
@@ -76,6 +77,10 @@ func (b *Block) walk(path string, visit visitor) {
 		case kFailN:
 			if b.Fail != nil {
 				visit(fp+".message", &b.Fail.Message)
+			}
+		case kSortN:
+			if b.Sort != nil {
+				visit(fp+".property", &b.Sort.Property)
 			}
 		}
 	}

@@ -92,6 +92,7 @@ func addBlockSchemas(doc *openapi3.T) {
 		"update-targets":  func() *openapi3.SchemaRef { return array(ref("UpdateTarget")) },
 		"simple-targets":  func() *openapi3.SchemaRef { return array(ref("SimpleTarget")) },
 		"fail-or-null":    func() *openapi3.SchemaRef { return orNull(ref("Fail")) },
+		"sort-or-null":    func() *openapi3.SchemaRef { return orNull(ref("Sort")) },
 	}
 	no := false
 	block := schemas["Block"].Value

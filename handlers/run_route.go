@@ -383,7 +383,7 @@ func (h *Handlers) routeAuth(ctx context.Context, r flow.Route, p *principal) (m
 		return nil, &refusal{fiber.StatusForbidden, fmt.Sprintf("Error: auth_jwt.field %s is not an attribute of callers (uid, username or email)", r.AuthJWT.Field)}
 	}
 	where, _ := json.Marshal(map[string]any{r.AuthJWT.Field: attr})
-	recs, err := h.runReads.RunRecords(ctx, r.ProjectID, r.AuthJWT.RefCol, where, 1, false)
+	recs, err := h.runReads.RunRecords(ctx, r.ProjectID, r.AuthJWT.RefCol, store.RecordQuery{Where: where, Limit: 1})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, &refusal{fiber.StatusForbidden, fmt.Sprintf("Error: the collection %s that lists this route's callers does not exist", r.AuthJWT.RefCol)}
@@ -480,33 +480,33 @@ func (e *runEnv) end() {
 	e.release = nil
 }
 
-func (e *runEnv) Select(ctx context.Context, collection string, match map[string]any, limit int, lock bool) ([]engine.Record, error) {
-	if lock {
+func (e *runEnv) Select(ctx context.Context, collection string, q engine.Query) ([]engine.Record, error) {
+	if q.Lock {
 		if err := e.begin(ctx); err != nil {
 			return nil, err
 		}
 	}
-	var where []byte
-	if match != nil {
+	rq := store.RecordQuery{Sort: q.Sort, Descending: q.Descending, Limit: q.Limit, Lock: q.Lock}
+	if q.Match != nil {
 		var err error
-		if where, err = json.Marshal(match); err != nil {
+		if rq.Where, err = json.Marshal(q.Match); err != nil {
 			return nil, err
 		}
 	}
 	var out []engine.Record
 	each := func(id int64, data []byte) {
 		if out == nil {
-			out = make([]engine.Record, 0, min(limit, 128))
+			out = make([]engine.Record, 0, min(q.Limit, 128))
 		}
 		out = append(out, engine.Record{ID: id, Data: data})
 	}
 	var err error
-	if !lock && e.tx == nil {
+	if !q.Lock && e.tx == nil {
 		// Outside a transaction, the same read of overlapping runs is
 		// shared (store.SharedRunRecords).
-		err = e.h.runReads.SharedRunRecords(ctx, e.project, collection, where, limit, each)
+		err = e.h.runReads.SharedRunRecords(ctx, e.project, collection, rq, each)
 	} else {
-		err = e.db().EachRunRecord(ctx, e.project, collection, where, limit, lock, each)
+		err = e.db().EachRunRecord(ctx, e.project, collection, rq, each)
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -539,6 +539,13 @@ func (e *runEnv) Update(ctx context.Context, collection string, writes []engine.
 	}
 	_, err := e.tx.UpdateRecords(ctx, e.project, collection, recs)
 	return err
+}
+
+func (e *runEnv) Delete(ctx context.Context, collection string, ids []int64) error {
+	if err := e.begin(ctx); err != nil {
+		return err
+	}
+	return e.tx.DeleteRecords(ctx, e.project, collection, ids)
 }
 
 // Vault reads an entry of the route's project: the read is logged on the

@@ -299,6 +299,12 @@ func (s *Store) UpdateRecords(ctx context.Context, project, collection string, r
 	return int(tag.RowsAffected()), nil
 }
 
+// DeleteRecords removes records of a collection by id.
+func (s *Store) DeleteRecords(ctx context.Context, project, collection string, ids []int64) error {
+	_, err := s.db.Exec(ctx, "DELETE FROM records WHERE project_id = $1 AND collection_id = $2 AND id = ANY($3)", project, collection, ids)
+	return err
+}
+
 // DeleteRecord removes record id of a collection.
 func (s *Store) DeleteRecord(ctx context.Context, project, collection string, id int64) error {
 	tag, err := s.db.Exec(ctx, "DELETE FROM records WHERE project_id = $1 AND collection_id = $2 AND id = $3", project, collection, id)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"strings"
 )
 
 // runRecord is a record as a run reads it: its id and its data, the stored
@@ -13,10 +14,20 @@ type runRecord struct {
 }
 
 // runRead is one read of a run outside a transaction: a collection of a
-// project, a containment filter ("" for none) and a limit.
+// project, a containment filter ("" for none), an order (a dot path joined
+// by ".", "" for none) and a limit.
 type runRead struct {
-	project, collection, where string
-	limit                      int
+	project, collection, where, sort string
+	descending                       bool
+	limit                            int
+}
+
+func (r runRead) query() RecordQuery {
+	q := RecordQuery{Where: []byte(r.where), Descending: r.descending, Limit: r.limit}
+	if r.sort != "" {
+		q.Sort = strings.Split(r.sort, ".")
+	}
+	return q
 }
 
 // SharedRunRecords reads as EachRunRecord does without a lock, for a run
@@ -26,8 +37,10 @@ type runRead struct {
 // it asked, which is what a statement of its own would have read, or
 // newer. The data given to each are shared between those requests and
 // must not be changed.
-func (s *Store) SharedRunRecords(ctx context.Context, project, collection string, where []byte, limit int, each func(id int64, data []byte)) error {
-	recs, err := s.groups.runReads.do(ctx, s.db, runRead{project: project, collection: collection, where: string(where), limit: limit})
+func (s *Store) SharedRunRecords(ctx context.Context, project, collection string, q RecordQuery, each func(id int64, data []byte)) error {
+	read := runRead{project: project, collection: collection, where: string(q.Where), sort: strings.Join(q.Sort, "."),
+		descending: q.Descending, limit: q.Limit}
+	recs, err := s.groups.runReads.do(ctx, s.db, read)
 	for _, r := range recs {
 		each(r.ID, r.Data)
 	}
@@ -50,7 +63,7 @@ func readRunRecords(ctx context.Context, db DB, qs []runRead) ([]*[]runRecord, e
 			continue
 		}
 		recs := make([]runRecord, 0, min(q.limit, 128))
-		err := eachRunRecord(ctx, db, q.project, q.collection, []byte(q.where), q.limit, false, func(id int64, data []byte) {
+		err := eachRunRecord(ctx, db, q.project, q.collection, q.query(), func(id int64, data []byte) {
 			recs = append(recs, runRecord{ID: id, Data: data})
 		})
 		switch {

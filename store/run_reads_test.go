@@ -27,7 +27,7 @@ func TestSharedRunRecords(t *testing.T) {
 	var wg sync.WaitGroup
 	ask := func(r *read) {
 		wg.Go(func() {
-			r.err = st.SharedRunRecords(ctx, "shop", r.collection, []byte(r.where), 10, func(id int64, data []byte) {
+			r.err = st.SharedRunRecords(ctx, "shop", r.collection, store.RecordQuery{Where: []byte(r.where), Limit: 10}, func(id int64, data []byte) {
 				r.recs = append(r.recs, store.Record{ID: id, Data: data})
 			})
 		})

@@ -95,23 +95,62 @@ func (s *Store) ProjectRouting(ctx context.Context, id string) (RoutingProject, 
 // missing collection (no row) from an empty one (one row of NULLs).
 // Exported for the load harness, which runs exactly this SQL as its
 // anchor.
-var RunRecordsSQL = runRecordsSQL(false, false)
+var RunRecordsSQL = runRecordsSQL(recordsShape{})
 
-// runRecordsSQLs holds runRecordsSQL(where, lock) for each case.
-var runRecordsSQLs = map[bool]map[bool]string{
-	false: {false: RunRecordsSQL, true: runRecordsSQL(false, true)},
-	true:  {false: runRecordsSQL(true, false), true: runRecordsSQL(true, true)},
+// RecordQuery is a read of a run: the records whose data contains Where
+// (a JSON object; none: all), ordered by the property at the dot path Sort
+// (records without it last, then by id; none: by id), at most Limit, with
+// Lock locked until the transaction ends.
+type RecordQuery struct {
+	Where      []byte
+	Sort       []string
+	Descending bool
+	Limit      int
+	Lock       bool
 }
 
-// runRecordsSQL is RunRecordsSQL, with a containment filter $4 (ordered by
-// an expression so that the GIN index serves it: see recordsOrder), and
-// with the records locked for the run's writes.
-func runRecordsSQL(where, lock bool) string {
-	filter, order, locking := "", "id", ""
-	if where {
-		filter, order = " AND data @> $4::jsonb", "id + 0"
+// recordsShape is what a RecordQuery's SQL depends on.
+type recordsShape struct {
+	where, lock, sort, descending bool
+}
+
+func (q RecordQuery) shape() recordsShape {
+	return recordsShape{where: len(q.Where) > 0, lock: q.Lock, sort: len(q.Sort) > 0, descending: q.Descending && len(q.Sort) > 0}
+}
+
+// runRecordsSQLs holds runRecordsSQL for each shape.
+var runRecordsSQLs = func() map[recordsShape]string {
+	out := map[recordsShape]string{}
+	for _, where := range []bool{false, true} {
+		for _, lock := range []bool{false, true} {
+			for _, order := range []recordsShape{{}, {sort: true}, {sort: true, descending: true}} {
+				shape := recordsShape{where: where, lock: lock, sort: order.sort, descending: order.descending}
+				out[shape] = runRecordsSQL(shape)
+			}
+		}
 	}
-	if lock {
+	return out
+}()
+
+// runRecordsSQL is RunRecordsSQL, with a containment filter $4 (ordered by
+// an expression so that the GIN index serves it: see recordsOrder), ordered
+// by the property at the path $4 or $5, and with the records locked for
+// the run's writes.
+func runRecordsSQL(shape recordsShape) string {
+	filter, order, locking := "", "id", ""
+	next := 4
+	if shape.where {
+		filter, order = " AND data @> $4::jsonb", "id + 0"
+		next = 5
+	}
+	if shape.sort {
+		direction := "ASC"
+		if shape.descending {
+			direction = "DESC"
+		}
+		order = fmt.Sprintf("data #> $%d::text[] %s NULLS LAST, id", next, direction)
+	}
+	if shape.lock {
 		locking = " FOR UPDATE"
 	}
 	return fmt.Sprintf(`SELECT r.id, r.data FROM collections c LEFT JOIN LATERAL (
@@ -119,13 +158,11 @@ func runRecordsSQL(where, lock bool) string {
 	) r ON true WHERE c.project_id = $1 AND c.id = $2`, filter, order, locking)
 }
 
-// RunRecords returns up to limit records of a collection in id order (with
-// where, a JSON object, those containing it), their Data the stored JSON;
-// with lock, locked until the transaction ends. A collection that does not
-// exist is ErrNotFound.
-func (s *Store) RunRecords(ctx context.Context, project, collection string, where json.RawMessage, limit int, lock bool) ([]Record, error) {
+// RunRecords returns the records q asks for of a collection, their Data
+// the stored JSON. A collection that does not exist is ErrNotFound.
+func (s *Store) RunRecords(ctx context.Context, project, collection string, q RecordQuery) ([]Record, error) {
 	var out []Record
-	err := s.EachRunRecord(ctx, project, collection, where, limit, lock, func(id int64, data []byte) {
+	err := s.EachRunRecord(ctx, project, collection, q, func(id int64, data []byte) {
 		out = append(out, Record{ID: id, ProjectID: project, CollectionID: collection, Data: data})
 	})
 	return out, err
@@ -139,16 +176,19 @@ const RunReadMaxBytes = 64 << 20
 // EachRunRecord reads as RunRecords does, giving each record to each as it
 // comes: the flow engine reads with it, inside its run. The data stay the
 // caller's.
-func (s *Store) EachRunRecord(ctx context.Context, project, collection string, where json.RawMessage, limit int, lock bool, each func(id int64, data []byte)) error {
-	return eachRunRecord(ctx, s.db, project, collection, where, limit, lock, each)
+func (s *Store) EachRunRecord(ctx context.Context, project, collection string, q RecordQuery, each func(id int64, data []byte)) error {
+	return eachRunRecord(ctx, s.db, project, collection, q, each)
 }
 
-func eachRunRecord(ctx context.Context, db DB, project, collection string, where json.RawMessage, limit int, lock bool, each func(id int64, data []byte)) error {
-	args := []any{project, collection, limit}
-	if len(where) > 0 {
-		args = append(args, string(where))
+func eachRunRecord(ctx context.Context, db DB, project, collection string, q RecordQuery, each func(id int64, data []byte)) error {
+	args := []any{project, collection, q.Limit}
+	if len(q.Where) > 0 {
+		args = append(args, string(q.Where))
 	}
-	rows, err := db.Query(ctx, runRecordsSQLs[len(where) > 0][lock], args...)
+	if len(q.Sort) > 0 {
+		args = append(args, q.Sort)
+	}
+	rows, err := db.Query(ctx, runRecordsSQLs[q.shape()], args...)
 	if err != nil {
 		return err
 	}

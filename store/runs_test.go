@@ -12,10 +12,10 @@ import (
 
 func TestRunRecords(t *testing.T) {
 	st, ctx := collectionStore(t)
-	if _, err := st.RunRecords(ctx, "shop", "nope", nil, 10, false); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.RunRecords(ctx, "shop", "nope", store.RecordQuery{Limit: 10, Lock: false}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a missing collection: %v", err)
 	}
-	if recs, err := st.RunRecords(ctx, "shop", "books", nil, 10, false); err != nil || len(recs) != 0 {
+	if recs, err := st.RunRecords(ctx, "shop", "books", store.RecordQuery{Limit: 10, Lock: false}); err != nil || len(recs) != 0 {
 		t.Fatalf("an empty collection: %v %v", recs, err)
 	}
 	var want []int64
@@ -23,15 +23,15 @@ func TestRunRecords(t *testing.T) {
 		want = append(want, putRecord(t, st, "shop", "books", fmt.Sprintf(`{"n":%d,"odd":%t}`, i, i%2 == 1)).ID)
 	}
 	putRecord(t, st, "blog", "books", `{"n":0}`)
-	recs, err := st.RunRecords(ctx, "shop", "books", nil, 3, false)
+	recs, err := st.RunRecords(ctx, "shop", "books", store.RecordQuery{Limit: 3, Lock: false})
 	if err != nil || fmt.Sprint(ids(recs)) != fmt.Sprint(want[:3]) || string(recs[0].Data) != `{"n": 0, "odd": false}` {
 		t.Fatalf("the first three in id order: %v %v", recs, err)
 	}
-	recs, err = st.RunRecords(ctx, "shop", "books", []byte(`{"odd":true}`), 10, false)
+	recs, err = st.RunRecords(ctx, "shop", "books", store.RecordQuery{Where: []byte(`{"odd":true}`), Limit: 10, Lock: false})
 	if err != nil || fmt.Sprint(ids(recs)) != fmt.Sprint([]int64{want[1], want[3]}) {
 		t.Fatalf("containing odd: %v %v", ids(recs), err)
 	}
-	if recs, err := st.RunRecords(ctx, "shop", "books", []byte(`{"n":99}`), 10, false); err != nil || len(recs) != 0 {
+	if recs, err := st.RunRecords(ctx, "shop", "books", store.RecordQuery{Where: []byte(`{"n":99}`), Limit: 10, Lock: false}); err != nil || len(recs) != 0 {
 		t.Fatalf("containing nothing: %v %v", recs, err)
 	}
 
@@ -41,7 +41,7 @@ func TestRunRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if recs, err := tx.RunRecords(ctx, "shop", "books", []byte(`{"n":1}`), 10, true); err != nil || len(recs) != 1 {
+	if recs, err := tx.RunRecords(ctx, "shop", "books", store.RecordQuery{Where: []byte(`{"n":1}`), Limit: 10, Lock: true}); err != nil || len(recs) != 1 {
 		t.Fatalf("locked read: %v %v", recs, err)
 	}
 	done := make(chan error, 1)

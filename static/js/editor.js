@@ -91,7 +91,7 @@
         text: "", enum: f.enum ? f.enum[0] : "", bool: false,
         operand: operand(type === "LOOP" ? "INTEGER" : "STRING"), "operand-or-null": null, operands: [],
         conditions: [], operations: [], filters: [], "filter-or-null": null, pairs: [],
-        "update-targets": [], "simple-targets": [], "fail-or-null": null
+        "update-targets": [], "simple-targets": [], "fail-or-null": null, "sort-or-null": null
       }[f.kind];
     });
     return b;
@@ -276,6 +276,13 @@
       case "simple-targets":
         return listInput(path, "target", function () { return { field: "", value: operand() }; }, function (p) {
           return el("div", { class: "space-y-2" }, [textInput(p + ".field", "Field", { mono: true }), operandInput(p + ".value", "Value")]);
+        });
+      case "sort-or-null":
+        return optional(path, label, function () { return { property: "", descending: false }; }, function () {
+          return el("div", { class: "flex items-end gap-2" }, [
+            textInput(path + ".property", "Property", { mono: true, grow: true }),
+            checkbox(path + ".descending", "Descending")
+          ]);
         });
       case "fail-or-null":
         return optional(path, "Fail with", function () { return { status: 400, message: "" }; }, function () {
