@@ -158,6 +158,10 @@ func runRecordsSQL(shape recordsShape) string {
 	) r ON true WHERE c.project_id = $1 AND c.id = $2`, filter, order, locking)
 }
 
+// RunRecordsSQLFor is the statement a read of shape q runs (for tests and
+// the load harness to run or explain).
+func RunRecordsSQLFor(q RecordQuery) string { return runRecordsSQLs[q.shape()] }
+
 // RunRecords returns the records q asks for of a collection, their Data
 // the stored JSON. A collection that does not exist is ErrNotFound.
 func (s *Store) RunRecords(ctx context.Context, project, collection string, q RecordQuery) ([]Record, error) {

@@ -1,0 +1,99 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"stencil/store"
+)
+
+// TestFetchNewestOpen: a route reading "the 20 newest records with status
+// open" of a collection of 100,000 answers them, in order, and its read
+// is planned on the collection's GIN index (SPEC §9.5); a FETCH without a
+// limit of such a collection is still the fault it was.
+func TestFetchNewestOpen(t *testing.T) {
+	ta, h := runApp(t)
+	ctx := context.Background()
+	if err := ta.h.store.CreateCollection(ctx, &store.Collection{ProjectID: "shop", ID: "tickets", Name: "Tickets"}, ta.root.ID); err != nil {
+		t.Fatal(err)
+	}
+	// 100,000 tickets, one in 25 open, created one a minute.
+	if _, err := ta.pool.Exec(ctx, `INSERT INTO records (project_id, collection_id, data)
+		SELECT 'shop', 'tickets', jsonb_build_object('n', i, 'status', CASE WHEN i % 25 = 0 THEN 'open' ELSE 'closed' END,
+			'created', to_char(timestamp '2026-01-01' + i * interval '1 minute', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+		FROM generate_series(1, 100000) i;
+		ANALYZE records`); err != nil {
+		t.Fatal(err)
+	}
+	runnable{id: "newest_open", method: "GET", path: "/tickets/open", params: `[{"id":"status","bdtype":"STRING"}]`, blocks: []string{
+		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"tickets","match":[{"id":"status","data":` + ref("status") + `}],` +
+			`"sort":{"property":"created","descending":true},"limit":` + lit("INTEGER", "20") + `}`,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("rows", ref("rows")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+	status, body := ta.call(t, "GET", "/x/shop/tickets/open?status=open", "", nil)
+	var got struct{ Rows []struct{ N int } }
+	if err := json.Unmarshal([]byte(body), &got); status != 200 || err != nil || len(got.Rows) != 20 {
+		t.Fatalf("%d %.300s", status, body)
+	}
+	for i, r := range got.Rows {
+		if want := 100000 - 25*i; r.N != want {
+			t.Fatalf("row %d is ticket %d, want %d", i, r.N, want)
+		}
+	}
+	// The statement the route ran, as PostgreSQL plans it.
+	rows, err := ta.pool.Query(ctx, "EXPLAIN "+store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x"), Sort: []string{"created"}, Descending: true}),
+		"shop", "tickets", 20, `{"status":"open"}`, []string{"created"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	if !strings.Contains(strings.Join(plan, "\n"), "records_data_idx") {
+		t.Fatalf("the read is not planned on the GIN index:\n%s", strings.Join(plan, "\n"))
+	}
+	runnable{id: "everything", method: "GET", path: "/tickets/all", blocks: []string{
+		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"tickets"}`,
+	}}.save(t, ta, h)
+	if status, body := ta.call(t, "GET", "/x/shop/tickets/all", "", nil); status != 500 || !strings.Contains(body, "more than 10000 records") {
+		t.Fatalf("a FETCH without a limit: %d %s", status, body)
+	}
+}
+
+// TestDeleteThroughHTTP: a route that deletes the record a caller names,
+// and a DELETE without targets refused at save.
+func TestDeleteThroughHTTP(t *testing.T) {
+	ta, h := runApp(t)
+	runnable{id: "drop", method: "DELETE", path: "/books/:title", blocks: []string{
+		`{"type":"DELETE","depth":0,"ref_col":"books","targets":[{"field":"title","value":` + ref("title") + `}],"conditions":[],"save":true,"local_name":"n"}`,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("deleted", ref("n")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+	if status, body := ta.call(t, "DELETE", "/x/shop/books/Emma", "", nil); status != 200 || body != `{"deleted":1}` {
+		t.Fatalf("%d %s", status, body)
+	}
+	if status, body := ta.call(t, "DELETE", "/x/shop/books/Emma", "", nil); status != 200 || body != `{"deleted":0}` {
+		t.Fatalf("again: %d %s", status, body)
+	}
+	if got := ta.records(t, "books"); strings.Contains(got, "Emma") || !strings.Contains(got, "Dune") {
+		t.Fatalf("books: %s", got)
+	}
+	r := runnable{id: "all", method: "DELETE", path: "/books", blocks: []string{
+		`{"type":"DELETE","depth":0,"ref_col":"books","targets":[],"conditions":[],"save":true}`,
+	}}
+	status, body := ta.call(t, "POST", "/route/create", `{"project_id":"shop","route":`+r.JSON()+`}`, h)
+	if status != 422 || !strings.Contains(body, `"route.flow.blocks[0].targets":"must not be empty`) {
+		t.Fatalf("a DELETE without targets: %d %s", status, body)
+	}
+	r.blocks[0] = `{"type":"DELETE","depth":0,"ref_col":"books","targets":[{"field":"title","value":` + lit("STRING", "Dune") + `}],"conditions":[],"save":false}`
+	status, body = ta.call(t, "POST", "/route/create", `{"project_id":"shop","route":`+r.JSON()+`}`, h)
+	if status != 201 || !strings.Contains(body, "has save: false: it writes nothing") {
+		t.Fatalf("save false: %d %s", status, body)
+	}
+}
