@@ -67,7 +67,7 @@ func (h *Handlers) checkRunnable(c *fiber.Ctx, r flow.Route) ([]string, error) {
 	if !callerAtLeast(c, store.RoleAdmin) {
 		for i, b := range r.Flow.Blocks {
 			if b.Type == "VAULT" {
-				return nil, forbidden(fmt.Sprintf("route.flow.blocks[%d] (VAULT) reads the vault: only an ADMIN or ROOT member of the project can save a route that does", i))
+				return nil, forbidden(fmt.Sprintf("route.flow.blocks[%d] (VAULT) reads the vault: only an ADMIN or ROOT member of the project can save or try a route that does", i))
 			}
 		}
 	}

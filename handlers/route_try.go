@@ -25,7 +25,8 @@ const (
 
 type routeRunInput struct {
 	ProjectID string          `json:"project_id" validate:"required,max=64"`
-	RouteID   string          `json:"route_id" validate:"required,max=128"`
+	RouteID   string          `json:"route_id" validate:"max=128"`
+	Route     json.RawMessage `json:"route"` // a draft, instead of route_id
 	Path      string          `json:"path" validate:"max=2048"`
 	Query     string          `json:"query" validate:"max=8192"`
 	Body      json.RawMessage `json:"body"`
@@ -74,16 +75,14 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	if _, err := h.member(c, in.ProjectID); err != nil {
-		return err
-	}
-	ctx := c.UserContext()
-	project, plan, err := h.routes.plan(ctx, in.ProjectID, in.RouteID)
+	project, err := h.member(c, in.ProjectID)
 	if err != nil {
 		return err
 	}
-	if plan == nil {
-		return fiber.NewError(fiber.StatusNotFound, "route "+quote(in.RouteID)+" not found in project "+quote(in.ProjectID))
+	ctx := c.UserContext()
+	plan, err := h.planToRun(c, &in)
+	if err != nil {
+		return err
 	}
 	path, params, err := matchOne(plan, in.Path)
 	if err != nil {
@@ -93,7 +92,7 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
 		body = nil
 	}
-	run := store.Run{At: time.Now(), ProjectID: in.ProjectID, RouteID: plan.Route.RouteID, Method: plan.Route.Method, Path: "/x" + strings.TrimSuffix(project.apiPath, "/") + path}
+	run := store.Run{At: time.Now(), ProjectID: in.ProjectID, RouteID: plan.Route.RouteID, Method: plan.Route.Method, Path: "/x" + strings.TrimSuffix(project.APIPath, "/") + path}
 	t := &tracer{rows: []traceRow{}}
 	res, err := h.runRequest(ctx, plan, routeRequest{params: params, query: in.Query, body: body,
 		as: current(c)}, &run, runOptions{trace: t.event, dry: in.DryRun, restart: t.restart})
@@ -118,6 +117,34 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 		message = "Route run (dry run: nothing written)"
 	}
 	return h.respond(c, Reply{Message: message, Data: out})
+}
+
+// planToRun is the plan /route/run runs: the saved route route_id, or the
+// draft route, checked as saving it would be and always run dry.
+func (h *Handlers) planToRun(c *fiber.Ctx, in *routeRunInput) (*engine.Plan, error) {
+	draft := len(in.Route) > 0 && !bytes.Equal(bytes.TrimSpace(in.Route), []byte("null"))
+	switch {
+	case draft && in.RouteID != "":
+		return nil, &ValidationError{Fields: map[string]string{"route_id": "must be left out with route: give a saved route's id or a draft, not both"}}
+	case !draft && in.RouteID == "":
+		return nil, &ValidationError{Fields: map[string]string{"route_id": "is required (or route, a draft)"}, Missing: true}
+	case draft:
+		r, err := decodeRoute(routeInput{ProjectID: in.ProjectID, Route: in.Route})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := h.checkRunnable(c, r); err != nil {
+			return nil, err
+		}
+		plan, _ := engine.Compile(r, engine.PathParams(r.RoutePath))
+		in.DryRun = true
+		return plan, nil
+	}
+	_, plan, err := h.routes.plan(c.UserContext(), in.ProjectID, in.RouteID)
+	if err == nil && plan == nil {
+		err = fiber.NewError(fiber.StatusNotFound, "route "+quote(in.RouteID)+" not found in project "+quote(in.ProjectID))
+	}
+	return plan, err
 }
 
 // matchOne matches path, relative to the project's api_path, against the

@@ -194,3 +194,39 @@ func TestTraceCut(t *testing.T) {
 		t.Fatalf("a short trace: %d rows, cut %v", len(short.rows), short.cut)
 	}
 }
+
+// TestRouteRunDraft: POST /route/run runs an unsaved route document, as a
+// dry run whatever dry_run says, checked as saving would check it.
+func TestRouteRunDraft(t *testing.T) {
+	ta, h := runApp(t)
+	draft := runnable{id: "draft", method: "POST", path: "/books/:shelf", body: `[{"id":"title","bdtype":"STRING"}]`, blocks: []string{
+		`{"type":"OBJECT","depth":0,"local_name":"o","pairs":` + pairsOf("title", ref("title"), "shelf", ref("shelf")) + `}`,
+		`{"type":"CREATE","depth":0,"ref_col":"books","ref_object":"o","save":true,"conditions":[]}`,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("made", ref("o")) + `,"conditions":[]}`,
+	}}
+	status, body := ta.call(t, "POST", "/route/run", `{"project_id":"shop","route":`+draft.JSON()+`,"path":"/books/C9","body":{"title":"Ubik"},"dry_run":false}`, h)
+	if status != 200 || !strings.Contains(body, `"dry_run":true`) || !strings.Contains(body, `"shelf":"C9"`) || !strings.Contains(body, `"title":"Ubik"`) ||
+		!strings.Contains(body, `"attempts":1`) {
+		t.Fatalf("%d %s", status, body)
+	}
+	if strings.Contains(ta.records(t, "books"), "Ubik") {
+		t.Fatal("a draft's run wrote")
+	}
+	viewer := ta.newUser(t, "vic", store.RoleViewer)
+	if err := ta.h.store.AddMember(context.Background(), "shop", viewer.ID); err != nil {
+		t.Fatal(err)
+	}
+	vaultDraft := runnable{id: "v", method: "GET", path: "/v", blocks: []string{`{"type":"VAULT","depth":0,"local_name":"k","key":"API_KEY"}`}}
+	broken := runnable{id: "b", method: "GET", path: "/b", blocks: []string{`{"type":"FETCH","depth":0,"local_name":"rows"}`}}
+	ta.run(t, []scenario{
+		{name: "both route_id and route", method: "POST", path: "/route/run", headers: h, status: 422,
+			body: `{"project_id":"shop","route_id":"x","route":` + draft.JSON() + `}`, want: []string{`"route_id":"must be left out with route`}},
+		{name: "neither", method: "POST", path: "/route/run", headers: h, status: 400, body: `{"project_id":"shop"}`, want: []string{"route_id is required"}},
+		{name: "a draft that does not save", method: "POST", path: "/route/run", headers: h, status: 422,
+			body: `{"project_id":"shop","route":` + broken.JSON() + `}`, want: []string{`"route.flow.blocks[0].ref_col":"is required"`}},
+		{name: "an AUTHOR's draft reading the vault", method: "POST", path: "/route/run", headers: h, status: 403,
+			body: `{"project_id":"shop","route":` + vaultDraft.JSON() + `}`, want: []string{"route.flow.blocks[0] (VAULT)"}},
+		{name: "a VIEWER", method: "POST", path: "/route/run", headers: as(ta.token(t, viewer)), status: 403,
+			body: `{"project_id":"shop","route":` + draft.JSON() + `}`},
+	})
+}
