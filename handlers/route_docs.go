@@ -143,7 +143,7 @@ func docOperation(r flow.Route, pathParams []string, limited bool) obj {
 	}
 	description := fmt.Sprintf("Route `%s`.", r.RouteID)
 	if r.Params.Delimiter != "&" && len(r.Params.Pairs) > 0 {
-		description += fmt.Sprintf(" Its query parameters are separated by `%s`, not `&`.", r.Params.Delimiter)
+		description += fmt.Sprintf(" Its query parameters may be separated by `%s` as well as by `&`, as clients send them.", r.Params.Delimiter)
 	}
 	responses := obj{"200": docAnswer(r)}
 	inputs := len(r.Params.Pairs) > 0 || len(r.Body) > 0
@@ -163,8 +163,12 @@ func docOperation(r flow.Route, pathParams []string, limited bool) obj {
 	responses["503"] = retryLater("The service has no room for the run now (`Error: the service is busy: try again shortly`).")
 	fails := map[int][]string{}
 	for _, b := range r.Flow.Blocks {
-		if b.Type == "CONDITION" && b.Action == "FAIL" && b.Fail != nil {
-			fails[b.Fail.Status] = append(fails[b.Fail.Status], "Error: "+b.Fail.Message)
+		if b.Type == "CONDITION" && b.Action == "FAIL" {
+			fail := flow.Fail{Status: 400, Message: "condition failed"} // without fail, as the engine answers
+			if b.Fail != nil {
+				fail = *b.Fail
+			}
+			fails[fail.Status] = append(fails[fail.Status], "Error: "+fail.Message)
 		}
 	}
 	for status, messages := range fails {
@@ -205,25 +209,139 @@ func docOperation(r flow.Route, pathParams []string, limited bool) obj {
 	return op
 }
 
-// docAnswer is a route's 200: the object of its RETURN pairs, or the
-// envelope of a run that ends without RETURN.
+// docAnswer is a route's 200: the object of its RETURN pairs, typed where
+// the engine knows the type (see answerTypes) and required when every
+// RETURN has the key; or the envelope of a run that ends without RETURN,
+// when the flow can.
 func docAnswer(r flow.Route) obj {
 	props := obj{}
-	returns := false
+	var returns []flow.Block
+	ends := true // whether a run that ends normally may end without RETURN
 	for _, b := range r.Flow.Blocks {
 		if b.Type != "RETURN" {
 			continue
 		}
-		returns = true
-		for _, p := range b.Pairs {
-			props[p.ID] = obj{}
+		returns = append(returns, b)
+		if b.Depth == 0 && len(b.Conditions) == 0 {
+			ends = false
 		}
 	}
-	if !returns {
-		return obj{"description": "The flow ran to its end.", "content": obj{"application/json": obj{"schema": obj{"$ref": "#/components/schemas/Error"}}}}
+	envelope := obj{"$ref": "#/components/schemas/Error"}
+	if len(returns) == 0 {
+		return obj{"description": "The flow ran to its end: `{\"status\":200,\"message\":\"OK\"}`.", "content": obj{"application/json": obj{"schema": envelope}}}
 	}
-	return obj{"description": "The route's answer: the pairs of its RETURN (or `{\"status\":200,\"message\":\"OK\"}` when the flow ends without one).",
-		"content": obj{"application/json": obj{"schema": obj{"type": "object", "properties": props}}}}
+	types := answerTypes(r)
+	count := map[string]int{}
+	for _, b := range returns {
+		seen := map[string]bool{}
+		for _, p := range b.Pairs {
+			props[p.ID] = types.of(p.Data)
+			if !seen[p.ID] {
+				seen[p.ID] = true
+				count[p.ID]++
+			}
+		}
+	}
+	required := []string{}
+	for id, n := range count {
+		if n == len(returns) {
+			required = append(required, id)
+		}
+	}
+	sort.Strings(required)
+	schema := obj{"type": "object", "properties": props, "required": required}
+	description := "The route's answer: the pairs of its RETURN."
+	if ends {
+		schema = obj{"anyOf": []obj{schema, envelope}}
+		description = "The route's answer: the pairs of its RETURN, or `{\"status\":200,\"message\":\"OK\"}` when the flow ends without one."
+	}
+	return obj{"description": description, "content": obj{"application/json": obj{"schema": schema}}}
+}
+
+// variableTypes are the JSON Schemas of a route's variables whose type the
+// engine knows whatever the request: set by blocks that always make a
+// value of one type, or the route's typed inputs. A variable two blocks set
+// to different types, or one set by a block of unknown result, is absent.
+type variableTypes map[string]obj
+
+// unknown marks a variable whose type is not known.
+var unknown = obj{}
+
+func (v variableTypes) set(name string, schema obj) {
+	if prev, ok := v[name]; ok && fmt.Sprint(prev) != fmt.Sprint(schema) {
+		schema = unknown
+	}
+	v[name] = schema
+}
+
+// of is the schema of what an operand gives: a literal's rtype, a
+// variable's known type (a dot path into one is not known).
+func (v variableTypes) of(o flow.Operand) obj {
+	if !o.RefVar {
+		return bdSchema(o.RType, false)
+	}
+	if s, ok := v[o.Data]; ok && len(s) > 0 {
+		return s
+	}
+	return obj{}
+}
+
+// answerTypes reads the types of a route's variables from its inputs and
+// blocks.
+func answerTypes(r flow.Route) variableTypes {
+	v := variableTypes{}
+	for _, p := range r.Params.Pairs {
+		s := bdSchema(p.BDType, false)
+		if t, ok := s["type"].(string); ok {
+			s = obj{"type": []string{t, "null"}} // a parameter not sent is null
+		}
+		v.set(p.ID, s)
+	}
+	for _, p := range r.Body {
+		v.set(p.ID, bdSchema(p.BDType, false))
+	}
+	for _, name := range engine.PathParams(r.RoutePath) {
+		v.set(name, obj{"type": "string"})
+	}
+	for _, b := range r.Flow.Blocks {
+		if b.LocalName == "" || b.Type == "CREATE" {
+			continue
+		}
+		s := unknown
+		switch b.Type {
+		case "FETCH":
+			s = obj{"type": "array", "items": obj{"type": "object", "required": []string{"_id"}, "properties": obj{"_id": obj{"type": "integer"}}}}
+		case "FILTER":
+			s = obj{"type": "array"}
+		case "OBJECT":
+			s = obj{"type": "object"}
+		case "VAULT", "TEMPLATE":
+			s = obj{"type": "string"}
+			if len(b.Conditions) > 0 {
+				s = unknown // unset, so its value before, when they fail
+			}
+		case "DELETE", "LOOP":
+			s = obj{"type": "number"}
+			if b.Type == "DELETE" {
+				s = obj{"type": "integer"}
+			}
+		case "PROPERTY":
+			if b.Apply == "LENGTH" {
+				s = obj{"type": "integer"}
+			}
+		case "FUNCTION":
+			switch b.Func {
+			case "V4":
+				s = obj{"type": "string", "format": "uuid"}
+			case "GENERATE_TIMESTAMP":
+				s = obj{"type": "string", "format": "date-time"}
+			case "PAGINATE":
+				s = obj{"type": "array"}
+			}
+		}
+		v.set(b.LocalName, s)
+	}
+	return v
 }
 
 // projectDoc answers GET /x/<api_path>/openapi.json.

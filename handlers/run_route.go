@@ -287,7 +287,14 @@ func (h *Handlers) routeInputs(ctx context.Context, r flow.Route, req routeReque
 	}
 	if len(r.Params.Pairs) > 0 {
 		given := map[string]string{}
+		// A custom delimiter splits the query, and so does "&", as every
+		// client generated from the route's document sends it: an "&"
+		// inside a value is sent as %26 by any client anyway.
+		var parts []string
 		for _, part := range strings.Split(req.query, r.Params.Delimiter) {
+			parts = append(parts, strings.Split(part, "&")...)
+		}
+		for _, part := range parts {
 			k, v, _ := strings.Cut(part, "=")
 			key, err1 := url.QueryUnescape(k)
 			value, err2 := url.QueryUnescape(v)
