@@ -38,7 +38,7 @@ import (
 )
 
 // onlyLoads are the loads -only can name (measure runs them by name).
-var onlyLoads = []string{"route", "vault", "page"}
+var onlyLoads = []string{"route", "vault", "page", "counter", "match"}
 
 func main() {
 	bin := flag.String("bin", "bin/stencil", "the service binary")
@@ -46,7 +46,7 @@ func main() {
 	conns := flag.Int("conns", 64, "concurrent connections of each load")
 	rounds := flag.Int("rounds", 3, "rounds of each load and its anchor, in turn; the table shows medians")
 	lighthouse := flag.String("lighthouse", "", "a Lighthouse binary: audit pages instead of loading them")
-	only := flag.String("only", "", `run only one load and its anchor: "route" (GET /x/… beside its SQL), "vault" (the reads by JWT and PAT beside their SQL) or "page" (/web/vault beside the JWT read)`)
+	only := flag.String("only", "", `run only one load and its anchor: "route" (GET /x/… beside its SQL), "vault" (the reads by JWT and PAT beside their SQL), "page" (/web/vault beside the JWT read), "counter" (a serializable counter route beside its transaction) or "match" (a FETCH with match and limit in 100,000 records beside its SQL)`)
 	flag.Parse()
 	if err := run(*bin, *duration, *conns, max(1, *rounds), *lighthouse, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
@@ -59,6 +59,7 @@ type result struct {
 	name          string
 	rps, p50, p99 float64 // requests (or transactions) per second; milliseconds
 	errors        int
+	done          int // answers of 2xx, warm-up included (wrk)
 }
 
 // row is one line of the table: an endpoint and its anchor.
@@ -314,6 +315,9 @@ func (b *bench) seed(ctx context.Context) error {
 	if _, err := b.must(201, "POST", "/route/create", b.jwt, route); err != nil {
 		return err
 	}
+	if err := b.seedWrites(ctx, operand); err != nil {
+		return err
+	}
 	// The large project and the long log go in by SQL: they are only
 	// counted and filtered, never opened.
 	conn, err := pgx.Connect(ctx, b.appURL)
@@ -333,6 +337,56 @@ func (b *bench) seed(ctx context.Context) error {
 		}
 	}
 	return b.browserSignIn()
+}
+
+// seedWrites makes the counter (one record) and its route, which reads
+// the counter, adds 1 and writes it back, serializable; and 100,000
+// tickets, one in 25 open, with a route reading the 20 newest open ones.
+func (b *bench) seedWrites(ctx context.Context, operand func(bool, string, string) string) error {
+	for _, call := range [][2]string{
+		{"/collection/create", `{"project_id":"bench","id":"counters","name":"Counters"}`},
+		{"/data/create", `{"project_id":"bench","collection_id":"counters","data":{"name":"c","n":0}}`},
+		{"/collection/create", `{"project_id":"bench","id":"tickets","name":"Tickets"}`},
+		{"/route/create", `{"project_id":"bench","route":{"route_id":"inc","route_path":"/inc","method":"POST","auth_jwt":{"active":false,"field":"","ref_col":""},
+		"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[
+		{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"counters","match":[{"id":"name","data":` + operand(false, "STRING", "c") + `}],"sort":null,"limit":` + operand(false, "INTEGER", "1") + `},
+		{"type":"ASSIGNMENT","depth":0,"local_name":"next","conditions":[],"operations":[{"left":` + operand(true, "OTHER", "rows.0.n") + `,"right":` + operand(false, "INTEGER", "1") + `,"operation_type":"ADDITION","not":false,"next":"NONE"}]},
+		{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"counters","ref_property":"n","save":true,"targets":[{"field":"name","value":` + operand(false, "STRING", "c") + `}],"set":` + operand(true, "OTHER", "next") + `},
+		{"type":"RETURN","depth":0,"pairs":[{"id":"n","data":` + operand(true, "OTHER", "next") + `}],"conditions":[]}]}}}`},
+		{"/route/create", `{"project_id":"bench","route":{"route_id":"open_tickets","route_path":"/tickets/open","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},
+		"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[
+		{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"tickets","match":[{"id":"status","data":` + operand(false, "STRING", "open") + `}],"sort":{"property":"created","descending":true},"limit":` + operand(false, "INTEGER", "20") + `},
+		{"type":"RETURN","depth":0,"pairs":[{"id":"items","data":` + operand(true, "ARRAY", "rows") + `}],"conditions":[]}]}}}`},
+	} {
+		if _, err := b.must(201, "POST", call[0], b.jwt, call[1]); err != nil {
+			return err
+		}
+	}
+	conn, err := pgx.Connect(ctx, b.appURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO records (project_id, collection_id, data)
+		SELECT 'bench', 'tickets', jsonb_build_object('n', i, 'status', CASE WHEN i % 25 = 0 THEN 'open' ELSE 'closed' END,
+			'created', to_char(timestamp '2026-01-01' + i * interval '1 minute', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+		FROM generate_series(1, 100000) i`); err != nil {
+		return err
+	}
+	_, err = conn.Exec(ctx, "VACUUM ANALYZE records")
+	return err
+}
+
+// counterValue reads the bench counter.
+func (b *bench) counterValue(ctx context.Context) (int, error) {
+	conn, err := pgx.Connect(ctx, b.appURL)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	var n int
+	err = conn.QueryRow(ctx, `SELECT (data->>'n')::int FROM records WHERE project_id = 'bench' AND collection_id = 'counters'`).Scan(&n)
+	return n, err
 }
 
 // settle writes every dirty page out (CHECKPOINT) before a load, so that
@@ -408,13 +462,26 @@ func (b *bench) browserSignIn() error {
 // opens its connections and prepares its statements there, as a running
 // service has long done.
 func (b *bench) wrk(name, path string, headers ...string) (result, error) {
+	return b.wrkMethod(name, "GET", path, headers...)
+}
+
+// wrkMethod is wrk with requests of method (with an empty body).
+func (b *bench) wrkMethod(name, method, path string, headers ...string) (result, error) {
 	var hs []string
 	for _, h := range headers {
 		hs = append(hs, "-H", h)
 	}
+	if method != "GET" {
+		script := filepath.Join(b.work, "method.lua")
+		if err := os.WriteFile(script, []byte("wrk.method = \""+method+"\"\n"), 0o644); err != nil {
+			return result{}, err
+		}
+		hs = append(hs, "-s", script)
+	}
 	conns := "-c" + strconv.Itoa(b.conns)
-	if out, err := exec.Command("wrk", append(append([]string{"-t2", conns, "-d1s"}, hs...), b.base+path)...).CombinedOutput(); err != nil {
-		return result{}, fmt.Errorf("wrk: %v: %s", err, out)
+	warm, err := exec.Command("wrk", append(append([]string{"-t2", conns, "-d1s"}, hs...), b.base+path)...).CombinedOutput()
+	if err != nil {
+		return result{}, fmt.Errorf("wrk: %v: %s", err, warm)
 	}
 	if err := b.settle(); err != nil {
 		return result{}, err
@@ -424,7 +491,7 @@ func (b *bench) wrk(name, path string, headers ...string) (result, error) {
 	if err != nil {
 		return result{}, fmt.Errorf("wrk: %v: %s", err, out)
 	}
-	r := result{name: name}
+	r := result{name: name, done: wrkDone(string(warm)) + wrkDone(string(out))}
 	text := string(out)
 	if m := regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`).FindStringSubmatch(text); m != nil {
 		r.rps, _ = strconv.ParseFloat(m[1], 64)
@@ -439,6 +506,18 @@ func (b *bench) wrk(name, path string, headers ...string) (result, error) {
 		}
 	}
 	return r, nil
+}
+
+// wrkDone reads how many answers of 2xx a wrk run counted.
+func wrkDone(out string) int {
+	total, bad := 0, 0
+	if m := regexp.MustCompile(`(\d+) requests in`).FindStringSubmatch(out); m != nil {
+		total, _ = strconv.Atoi(m[1])
+	}
+	if m := regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`).FindStringSubmatch(out); m != nil {
+		bad, _ = strconv.Atoi(m[1])
+	}
+	return total - bad
 }
 
 // wrkLatency reads one percentile of wrk's latency distribution, in ms.
@@ -521,7 +600,7 @@ func (b *bench) get(path, token string) func() *http.Request {
 
 // pgbench runs pgbench on the service's database (or, with builtin, its own
 // pgbench tables) and returns its transactions per second and latencies.
-func (b *bench) pgbench(ctx context.Context, name, script string, builtin bool) (result, error) {
+func (b *bench) pgbench(ctx context.Context, name, script string, builtin bool, extra ...string) (result, error) {
 	if err := b.settle(); err != nil {
 		return result{}, err
 	}
@@ -536,6 +615,7 @@ func (b *bench) pgbench(ctx context.Context, name, script string, builtin bool) 
 	args := []string{"-n", "-c", strconv.Itoa(b.conns), "-j", "2", "-T", strconv.Itoa(int(b.duration.Seconds())),
 		"-M", "prepared", "-l", "--log-prefix", logPrefix,
 		"-h", u.Hostname(), "-p", u.Port(), "-U", u.User.Username()}
+	args = append(args, extra...)
 	if builtin {
 		db = "pgbench"
 		args = append(args, "-S")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -52,6 +53,16 @@ func (b *bench) measure(ctx context.Context) error {
 			pgbenchSQL(store.TemplatePageSQL, "'{bench}'::text[]", "true", "''", "0", "50"),
 		// The FETCH's read, with the engine's limit (10,000 and one).
 		"route": pgbenchSQL(store.RunRecordsSQL, "'bench'", "'books'", "10001"),
+		// The counter route's transaction: its FETCH, its SIMPLE_UPDATE's
+		// locked read and write, serializable.
+		"counter": "BEGIN ISOLATION LEVEL SERIALIZABLE;\n" +
+			pgbenchSQL(store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x")}), "'bench'", "'counters'", "1", `'{"name":"c"}'`) +
+			pgbenchSQL(store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x"), Lock: true}), "'bench'", "'counters'", "10001", `'{"name":"c"}'`) +
+			"UPDATE records SET data = jsonb_set(data, '{n}', to_jsonb((data->>'n')::int + 1)), updated_at = now() " +
+			"WHERE project_id = 'bench' AND collection_id = 'counters' AND data @> '{\"name\":\"c\"}';\nEND;\n",
+		// The ticket route's read: match, sort, limit 20.
+		"match": pgbenchSQL(store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x"), Sort: []string{"created"}, Descending: true}),
+			"'bench'", "'tickets'", "20", `'{"status":"open"}'`, "'{created}'"),
 	}
 	var rows []row
 	add := func(what result, a *result, goal string, ok bool) {
@@ -125,15 +136,58 @@ func (b *bench) measure(ctx context.Context) error {
 		add(route, routeScript, "≥ 0.5, p99 < 20 ms", route.rps >= 0.5*routeScript.rps && route.p99 < 20 && route.errors == 0)
 		return nil
 	}
+	// counterLoad loads the counter route (POST, serializable, every run
+	// on one record) beside its transaction run by pgbench with retries,
+	// and counts increments the answers acknowledged but the counter
+	// lacks.
+	counterLoad := func() error {
+		lost := 0
+		counter, counterScript, err := alternate(b.rounds, func() (result, error) {
+			before, err := b.counterValue(ctx)
+			if err != nil {
+				return result{}, err
+			}
+			r, err := b.wrkMethod("POST /x/… (counter, serializable)", "POST", "/x/bench/inc", "Accept: application/json")
+			after, cerr := b.counterValue(ctx)
+			// Runs still in flight when wrk stops are counted but never
+			// acknowledged: only the other way round is a loss.
+			lost += max(0, r.done-(after-before))
+			return r, errors.Join(err, cerr)
+		}, func() (result, error) {
+			return b.pgbench(ctx, "pgbench -f (its transaction, --max-tries 10)", scripts["counter"], false, "--max-tries", "10")
+		})
+		if err != nil {
+			return err
+		}
+		add(counter, counterScript, "≥ 0.5, p99 < 50 ms, 0 lost", counter.rps >= 0.5*counterScript.rps && counter.p99 < 50 && lost == 0)
+		fmt.Printf("  increments acknowledged but not counted: %d\n", lost)
+		return nil
+	}
+	// matchLoad loads a FETCH with match, sort and limit 20 in 100,000
+	// records beside the pgbench script of its SQL.
+	matchLoad := func() error {
+		match, matchScript, err := alternate(b.rounds, func() (result, error) {
+			return b.wrk("GET /x/… (FETCH match, limit 20, of 100,000)", "/x/bench/tickets/open", "Accept: application/json")
+		}, func() (result, error) {
+			return b.pgbench(ctx, "pgbench -f (the FETCH's SQL)", scripts["match"], false)
+		})
+		if err != nil {
+			return err
+		}
+		add(match, matchScript, "≥ 0.5, p99 < 20 ms", match.rps >= 0.5*matchScript.rps && match.p99 < 20 && match.errors == 0)
+		return nil
+	}
 	if b.only != "" {
-		load := map[string]func() error{"route": routeLoad, "vault": vaultReads, "page": vaultPage}[b.only]
+		load := map[string]func() error{"route": routeLoad, "vault": vaultReads, "page": vaultPage, "counter": counterLoad, "match": matchLoad}[b.only]
 		if err := load(); err != nil {
 			return err
 		}
 		return b.finish(ctx, rows)
 	}
-	if err := routeLoad(); err != nil {
-		return err
+	for _, load := range []func() error{routeLoad, counterLoad, matchLoad} {
+		if err := load(); err != nil {
+			return err
+		}
 	}
 	health, err := b.wrk("GET /healthz", "/healthz", "Accept: application/json")
 	if err != nil {
