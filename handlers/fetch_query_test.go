@@ -3,6 +3,8 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"html"
 	"strings"
 	"testing"
 
@@ -95,5 +97,47 @@ func TestDeleteThroughHTTP(t *testing.T) {
 	status, body = ta.call(t, "POST", "/route/create", `{"project_id":"shop","route":`+r.JSON()+`}`, h)
 	if status != 201 || !strings.Contains(body, "has save: false: it writes nothing") {
 		t.Fatalf("save false: %d %s", status, body)
+	}
+}
+
+// TestDeleteInATemplate: a template holding a DELETE (and a FETCH with
+// match and sort) shows them in its outline, applies into a route with
+// its placeholders filled, and the route deletes what it says.
+func TestDeleteInATemplate(t *testing.T) {
+	ta, h := runApp(t)
+	tmpl := `{"name":"remove_by","description":"Delete by a field","project_id":"shop","method":"DELETE",
+		"route_id":"remove_{collection}","route_path":"/{collection}/:key",
+		"auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":[],
+		"variables":[{"key":"collection","description":"Collection"},{"key":"field","description":"Field to match","default_value":"title"}],
+		"flow":{"blocks":[
+		  {"type":"DELETE","depth":0,"ref_col":"{collection}","targets":[{"field":"{field}","value":{"ref_var":true,"rtype":"STRING","data":"key"}}],"conditions":[],"save":true,"local_name":"gone"},
+		  {"type":"FETCH","depth":0,"local_name":"left","ref_col":"{collection}","match":[{"id":"{field}","data":{"ref_var":true,"rtype":"STRING","data":"key"}}],"sort":{"property":"{field}","descending":true},"limit":null},
+		  {"type":"RETURN","depth":0,"pairs":[{"id":"deleted","data":{"ref_var":true,"rtype":"INTEGER","data":"gone"}},{"id":"left","data":{"ref_var":true,"rtype":"ARRAY","data":"left"}}],"conditions":[]}]}}`
+	status, body := ta.call(t, "POST", "/route/template/create", tmpl, h)
+	if status != 201 {
+		t.Fatalf("%d %s", status, body)
+	}
+	id := dataID(t, body)
+	b := browser(ta.signIn(t, "author"))
+	status, page := ta.call(t, "GET", fmt.Sprintf("/web/routes/templates/view?id=%d", id), "", b)
+	for _, want := range []string{"DELETE", `Targets: <mark class="placeholder">{field}</mark> = key`,
+		`Sort by: <mark class="placeholder">{field}</mark>, descending`, `Match (property = value): <mark class="placeholder">{field}</mark> = key`} {
+		if status != 200 || !strings.Contains(html.UnescapeString(page), want) {
+			t.Errorf("the outline lacks %q", want)
+		}
+	}
+	status, body = ta.call(t, "POST", "/route/template/apply", fmt.Sprintf(`{"id":%d,"project_id":"shop","values":{"collection":"books"}}`, id), h)
+	if status != 200 || !strings.Contains(body, `"targets":[{"field":"title"`) || !strings.Contains(body, `"match":[{"id":"title"`) {
+		t.Fatalf("apply: %d %s", status, body)
+	}
+	var applied struct{ Data json.RawMessage }
+	if err := json.Unmarshal([]byte(body), &applied); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := ta.call(t, "POST", "/route/create", `{"project_id":"shop","route":`+string(applied.Data)+`}`, h); status != 201 {
+		t.Fatalf("create from the template: %d %s", status, body)
+	}
+	if status, body := ta.call(t, "DELETE", "/x/shop/books/Dune", "", nil); status != 200 || body != `{"deleted":1,"left":[]}` {
+		t.Fatalf("run: %d %s", status, body)
 	}
 }

@@ -144,7 +144,18 @@ func blockSummary(b flow.Block) string {
 		case *[]flow.UpdateTarget:
 			text = count(len(*v))
 		case *[]flow.SimpleTarget:
-			text = count(len(*v))
+			names := make([]string, len(*v))
+			for i, t := range *v {
+				names[i] = t.Field + " = " + operandText(t.Value)
+			}
+			text = strings.Join(names, ", ")
+		case **flow.Sort:
+			if *v != nil {
+				text = (*v).Property
+				if (*v).Descending {
+					text += ", descending"
+				}
+			}
 		}
 		if text != "" {
 			parts = append(parts, f.Label+": "+text)
