@@ -124,3 +124,44 @@ func TestJourneyEditorControls(t *testing.T) {
 		t.Fatalf("leaving with unsaved edits asked %d times, want once", b.unloads)
 	}
 }
+
+// TestJourneyEditorDelete: an author builds a template with a FETCH that
+// matches, sorts and limits, and a DELETE with a target, saves it, and
+// reads both in the template's outline.
+func TestJourneyEditorDelete(t *testing.T) {
+	app, b := memberBrowser(t, "dora", "AUTHOR")
+	b.do(chromedp.Navigate(app.URL + "/web/routes/templates/create"))
+	b.waitText("New route template")
+	b.fill(`[data-path="name"]`, "tidy_up")
+	b.fill(`[data-path="description"]`, "Delete finished tasks")
+	b.fill(`[data-path="route_id"]`, "tidy")
+	b.fill(`[data-path="route_path"]`, "/tidy")
+	b.choose("#add-block-type", "FETCH")
+	b.click(`[data-action="add-block"]`)
+	b.fill(`[data-path="flow.blocks[0].local_name"]`, "done")
+	b.fill(`[data-path="flow.blocks[0].ref_col"]`, "tasks")
+	b.click(`[data-action="add:flow.blocks[0].match"]`)
+	b.waitText("Property (a dot path)")
+	b.fill(`[data-path="flow.blocks[0].match[0].id"]`, "status")
+	b.fill(`[data-path="flow.blocks[0].match[0].data.data"]`, "done")
+	b.click(`[data-path="flow.blocks[0].sort?"]`)
+	b.fill(`[data-path="flow.blocks[0].sort.property"]`, "finished")
+	b.click(`[data-path="flow.blocks[0].sort.descending"]`)
+	b.choose("#add-block-type", "DELETE")
+	b.click(`[data-action="add-block"]`)
+	// A DELETE's first field is its collection.
+	b.focusOn(`[data-path="flow.blocks[1].ref_col"]`)
+	b.fill(`[data-path="flow.blocks[1].ref_col"]`, "tasks")
+	b.click(`[data-action="add:flow.blocks[1].targets"]`)
+	b.fill(`[data-path="flow.blocks[1].targets[0].field"]`, "status")
+	b.fill(`[data-path="flow.blocks[1].targets[0].value.data"]`, "done")
+	b.click(`[data-path="flow.blocks[1].save"]`)
+	b.screenshot("editor-delete-block")
+	b.click(`[data-action="save"]`)
+	b.waitText("Targets: status = \"done\"")
+	for _, want := range []string{"DELETE", "Sort by: finished, descending", "Match (property = value): status = \"done\"", "Save the change: yes"} {
+		if !strings.Contains(b.text(), want) {
+			t.Fatalf("the outline lacks %q:\n%s", want, b.text())
+		}
+	}
+}

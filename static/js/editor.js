@@ -180,7 +180,7 @@
 
   // plural names a list by its items ("condition" → "Conditions").
   function plural(label) {
-    var p = /s$/.test(label) ? label : label + "s";
+    var p = /s$/.test(label) ? label : /ch$/.test(label) ? label + "es" : label + "s";
     return p.charAt(0).toUpperCase() + p.slice(1);
   }
 
@@ -265,6 +265,11 @@
       case "filter-or-null":
         return optional(path, label, filter, function () { return filterRow(path); });
       case "pairs":
+        if (f.name === "match") {
+          return listInput(path, "match", function () { return { id: "", data: operand() }; }, function (p) {
+            return el("div", { class: "space-y-2" }, [textInput(p + ".id", "Property (a dot path)", { mono: true }), operandInput(p + ".data", "Equals")]);
+          });
+        }
         return listInput(path, "pair", function () { return { id: "", data: operand() }; }, function (p) {
           return el("div", { class: "space-y-2" }, [textInput(p + ".id", "Name", { mono: true }), operandInput(p + ".data", "Value")]);
         });
