@@ -173,8 +173,12 @@ func (h *Handlers) projectPage(c *fiber.Ctx, id string) (projectView, error) {
 // projectUpdate answers PATCH /project/update (ADMIN or ROOT members).
 func (h *Handlers) projectUpdate(c *fiber.Ctx) error {
 	var in projectUpdateInput
+	details := func(v *projectView) *Form { return &v.Form }
 	if err := bind(c, &in); err != nil {
-		return err
+		if asValidation(err) == nil || in.ProjectID == "" {
+			return err
+		}
+		return h.formError(c, err, h.projectForm(c, in.ProjectID, "projects/details", details))
 	}
 	p, err := h.member(c, in.ProjectID)
 	if err != nil {
@@ -183,7 +187,7 @@ func (h *Handlers) projectUpdate(c *fiber.Ctx) error {
 	p.Name, p.Description, p.APIPath = deref(in.Name, p.Name), deref(in.Description, p.Description), deref(in.APIPath, p.APIPath)
 	p.XRateLimit, p.XRateBurst = deref(in.XRateLimit, p.XRateLimit), deref(in.XRateBurst, p.XRateBurst)
 	if err := h.store.UpdateProject(c.UserContext(), &p); err != nil {
-		return h.formError(c, err, h.projectForm(c, in.ProjectID, "projects/details", func(v *projectView) *Form { return &v.Form }))
+		return h.formError(c, err, h.projectForm(c, in.ProjectID, "projects/details", details))
 	}
 	h.routesChanged(c, p.ID)
 	h.flash(c, "success", "Project saved.")

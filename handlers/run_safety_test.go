@@ -399,3 +399,24 @@ func TestRunsDoNotStarveOtherProjects(t *testing.T) {
 		t.Errorf("hog runs by status: %v, want time-limit faults and 503s past the project's share", byStatus)
 	}
 }
+
+// TestRateLimitForm: the project page's details form sets the rate limit,
+// and a value out of range is named beside its field.
+func TestRateLimitForm(t *testing.T) {
+	ta, _ := runApp(t)
+	adminOf(t, ta, "ada")
+	b := browser(ta.signIn(t, "ada"))
+	form := merge(b, map[string]string{"Content-Type": "application/x-www-form-urlencoded", "HX-Request": "true"})
+	ta.run(t, []scenario{
+		{name: "the page shows the limit", method: "GET", path: "/web/project?id=shop", headers: b, status: 200,
+			want: []string{`name="x_rate_limit"`, `name="x_rate_burst"`, "0 turns the limit off"}},
+		{name: "a burst of 0", method: "PATCH", path: "/project/update", headers: form, status: 422,
+			body: "project_id=shop&name=Shop&api_path=%2Fshop&description=&x_rate_limit=5&x_rate_burst=0", want: []string{`id="e-x_rate_burst"`}},
+		{name: "saved", method: "PATCH", path: "/project/update", headers: form, status: 200,
+			body: "project_id=shop&name=Shop&api_path=%2Fshop&description=&x_rate_limit=5&x_rate_burst=7"},
+	})
+	p, err := ta.h.store.Project(context.Background(), "shop", 0)
+	if err != nil || p.XRateLimit != 5 || p.XRateBurst != 7 {
+		t.Fatalf("%+v %v", p, err)
+	}
+}
