@@ -125,13 +125,9 @@ func TestRouteRunTraces(t *testing.T) {
 func TestRouteRunHidesVaultValues(t *testing.T) {
 	ta, _ := runApp(t)
 	ctx := context.Background()
-	admin := ta.newUser(t, "ada", store.RoleAdmin)
-	if err := ta.h.store.AddMember(ctx, "shop", admin.ID); err != nil {
-		t.Fatal(err)
-	}
+	admin, h := adminOf(t, ta, "ada")
 	const canary = "canary-5f2d9c"
 	ta.putSecret(t, "shop", "API_KEY", canary, admin)
-	h := as(ta.token(t, admin))
 	runnable{id: "secret", method: "GET", path: "/secret", blocks: []string{
 		`{"type":"VAULT","depth":0,"local_name":"key","key":"API_KEY"}`,
 		`{"type":"TEMPLATE","depth":0,"local_name":"header","templatestring":"Bearer {}","data":[` + ref("key") + `],"conditions":[]}`,

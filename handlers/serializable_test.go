@@ -16,8 +16,9 @@ import (
 )
 
 // concurrently sends n requests made by req over clients goroutines to
-// the app listening at base, and counts the answers by status.
-func concurrently(t *testing.T, base string, clients, n int, req func(i int) (string, string)) map[int]int {
+// the app listening at base, tells answered (when not nil) of each answer,
+// and counts the answers by status.
+func concurrently(t *testing.T, base string, clients, n int, req func(i int) (string, string), answered func(i, status int)) map[int]int {
 	t.Helper()
 	var mu sync.Mutex
 	statuses := map[int]int{}
@@ -32,7 +33,6 @@ func concurrently(t *testing.T, base string, clients, n int, req func(i int) (st
 					t.Error(err)
 					continue
 				}
-				_, _ = io.Copy(io.Discard, resp.Body)
 				raw, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				if resp.StatusCode != 200 {
@@ -40,6 +40,9 @@ func concurrently(t *testing.T, base string, clients, n int, req func(i int) (st
 				}
 				mu.Lock()
 				statuses[resp.StatusCode]++
+				if answered != nil {
+					answered(i, resp.StatusCode)
+				}
 				mu.Unlock()
 			}
 		})
@@ -111,7 +114,7 @@ func TestCounterUnderConcurrency(t *testing.T) {
 			runnable{id: "inc", method: "POST", path: "/inc", blocks: append(append([]string{}, readCounter...), write,
 				`{"type":"RETURN","depth":0,"pairs":`+pairsOf("n", ref("next"))+`,"conditions":[]}`)}.save(t, ta, h)
 			base := ta.listen(t)
-			statuses := concurrently(t, base, 32, 160, func(int) (string, string) { return "/x/shop/inc", "" })
+			statuses := concurrently(t, base, 32, 160, func(int) (string, string) { return "/x/shop/inc", "" }, nil)
 			counters := recordsOf(t, ta, "counters")
 			if statuses[200] != 160 || counters[0]["n"] != 160.0 || counters[1]["n"] != 0.0 {
 				t.Fatalf("answers %v; counters %v", statuses, counters)
@@ -156,42 +159,17 @@ func TestTransferUnderConcurrency(t *testing.T) {
 	for i := range directions {
 		directions[i] = rand.IntN(2) == 0
 	}
-	var mu sync.Mutex
 	moved := 0 // what a gave to b, by the answered transfers
-	statuses := map[int]int{}
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range 32 {
-		wg.Go(func() {
-			for i := range next {
-				body := `{"from":"b","to":"a"}`
-				if directions[i] {
-					body = `{"from":"a","to":"b"}`
-				}
-				resp, err := http.Post(base+"/x/shop/move", "application/json", strings.NewReader(body))
-				if err != nil {
-					t.Error(err)
-					continue
-				}
-				raw, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					t.Logf("%d %s", resp.StatusCode, raw)
-				}
-				mu.Lock()
-				statuses[resp.StatusCode]++
-				if resp.StatusCode == 200 {
-					moved += map[bool]int{true: 1, false: -1}[directions[i]]
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	for i := range directions {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	statuses := concurrently(t, base, 32, len(directions), func(i int) (string, string) {
+		if directions[i] {
+			return "/x/shop/move", `{"from":"a","to":"b"}`
+		}
+		return "/x/shop/move", `{"from":"b","to":"a"}`
+	}, func(i, status int) {
+		if status == 200 {
+			moved += map[bool]int{true: 1, false: -1}[directions[i]]
+		}
+	})
 	accounts := recordsOf(t, ta, "accounts")
 	a, b := accounts[0]["balance"].(float64), accounts[1]["balance"].(float64)
 	if statuses[200] != len(directions) || a+b != 2000 || a != float64(1000-moved) {
