@@ -589,10 +589,6 @@ func fetchWith(match, sort, limit string) string {
 	return b + "}"
 }
 
-func titles() string {
-	return `{"type":"FILTER","depth":0,"local_name":"t","source":"rows","ref_property":"","filters":[]}`
-}
-
 func TestFetchMatchSortLimit(t *testing.T) {
 	shelfA3 := `[{"id":"stock.shelf","data":` + str("A3") + `}]`
 	runCases(t, []blockCase{
