@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-// lighthousePages are the pages whose Lighthouse scores the README reports:
+// lighthousePages are the pages whose Lighthouse scores README.md reports:
 // the sign-in page (signed out), and the vault, template list and editor
 // (signed in as ROOT).
 var lighthousePages = []struct {
