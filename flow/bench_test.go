@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// bigTemplate is a template of n blocks, cycling through the fixture's 15
+// bigTemplate is a template of n blocks, cycling through the fixture's 16
 // types, with placeholders in every text field.
 func bigTemplate(b *testing.B, n int) ([]byte, Template) {
 	raw, err := os.ReadFile("testdata/all_blocks.json")
@@ -39,7 +39,9 @@ func bigTemplate(b *testing.B, n int) ([]byte, Template) {
 // BenchmarkJSONRoundTrip5000, a plain decode and encode of the same document.
 func BenchmarkApply5000(b *testing.B) {
 	doc, tmpl := bigTemplate(b, 5000)
-	values := map[string]string{"v": "collection"}
+	// A value as long as its placeholder: the 5,000-block document is near
+	// the 1 MiB a result may have, and must stay under it.
+	values := map[string]string{"v": "col"}
 	b.SetBytes(int64(len(doc)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -71,7 +73,7 @@ func BenchmarkJSONRoundTrip5000(b *testing.B) {
 // validated when saved), substitution, encode.
 func BenchmarkDecodeApplyEncode5000(b *testing.B) {
 	doc, _ := bigTemplate(b, 5000)
-	values := map[string]string{"v": "collection"}
+	values := map[string]string{"v": "col"}
 	b.SetBytes(int64(len(doc)))
 	b.ReportAllocs()
 	for b.Loop() {
