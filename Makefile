@@ -68,6 +68,7 @@ api-check: deps-node
 ## assets: rebuild the committed CSS and vendored scripts from package.json's pins.
 assets: deps-node
 	npm run --silent build:css
+	npm run --silent build:js
 	cp node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js
 	mkdir -p static/vendor/scalar
 	node static/src/vendor-scalar.js static/vendor/scalar/standalone.js
@@ -77,6 +78,8 @@ assets-check: deps-node
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	npx --no-install tailwindcss -c tailwind.config.js -i static/src/app.css -o $$tmp/app.css --minify 2>/dev/null; \
 	cmp -s $$tmp/app.css static/css/app.css || { echo "static/css/app.css is stale: run 'make assets' and commit"; exit 1; }; \
+	npx --no-install esbuild static/src/js/*.js --minify --target=es2019 --outdir=$$tmp/js --log-level=warning; \
+	for f in $$tmp/js/*.js; do cmp -s $$f static/js/$$(basename $$f) || { echo "static/js/$$(basename $$f) is stale: run 'make assets' and commit"; exit 1; }; done; \
 	cmp -s node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js || { echo "static/vendor/htmx.min.js differs from package.json's pin: run 'make assets'"; exit 1; }; \
 	node static/src/vendor-scalar.js $$tmp/scalar.js; \
 	cmp -s $$tmp/scalar.js static/vendor/scalar/standalone.js || { echo "static/vendor/scalar differs from package.json's pin: run 'make assets'"; exit 1; }; \

@@ -396,6 +396,36 @@ func (b *browser) tabToMatch(selector string) {
 	b.t.Fatalf("60 presses of Tab did not reach %s", selector)
 }
 
+// addBlock adds a block of type typ from the editor's palette: Add block,
+// the type typed into its search, Enter.
+func (b *browser) addBlock(typ string) {
+	b.t.Helper()
+	b.click(`[data-action="add-block"]`)
+	b.focusOn("#palette-filter")
+	b.do(chromedp.SendKeys(chromedp.CSS("#palette-filter"), typ))
+	b.do(chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#palette-list button[data-block-type=%q]`, typ))))
+	b.press("\r")
+	b.focusOn("[data-block] *")
+}
+
+// confirm answers the page's confirmation dialog (hx-confirm) as a person
+// would: it notes the question in dialogs, types the name it asks for, if
+// any, and presses its confirming button.
+func (b *browser) confirm() {
+	b.t.Helper()
+	b.do(chromedp.WaitVisible(chromedp.CSS("#confirm-dialog[open] [data-confirm]")))
+	question := eval[string](b, `document.getElementById("confirm-question").textContent`)
+	b.mu.Lock()
+	b.dialogs = append(b.dialogs, question)
+	b.mu.Unlock()
+	if eval[bool](b, `!!document.getElementById("confirm-typed")`) {
+		name := eval[string](b, `document.querySelector("#confirm-hint .font-mono").textContent`)
+		b.do(chromedp.SendKeys(chromedp.CSS("#confirm-typed"), name))
+	}
+	b.do(chromedp.Click(chromedp.CSS("#confirm-dialog [data-confirm]"), chromedp.NodeVisible))
+	b.do(chromedp.WaitNotPresent(chromedp.CSS("#confirm-dialog[open]")))
+}
+
 // press sends one key ("\r" for Enter, "\t" for Tab, kb.Escape …).
 func (b *browser) press(key string) {
 	b.t.Helper()
@@ -414,4 +444,27 @@ func (b *browser) focusOn(selector string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	b.t.Fatalf("focus is on %s, want %s", eval[string](b, `document.activeElement ? document.activeElement.outerHTML.slice(0, 160) : "nothing"`), selector)
+}
+
+// smallTargets lists the controls in the page's main part that a finger
+// would miss: smaller than 44 × 44 px (a checkbox counts with its label), or
+// a field whose text is under 16 px. Links inside running text are exempt,
+// as WCAG's target-size rule exempts them.
+func (b *browser) smallTargets() []string {
+	b.t.Helper()
+	return eval[[]string](b, `(() => {
+		const out = [];
+		for (const e of document.querySelectorAll("main a, main button, main input, main select, main textarea, main summary")) {
+			const box = e.getBoundingClientRect();
+			if (!box.width || !box.height || getComputedStyle(e).visibility === "hidden" || e.type === "hidden") continue;
+			if (e.tagName === "A" && getComputedStyle(e).display === "inline" && e.closest("p")) continue;
+			const target = (e.type === "checkbox" || e.type === "radio") ? (e.closest("label") || e) : e;
+			const r = target.getBoundingClientRect();
+			const name = (e.getAttribute("aria-label") || e.textContent || e.name || e.getAttribute("data-path") || e.tagName).trim().slice(0, 40);
+			if (r.width < 44 || r.height < 44) out.push(name + " " + Math.round(r.width) + "×" + Math.round(r.height));
+			if (/^(INPUT|SELECT|TEXTAREA)$/.test(e.tagName) && e.type !== "checkbox" && e.type !== "radio" && parseFloat(getComputedStyle(e).fontSize) < 16)
+				out.push(name + " text " + getComputedStyle(e).fontSize);
+		}
+		return out;
+	})()`)
 }

@@ -117,6 +117,7 @@ func TestJourneyDataByRole(t *testing.T) {
 	author.waitGone("is not valid JSON")
 
 	author.click(`[aria-label="Delete record 3"]`)
+	author.confirm()
 	author.waitGone("Solaris")
 	if len(author.dialogs) == 0 || !strings.Contains(author.dialogs[len(author.dialogs)-1], "Delete record 3?") {
 		t.Fatalf("no confirmation before the delete: %v", author.dialogs)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // TestJourneyEditorControls: blocks are added, moved, indented under a LOOP
@@ -19,8 +20,7 @@ func TestJourneyEditorControls(t *testing.T) {
 		return eval[string](b, `Array.from(document.querySelectorAll("[data-block]")).map(e => e.querySelector(".badge").textContent + ":" + e.style.marginLeft).join(",")`)
 	}
 	for i, typ := range []string{"FETCH", "LOOP", "VAULT"} {
-		b.choose("#add-block-type", typ)
-		b.click(`[data-action="add-block"]`)
+		b.addBlock(typ)
 		// The new block's first field has the focus; its next is one Tab
 		// away; the type chosen stays chosen.
 		b.focusOn(fmt.Sprintf(`[data-path="flow.blocks[%d].local_name"]`, i))
@@ -28,11 +28,8 @@ func TestJourneyEditorControls(t *testing.T) {
 			b.press("\t")
 			b.focusOn(`[data-path="flow.blocks[0].ref_col"]`)
 		}
-		if got := eval[string](b, `document.getElementById("add-block-type").value`); got != typ {
-			t.Fatalf("after adding a %s block the type choice shows %s", typ, got)
-		}
 	}
-	if title := eval[string](b, `document.querySelector('[aria-label="Move block 1 down"]').title`); title != "Move block 1 down" {
+	if title := eval[string](b, `document.querySelector('[aria-label^="Move block 1 down"]').title`); title != "Move block 1 down (Alt+↓)" {
 		t.Fatalf("the arrow buttons have no tooltip: %q", title)
 	}
 	// A block added after a LOOP goes into its body.
@@ -45,7 +42,7 @@ func TestJourneyEditorControls(t *testing.T) {
 	if got := blockTypes(); got != "FETCH:0rem,LOOP:0rem,VAULT:0rem" {
 		t.Fatalf("indent limits: %s", got)
 	}
-	b.click(`[aria-label="Move block 1 down"]`)
+	b.click(`[aria-label^="Move block 1 down"]`)
 	b.click(`[aria-label="Indent block 2"]`) // FETCH now follows the LOOP
 	if got := blockTypes(); got != "LOOP:0rem,FETCH:1.5rem,VAULT:0rem" {
 		t.Fatalf("move and indent: %s", got)
@@ -136,8 +133,7 @@ func TestJourneyEditorDelete(t *testing.T) {
 	b.fill(`[data-path="description"]`, "Delete finished tasks")
 	b.fill(`[data-path="route_id"]`, "tidy")
 	b.fill(`[data-path="route_path"]`, "/tidy")
-	b.choose("#add-block-type", "FETCH")
-	b.click(`[data-action="add-block"]`)
+	b.addBlock("FETCH")
 	b.fill(`[data-path="flow.blocks[0].local_name"]`, "done")
 	b.fill(`[data-path="flow.blocks[0].ref_col"]`, "tasks")
 	b.click(`[data-action="add:flow.blocks[0].match"]`)
@@ -147,8 +143,7 @@ func TestJourneyEditorDelete(t *testing.T) {
 	b.click(`[data-path="flow.blocks[0].sort?"]`)
 	b.fill(`[data-path="flow.blocks[0].sort.property"]`, "finished")
 	b.click(`[data-path="flow.blocks[0].sort.descending"]`)
-	b.choose("#add-block-type", "DELETE")
-	b.click(`[data-action="add-block"]`)
+	b.addBlock("DELETE")
 	// A DELETE's first field is its collection.
 	b.focusOn(`[data-path="flow.blocks[1].ref_col"]`)
 	b.fill(`[data-path="flow.blocks[1].ref_col"]`, "tasks")
@@ -164,4 +159,146 @@ func TestJourneyEditorDelete(t *testing.T) {
 			t.Fatalf("the outline lacks %q:\n%s", want, b.text())
 		}
 	}
+}
+
+// TestJourneyEditorKeyboard: the editor driven from the keyboard. Every
+// block action leaves the focus where the work goes on; the palette adds a
+// block by typing; Alt+↓ twice and Ctrl+S move the first block to the end
+// and save it in three key presses. The checks never call a blank form
+// clear, and list what saving needs in the form's order.
+func TestJourneyEditorKeyboard(t *testing.T) {
+	app, b := memberBrowser(t, "kim", "AUTHOR")
+	b.do(chromedp.Navigate(app.URL + "/web/routes/templates/create"))
+	b.waitText("New route template")
+	b.waitText("Before it can be saved:")
+	if n := eval[int](b, `document.querySelectorAll('[data-testid="lint-clear"]').length`); n != 0 {
+		t.Fatal("a blank form is called all clear")
+	}
+	order := eval[string](b, `Array.from(document.querySelectorAll('[data-testid="pending"] li button')).map(e => e.textContent).join(" | ")`)
+	if !strings.HasPrefix(order, "Name | Description | Route id") {
+		t.Fatalf("the checks are not in the form's order: %s", order)
+	}
+	if got := eval[string](b, `document.getElementById("check-count").textContent`); !strings.HasSuffix(got, "checks") {
+		t.Fatalf("the save bar does not count the checks: %q", got)
+	}
+	b.fill(`[data-path="name"]`, "three_reads")
+	b.fill(`[data-path="description"]`, "Three reads")
+	b.fill(`[data-path="route_id"]`, "reads")
+	b.fill(`[data-path="route_path"]`, "/reads")
+
+	// The palette from the keyboard: Enter on Add block, type, arrow, Enter.
+	for _, name := range []string{"a", "b", "c"} {
+		eval[bool](b, `(document.querySelector('[data-action="add-block"]').focus(), true)`)
+		b.press("\r")
+		b.focusOn("#palette-filter")
+		b.do(chromedp.SendKeys(chromedp.CSS("#palette-filter"), "fet"))
+		b.do(chromedp.KeyEvent(kb.ArrowDown))
+		b.focusOn(`#palette-list button[data-block-type="FETCH"]`)
+		if b.text() == "" || !strings.Contains(b.text(), "Read records of a collection") {
+			t.Fatal("the palette does not say what a FETCH does")
+		}
+		b.press("\r")
+		i := map[string]int{"a": 0, "b": 1, "c": 2}[name]
+		b.focusOn(fmt.Sprintf(`[data-path="flow.blocks[%d].local_name"]`, i))
+		b.do(chromedp.SendKeys(chromedp.CSS(fmt.Sprintf(`[data-path="flow.blocks[%d].local_name"]`, i)), name))
+		b.fill(fmt.Sprintf(`[data-path="flow.blocks[%d].ref_col"]`, i), "items")
+	}
+	names := func() string {
+		return eval[string](b, `Array.from(document.querySelectorAll('[data-path$="].local_name"]')).map(e => e.value).join("")`)
+	}
+
+	// Buttons keep the focus on the same action, in the block's new place.
+	eval[bool](b, `(document.querySelector('[aria-label^="Move block 1 down"]').focus(), true)`)
+	b.press("\r")
+	b.focusOn(`[aria-label^="Move block 2 down"]`)
+	b.press("\r")
+	b.focusOn(`[aria-label^="Move block 3 down"]`)
+	if got := names(); got != "bca" {
+		t.Fatalf("after two moves down the order is %s", got)
+	}
+	eval[bool](b, `(document.querySelector('[aria-label="Indent block 2"]').focus(), true)`)
+	b.press("\r")
+	b.focusOn(`[aria-label="Indent block 2"]`)
+	b.press("\t")
+	b.focusOn(`[aria-label="Outdent block 2"]`)
+	b.press("\r")
+	b.focusOn(`[aria-label="Outdent block 2"]`)
+	// Folding keeps the focus on the switch and shows the block in a line.
+	eval[bool](b, `(document.querySelector('[aria-label="Collapse block 1"]').focus(), true)`)
+	b.press("\r")
+	b.focusOn(`[aria-label="Expand block 1"][aria-expanded="false"]`)
+	if got := eval[string](b, `document.querySelector('[data-testid="folded-summary"]').textContent`); got != "Result name: b · Collection: items" {
+		t.Fatalf("a folded block reads %q", got)
+	}
+	b.press("\r")
+	b.focusOn(`[aria-label="Collapse block 1"]`)
+	// A fourth block, removed: the focus goes to the block before, not to
+	// another Remove.
+	b.addBlock("RETURN")
+	eval[bool](b, `(document.querySelector('[aria-label="Remove block 4"]').focus(), true)`)
+	b.press("\r")
+	b.focusOn(`[aria-label="Collapse block 3"]`)
+	// With every field filled, the checks say so.
+	b.waitText("No warnings: ready to save.")
+	if got := eval[string](b, `document.getElementById("check-count").textContent`); got != "Checks clear" {
+		t.Fatalf("the save bar says %q with the checks clear", got)
+	}
+	b.screenshot("editor-keyboard")
+
+	// Back to b, c, a: the first block goes to the end and the template is
+	// saved in three key presses from its first field.
+	eval[bool](b, `(document.querySelector('[aria-label^="Move block 3 up"]').focus(), true)`)
+	b.press("\r")
+	b.press("\r")
+	if got := names(); got != "abc" {
+		t.Fatalf("after two moves up the order is %s", got)
+	}
+	eval[bool](b, `(document.querySelector('[data-path="flow.blocks[0].local_name"]').focus(), true)`)
+	presses := 0
+	alt := func(key string) {
+		b.do(chromedp.KeyEvent(key, chromedp.KeyModifiers(chromedp.ModifierAlt)))
+		presses++
+	}
+	alt(kb.ArrowDown)
+	b.focusOn(`[data-path="flow.blocks[1].local_name"]`)
+	alt(kb.ArrowDown)
+	b.focusOn(`[data-path="flow.blocks[2].local_name"]`)
+	b.do(chromedp.KeyEvent("s", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+	presses++
+	b.waitText("three_reads")
+	b.waitText("Three reads")
+	if presses > 6 {
+		t.Fatalf("moving the first block down twice and saving took %d key presses", presses)
+	}
+	for n, want := range []string{"b", "c", "a"} {
+		sel := fmt.Sprintf(`[data-testid="block-summary-%d"]`, n+1)
+		if got := eval[string](b, `document.querySelector('`+sel+`').textContent`); !strings.HasPrefix(got, "Result name: "+want) {
+			t.Fatalf("saved block %d reads %q, want %s first", n+1, got, want)
+		}
+	}
+}
+
+// TestJourneyEditorOnAPhone: at 390 px the save bar stays in view while the
+// form scrolls, every control is a finger's size and inputs use 16 px text.
+func TestJourneyEditorOnAPhone(t *testing.T) {
+	app, b := memberBrowser(t, "pia", "AUTHOR")
+	b.resize(390, 844)
+	b.do(chromedp.Navigate(app.URL + "/web/routes/templates/create"))
+	b.waitText("New route template")
+	b.screenshot("editor-390-blank")
+	for _, typ := range []string{"FETCH", "CONDITION", "RETURN"} {
+		b.addBlock(typ)
+	}
+	b.click(`[data-action="add:flow.blocks[1].conditions"]`)
+	if n := eval[int](b, `document.querySelectorAll('[aria-expanded="false"]').length`); n != 0 {
+		t.Fatalf("%d blocks were folded by adding them", n)
+	}
+	eval[bool](b, `(window.scrollTo(0, 0), true)`)
+	if !eval[bool](b, `(r => r.bottom <= innerHeight && r.top >= 0)(document.querySelector('[data-action="save"]').getBoundingClientRect())`) {
+		t.Fatal("at the top of a long form the Save button is out of view")
+	}
+	if small := b.smallTargets(); len(small) > 0 {
+		t.Fatalf("controls a finger would miss at 390 px: %s", strings.Join(small, "; "))
+	}
+	b.screenshot("editor-390")
 }

@@ -61,6 +61,7 @@ func TestJourneyIdentity(t *testing.T) {
 		sel := roleOf(username)
 		b.choose(sel, role)
 		b.click(sel + " ~ button[type=submit]")
+		b.confirm()
 		b.waitText(said)
 		if got := eval[string](b, fmt.Sprintf(`document.querySelector(%q).value`, sel)); got != shown {
 			t.Fatalf("after saving %s for %s the role shows %q, want %q", role, username, got, shown)
@@ -111,6 +112,7 @@ func TestJourneyIdentity(t *testing.T) {
 		t.Fatal("the token is shown a second time")
 	}
 	b.click(`button[hx-delete^="/pat/delete"]`)
+	b.confirm()
 	b.waitText("Token revoked.")
 	b.waitText("revoked")
 	b.screenshot("identity-05-revoked")

@@ -40,11 +40,16 @@ func TestJourneyVaultKeyboard(t *testing.T) {
 		b.focusOn(on(`[aria-label="Edit %[1]s"]`))
 		b.press("\r")
 		b.focusOn(on(`#edit-%[1]s`))
+		// Editing starts from the current value, on one line.
+		if got := eval[string](b, on(`document.querySelector("#edit-%[1]s").value`)); got != value {
+			t.Fatalf("the edit field starts from %q, want the current value %q", got, value)
+		}
 		b.press(kb.Escape)
 		b.focusOn(on(`[aria-label="Edit %[1]s"]`))
 
 		b.press("\r")
 		b.focusOn(on(`#edit-%[1]s`))
+		eval[bool](b, on(`(document.querySelector("#edit-%[1]s").value = "", true)`))
 		b.do(chromedp.SendKeys(chromedp.CSS(on(`#edit-%[1]s`)), fmt.Sprintf("new-%d", width)))
 		b.press("\t")
 		b.focusOn(on(`#row-%[1]s button[type=submit]`))
@@ -109,8 +114,17 @@ func TestJourneyRecordsKeyboard(t *testing.T) {
 		b.focusOn(`[aria-label="Edit record ` + id + `"]`)
 		b.screenshot(fmt.Sprintf("records-keyboard-%d", width))
 	}
-	// Delete asks first; the focus then goes on in the reloaded table.
+	// Delete asks first, in a dialog whose Cancel has the focus; Tab and
+	// Enter confirm, and the focus then goes on in the reloaded table.
 	b.tabToMatch(`[aria-label="Delete record 2"]`)
+	b.press("\r")
+	b.focusOn(`#confirm-dialog [data-confirm-cancel]`)
+	question := eval[string](b, `document.getElementById("confirm-question").textContent`)
+	b.mu.Lock()
+	b.dialogs = append(b.dialogs, question)
+	b.mu.Unlock()
+	b.press("\t")
+	b.focusOn(`#confirm-dialog [data-confirm]`)
 	b.press("\r")
 	b.waitGone("Edited 390")
 	b.focusOn(`#records-table [data-edit]`)

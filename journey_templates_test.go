@@ -35,13 +35,11 @@ func TestJourneyTemplates(t *testing.T) {
 	b.fill(at("variables[1].key"), "id_param")
 	b.fill(at("variables[1].description"), "Name of the id parameter")
 
-	b.choose("#add-block-type", "FETCH")
-	b.click(`[data-action="add-block"]`)
+	b.addBlock("FETCH")
 	b.fill(at("flow.blocks[0].local_name"), "items")
 	b.fill(at("flow.blocks[0].ref_col"), "{collection}")
 
-	b.choose("#add-block-type", "CONDITION")
-	b.click(`[data-action="add-block"]`)
+	b.addBlock("CONDITION")
 	b.click(`[data-action="add:flow.blocks[1].conditions"]`)
 	b.choose(at("flow.blocks[1].conditions[0].left.ref_var"), "ref")
 	b.fill(at("flow.blocks[1].conditions[0].left.data"), "items")
@@ -51,14 +49,13 @@ func TestJourneyTemplates(t *testing.T) {
 	b.click(at("flow.blocks[1].fail?"))
 	b.fill(at("flow.blocks[1].fail.message"), "no {collection} with this {id_param}")
 
-	b.choose("#add-block-type", "RETURN")
-	b.click(`[data-action="add-block"]`)
+	b.addBlock("RETURN")
 	b.click(`[data-action="add:flow.blocks[2].pairs"]`)
 	b.fill(at("flow.blocks[2].pairs[0].id"), "{collection}")
 	b.choose(at("flow.blocks[2].pairs[0].data.ref_var"), "ref")
 	b.fill(at("flow.blocks[2].pairs[0].data.data"), "items")
 
-	b.waitText("No lint warnings.")
+	b.waitText("No warnings: ready to save.")
 	raw := eval[string](b, `document.getElementById("raw-json").value`)
 	if !strings.Contains(raw, `"condition_type": "NOT_EQUAL_TO"`) || !strings.Contains(raw, `"message": "no {collection} with this {id_param}"`) {
 		t.Fatalf("the raw JSON view does not follow the form:\n%s", raw)

@@ -30,11 +30,27 @@ func TestJourneyVault(t *testing.T) {
 	if v := eval[string](b, `document.querySelector("#vault-create #f-key").value`); v != "LOWER_CASE" {
 		t.Fatalf("the key field shows %q as typed, want it upper-cased", v)
 	}
-	b.fill("#vault-create #f-key", "bad key")
-	b.fill("#vault-create #f-value", "typed")
-	b.click("#vault-create button[type=submit]")
+	// A key is normalised as it is typed: a space or a - is a _.
+	b.fill("#vault-create #f-key", "smtp host-name")
+	if v := eval[string](b, `document.querySelector("#vault-create #f-key").value`); v != "SMTP_HOST_NAME" {
+		t.Fatalf("the key field shows %q, want SMTP_HOST_NAME", v)
+	}
+	// A key that breaks the rule comes back with its error, and the value
+	// typed beside it is still there (the browser kept it; the server
+	// never echoes it). Enter in the one-line value sends the form and
+	// adds no line break.
+	b.fill("#vault-create #f-key", "9 lives")
+	b.fill("#vault-create #f-value", "typed value")
+	b.press("\r")
 	b.waitText("must be 1–255 upper-case letters")
 	b.waitText("1–3 of 3")
+	if v := eval[string](b, `document.querySelector("#vault-create #f-value").value`); v != "typed value" {
+		t.Fatalf("after a key error the value field holds %q, want the value typed", v)
+	}
+	// White space at either end is kept, but said.
+	b.fill("#vault-create #f-value", "typed value ")
+	b.do(chromedp.WaitVisible(chromedp.CSS("#vault-create [data-space-warning]")))
+	b.fill("#vault-create #f-value", "")
 	// The success of the entry before does not stand beside this error.
 	b.waitGone("Entry SMTP_PASSWORD created.")
 	html := b.html()
@@ -109,6 +125,7 @@ func TestJourneyVault(t *testing.T) {
 	b.do(chromedp.Navigate(app.URL + "/web/vault?project_id=shop&filter=smtp"))
 	b.waitText("SMTP_PASSWORD")
 	b.click(`#row-SMTP_PASSWORD button[hx-delete]`)
+	b.confirm()
 	b.waitText("Entry SMTP_PASSWORD deleted.")
 	b.waitText("No keys match")
 

@@ -1,7 +1,7 @@
 /** @type {import('tailwindcss').Config} */
 module.exports = {
   // Class names live in templates and scripts only, so Go code never feeds the build.
-  content: ["./views/**/*.html", "./static/js/**/*.js"],
+  content: ["./views/**/*.html", "./static/src/js/**/*.js"],
   theme: {
     extend: {
       colors: {

@@ -147,10 +147,10 @@ func (b *Block) slot(name string) any {
 // FieldInfo describes one field of a block type, for documentation.
 type FieldInfo struct {
 	Name     string   `json:"name"`
-	Label    string   `json:"label"`          // what people read for it
-	Kind     string   `json:"kind"`           // text, enum, bool, operand, operand-or-null, operands, conditions, operations, filters, filter-or-null, pairs, update-targets, simple-targets, fail-or-null, sort-or-null
-	Enum     []string `json:"enum,omitempty"` // for enum
-	Required bool     `json:"required"`       // text that must not be empty, or an operand that must be there
+	Label    string   `json:"label"`              // what people read for it
+	Kind     string   `json:"kind"`               // text, enum, bool, operand, operand-or-null, operands, conditions, operations, filters, filter-or-null, pairs, update-targets, simple-targets, fail-or-null, sort-or-null
+	Enum     []string `json:"enum,omitempty"`     // for enum
+	Required bool     `json:"required,omitempty"` // text that must not be empty, or an operand that must be there
 }
 
 var kindNames = map[kind]string{kText: "text", kEnum: "enum", kBool: "bool", kOperand: "operand", kOperandN: "operand-or-null",

@@ -88,6 +88,23 @@ func (h *Handlers) checkRunnable(c *fiber.Ctx, r flow.Route) ([]string, error) {
 			warnings = append(warnings, fmt.Sprintf("collection %s does not exist in this project yet (route.%s)", u.Name, u.Path))
 		}
 	}
+	// A VAULT block whose key the vault does not hold faults on every run.
+	// Only ADMIN and ROOT members get here with one, and they may list keys.
+	var keys, keyPaths []string
+	for i, b := range r.Flow.Blocks {
+		if b.Type == "VAULT" {
+			keys, keyPaths = append(keys, b.Key), append(keyPaths, fmt.Sprintf("route.flow.blocks[%d].key", i))
+		}
+	}
+	missing, err := h.store.MissingVaultKeys(c.UserContext(), r.ProjectID, keys)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range keys {
+		if slices.Contains(missing, k) {
+			warnings = append(warnings, fmt.Sprintf("vault key %s does not exist in this project yet: every run would fault (%s)", k, keyPaths[i]))
+		}
+	}
 	return flow.CapWarnings(warnings), nil
 }
 

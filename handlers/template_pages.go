@@ -97,6 +97,9 @@ func blockSummary(b flow.Block) string {
 		switch v := b.Field(f.Name).(type) {
 		case *string:
 			text = *v
+			if f.Kind == "enum" {
+				text = flow.Word(text)
+			}
 		case *bool:
 			if *v {
 				text = "yes"
@@ -117,9 +120,9 @@ func blockSummary(b flow.Block) string {
 				if c.Not {
 					w.WriteString("not ")
 				}
-				w.WriteString(operandText(c.Left) + " " + c.ConditionType + " " + operandText(c.Right))
+				w.WriteString(operandText(c.Left) + " " + flow.Word(c.ConditionType) + " " + operandText(c.Right))
 				if c.Next != "NONE" && i < len(*v)-1 {
-					w.WriteString(" " + c.Next + " ")
+					w.WriteString(" " + flow.Word(c.Next) + " ")
 				}
 			}
 			text = w.String()
@@ -172,10 +175,17 @@ func count(n int) string {
 	return strconv.Itoa(n)
 }
 
-// operandText shows an operand: a variable by its name, a literal quoted.
+// operandText shows an operand: a variable by its name, a number or a
+// boolean as written, any other literal quoted.
 func operandText(o flow.Operand) string {
 	if o.RefVar {
 		return o.Data
+	}
+	switch o.RType {
+	case "INTEGER", "FLOAT", "BOOLEAN":
+		if o.Data != "" {
+			return o.Data
+		}
 	}
 	return fmt.Sprintf("%q", o.Data)
 }
@@ -293,12 +303,15 @@ type editorData struct {
 	Enums      map[string][]string         `json:"enums"`
 	BlockTypes []string                    `json:"block_types"`
 	Blocks     map[string][]flow.FieldInfo `json:"blocks"`
+	Words      map[string]string           `json:"words"`     // enum values as people read them
+	About      map[string]flow.BlockInfo   `json:"about"`     // the palette's glyph and line per block type
+	CanVault   bool                        `json:"can_vault"` // the reader may save a route with a VAULT block
 }
 
 func newEditorData(mode string, doc any) editorData {
 	d := editorData{Mode: mode, Doc: doc, BlockTypes: flow.BlockTypes, Blocks: map[string][]flow.FieldInfo{},
 		Enums: map[string][]string{"method": flow.Methods, "bdtype": flow.BDTypes, "condition_type": flow.ConditionTypes,
-			"operation_type": flow.OperationTypes, "next": flow.Nexts}}
+			"operation_type": flow.OperationTypes, "next": flow.Nexts}, Words: flow.Words, About: flow.Blocks}
 	for _, t := range flow.BlockTypes {
 		d.Blocks[t] = flow.BlockFields(t)
 	}
@@ -313,11 +326,13 @@ type editorView struct {
 }
 
 func (h *Handlers) editorPage(c *fiber.Ctx, heading, back string, data editorData) error {
+	data.CanVault = callerAtLeast(c, store.RoleAdmin)
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return err
 	}
 	view := editorView{Base: h.base(c, heading), Heading: heading, Data: template.JS(raw), Back: back}
+	view.Base.Scripted = true
 	return h.respond(c, Reply{Page: "templates/editor", View: view})
 }
 

@@ -35,7 +35,7 @@ func TestTemplateAndRoutePages(t *testing.T) {
 				"a valid JWT; the caller is uid in users",
 				`<mark class="placeholder">{id_param}</mark> (INTEGER), joined by &#34;&amp;&#34;`,
 				`Result name: items · Collection: <mark class="placeholder">{collection}</mark>`,
-				`Conditions: not items GREATER_THAN &#34;0&#34; · When the conditions hold: FAIL · Fail with: 404 &#34;no <mark class="placeholder">{collection}</mark> found&#34;`,
+				`Conditions: not items &gt; 0 · When the conditions hold: fail · Fail with: 404 &#34;no <mark class="placeholder">{collection}</mark> found&#34;`,
 				`Fields: <mark class="placeholder">{collection}</mark> = items`,
 				"Block as JSON", "Request as JSON"}},
 		{name: "route editor: an author member edits a route", method: "GET", path: "/web/routes/edit?project_id=shop&route_id=items", headers: b, status: 200,

@@ -145,19 +145,25 @@ func (h *Handlers) vaultShow(c *fiber.Ctx) error {
 		_, err := h.store.VaultEntryInfo(c.UserContext(), q.ProjectID, q.Key)
 		return err
 	}
-	ev := vaultAccess(c, q.ProjectID, q.Key)
-	e, err := h.store.ReadVaultEntry(c.UserContext(), q.ProjectID, q.Key, ev)
+	e, v, err := h.readVaultValue(c, q.ProjectID, q.Key)
 	if err != nil {
 		return err
+	}
+	view := vaultEntryView{Base: h.base(c, e.Key), Entry: e, Value: v}
+	return h.respond(c, Reply{Data: newVaultEntryDTO(e, &v), Page: "vault/entry", Fragment: "vault/revealed", View: view})
+}
+
+// readVaultValue reads entry key of project for the caller, the read logged
+// before the value is opened.
+func (h *Handlers) readVaultValue(c *fiber.Ctx, project, key string) (store.VaultEntry, string, error) {
+	ev := vaultAccess(c, project, key)
+	e, err := h.store.ReadVaultEntry(c.UserContext(), project, key, ev)
+	if err != nil {
+		return e, "", err
 	}
 	h.metrics.vaultReads.WithLabelValues(ev.Channel).Inc()
 	value, err := h.keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
-	if err != nil {
-		return err
-	}
-	v := string(value)
-	view := vaultEntryView{Base: h.base(c, e.Key), Entry: e, Value: v}
-	return h.respond(c, Reply{Data: newVaultEntryDTO(e, &v), Page: "vault/entry", Fragment: "vault/revealed", View: view})
+	return e, string(value), err
 }
 
 // vaultUpdate answers PATCH /vault/update; the key never changes.

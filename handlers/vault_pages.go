@@ -120,6 +120,8 @@ type vaultRowView struct {
 	Query   template.URL // project_id and key, for the row's links
 	Updated string
 	Editing bool
+	Value   string // editing: the current value, read and logged when Edit was pressed
+	Multi   bool   // the value has a line break: edited in a textarea
 	Form    Form
 	// HTML is the row rendered, masked, for a page's table (Renderer.Kept).
 	HTML template.HTML
@@ -158,12 +160,23 @@ func (h *Handlers) vaultRow(c *fiber.Ctx) error {
 	if _, err := h.member(c, q.ProjectID); err != nil {
 		return err
 	}
-	e, err := h.store.VaultEntryInfo(c.UserContext(), q.ProjectID, q.Key)
+	if !c.QueryBool("edit") {
+		e, err := h.store.VaultEntryInfo(c.UserContext(), q.ProjectID, q.Key)
+		if err != nil {
+			return err
+		}
+		view := newVaultRow(e)
+		view.Base = h.base(c, e.Key)
+		return h.respond(c, Reply{Data: newVaultEntryDTO(e, nil), Page: "vault/row_page", Fragment: "vault/row", View: view})
+	}
+	// Editing starts from the current value: it is read, and the read
+	// logged, only now that Edit was pressed.
+	e, value, err := h.readVaultValue(c, q.ProjectID, q.Key)
 	if err != nil {
 		return err
 	}
 	view := newVaultRow(e)
-	view.Base, view.Editing = h.base(c, e.Key), c.QueryBool("edit")
+	view.Base, view.Editing, view.Value, view.Multi = h.base(c, e.Key), true, value, strings.ContainsAny(value, "\r\n")
 	return h.respond(c, Reply{Data: newVaultEntryDTO(e, nil), Page: "vault/row_page", Fragment: "vault/row", View: view})
 }
 

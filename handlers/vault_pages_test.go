@@ -29,7 +29,6 @@ func TestVaultCanary(t *testing.T) {
 		{"GET", "/web/vault?project_id=shop&filter=CAN", ""},
 		{"GET", "/web/vault/log?project_id=shop", ""},
 		{"GET", "/web/vault/row?project_id=shop&key=CANARY", ""},
-		{"GET", "/web/vault/row?project_id=shop&key=CANARY&edit=true", ""},
 		{"GET", "/vault/log?project_id=shop", ""},
 		{"POST", "/vault/create", "project_id=shop&key=bad+key&value=" + url.QueryEscape(canary)},
 		{"POST", "/vault/create", "project_id=shop&key=CANARY&value=" + url.QueryEscape(canary)},
@@ -113,8 +112,13 @@ func TestVaultPages(t *testing.T) {
 			headers: merge(b, asHTMXHeaders), status: 200, want: []string{"value-03", `aria-label="Hide KEY_03"`, `hx-get="/web/vault/row?project_id=shop&key=KEY_03"`}, unwanted: []string{"<nav"}},
 		{name: "reveal (page)", method: "GET", path: "/vault/fetch/one?project_id=shop&key=KEY_04", headers: b, status: 200,
 			want: []string{"<!DOCTYPE", "value-04", "This view was logged."}},
+		// Editing starts from the current value, on one line, its read logged
+		// (counted below).
 		{name: "edit row", method: "GET", path: "/web/vault/row?project_id=shop&key=KEY_05&edit=true", headers: merge(b, asHTMXHeaders), status: 200,
-			want: []string{`hx-patch="/vault/update"`, `data-testid="readonly-key">KEY_05<`}, unwanted: []string{"value-05", "<nav"}},
+			want:     []string{`hx-patch="/vault/update"`, `data-testid="readonly-key">KEY_05<`, `name="value" type="text" value="value-05"`, "data-multiline>"},
+			unwanted: []string{"<nav", "<textarea"}},
+		{name: "edit row as JSON has no value", method: "GET", path: "/web/vault/row?project_id=shop&key=KEY_05&edit=true", headers: merge(b, asJSONHeaders), status: 200,
+			want: []string{`"key":"KEY_05"`}, unwanted: []string{"value-05"}},
 		{name: "row", method: "GET", path: "/web/vault/row?project_id=shop&key=KEY_05", headers: merge(b, asHTMXHeaders), status: 200,
 			want: []string{`id="row-KEY_05"`, "Reveal"}, unwanted: []string{"value-05"}},
 		{name: "log page", method: "GET", path: "/web/vault/log?project_id=shop&action=read", headers: b, status: 200,
@@ -124,8 +128,8 @@ func TestVaultPages(t *testing.T) {
 		{name: "vault without project", method: "GET", path: "/web/vault", headers: merge(b, asJSONHeaders), status: 400},
 	})
 	var web int
-	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM vault_access_log WHERE action = 'read' AND channel = 'web'").Scan(&web); err != nil || web != 2 {
-		t.Fatalf("reveals logged on the web channel: %d (%v), want 2", web, err)
+	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM vault_access_log WHERE action = 'read' AND channel = 'web'").Scan(&web); err != nil || web != 4 {
+		t.Fatalf("reveals and edits logged on the web channel: %d (%v), want 4", web, err)
 	}
 
 	// Forms: errors beside the field, the value never echoed.

@@ -32,10 +32,15 @@ type Base struct {
 	Flash *Flash
 	Nav   []NavItem
 	User  *store.User // nil when signed out
+	// Scripted pages (the editor) are driven by their own script and load no
+	// htmx: their sign-out form posts as a plain form.
+	Scripted bool
 }
 
 // HeadKey names everything the document's head shows (layouts/head).
-func (b Base) HeadKey() string { return "head\x00" + b.Title + "\x00" + b.CSRF }
+func (b Base) HeadKey() string {
+	return "head\x00" + b.Title + "\x00" + b.CSRF + "\x00" + strconv.FormatBool(b.Scripted)
+}
 
 // NavKey names everything the navigation shows (partials/nav), to keep it
 // rendered (Renderer.Kept).

@@ -102,6 +102,7 @@ func sampleViews() map[string]sample {
 		"vault/row":           {view: row},
 		"vault/row_page":      {page: true, view: vaultRowView{Base: base, Entry: entry, Query: newVaultRow(entry).Query}},
 		"vault/revealed":      {view: revealed},
+		"vault/value":         {view: map[string]any{"ID": "f-value", "Label": "Value", "Value": "two\nlines", "Multi": true, "Error": "", "Hint": "h", "Focus": false}},
 		"vault/entry":         {page: true, view: revealed},
 		"partials/gone":       {view: nil},
 		"data/projects":       {page: true, view: dataProjectsView{Base: base, Projects: []store.Project{{ID: "shop", Name: "Shop", APIPath: "/shop"}}, Pager: pager}},

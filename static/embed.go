@@ -1,6 +1,7 @@
 // Package static holds the files served under /static: the built Tailwind CSS,
-// Stencil's own scripts and the vendored htmx and Scalar bundles. `make
-// assets` rebuilds css/ and vendor/ from the versions pinned in package.json.
+// Stencil's own scripts (minified from src/js) and the vendored htmx and Scalar
+// bundles. `make assets` rebuilds css/, js/ and vendor/ with the tools and
+// versions pinned in package.json.
 package static
 
 import "embed"

@@ -289,3 +289,18 @@ func (s *Store) VaultEntryInfo(ctx context.Context, project, key string) (VaultE
 	e.Sealed = nil
 	return e, err
 }
+
+// MissingVaultKeys returns those of keys that project's vault does not hold,
+// in the order given: what a route's VAULT blocks would fault on. It reads
+// keys only, never a value, and logs nothing.
+func (s *Store) MissingVaultKeys(ctx context.Context, project string, keys []string) ([]string, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	rows, err := s.db.Query(ctx, `SELECT k FROM unnest($2::text[]) WITH ORDINALITY AS w(k, n)
+		WHERE NOT EXISTS (SELECT 1 FROM vault_entries e WHERE e.project_id = $1 AND e.key = w.k) ORDER BY n`, project, keys)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}

@@ -1,0 +1,374 @@
+// Stencil's browser glue: the CSRF token on every htmx request, copy buttons
+// (data-copy="<selector of the field or element to copy>"), upper-case
+// fields (data-uppercase), selects that submit their
+// form when changed (data-autosubmit), secret value fields, confirmations
+// in a styled dialog, busy feedback while a request runs, messages (#flash)
+// that go when done with, and the focus after a swap.
+// window.stencil.el builds elements and window.stencil.post sends JSON for
+// the pages' own scripts (the editor, the route playground), which load
+// after this one.
+(function () {
+  "use strict";
+  // el makes a tag with attributes ("class", "text", "on<event>" handlers;
+  // null, undefined and false left out) and children (nodes or text).
+  function el(tag, attrs, children) {
+    var e = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      var v = attrs[k];
+      if (v === null || v === undefined || v === false) return;
+      if (k === "class") e.className = v;
+      else if (k === "text") e.textContent = v;
+      else if (k.slice(0, 2) === "on") e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v === true ? "" : v);
+    });
+    (children || []).forEach(function (c) {
+      if (c) e.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+    });
+    return e;
+  }
+  var meta = document.querySelector('meta[name="csrf-token"]');
+  // post sends body as JSON (POST unless method says otherwise) with the
+  // session's CSRF token, and gives the envelope the server answers.
+  function post(url, body, method) {
+    return fetch(url, {
+      method: method || "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": meta ? meta.content : "" },
+      body: JSON.stringify(body)
+    }).then(function (r) { return r.json(); });
+  }
+  window.stencil = { el: el, post: post };
+  document.addEventListener("htmx:configRequest", function (evt) {
+    if (meta && meta.content) {
+      evt.detail.headers["X-CSRF-Token"] = meta.content;
+    }
+  });
+  document.addEventListener("change", function (evt) {
+    if (evt.target.matches("[data-autosubmit]")) {
+      evt.target.form.requestSubmit();
+    }
+  });
+  document.addEventListener("click", function (evt) {
+    var button = evt.target.closest("[data-copy]");
+    if (!button) {
+      return;
+    }
+    var field = document.querySelector(button.dataset.copy);
+    if (!field) {
+      return;
+    }
+    var text = "value" in field ? field.value : field.textContent;
+    var done = function () {
+      button.textContent = "Copied";
+    };
+    var fallback = function () {
+      if (field.select) {
+        field.select();
+      } else {
+        var range = document.createRange();
+        range.selectNodeContents(field);
+        var sel = window.getSelection();
+        sel.removeAllRanges();
+        sel.addRange(range);
+      }
+      document.execCommand("copy");
+      done();
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, fallback);
+    } else {
+      fallback();
+    }
+  });
+  // Fields that take keys (vault keys: upper case, digits, _) turn what is
+  // typed into a key at once — upper case, a space, - or . as _ — keeping
+  // the caret where it was.
+  document.addEventListener("input", function (evt) {
+    var t = evt.target;
+    if (!t.matches || !t.matches("[data-uppercase]")) {
+      return;
+    }
+    var up = t.value.toUpperCase().replace(/[\s.-]/g, "_");
+    if (up !== t.value) {
+      var start = t.selectionStart;
+      var end = t.selectionEnd;
+      t.value = up;
+      t.setSelectionRange(start, end);
+    }
+  });
+
+  // Secret values (data-secret-field): one line unless Multi-line is on;
+  // a warning while the value starts or ends with white space.
+  function spaceWarning(field) {
+    var box = field.closest("[data-secret-field]");
+    var warn = box && box.querySelector("[data-space-warning]");
+    if (warn) {
+      warn.hidden = !/^\s|\s$/.test(field.value);
+    }
+  }
+  document.addEventListener("input", function (evt) {
+    if (evt.target.matches && evt.target.matches("[data-secret-field] [name=value]")) {
+      spaceWarning(evt.target);
+    }
+  });
+  document.addEventListener("change", function (evt) {
+    var box = evt.target.matches && evt.target.matches("[data-multiline]") && evt.target.closest("[data-secret-field]");
+    if (!box) {
+      return;
+    }
+    var old = box.querySelector("[name=value]");
+    // A value with a line break stays multi-line: one line would lose it.
+    if (!evt.target.checked && /[\r\n]/.test(old.value)) {
+      evt.target.checked = true;
+      return;
+    }
+    var next = document.createElement(evt.target.checked ? "textarea" : "input");
+    Array.prototype.forEach.call(old.attributes, function (a) {
+      if (a.name !== "type" && a.name !== "value" && a.name !== "rows") {
+        next.setAttribute(a.name, a.value);
+      }
+    });
+    if (evt.target.checked) {
+      next.rows = 4;
+    } else {
+      next.type = "text";
+    }
+    next.value = old.value;
+    old.replaceWith(next);
+    next.focus();
+  });
+  // A value typed into a form that comes back with an error (the key taken,
+  // say) is put back: the server never echoes a secret, the browser keeps it.
+  var keptValues = null;
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    keptValues = null;
+    var target = evt.detail.target;
+    if (!target || !evt.detail.xhr || evt.detail.xhr.status < 400) {
+      return;
+    }
+    var fields = target.querySelectorAll("[data-keep-value]");
+    if (fields.length) {
+      keptValues = Array.prototype.map.call(fields, function (f) { return { id: f.id, value: f.value }; });
+    }
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    (keptValues || []).forEach(function (k) {
+      var f = document.getElementById(k.id);
+      if (!f || f.value) {
+        return;
+      }
+      if (/[\r\n]/.test(k.value) && f.tagName === "INPUT") {
+        var toggle = f.closest("[data-secret-field]").querySelector("[data-multiline]");
+        toggle.checked = true;
+        toggle.dispatchEvent(new Event("change", { bubbles: true }));
+        f = document.getElementById(k.id);
+      }
+      f.value = k.value;
+      spaceWarning(f);
+    });
+    keptValues = null;
+  });
+  // A revealed value masks itself again after 30 seconds (data-remask):
+  // its Hide is pressed for the reader, and the focus follows if it was on
+  // the value's controls.
+  function remaskLater(root) {
+    (root.querySelectorAll ? root : document).querySelectorAll("[data-remask]:not([data-remask-set])").forEach(function (cell) {
+      cell.setAttribute("data-remask-set", "");
+      setTimeout(function () {
+        var hide = document.contains(cell) && cell.querySelector("[data-hide]");
+        if (hide) {
+          if (!cell.contains(document.activeElement)) {
+            hide.removeAttribute("data-focus-after");
+          }
+          hide.click();
+        }
+      }, Number(cell.getAttribute("data-remask")) * 1000);
+    });
+  }
+  document.addEventListener("htmx:afterSettle", function (evt) { remaskLater(evt.detail.elt); });
+
+  // Confirmations (hx-confirm) in a styled dialog instead of the browser's
+  // confirm(): it names what goes, its safe choice (Cancel) has the focus,
+  // Escape cancels, and the focus goes back to the control that asked.
+  // With data-confirm-type the name must be typed before the button works.
+  var confirmDialog = null;
+  function askToConfirm(trigger, question, proceed) {
+    if (!confirmDialog) {
+      confirmDialog = el("dialog", { id: "confirm-dialog", class: "w-full max-w-md rounded-lg p-0 shadow-xl backdrop:bg-slate-900/40", "aria-labelledby": "confirm-question" });
+      document.body.appendChild(confirmDialog);
+    }
+    var typed = trigger.getAttribute("data-confirm-type");
+    var sender = trigger.tagName === "FORM" ? trigger.querySelector("[type=submit]") : trigger;
+    var go = el("button", { type: "submit", class: "btn-danger", "data-confirm": "" }, [trigger.getAttribute("data-confirm-button") || (sender && sender.textContent.trim()) || "Confirm"]);
+    var cancel = el("button", { type: "button", class: "btn-secondary", "data-confirm-cancel": "", onclick: function () { confirmDialog.close(); } }, ["Cancel"]);
+    var input = typed ? el("input", { type: "text", class: "input font-mono", id: "confirm-typed", autocomplete: "off", spellcheck: "false", "aria-describedby": "confirm-hint" }) : null;
+    var check = function () {
+      var ok = !typed || input.value === typed;
+      go.disabled = !ok;
+      return ok;
+    };
+    if (input) {
+      input.addEventListener("input", check);
+    }
+    var form = el("form", { method: "dialog", class: "space-y-4 p-5", onsubmit: function (e) {
+      e.preventDefault();
+      if (!check()) {
+        return;
+      }
+      confirmDialog.close();
+      proceed();
+    } }, [
+      el("h2", { id: "confirm-question", class: "text-base font-semibold text-slate-900", text: question }),
+      typed ? el("div", {}, [
+        el("label", { for: "confirm-typed", class: "label", id: "confirm-hint" }, ["Type ", el("span", { class: "font-mono", text: typed }), " to confirm"]), input
+      ]) : null,
+      el("div", { class: "flex flex-wrap justify-end gap-2" }, [cancel, go])
+    ]);
+    confirmDialog.replaceChildren(form);
+    check();
+    confirmDialog.onclose = function () {
+      if (document.contains(trigger) && (!document.activeElement || document.activeElement === document.body)) {
+        trigger.focus();
+      }
+    };
+    confirmDialog.showModal();
+    (input || cancel).focus();
+  }
+  document.addEventListener("htmx:confirm", function (evt) {
+    if (!evt.detail.question) {
+      return;
+    }
+    evt.preventDefault();
+    askToConfirm(evt.detail.elt, evt.detail.question, function () { evt.detail.issueRequest(true); });
+  });
+
+  // Busy feedback: while a request runs, the control that sent it (for a
+  // form, its buttons) says so and takes no second click. aria-disabled, not
+  // disabled, so that the focus stays where the person left it.
+  function busyControls(elt) {
+    var form = elt.tagName === "FORM" ? elt : elt.closest("form");
+    if (form && elt.tagName !== "BUTTON") {
+      return Array.prototype.slice.call(form.querySelectorAll("button"));
+    }
+    return elt.matches("button, a") ? [elt] : [];
+  }
+  document.addEventListener("htmx:beforeRequest", function (evt) {
+    busyControls(evt.detail.elt).forEach(function (b) {
+      b.setAttribute("aria-disabled", "true");
+      b.setAttribute("data-busy", "");
+    });
+    evt.detail.elt.setAttribute("aria-busy", "true");
+  });
+  document.addEventListener("htmx:afterRequest", function (evt) {
+    busyControls(evt.detail.elt).forEach(function (b) {
+      b.removeAttribute("aria-disabled");
+      b.removeAttribute("data-busy");
+    });
+    evt.detail.elt.removeAttribute("aria-busy");
+  });
+  document.addEventListener("click", function (evt) {
+    var busy = evt.target.closest("[data-busy]");
+    if (busy) {
+      evt.preventDefault();
+      evt.stopImmediatePropagation();
+    }
+  }, true);
+
+  // Messages: a success goes after a few seconds, any message when
+  // dismissed, and a success no longer stands beside an error that came
+  // after it.
+  function dismiss(message) {
+    if (message && message.parentNode) {
+      message.parentNode.removeChild(message);
+    }
+  }
+  function ageMessages() {
+    document.querySelectorAll('#flash [data-flash="success"]:not([data-aging])').forEach(function (m) {
+      m.setAttribute("data-aging", "");
+      setTimeout(function () { dismiss(m); }, 8000);
+    });
+  }
+  document.addEventListener("click", function (evt) {
+    var button = evt.target.closest("[data-dismiss-flash]");
+    if (button) {
+      dismiss(button.closest("[data-flash]"));
+    }
+  });
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    if (evt.detail.xhr && evt.detail.xhr.status >= 400) {
+      document.querySelectorAll('#flash [data-flash="success"]').forEach(dismiss);
+    }
+  });
+  document.addEventListener("htmx:afterSettle", ageMessages);
+  document.addEventListener("DOMContentLoaded", ageMessages);
+
+  // Focus after a swap, so that the keyboard goes on from where the change
+  // happened instead of the top of the page: a field the answer marks
+  // (data-focus-now, say the field in error), else the first element found of
+  // the sender's data-focus-after ("selector || fallback"), else — when the
+  // swap took the focused element away (a table reloaded after a change) —
+  // the element of the same id or label in the new content. The focus moves
+  // once the content is settled (htmx has wired its controls by then); what a
+  // sender asks waits for the next settle, since a row saved and then
+  // reloaded with its table settles only as the table.
+  var lastFocus = null;
+  document.addEventListener("focusin", function (evt) {
+    var el = evt.target;
+    if (el.id) {
+      lastFocus = "#" + CSS.escape(el.id);
+    } else if (el.getAttribute && el.getAttribute("aria-label")) {
+      lastFocus = '[aria-label="' + CSS.escape(el.getAttribute("aria-label")) + '"]';
+    } else {
+      lastFocus = null;
+    }
+  });
+  var pending = null;
+  // Read before the swap: a swap that takes its target away (a row saved or
+  // deleted, its table reloading) fires its later events on an element no
+  // longer in the document, where this listener would never hear them.
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    if (!evt.detail.shouldSwap) {
+      return;
+    }
+    var elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
+    var from = elt && elt.closest ? elt.closest("[data-focus-after]") : null;
+    if (from) {
+      pending = from.getAttribute("data-focus-after");
+    }
+  });
+  document.addEventListener("htmx:afterSettle", function (evt) {
+    var root = evt.detail.elt;
+    var target = null;
+    if (root && root.matches && root.matches("[data-focus-now]")) {
+      target = root;
+    } else if (root && root.querySelector) {
+      target = root.querySelector("[data-focus-now]");
+    }
+    if (!target && pending) {
+      pending.split("||").some(function (sel) {
+        target = document.querySelector(sel.trim());
+        return target;
+      });
+    }
+    var lost = !document.activeElement || document.activeElement === document.body;
+    if (!target && lost && lastFocus) {
+      target = document.querySelector(lastFocus);
+    }
+    if (target) {
+      pending = null;
+      target.removeAttribute("data-focus-now");
+      target.focus();
+    }
+  });
+  // Escape in a form with a Cancel button (data-cancel) cancels it.
+  document.addEventListener("keydown", function (evt) {
+    if (evt.key !== "Escape") {
+      return;
+    }
+    var form = evt.target.closest && evt.target.closest("form");
+    var cancel = form && form.querySelector("[data-cancel]");
+    if (cancel) {
+      evt.preventDefault();
+      cancel.click();
+    }
+  });
+})();

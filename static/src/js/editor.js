@@ -1,0 +1,995 @@
+// The visual editor of route templates and routes. The document being
+// edited is one JSON value (state); the form is rendered from it and every
+// input writes back into it by path. The block forms come from the server's
+// field table (data.blocks), so they always match what the server accepts.
+(function () {
+  "use strict";
+
+  var data = JSON.parse(document.getElementById("editor-data").textContent);
+  var root = document.getElementById("editor");
+  var isTemplate = data.mode === "template";
+  var state = data.doc;
+  var problems = {}; // path → message, from the last save
+  var pending = {}; // path → message: what saving would refuse now, from the checks as the author types
+  var warnings = [];
+  var collapsed = new WeakSet(); // blocks shown folded to one line
+  var saveMessage = ""; // the server's answer to the last save
+  var dirty = false; // edits not saved yet: leaving asks first
+  var lintTimer = null;
+
+  // ---------- small helpers ----------
+
+  var el = window.stencil.el, post = window.stencil.post;
+
+  // atPath is the form's element bound to path.
+  function atPath(path) {
+    return formPane.querySelector('[data-path="' + CSS.escape(path) + '"]');
+  }
+
+  // get and set read and write the value at a path such as
+  // "flow.blocks[2].conditions[0].left.data".
+  function parts(path) {
+    return path.replace(/\[(\d+)\]/g, ".$1").split(".").filter(Boolean);
+  }
+  function get(path) {
+    return parts(path).reduce(function (o, k) { return o == null ? undefined : o[k]; }, state);
+  }
+  function set(path, value) {
+    var ps = parts(path);
+    var o = state;
+    for (var i = 0; i < ps.length - 1; i++) o = o[ps[i]];
+    o[ps[ps.length - 1]] = value;
+    clearProblem(path);
+    changed(false);
+  }
+
+  // clearProblem forgets the last save's complaints about path (and about
+  // the fields that hold it) as soon as the author edits it: the field's
+  // message, its red outline, its line in the checks and, with the last
+  // one gone, the save's summary.
+  function clearProblem(path) {
+    var gone = Object.keys(problems).filter(function (p) { return p === path || path.indexOf(p + ".") === 0; });
+    if (!gone.length) return;
+    gone.forEach(function (p) {
+      delete problems[p];
+      document.querySelectorAll('[data-error-for="' + p + '"]').forEach(function (n) { n.remove(); });
+      var input = atPath(p);
+      if (input) {
+        input.classList.remove("input-error");
+        input.removeAttribute("aria-invalid");
+      }
+    });
+    refreshChecks();
+  }
+
+  // refreshChecks redraws the checks panel and the save's summary.
+  function refreshChecks() {
+    if (!Object.keys(problems).length) saveMessage = "";
+    var status = document.getElementById("save-status");
+    if (status) status.textContent = saveMessage;
+    var panel = document.getElementById("lint");
+    if (panel) panel.replaceWith(lintPanel());
+    showCount();
+  }
+
+  // showCount writes how many checks are open into the save bar.
+  function showCount() {
+    var n = warnings.length + Object.keys(Object.keys(problems).length ? problems : pending).length;
+    var count = document.getElementById("check-count");
+    if (!count) return;
+    count.textContent = n ? n + (n === 1 ? " check" : " checks") : "Checks clear";
+    count.className = "btn-ghost " + (n ? "text-amber-800" : "text-emerald-800");
+    count.title = "Go to the checks";
+  }
+
+  // inFormOrder sorts paths as their fields come in the form: the first
+  // field of the page first (a path without its own field goes where the
+  // field holding it is).
+  function inFormOrder(paths) {
+    var node = function (p) {
+      var ps = parts(p);
+      for (var n = ps.length; n > 0; n--) {
+        var hit = atPath(ps.slice(0, n).join(".").replace(/\.(\d+)(?=\.|$)/g, "[$1]"));
+        if (hit) return hit;
+      }
+      return null;
+    };
+    return paths.map(function (p, i) { return { p: p, n: node(p), i: i }; }).sort(function (a, b) {
+      if (a.n && b.n && a.n !== b.n) return a.n.compareDocumentPosition(b.n) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1;
+      if (!a.n !== !b.n) return a.n ? -1 : 1;
+      return a.i - b.i;
+    }).map(function (x) { return x.p; });
+  }
+
+  function operand(rtype) {
+    return { ref_var: false, rtype: rtype || "STRING", data: "" };
+  }
+  function condition() {
+    return { left: operand(), right: operand(), condition_type: "EQUAL_TO", not: false, next: "NONE" };
+  }
+  function operation() {
+    return { left: operand(), right: operand(), operation_type: "ADDITION", not: false, next: "NONE" };
+  }
+  function filter() {
+    return { right: operand(), operation_type: "EQUAL_TO", not: false, next: "NONE" };
+  }
+
+  // newBlock makes a block of type with every field at its empty value.
+  function newBlock(type, depth) {
+    var b = { type: type, depth: depth };
+    data.blocks[type].forEach(function (f) {
+      b[f.name] = {
+        text: "", enum: f.enum ? f.enum[0] : "", bool: false,
+        operand: operand(type === "LOOP" ? "INTEGER" : "STRING"), "operand-or-null": null, operands: [],
+        conditions: [], operations: [], filters: [], "filter-or-null": null, pairs: [],
+        "update-targets": [], "simple-targets": [], "fail-or-null": null, "sort-or-null": null
+      }[f.kind];
+    });
+    return b;
+  }
+
+  // word is what people read for an enum value: "≥", not
+  // GREATER_THAN_OR_EQUAL_TO (the outline uses the same words).
+  function word(v) {
+    return (data.words && data.words[v]) || v;
+  }
+
+  // ---------- inputs bound to paths ----------
+
+  function fieldError(path) {
+    var msg = problems[path];
+    return msg ? el("p", { class: "field-error", "data-error-for": path, text: msg }) : null;
+  }
+
+  function textInput(path, label, opts) {
+    opts = opts || {};
+    var value = get(path);
+    var input = el(opts.multiline ? "textarea" : "input", {
+      class: "input" + (problems[path] ? " input-error" : "") + (opts.mono ? " font-mono" : ""),
+      "data-path": path, "aria-label": label, placeholder: opts.placeholder || "", rows: opts.multiline ? 2 : null,
+      oninput: function (e) { set(path, e.target.value); }
+    });
+    input.value = value == null ? "" : value;
+    return el("label", { class: "block" + (opts.grow ? " flex-1" : "") }, [
+      label ? el("span", { class: "label", text: label }) : null, input, fieldError(path)
+    ]);
+  }
+
+  function select(path, label, values, onchange) {
+    var s = el("select", {
+      class: "input" + (problems[path] ? " input-error" : ""), "data-path": path, "aria-label": label,
+      onchange: function (e) { set(path, e.target.value); if (onchange) onchange(); }
+    }, values.map(function (v) { return el("option", { value: v, text: word(v) }); }));
+    s.value = get(path);
+    return el("label", { class: "block" }, [label ? el("span", { class: "label", text: label }) : null, s, fieldError(path)]);
+  }
+
+  function checkbox(path, label, onchange) {
+    var c = el("input", {
+      type: "checkbox", class: "h-4 w-4 rounded border-slate-300 text-brand-600", "data-path": path,
+      onchange: function (e) { set(path, e.target.checked); if (onchange) onchange(); }
+    });
+    c.checked = !!get(path);
+    return el("label", { class: "inline-flex items-center gap-1.5 text-sm text-slate-700" }, [c, label]);
+  }
+
+  function button(text, onclick, opts) {
+    opts = opts || {};
+    return el("button", {
+      type: "button", class: opts.class || "btn-secondary", title: opts.title || opts.label || null,
+      "aria-label": opts.label || null, "data-action": opts.action || null,
+      onclick: function () {
+        onclick();
+        // Blocks and rows moved: the last save's paths may point elsewhere
+        // now. (The action itself notes the change, when it made one.)
+        problems = {};
+        saveMessage = "";
+        render();
+        if (opts.after) opts.after();
+      }
+    }, [text]);
+  }
+
+  // operandInput edits an operand: a literal value or a variable reference.
+  function operandInput(path, label) {
+    var o = get(path);
+    var kind = el("select", {
+      class: "input w-28", "data-path": path + ".ref_var", "aria-label": label + " kind",
+      onchange: function (e) { o.ref_var = e.target.value === "ref"; changed(false); render(); }
+    }, [el("option", { value: "lit", text: "Literal" }), el("option", { value: "ref", text: "Variable" })]);
+    kind.value = o.ref_var ? "ref" : "lit";
+    var type = el("select", {
+      class: "input w-28", "data-path": path + ".rtype", "aria-label": label + " type",
+      onchange: function (e) { o.rtype = e.target.value; changed(false); }
+    }, data.enums.bdtype.map(function (v) { return el("option", { value: v, text: v }); }));
+    type.value = o.rtype;
+    var value = el("input", {
+      class: "input min-w-[10rem] flex-1 basis-40 font-mono" + (problems[path + ".data"] ? " input-error" : ""), "data-path": path + ".data",
+      "aria-label": label + " value", placeholder: o.ref_var ? "variable name" : "value",
+      oninput: function (e) { o.data = e.target.value; clearProblem(path + ".data"); changed(false); }
+    });
+    value.value = o.data;
+    return el("div", { class: "space-y-1", "data-path": path }, [
+      label ? el("span", { class: "label", text: label }) : null,
+      el("div", { class: "flex flex-wrap gap-2" }, [kind, type, value]),
+      fieldError(path), fieldError(path + ".data"), fieldError(path + ".rtype")
+    ]);
+  }
+
+  // plural names a list by its items ("condition" → "Conditions").
+  function plural(label) {
+    var p = /s$/.test(label) ? label : /ch$/.test(label) ? label + "es" : label + "s";
+    return p.charAt(0).toUpperCase() + p.slice(1);
+  }
+
+  // listInput edits a list at path: one row per item, with remove and add.
+  function listInput(path, label, make, rowOf) {
+    var list = get(path) || [];
+    var rows = list.map(function (_, i) {
+      return el("div", { class: "flex items-start gap-2 rounded-md bg-slate-50 p-2" }, [
+        el("div", { class: "flex-1 space-y-2" }, [rowOf(path + "[" + i + "]", i)]),
+        button("✕", function () { list.splice(i, 1); changed(false); }, { class: "btn-secondary btn-icon", label: "Remove " + label + " " + (i + 1) })
+      ]);
+    });
+    return el("div", { class: "space-y-2", "data-path": path }, [
+      el("div", { class: "flex items-center justify-between" }, [
+        el("span", { class: "label mb-0", text: plural(label) }),
+        button("+ " + label, function () { list.push(make()); set(path, list); }, { action: "add:" + path })
+      ])
+    ].concat(rows, [fieldError(path)]));
+  }
+
+  function comparisonRow(kindField, kinds) {
+    return function (p) {
+      return el("div", { class: "space-y-2" }, [
+        operandInput(p + ".left", "Left"),
+        el("div", { class: "flex flex-wrap items-end gap-3" }, [
+          select(p + "." + kindField, kindField === "condition_type" ? "Comparison" : "Operation", kinds),
+          checkbox(p + ".not", "Not (negate)"),
+          select(p + ".next", "Joined to the next by", data.enums.next)
+        ]),
+        operandInput(p + ".right", "Right")
+      ]);
+    };
+  }
+
+  function filterRow(p) {
+    return el("div", { class: "space-y-2" }, [
+      el("div", { class: "flex flex-wrap items-end gap-3" }, [
+        select(p + ".operation_type", "operation", data.enums.operation_type),
+        checkbox(p + ".not", "Not (negate)"),
+        select(p + ".next", "Joined to the next by", data.enums.next)
+      ]),
+      operandInput(p + ".right", "Right")
+    ]);
+  }
+
+  // optional wraps an object-or-null field with a switch that creates it.
+  function optional(path, label, make, body) {
+    var on = get(path) != null;
+    var box = el("input", {
+      type: "checkbox", class: "h-4 w-4 rounded border-slate-300", "data-path": path + "?",
+      onchange: function (e) { set(path, e.target.checked ? make() : null); render(); }
+    });
+    box.checked = on;
+    return el("div", { class: "space-y-2", "data-path": path }, [
+      el("label", { class: "inline-flex items-center gap-1.5 text-sm font-medium text-slate-700" }, [box, label]),
+      on ? body() : null, fieldError(path)
+    ]);
+  }
+
+  // fieldInput renders one block field from its kind.
+  function fieldInput(path, f) {
+    var label = f.label;
+    switch (f.kind) {
+      case "text":
+        return textInput(path, label, { mono: true, multiline: f.name === "templatestring" });
+      case "enum":
+        return select(path, label, f.enum);
+      case "bool":
+        return checkbox(path, label);
+      case "operand":
+        return operandInput(path, label);
+      case "operand-or-null":
+        return optional(path, label, function () { return operand(); }, function () { return operandInput(path, ""); });
+      case "operands":
+        return listInput(path, label, function () { return operand(); }, function (p) { return operandInput(p, ""); });
+      case "conditions":
+        return listInput(path, "condition", condition, comparisonRow("condition_type", data.enums.condition_type));
+      case "operations":
+        return listInput(path, "operation", operation, comparisonRow("operation_type", data.enums.operation_type));
+      case "filters":
+        return listInput(path, "filter", filter, filterRow);
+      case "filter-or-null":
+        return optional(path, label, filter, function () { return filterRow(path); });
+      case "pairs":
+        if (f.name === "match") {
+          return listInput(path, "match", function () { return { id: "", data: operand() }; }, function (p) {
+            return el("div", { class: "space-y-2" }, [textInput(p + ".id", "Property (a dot path)", { mono: true }), operandInput(p + ".data", "Equals")]);
+          });
+        }
+        return listInput(path, "pair", function () { return { id: "", data: operand() }; }, function (p) {
+          return el("div", { class: "space-y-2" }, [textInput(p + ".id", "Name", { mono: true }), operandInput(p + ".data", "Value")]);
+        });
+      case "update-targets":
+        return listInput(path, "target", function () { return { field: "", conditions: [] }; }, function (p) {
+          return el("div", { class: "space-y-2" }, [textInput(p + ".field", "field", { mono: true }),
+            listInput(p + ".conditions", "condition", condition, comparisonRow("condition_type", data.enums.condition_type))]);
+        });
+      case "simple-targets":
+        return listInput(path, "target", function () { return { field: "", value: operand() }; }, function (p) {
+          return el("div", { class: "space-y-2" }, [textInput(p + ".field", "Field", { mono: true }), operandInput(p + ".value", "Value")]);
+        });
+      case "sort-or-null":
+        return optional(path, label, function () { return { property: "", descending: false }; }, function () {
+          return el("div", { class: "flex items-end gap-2" }, [
+            textInput(path + ".property", "Property", { mono: true, grow: true }),
+            checkbox(path + ".descending", "Descending")
+          ]);
+        });
+      case "fail-or-null":
+        return optional(path, "Fail with", function () { return { status: 400, message: "" }; }, function () {
+          var status = el("input", {
+            type: "number", class: "input w-24", "data-path": path + ".status", "aria-label": "Status",
+            oninput: function (e) { get(path).status = parseInt(e.target.value, 10) || 0; changed(false); }
+          });
+          status.value = get(path).status;
+          return el("div", { class: "flex items-end gap-2" }, [
+            el("label", {}, [el("span", { class: "label", text: "Status" }), status, fieldError(path + ".status")]),
+            textInput(path + ".message", "Message", { grow: true })
+          ]);
+        });
+    }
+    return null;
+  }
+
+  // ---------- sections ----------
+
+  function section(title, children, attrs) {
+    return el("section", Object.assign({ class: "card space-y-4 p-5" }, attrs || {}),
+      [el("h2", { class: "font-medium text-slate-900", text: title })].concat(children));
+  }
+
+  function details() {
+    var scope = el("select", {
+      class: "input", "data-path": "project_id", "aria-label": "Scope",
+      onchange: function (e) { set("project_id", e.target.value || null); }
+    }, [el("option", { value: "", text: "Global" })].concat((data.projects || []).map(function (p) {
+      return el("option", { value: p, text: "Project " + p });
+    })));
+    scope.value = state.project_id || "";
+    return section("Template", [
+      el("div", { class: "grid gap-4 sm:grid-cols-2" }, [
+        textInput("name", "Name", { placeholder: "fetch_by_id" }),
+        el("label", { class: "block" }, [el("span", { class: "label", text: "Scope" }), scope, fieldError("project_id")])
+      ]),
+      textInput("description", "Description", { multiline: true })
+    ]);
+  }
+
+  function request() {
+    var bodyAllowed = ["POST", "PUT", "PATCH"].indexOf(state.method) >= 0;
+    var paramRow = function (p) {
+      return el("div", { class: "flex gap-2" }, [textInput(p + ".id", "Name", { mono: true, grow: true }), select(p + ".bdtype", "Type", data.enums.bdtype)]);
+    };
+    return section("Request", [
+      el("div", { class: "grid gap-4 sm:grid-cols-3" }, [
+        select("method", "Method", data.enums.method, render),
+        textInput("route_id", "Route id", { mono: true, placeholder: "fetch_{collection}" }),
+        textInput("route_path", "Route path", { mono: true, placeholder: "/{collection}/fetch" })
+      ]),
+      el("div", { class: "space-y-2" }, [
+        checkbox("auth_jwt.active", "Requires a JWT", render),
+        state.auth_jwt.active ? el("div", { class: "grid gap-4 sm:grid-cols-2" }, [
+          textInput("auth_jwt.field", "JWT field", { mono: true }), textInput("auth_jwt.ref_col", "JWT ref_col", { mono: true })
+        ]) : null
+      ]),
+      el("div", { class: "grid gap-4 sm:grid-cols-4" }, [textInput("params.delimiter", "Param delimiter", { mono: true })]),
+      listInput("params.pairs", "URL parameter", function () { return { id: "", bdtype: "STRING" }; }, paramRow),
+      bodyAllowed ? listInput("body", "body field", function () { return { id: "", bdtype: "STRING" }; }, paramRow)
+        : el("p", { class: "text-xs text-slate-500", text: "Body fields are for POST, PUT and PATCH." }),
+      fieldError("body")
+    ]);
+  }
+
+  function variables() {
+    return section("Variables", [
+      el("p", { class: "text-xs text-slate-500", text: "Write {key} in any text field to use a variable. An empty default means the value is required." }),
+      listInput("variables", "variable", function () { return { key: "", description: "", default_value: null }; }, function (p) {
+        var def = el("input", {
+          class: "input font-mono", "data-path": p + ".default_value", "aria-label": "Default", placeholder: "no default",
+          oninput: function (e) { get(p).default_value = e.target.value === "" ? null : e.target.value; changed(false); }
+        });
+        def.value = get(p).default_value == null ? "" : get(p).default_value;
+        return el("div", { class: "grid gap-2 sm:grid-cols-3" }, [
+          textInput(p + ".key", "Key", { mono: true }), textInput(p + ".description", "Description"),
+          el("label", { class: "block" }, [el("span", { class: "label", text: "Default" }), def])
+        ]);
+      })
+    ], { "data-section": "variables" });
+  }
+
+  // maxDepth is the deepest block i may be: one level under a LOOP before it.
+  function maxDepth(i) {
+    if (i === 0) return 0;
+    var prev = state.flow.blocks[i - 1];
+    return prev.depth + (prev.type === "LOOP" ? 1 : 0);
+  }
+
+  // moveBlock moves block i to index to (within the flow).
+  function moveBlock(i, to) {
+    var blocks = state.flow.blocks;
+    if (to < 0 || to >= blocks.length || to === i) return false;
+    blocks.splice(to, 0, blocks.splice(i, 1)[0]);
+    changed(false);
+    return true;
+  }
+
+  // focusInBlock puts the focus back where the work goes on after an action
+  // on block i: the control named action in its card (the same button, in
+  // the block's new place), else the card's first control, else Add block.
+  function focusInBlock(i, action) {
+    var card = formPane.querySelector('[data-block="' + i + '"]');
+    var target = card && (card.querySelector('[data-action="' + action + '"]') || card.querySelector("button"));
+    (target || formPane.querySelector('[data-action="add-block"]')).focus();
+  }
+
+  // summaryOf is a folded block's one line: its text fields that are set.
+  function summaryOf(b) {
+    return data.blocks[b.type].filter(function (f) { return f.kind === "text" && b[f.name]; })
+      .map(function (f) { return f.label + ": " + b[f.name]; }).join(" · ");
+  }
+
+  function blockCard(b, i) {
+    var path = "flow.blocks[" + i + "]";
+    var blocks = state.flow.blocks;
+    var n = i + 1;
+    var folded = collapsed.has(b);
+    var control = function (text, action, label, fn, to) {
+      return button(text, fn, { class: "btn-secondary btn-icon", label: label + (action === "up" || action === "down" ? " (Alt+" + (action === "up" ? "↑" : "↓") + ")" : ""),
+        action: action, after: function () { focusInBlock(to(), action); } });
+    };
+    var controls = el("div", { class: "flex flex-wrap justify-end gap-1" }, [
+      control("↑", "up", "Move block " + n + " up", function () { moveBlock(i, i - 1); }, function () { return Math.max(i - 1, 0); }),
+      control("↓", "down", "Move block " + n + " down", function () { moveBlock(i, i + 1); }, function () { return Math.min(i + 1, blocks.length - 1); }),
+      control("→", "indent", "Indent block " + n, function () { if (b.depth < maxDepth(i)) { b.depth++; changed(false); } }, function () { return i; }),
+      control("←", "outdent", "Outdent block " + n, function () { if (b.depth > 0) { b.depth--; changed(false); } }, function () { return i; }),
+      // After a removal the focus goes to the block that took its place (or
+      // the one before), on its fold switch: not onto another Remove.
+      button("✕", function () { blocks.splice(i, 1); changed(false); }, { class: "btn-secondary btn-icon text-red-600", label: "Remove block " + n,
+        action: "remove", after: function () { focusInBlock(Math.min(i, blocks.length - 1), "fold"); } })
+    ]);
+    var info = (data.about || {})[b.type] || {};
+    var toggle = el("button", {
+      type: "button", class: "btn-ghost btn-icon", "data-action": "fold", "aria-expanded": folded ? "false" : "true",
+      "aria-label": (folded ? "Expand" : "Collapse") + " block " + n, title: (folded ? "Expand" : "Collapse") + " block " + n,
+      onclick: function () {
+        if (folded) collapsed.delete(b); else collapsed.add(b);
+        render();
+        focusInBlock(i, "fold");
+      }
+    }, [folded ? "▸" : "▾"]);
+    return el("div", {
+      class: "card min-w-0 space-y-3 border-l-4 p-4 " + (b.type === "LOOP" ? "border-l-amber-400" : "border-l-brand-400"),
+      style: "margin-left:" + Math.min(b.depth * 1.5, 4.5) + "rem", "data-block": i, "data-path": path
+    }, [
+      el("div", { class: "flex flex-wrap items-center justify-between gap-2" }, [
+        el("div", { class: "flex min-w-0 items-center gap-2" }, [
+          toggle,
+          el("span", { class: "text-xs font-medium text-slate-600", text: String(n) }),
+          el("span", { class: "w-5 text-center text-brand-800", "aria-hidden": "true", text: info.glyph || "" }),
+          el("span", { class: "badge bg-brand-100 font-mono text-brand-800", title: info.about || "", text: b.type }),
+          b.depth ? el("span", { class: "text-xs text-slate-600", text: "depth " + b.depth }) : null
+        ]),
+        controls
+      ]),
+      folded ? el("p", { class: "break-words font-mono text-xs text-slate-600", "data-testid": "folded-summary", text: summaryOf(b) || info.about || "" }) : null,
+      fieldError(path + ".depth"), fieldError(path + ".type")
+    ].concat(folded ? [] : data.blocks[b.type].map(function (f) { return fieldInput(path + "." + f.name, f); })));
+  }
+
+  // addBlock appends a block of type, in the body of a LOOP that ends the
+  // flow, and puts the focus on its first field.
+  function addBlock(type) {
+    var blocks = state.flow.blocks;
+    var last = blocks[blocks.length - 1];
+    var depth = last ? last.depth + (last.type === "LOOP" ? 1 : 0) : 0;
+    blocks.push(newBlock(type, depth));
+    changed(false);
+    render();
+    var card = formPane.querySelector('[data-block="' + (blocks.length - 1) + '"]');
+    var first = card && card.querySelector("input, select, textarea");
+    (first || card.querySelector("button")).focus();
+    card.scrollIntoView({ block: "nearest" });
+  }
+
+  // openPalette offers the block types, each with its glyph and what it
+  // does, filtered as the author types: Enter adds the first match, the
+  // arrow keys walk the list.
+  function openPalette() {
+    var filter = el("input", { type: "search", class: "input", id: "palette-filter", placeholder: "Search blocks: fetch, loop, return…",
+      "aria-label": "Search block types", autocomplete: "off", "aria-controls": "palette-list" });
+    var list = el("ul", { class: "max-h-96 divide-y divide-slate-100 overflow-y-auto", id: "palette-list", role: "list" });
+    var options = function () { return Array.prototype.slice.call(list.querySelectorAll("button")); };
+    var show = function () {
+      var q = filter.value.trim().toLowerCase();
+      var rank = function (t) {
+        var name = t.toLowerCase().replace(/_/g, " "), about = ((data.about || {})[t] || {}).about || "";
+        if (!q) return 3;
+        if (name === q || t.toLowerCase() === q) return 0;
+        if (name.indexOf(q) === 0) return 1;
+        if (name.indexOf(q) >= 0 || t.toLowerCase().indexOf(q) >= 0) return 2;
+        return about.toLowerCase().indexOf(q) >= 0 ? 4 : -1;
+      };
+      var types = data.block_types.filter(function (t) { return rank(t) >= 0; })
+        .sort(function (a, b) { return rank(a) - rank(b) || data.block_types.indexOf(a) - data.block_types.indexOf(b); });
+      list.replaceChildren.apply(list, types.length ? types.map(function (t) {
+        var info = (data.about || {})[t] || {};
+        var locked = t === "VAULT" && !data.can_vault && !isTemplate;
+        return el("li", {}, [el("button", {
+          type: "button", class: "flex w-full items-start gap-3 px-4 py-3 text-left hover:bg-slate-50 focus:bg-brand-50", "data-block-type": t,
+          onclick: function () { dialog.close(); addBlock(t); },
+          onkeydown: function (e) {
+            var all = options(), at = all.indexOf(e.target);
+            if (e.key === "ArrowDown" && at < all.length - 1) { e.preventDefault(); all[at + 1].focus(); }
+            if (e.key === "ArrowUp") { e.preventDefault(); (at > 0 ? all[at - 1] : filter).focus(); }
+          }
+        }, [
+          el("span", { class: "flex h-8 w-8 shrink-0 items-center justify-center rounded-md bg-brand-50 text-base text-brand-800", "aria-hidden": "true", text: info.glyph || "" }),
+          el("span", { class: "min-w-0" }, [
+            el("span", { class: "block font-mono text-sm font-medium text-slate-900", text: t }),
+            el("span", { class: "block text-sm text-slate-600", text: (info.about || "") + (locked ? " — an ADMIN must save the route" : "") })
+          ])
+        ])]);
+      }) : [el("li", { class: "px-4 py-6 text-center text-sm text-slate-600", text: "No block type matches." })]);
+    };
+    filter.addEventListener("input", show);
+    // Enter adds the first match when the key comes up, so that nothing of
+    // the key press reaches the control the new block's focus lands on.
+    // (Only an Enter pressed here: the one that opened the palette comes up
+    // here too.)
+    var enterDown = false;
+    filter.addEventListener("keydown", function (e) {
+      var all = options();
+      if (e.key === "Enter") { e.preventDefault(); enterDown = true; }
+      if (e.key === "ArrowDown" && all.length) { e.preventDefault(); all[0].focus(); }
+    });
+    filter.addEventListener("keyup", function (e) {
+      var all = options();
+      if (e.key === "Enter" && enterDown && all.length) all[0].click();
+    });
+    dialog.replaceChildren(el("div", { class: "p-5" }, [
+      el("div", { class: "mb-3 flex items-center justify-between gap-2" }, [
+        el("h2", { class: "text-lg font-semibold text-slate-900", text: "Add a block" }),
+        el("button", { type: "button", class: "btn-secondary", onclick: function () { dialog.close(); } }, ["Cancel"])
+      ]),
+      filter, el("div", { class: "mt-3 rounded-md ring-1 ring-slate-200" }, [list])
+    ]));
+    show();
+    dialog.showModal();
+    filter.focus();
+  }
+
+  function flowSection() {
+    var blocks = state.flow.blocks;
+    var add = el("button", {
+      type: "button", class: "btn-primary", "data-action": "add-block", "aria-haspopup": "dialog", onclick: openPalette
+    }, ["+ Add block"]);
+    var allFolded = blocks.length && blocks.every(function (b) { return collapsed.has(b); });
+    var fold = blocks.length > 1 ? el("button", {
+      type: "button", class: "btn-secondary", "data-action": "fold-all",
+      onclick: function () {
+        blocks.forEach(function (b) { if (allFolded) collapsed.delete(b); else collapsed.add(b); });
+        render();
+        formPane.querySelector('[data-action="fold-all"]').focus();
+      }
+    }, [allFolded ? "Expand all" : "Collapse all"]) : null;
+    return section("Flow", [
+      el("p", { class: "text-xs text-slate-600", text: "Blocks run in order. Indent a block under a LOOP to put it in the loop's body. Alt+↑ and Alt+↓ move the block you are in." }),
+      fold ? el("div", { class: "flex justify-end" }, [fold]) : null,
+      el("div", { class: "space-y-3", id: "blocks" }, blocks.map(blockCard)),
+      blocks.length ? null : el("p", { class: "text-sm text-slate-600", text: "No blocks yet: add the first one." }),
+      el("div", { class: "flex gap-2" }, [add])
+    ]);
+  }
+
+  // where names a path for people, the way the form shows it:
+  // "flow.blocks[1].conditions[0].left.data" is "Block 2 (CONDITION) ·
+  // Condition 1 · Left value".
+  function where(path) {
+    var ps = parts(path), out = [];
+    if (ps[0] === "flow" && ps[1] === "blocks" && /^\d+$/.test(ps[2] || "")) {
+      var b = (state.flow && state.flow.blocks || [])[+ps[2]];
+      out.push("Block " + (+ps[2] + 1) + (b && b.type ? " (" + b.type + ")" : ""));
+      ps = ps.slice(3);
+    } else if (ps[0] === "params" && ps[1] === "pairs" && /^\d+$/.test(ps[2] || "")) {
+      out.push("URL parameter " + (+ps[2] + 1));
+      ps = ps.slice(3);
+    } else if (ps[0] === "body" && /^\d+$/.test(ps[1] || "")) {
+      out.push("Body field " + (+ps[1] + 1));
+      ps = ps.slice(2);
+    }
+    for (var i = 1; i < ps.length; i++) {
+      if (/^\d+$/.test(ps[i]) && !/^\d+$/.test(ps[i - 1])) {
+        var item = ps[i - 1].replace(/_/g, " ").replace(/s$/, "");
+        out.push(item.charAt(0).toUpperCase() + item.slice(1) + " " + (+ps[i] + 1));
+      }
+    }
+    var field = atPath(path);
+    var label = field && field.getAttribute("aria-label");
+    if (!label && field) {
+      var span = field.querySelector(".label");
+      label = span && span.textContent;
+    }
+    if (!label && ps.length && !/^\d+$/.test(ps[ps.length - 1])) label = ps[ps.length - 1].replace(/_/g, " ");
+    if (label) out.push(label.trim().charAt(0).toUpperCase() + label.trim().slice(1));
+    return out.join(" · ") || path;
+  }
+
+  // goTo focuses the field at path (or the nearest one holding it).
+  function goTo(path) {
+    var target = atPath(path);
+    if (target && !/^(INPUT|SELECT|TEXTAREA)$/.test(target.tagName)) target = target.querySelector("input, select, textarea, button");
+    if (target) target.focus();
+  }
+
+  // A lint warning ends with the path it is about, in parentheses: shown
+  // as the field's name, and a link to it.
+  function warningLine(w) {
+    var m = /^(.*) \(([A-Za-z_][\w.\[\]]*)\)$/.exec(w);
+    if (!m) return el("li", { class: "rounded bg-amber-50 px-2 py-1", "data-testid": "lint-warning", text: w });
+    return el("li", { class: "rounded bg-amber-50 px-2 py-1", "data-testid": "lint-warning" }, [
+      m[1] + " — ", el("button", { type: "button", class: "link tap text-left text-amber-900", onclick: function () { goTo(m[2]); }, text: where(m[2]) })
+    ]);
+  }
+
+  function problemList(map, cls) {
+    return el("ul", { class: "mt-1 space-y-1 text-sm " + cls, "data-testid": map === problems ? "problems" : "pending" }, inFormOrder(Object.keys(map)).map(function (p) {
+      return el("li", {}, [el("button", { type: "button", class: "link tap text-left " + cls, onclick: function () { goTo(p); }, text: where(p) }), " " + map[p]]);
+    }));
+  }
+
+  // lintPanel shows what the checks found: what saving would refuse now
+  // (as the author types) or refused (after a save), and the warnings, in
+  // the order of the form. All clear only when there is something to check.
+  function lintPanel() {
+    var saved = Object.keys(problems).length, open = Object.keys(pending).length;
+    var blank = !state.flow || !state.flow.blocks.length;
+    return el("div", { id: "lint", class: "card p-4", "aria-live": "polite", tabindex: "-1" }, [
+      el("h2", { class: "mb-2 font-medium text-slate-900", text: "Checks" }),
+      saved ? el("div", { class: "mb-3" }, [
+        el("p", { class: "text-sm font-medium text-red-700", text: "Fix these before saving:" }), problemList(problems, "text-red-700")
+      ]) : open ? el("div", { class: "mb-3" }, [
+        el("p", { class: "text-sm font-medium text-slate-800", text: "Before it can be saved:" }), problemList(pending, "text-slate-800")
+      ]) : null,
+      warnings.length ? el("ul", { class: "space-y-1 text-sm text-amber-800" }, byFormOrder(warnings).map(warningLine)) : null,
+      warnings.length || saved || open ? null : blank
+        ? el("p", { class: "text-sm text-slate-600", "data-testid": "lint-blank", text: "Nothing to check yet: add a block." })
+        : el("p", { class: "text-sm text-emerald-700", "data-testid": "lint-clear", text: "No warnings: ready to save." })
+    ]);
+  }
+
+  // byFormOrder sorts warnings by the place in the form each names.
+  function byFormOrder(list) {
+    var order = inFormOrder(list.map(warningPath));
+    return list.slice().sort(function (a, b) { return order.indexOf(warningPath(a)) - order.indexOf(warningPath(b)); });
+  }
+
+  // warningPath is the path a warning ends with, or the warning itself.
+  function warningPath(w) {
+    var m = /\(([A-Za-z_][\w.\[\]]*)\)$/.exec(w);
+    return m ? m[1] : w;
+  }
+
+  function rawPanel() {
+    var area = el("textarea", {
+      id: "raw-json", class: "input h-96 font-mono text-xs", spellcheck: "false", "aria-label": "Raw JSON",
+      oninput: function (e) {
+        try {
+          var doc = JSON.parse(e.target.value);
+          rawError.textContent = "";
+          state = doc;
+          changed(true);
+          renderForm();
+        } catch (err) {
+          rawError.textContent = "Not valid JSON yet: " + err.message;
+        }
+      }
+    });
+    area.value = JSON.stringify(state, null, 2);
+    var rawError = el("p", { class: "field-error", id: "raw-error" });
+    return el("details", { class: "card p-4" }, [
+      el("summary", { class: "cursor-pointer font-medium text-slate-900", text: "Raw JSON" }),
+      el("p", { class: "my-2 text-xs text-slate-500", text: "Edit the whole document here; the form follows." }), area, rawError
+    ]);
+  }
+
+  // ---------- rendering and saving ----------
+
+  var formPane = el("div", { class: "space-y-6 lg:col-span-2" });
+  var sidePane = el("div", { class: "space-y-6 lg:sticky lg:top-4" });
+
+  function renderForm() {
+    var focused = document.activeElement && document.activeElement.getAttribute("data-path");
+    formPane.replaceChildren.apply(formPane, [
+      isTemplate ? details() : templateBar(), request(), isTemplate ? variables() : null, flowSection(), saveBar()
+    ].filter(Boolean));
+    var lint = document.getElementById("lint");
+    if (lint) lint.replaceWith(lintPanel());
+    if (focused) {
+      var again = atPath(focused);
+      if (again) again.focus();
+    }
+  }
+
+  function render() {
+    renderForm();
+    showCount();
+    var raw = document.getElementById("raw-json");
+    if (raw && document.activeElement !== raw) raw.value = JSON.stringify(state, null, 2);
+  }
+
+  // changed notes an edit: the raw view follows (unless it made the edit),
+  // and the lint runs shortly after the author stops typing.
+  function changed(fromRaw) {
+    dirty = true;
+    if (!fromRaw) {
+      var raw = document.getElementById("raw-json");
+      if (raw) raw.value = JSON.stringify(state, null, 2);
+    }
+    clearTimeout(lintTimer);
+    lintTimer = setTimeout(lint, 300);
+  }
+
+  var lintSent = 0; // the checks asked last: an older answer arriving later is dropped
+  function lint() {
+    var sent = ++lintSent;
+    var call = isTemplate ? post("/web/routes/templates/lint", state)
+      : post("/web/routes/lint", { project_id: data.project_id, route: state });
+    call.then(function (env) {
+      if (sent !== lintSent) return;
+      // A route's warnings and problems name places in the request: route.flow…
+      warnings = (env.warnings || []).map(function (w) { return w.replace("(route.", "("); });
+      pending = {};
+      var fields = (env.data && env.data.fields) || {};
+      Object.keys(fields).forEach(function (p) { pending[p.replace(/^route\./, "")] = fields[p]; });
+      // A refusal that is not about fields (a VAULT block below ADMIN)
+      // names the block it is about first.
+      var m = env.status >= 400 && !Object.keys(fields).length && /^(?:Error: )?(?:route\.)?(flow\.blocks\[\d+\])(?: \(\w+\))? (.*)$/.exec(env.message || "");
+      if (m) pending[m[1]] = m[2];
+      refreshChecks();
+    });
+  }
+
+  function saveBar() {
+    var status = el("span", { class: "text-sm text-red-700", id: "save-status", role: "status", text: saveMessage });
+    var save = el("button", {
+      type: "button", class: "btn-primary", "data-action": "save",
+      onclick: function () {
+        status.textContent = "Saving…";
+        var call = isTemplate ? post("/route/template/create", state)
+          : data.route_id ? post("/route/update", { project_id: data.project_id, route_id: data.route_id, route: state }, "PATCH")
+          : post("/route/create", { project_id: data.project_id, route: state, template_id: state.template ? state.template.id : undefined });
+        call.then(function (env) {
+          if (env.status === 200 || env.status === 201) {
+            var d = env.data;
+            dirty = false;
+            window.location.href = isTemplate ? "/web/routes/templates/view?id=" + d.id
+              : "/web/routes/view?project_id=" + encodeURIComponent(d.project_id) + "&route_id=" + encodeURIComponent(d.route_id);
+            return;
+          }
+          problems = {};
+          var fields = (env.data && env.data.fields) || {};
+          Object.keys(fields).forEach(function (p) { problems[p.replace(/^route\./, "")] = fields[p]; });
+          var n = Object.keys(problems).length;
+          // Field problems are named beside their fields and in the checks;
+          // other refusals (a name taken, no permission) speak for themselves.
+          saveMessage = n ? "Not saved: " + (n === 1 ? "one field needs" : n + " fields need") + " a fix."
+            : (env.message || "").replace(/^Error: /, "");
+          render();
+          var first = formPane.querySelector(".input-error, .field-error");
+          if (first) first.scrollIntoView({ block: "center" });
+        });
+      }
+    }, [isTemplate ? "Save template" : data.route_id ? "Save route" : "Create route"]);
+    save.title = "Save (Ctrl+S)";
+    var count = el("button", {
+      type: "button", id: "check-count", class: "btn-ghost", "data-action": "checks",
+      onclick: function () {
+        var panel = document.getElementById("lint");
+        panel.scrollIntoView({ block: "start" });
+        var first = panel.querySelector("button");
+        (first || panel).focus();
+      }
+    });
+    // The bar stays at the foot of the window while the form scrolls.
+    return el("div", { class: "sticky bottom-0 z-20 -mx-1 flex flex-wrap items-center gap-3 rounded-md border-t border-slate-200 bg-white/95 px-1 py-2 shadow-[0_-4px_6px_-4px_rgba(0,0,0,0.1)]", "data-testid": "save-bar" },
+      [save, count, status]);
+  }
+
+  // ---------- Create from Template (route mode) ----------
+
+  var dialog = document.getElementById("template-dialog");
+
+  function templateBar() {
+    var t = state.template;
+    return el("div", { class: "card flex flex-wrap items-center justify-between gap-3 p-4" }, [
+      el("p", { class: "text-sm text-slate-600", "data-testid": "from-template" },
+        [t ? "Filled from template " : "Start from scratch, or from one of the project's templates.", t ? el("strong", { text: t.name }) : null]),
+      el("button", { type: "button", class: "btn-secondary", "data-action": "from-template", onclick: openPicker }, ["Create from Template"])
+    ]);
+  }
+
+  // openPicker offers the project's templates. With edits in the form, it
+  // first asks, since filling the form from a template replaces them.
+  function openPicker(e, confirmed) {
+    if (dirty && confirmed !== true) {
+      dialog.replaceChildren(el("div", { class: "space-y-4 p-5", role: "alertdialog", "aria-labelledby": "replace-title", "aria-describedby": "replace-text" }, [
+        el("h2", { class: "text-lg font-semibold text-slate-900", id: "replace-title", text: "Replace what you typed?" }),
+        el("p", { class: "text-sm text-slate-700", id: "replace-text", text: "Filling the form from a template replaces the request and the blocks you have entered. Nothing is saved until you save." }),
+        el("div", { class: "flex flex-wrap justify-end gap-2" }, [
+          el("button", { type: "button", class: "btn-secondary", "data-action": "keep", onclick: function () { dialog.close(); } }, ["Keep my edits"]),
+          el("button", { type: "button", class: "btn-danger", "data-action": "replace", onclick: function () { openPicker(null, true); } }, ["Choose a template"])
+        ])
+      ]));
+      if (!dialog.open) dialog.showModal();
+      dialog.querySelector('[data-action="keep"]').focus();
+      return;
+    }
+    var filter = el("input", { type: "search", class: "input", id: "picker-filter", placeholder: "Filter templates", "aria-label": "Filter templates" });
+    var list = el("ul", { class: "max-h-80 divide-y divide-slate-100 overflow-y-auto", id: "picker-list" });
+    var load = function () {
+      fetch("/route/template/fetch?project_id=" + encodeURIComponent(data.project_id) + "&limit=50&filter=" + encodeURIComponent(filter.value),
+        { headers: { Accept: "application/json" }, credentials: "same-origin" })
+        .then(function (r) { return r.json(); })
+        .then(function (env) {
+          var items = env.data || [];
+          list.replaceChildren.apply(list, items.length ? items.map(function (t) {
+            // A template that reads the vault makes a route only an ADMIN
+            // can save: offered, but said so, and not chosen by others.
+            var vault = ((t.flow && t.flow.blocks) || []).some(function (b) { return b.type === "VAULT"; });
+            var locked = vault && !data.can_vault;
+            return el("li", {}, [el("button", {
+              type: "button", class: "w-full px-4 py-3 text-left hover:bg-slate-50" + (locked ? " opacity-70" : ""), "data-template": t.name,
+              "aria-disabled": locked ? "true" : null,
+              onclick: function () { if (!locked) askValues(t); }
+            }, [
+              el("div", { class: "flex items-center gap-2" }, [
+                el("span", { class: "font-medium text-slate-900", text: t.name }),
+                el("span", { class: "badge " + (t.project_id ? "bg-violet-100 text-violet-800" : "bg-sky-100 text-sky-800"), text: t.project_id || "Global" })
+              ]),
+              el("p", { class: "text-xs text-slate-600", text: t.description }),
+              locked ? el("p", { class: "mt-1 text-xs font-medium text-amber-800", "data-testid": "needs-admin", text: "Reads the vault: only an ADMIN or ROOT member can save a route made from it." }) : null
+            ])]);
+          }) : [el("li", { class: "px-4 py-6 text-center text-sm text-slate-500", text: "No templates match." })]);
+        });
+    };
+    var timer;
+    filter.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(load, 200); });
+    dialog.replaceChildren(el("div", { class: "p-5" }, [
+      el("div", { class: "mb-3 flex items-center justify-between" }, [
+        el("h2", { class: "text-lg font-semibold text-slate-900", text: "Create from Template" }),
+        el("button", { type: "button", class: "btn-secondary", onclick: function () { dialog.close(); } }, ["Cancel"])
+      ]),
+      filter, el("div", { class: "mt-3 rounded-md ring-1 ring-slate-200" }, [list])
+    ]));
+    dialog.showModal();
+    load();
+    filter.focus();
+  }
+
+  // askValues asks for each variable (pre-filled with its default) and
+  // applies the template; with no variables it applies at once.
+  function askValues(t, errors) {
+    errors = errors || {};
+    if (!t.variables.length) return apply(t, {});
+    var inputs = {};
+    var rows = t.variables.map(function (v) {
+      var input = el("input", {
+        class: "input font-mono" + (errors["values." + v.key] ? " input-error" : ""), name: v.key, id: "var-" + v.key,
+        "data-variable": v.key, placeholder: v.default_value == null ? "required" : ""
+      });
+      input.value = v.default_value == null ? "" : v.default_value;
+      inputs[v.key] = input;
+      return el("div", {}, [
+        el("label", { class: "label", for: "var-" + v.key }, [el("span", { class: "font-mono", text: "{" + v.key + "}" })]),
+        input,
+        el("p", { class: "mt-1 text-xs text-slate-500", text: v.description + (v.default_value == null ? "" : " (default: " + v.default_value + ")") }),
+        errors["values." + v.key] ? el("p", { class: "field-error", text: errors["values." + v.key] }) : null
+      ]);
+    });
+    var form = el("form", {
+      class: "space-y-4 p-5", method: "dialog",
+      onsubmit: function (e) {
+        e.preventDefault();
+        var values = {};
+        // A value left empty for a variable without default is not sent, so
+        // the server names it as missing.
+        t.variables.forEach(function (v) {
+          var val = inputs[v.key].value;
+          if (val !== "" || v.default_value != null) values[v.key] = val;
+        });
+        apply(t, values);
+      }
+    }, [
+      el("div", { class: "flex items-center justify-between" }, [
+        el("h2", { class: "text-lg font-semibold text-slate-900", text: "Values for " + t.name }),
+        el("button", { type: "button", class: "btn-secondary", onclick: function () { openPicker(null, true); } }, ["Back"])
+      ]),
+      el("p", { class: "text-sm text-slate-600", text: t.description })
+    ].concat(rows, [el("div", { class: "flex justify-end gap-2" }, [
+      el("button", { type: "button", class: "btn-secondary", onclick: function () { dialog.close(); } }, ["Cancel"]),
+      el("button", { type: "submit", class: "btn-primary", "data-action": "apply" }, ["Fill the form"])
+    ])]));
+    dialog.replaceChildren(form);
+    if (!dialog.open) dialog.showModal();
+    var first = form.querySelector("input");
+    if (first) first.focus();
+  }
+
+  function apply(t, values) {
+    post("/route/template/apply", { id: t.id, project_id: data.project_id, values: values }).then(function (env) {
+      if (env.status !== 200) {
+        askValues(t, (env.data && env.data.fields) || {});
+        return;
+      }
+      state = env.data;
+      problems = {};
+      dialog.close();
+      render();
+      changed(false);
+    });
+  }
+
+  // ---------- keyboard ----------
+
+  // Alt+↑ and Alt+↓ move the block the focus is in, and the focus goes with
+  // it (to the same field of the moved block); Ctrl+S or ⌘+S saves.
+  document.addEventListener("keydown", function (e) {
+    if ((e.ctrlKey || e.metaKey) && !e.altKey && (e.key === "s" || e.key === "S")) {
+      e.preventDefault();
+      if (dialog.open) return;
+      formPane.querySelector('[data-action="save"]').click();
+      return;
+    }
+    if (!e.altKey || (e.key !== "ArrowUp" && e.key !== "ArrowDown") || !formPane.contains(e.target)) return;
+    var card = e.target.closest("[data-block]");
+    if (!card) return;
+    e.preventDefault();
+    var i = Number(card.getAttribute("data-block")), to = e.key === "ArrowUp" ? i - 1 : i + 1;
+    var path = e.target.getAttribute("data-path"), action = e.target.getAttribute("data-action");
+    if (!moveBlock(i, to)) return;
+    problems = {};
+    saveMessage = "";
+    render();
+    var again = path && atPath(path.replace("flow.blocks[" + i + "]", "flow.blocks[" + to + "]"));
+    if (again) again.focus(); else focusInBlock(to, action);
+  });
+
+  // ---------- start ----------
+
+  window.addEventListener("beforeunload", function (e) {
+    if (dirty) {
+      e.preventDefault();
+      e.returnValue = "";
+    }
+  });
+
+  root.replaceChildren(el("div", { class: "grid gap-6 lg:grid-cols-3" }, [
+    formPane, el("div", { class: "space-y-6" }, [sidePane])
+  ]));
+  sidePane.append(lintPanel(), rawPanel());
+  render();
+  lint();
+  // "Use this template" opens the route editor asking for its values.
+  if (!isTemplate && data.template) askValues(data.template);
+  // "#block-3" (a link from a trace) opens the editor at block 3.
+  var wanted = /^#block-(\d+)$/.exec(window.location.hash);
+  var card = wanted && formPane.querySelector('[data-block="' + (Number(wanted[1]) - 1) + '"]');
+  if (card) {
+    card.classList.add("ring-2", "ring-red-500");
+    card.scrollIntoView({ block: "center" });
+    var field = card.querySelector("input, select, textarea");
+    if (field) field.focus({ preventScroll: true });
+  }
+})();
