@@ -28,6 +28,16 @@ func TestJourneyVaultKeyboard(t *testing.T) {
 		b.resize(width, 844)
 		b.do(chromedp.Navigate(app.URL + "/web/vault?project_id=shop"))
 		b.waitText("1–10 of 12")
+		// The first Tab offers a skip past the navigation; from there the
+		// filter is three Tabs away.
+		b.press("\t")
+		b.focusOn(`a[href="#main"]`)
+		b.press("\r")
+		b.focusOn("#main")
+		for range 3 {
+			b.press("\t")
+		}
+		b.focusOn(`#vault-table-filter, input[type=search]`)
 
 		b.tabToMatch(on(`[aria-label="Reveal %[1]s"]`))
 		b.press("\r")
@@ -60,10 +70,15 @@ func TestJourneyVaultKeyboard(t *testing.T) {
 		b.tabToMatch(`#vault-table [data-pager=next]`)
 		b.press("\r")
 		b.waitText("11–12 of 12")
+		// On the last page the focus stays on Next, dimmed; Previous is one
+		// Shift+Tab away.
+		b.focusOn(`#vault-table [data-pager=next][aria-disabled=true]`)
+		b.do(chromedp.KeyEvent("\t", chromedp.KeyModifiers(chromedp.ModifierShift)))
 		b.focusOn(`#vault-table [data-pager=prev]`)
 		b.press("\r")
 		b.waitText("1–10 of 12")
-		b.focusOn(`#vault-table [data-pager=next]`)
+		// Back on the first page the focus stays on Previous, now dimmed.
+		b.focusOn(`#vault-table [data-pager=prev][aria-disabled=true]`)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -47,6 +48,22 @@ func TestJourneyTryRoute(t *testing.T) {
 	books := func() string {
 		_, body := api(t, "GET", app.URL+"/data/fetch?project_id=shop&collection_id=books", token, "")
 		return body
+	}
+
+	// The route's page says where it answers, and its cURL command, copied
+	// and run in a shell, calls it.
+	b.do(chromedp.Navigate(app.URL + "/web/routes/view?project_id=shop&route_id=add_books"))
+	b.waitText("Call it")
+	if got := eval[string](b, `document.querySelector('[data-testid="route-address"]').textContent`); got != app.URL+"/x/shop/books/{shelf}" {
+		t.Fatalf("the route's page gives its address as %q", got)
+	}
+	b.click(`section[aria-labelledby="call-title"] summary`)
+	b.click(`button[data-copy="#route-curl"]`)
+	b.waitText("Copied")
+	command := eval[string](b, `document.querySelector('[data-testid="route-curl"]').textContent`)
+	out, err := exec.Command("sh", "-c", command).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"shelf":"{shelf}"`) || !strings.Contains(books(), `"shelf":"{shelf}"`) {
+		t.Fatalf("the copied command %s answered %s (%v); records: %s", command, out, err, books())
 	}
 
 	// The routes list leads to the playground too.

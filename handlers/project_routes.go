@@ -211,13 +211,14 @@ type routeKeyQuery struct {
 // routeShow answers GET /route/fetch/one and renders /web/routes/view: a
 // route, with the template it came from.
 func (h *Handlers) routeShow(c *fiber.Ctx) error {
-	_, r, err := h.memberRoute(c)
+	p, r, err := h.memberRoute(c)
 	if err != nil {
 		return err
 	}
 	req := flow.Template{RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT, Params: r.Params, Body: r.Body}
 	view := routeView{Base: h.base(c, r.RouteID), Route: r, Blocks: blockViews(r.Flow, nil), Request: newRequestView(req, nil),
-		CanWrite: callerAtLeast(c, store.RoleAuthor)}
+		CanWrite: callerAtLeast(c, store.RoleAuthor), Address: routeAddress(c, p.APIPath, r.Route)}
+	view.Curl = curlCommand(view.Address, r.Route)
 	return h.respond(c, Reply{Data: newRouteDTO(r), Page: "routes/view", View: view})
 }
 
