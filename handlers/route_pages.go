@@ -158,7 +158,7 @@ func curlCommand(address string, r flow.Route) string {
 }
 
 // shellQuote quotes s for a POSIX shell: in single quotes, a single quote
-// written '\''. "$TOKEN" alone is left for the shell to fill.
+// written '\”. "$TOKEN" alone is left for the shell to fill.
 func shellQuote(s string) string {
 	if s == "Authorization: Bearer $TOKEN" {
 		return `"Authorization: Bearer $TOKEN"`
