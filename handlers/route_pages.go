@@ -157,8 +157,9 @@ func curlCommand(address string, r flow.Route) string {
 	return strings.Join(args, " ")
 }
 
-// shellQuote quotes s for a POSIX shell: in single quotes, a single quote
-// written '\”. "$TOKEN" alone is left for the shell to fill.
+// shellQuote quotes s for a POSIX shell: in single quotes, where a single
+// quote of s closes them, is escaped with a backslash and opens them again.
+// The bearer header alone is in double quotes, for the shell to fill $TOKEN.
 func shellQuote(s string) string {
 	if s == "Authorization: Bearer $TOKEN" {
 		return `"Authorization: Bearer $TOKEN"`
