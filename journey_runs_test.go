@@ -22,6 +22,9 @@ func TestJourneyRunLog(t *testing.T) {
 		{"/data/create", `{"project_id":"shop","collection_id":"books","data":{"title":"Dune"}}`},
 		{"/route/create", `{"project_id":"shop","route":{"route_id":"books","route_path":"/books","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[` +
 			`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"books"},{"type":"RETURN","depth":0,"pairs":[{"id":"books","data":{"ref_var":true,"rtype":"OTHER","data":"rows"}}],"conditions":[]}]}}}`},
+		{"/route/create", `{"project_id":"shop","route":{"route_id":"find","route_path":"/find","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[{"id":"title","bdtype":"STRING"}]},"body":[],"flow":{"blocks":[` +
+			`{"type":"CONDITION","depth":0,"conditions":[{"left":{"ref_var":true,"rtype":"STRING","data":"title"},"right":{"ref_var":false,"rtype":"STRING","data":"Dune"},"condition_type":"EQUAL_TO","not":true,"next":"NONE"}],"action":"FAIL","fail":{"status":404,"message":"no book with that title"}},` +
+			`{"type":"RETURN","depth":0,"pairs":[{"id":"title","data":{"ref_var":true,"rtype":"STRING","data":"title"}}],"conditions":[]}]}}}`},
 		{"/route/create", `{"project_id":"shop","route":{"route_id":"broken","route_path":"/broken","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[` +
 			`{"type":"FILTER","depth":0,"local_name":"f","source":"nothing","ref_property":"","filters":[]}]}}}`},
 	} {
@@ -35,10 +38,13 @@ func TestJourneyRunLog(t *testing.T) {
 			t.Fatalf("GET %s: %d %s", path, status, body)
 		}
 	}
+	if status, body := api(t, "GET", app.URL+"/x/shop/find?title=Emma", "", ""); status != 404 {
+		t.Fatalf("GET /x/shop/find?title=Emma: %d %s", status, body)
+	}
 	// The run log is written in batches, within a second.
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		_, body := api(t, "GET", app.URL+"/route/runs?project_id=shop", token, "")
-		if strings.Contains(body, `"amount":3`) {
+		if strings.Contains(body, `"amount":4`) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -52,8 +58,15 @@ func TestJourneyRunLog(t *testing.T) {
 	b.waitText("Routes of Shop")
 	b.tabToMatch(`a[href="/web/routes/runs?project_id=shop"]`)
 	b.press("\r")
-	b.waitText("1–3 of 3")
+	b.waitText("1–4 of 4")
 	b.waitText("flow.blocks[0] (FILTER): source is null, not an array")
+	// A run's line has its query string and the message its FAIL answered.
+	b.waitText("/x/shop/find?title=Emma")
+	b.waitText("no book with that title")
+	// At 1280 px a request line is one line, not broken inside a word.
+	if h := eval[float64](b, `Math.max(...Array.from(document.querySelectorAll('[data-testid="run-path"]')).map(e => e.getBoundingClientRect().height))`); h > 20 {
+		t.Fatalf("a request line takes %.0f px: it wraps", h)
+	}
 	b.tabTo("runs-status")
 	b.press(kb.ArrowDown) // 2xx
 	b.waitText("1–2 of 2")
@@ -64,7 +77,7 @@ func TestJourneyRunLog(t *testing.T) {
 	for _, width := range []int64{1280, 390} {
 		b.resize(width, 844)
 		b.do(chromedp.Navigate(app.URL + "/web/routes/runs?project_id=shop"))
-		b.waitText("1–3 of 3")
+		b.waitText("1–4 of 4")
 		b.audit(fmt.Sprintf("runs at %d", width))
 		b.screenshot(fmt.Sprintf("runs-%d", width))
 	}
@@ -77,4 +90,51 @@ func TestJourneyRunLog(t *testing.T) {
 	if selected := eval[string](b, `document.getElementById("runs-route").value`); selected != "broken" {
 		t.Fatalf("the route filter shows %q", selected)
 	}
+
+	// A run opens: its request with the query, its status and message; it
+	// replays in the playground with its inputs, and the dry run made there
+	// is logged with its trace.
+	b.do(chromedp.Navigate(app.URL + "/web/routes/runs?project_id=shop&route_id=find"))
+	b.waitText("1–1 of 1")
+	b.tabToMatch(`a[aria-label^="Open run"]`)
+	b.press("\r")
+	b.waitText("Replay in playground")
+	if got := eval[string](b, `document.querySelector('[data-testid="run-request"]').textContent`); !strings.HasSuffix(got, "/x/shop/find?title=Emma") {
+		t.Fatalf("the run's page gives its request as %q", got)
+	}
+	b.waitText("no book with that title")
+	b.waitText("Runs at /x keep no trace")
+	b.screenshot("run-page-1280")
+	b.tabToMatch(`[data-testid="replay"]`)
+	b.press("\r")
+	b.waitText("The form holds the inputs of run")
+	// (The page's script fills the form once it has loaded.)
+	for deadline := time.Now().Add(5 * time.Second); eval[string](b, `document.getElementById("query-title").value`) != "Emma"; {
+		if time.Now().After(deadline) {
+			t.Fatal("the replayed form does not hold the run's title")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.click("#try-send")
+	b.waitText("no book with that title")
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		_, body := api(t, "GET", app.URL+"/route/runs?project_id=shop&route_id=find", token, "")
+		if strings.Contains(body, `"amount":2`) && strings.Contains(body, `"dry_run":true`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replay is not logged as a dry run: %s", body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	b.resize(390, 844)
+	b.do(chromedp.Navigate(app.URL + "/web/routes/runs?project_id=shop&route_id=find"))
+	b.waitText("dry run")
+	b.click(`a[aria-label^="Open run"]`)
+	b.waitText("yes: nothing was written")
+	if n := eval[int](b, `document.querySelectorAll('[data-testid="run-trace"] li').length`); n != 1 {
+		t.Fatalf("the playground run's page shows %d trace rows, want the FAIL's one", n)
+	}
+	b.audit("run page at 390")
+	b.screenshot("run-page-390")
 }

@@ -115,6 +115,9 @@ type Result struct {
 	// whose values came from a vault value (read, or computed from one):
 	// what a trace's reader is not shown.
 	Derived []string
+	// Read lists the vault values the run read: what is kept of the request
+	// (the run log's query string and body) is masked where it holds one.
+	Read []string
 }
 
 // Commit says whether the run's writes are to be kept: it ended normally.
@@ -222,7 +225,7 @@ func RunTraced(ctx context.Context, plan *Plan, vars map[string]any, env Env, li
 	if err == nil && r.result.Body != nil {
 		err = r.charge(nil, len(r.result.Body))
 	}
-	r.result.Steps = r.steps
+	r.result.Steps, r.result.Read = r.steps, r.secrets
 	var fault *Fault
 	switch {
 	case errors.As(err, &fault):

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"net/url"
 	"slices"
 	"strings"
@@ -66,6 +67,9 @@ type traceRow struct {
 	MoreBlocks int `json:"more_blocks,omitempty"`
 }
 
+// N is the row's block as people count it, from 1.
+func (r traceRow) N() int { return r.Block + 1 }
+
 // routeRun answers POST /route/run: it runs a route of the project as the
 // caller, with the same inputs, checks and limits as at /x, traced; with
 // dry_run its writes are rolled back (queued email included). The run is
@@ -92,16 +96,29 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
 		body = nil
 	}
-	run := store.Run{At: time.Now(), ProjectID: in.ProjectID, RouteID: plan.Route.RouteID, Method: plan.Route.Method, Path: "/x" + strings.TrimSuffix(project.APIPath, "/") + path}
+	// The run log keeps what the playground shows: the query, the body sent
+	// (to replay it) and the trace, masked as it is shown here.
+	run := store.Run{At: time.Now(), ProjectID: in.ProjectID, RouteID: plan.Route.RouteID, Method: plan.Route.Method,
+		Path: "/x" + strings.TrimSuffix(project.APIPath, "/") + path, Query: in.Query, DryRun: in.DryRun}
+	if body != nil {
+		sent := string(body)
+		run.Body = &sent
+	}
 	t := &tracer{rows: []traceRow{}}
+	finish := func(res engine.Result) {
+		t.flush()
+		if res.Ended == "FAULT" && res.Fault != nil && res.Fault.Block < 0 {
+			t.rows = append(t.rows, traceRow{Block: -1, Type: "ROUTE", Held: true, Outcome: "FAULT", Message: t.maskText(res.Fault.Reason)})
+		}
+	}
 	res, err := h.runRequest(ctx, plan, routeRequest{params: params, query: in.Query, body: body,
-		as: current(c)}, &run, runOptions{trace: t.event, dry: in.DryRun, restart: t.restart})
+		as: current(c)}, &run, runOptions{trace: t.event, dry: in.DryRun, restart: t.restart, logTrace: func(res engine.Result) []byte {
+		finish(res)
+		raw, _ := json.Marshal(t.rows)
+		return raw
+	}})
 	if err != nil {
 		return err
-	}
-	t.flush()
-	if res.Ended == "FAULT" && res.Fault != nil && res.Fault.Block < 0 {
-		t.rows = append(t.rows, traceRow{Block: -1, Type: "ROUTE", Held: true, Outcome: "FAULT", Message: t.maskText(res.Fault.Reason)})
 	}
 	out := routeRunDTO{
 		Response:   routeAnswerDTO{Status: res.Status, Body: t.mask(res.Body, res.Derived)},
@@ -239,7 +256,10 @@ func (t *tracer) event(ev engine.Event) {
 	if ending {
 		t.flush()
 	}
-	row := traceRow{Block: ev.Block, Type: ev.Type, Depth: ev.Depth, Turn: ev.Turn, Held: ev.Held, Outcome: ev.Outcome, Message: t.maskText(ev.Message)}
+	// A FAIL's message reads as the route's author wrote it, without the
+	// answer's "Error: ".
+	row := traceRow{Block: ev.Block, Type: ev.Type, Depth: ev.Depth, Turn: ev.Turn, Held: ev.Held, Outcome: ev.Outcome,
+		Message: strings.TrimPrefix(t.maskText(ev.Message), "Error: ")}
 	if ev.Name != "" {
 		row.Variable = ev.Name
 		switch {
@@ -353,6 +373,9 @@ type tryView struct {
 	PathParams []string
 	Query      []tryField
 	Body       []tryField
+	Replay     template.JS // a run's inputs to fill the form with (replayValues), or empty
+	ReplayOf   int64       // that run's id
+	ReplayBody bool        // the run kept its body
 }
 
 // tryField is one input of the form, by its bdtype.
@@ -390,6 +413,15 @@ func (h *Handlers) routeTryPage(c *fiber.Ctx) error {
 	}
 	view := tryView{Base: h.base(c, "Try "+r.RouteID), Route: r, APIPath: strings.TrimSuffix(p.APIPath, "/"),
 		PathParams: engine.PathParams(r.RoutePath), Query: tryFields(r.Params.Pairs), Body: tryFields(r.Body)}
+	// ?run= replays a run of the run log: its inputs fill the form.
+	if id := c.QueryInt("run"); id > 0 {
+		run, err := h.store.Run(c.UserContext(), p.ID, int64(id))
+		if err != nil {
+			return err
+		}
+		raw, _ := json.Marshal(replayValues(run, r.Route, p.APIPath))
+		view.Replay, view.ReplayOf, view.ReplayBody = template.JS(raw), run.ID, run.Body != nil
+	}
 	return h.respond(c, Reply{Page: "routes/try", View: view})
 }
 

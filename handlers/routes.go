@@ -128,6 +128,7 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/web/routes", signedIn, h.routesIndex)
 	app.Get("/web/routes/view", signedIn, h.routeShow)
 	app.Get("/web/routes/runs", signedIn, h.runList)
+	app.Get("/web/routes/run", signedIn, h.runPage)
 	app.Get("/web/routes/try", author, h.routeTryPage)
 	app.Get("/web/routes/docs", signedIn, h.routeDocsPage)
 	app.Post("/web/routes/lint", document, author, h.routeLint)

@@ -1,10 +1,16 @@
 package handlers
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/engine"
+	"stencil/flow"
 	"stencil/store"
 )
 
@@ -29,6 +35,15 @@ type runDTO struct {
 	Username   string  `json:"username"`
 	Fault      string  `json:"fault"`
 	Attempts   int     `json:"attempts"`
+	Query      string  `json:"query"`
+	Message    string  `json:"message"`
+	DryRun     bool    `json:"dry_run"`
+}
+
+func newRunDTO(r store.Run) runDTO {
+	return runDTO{ID: r.ID, At: r.At.UTC().Format("2006-01-02T15:04:05.000Z"), RouteID: r.RouteID, Method: r.Method, Path: r.Path,
+		Status: r.Status, Ended: r.Ended, DurationMS: float64(r.Duration.Microseconds()) / 1000, UserID: r.UserID, Username: r.Username,
+		Fault: r.Fault, Attempts: max(1, r.Attempts), Query: r.Query, Message: r.Message, DryRun: r.DryRun}
 }
 
 type runsView struct {
@@ -61,8 +76,7 @@ func (h *Handlers) runList(c *fiber.Ctx) error {
 	}
 	dtos := make([]runDTO, len(runs))
 	for i, r := range runs {
-		dtos[i] = runDTO{ID: r.ID, At: r.At.UTC().Format("2006-01-02T15:04:05.000Z"), RouteID: r.RouteID, Method: r.Method, Path: r.Path,
-			Status: r.Status, Ended: r.Ended, DurationMS: float64(r.Duration.Microseconds()) / 1000, UserID: r.UserID, Username: r.Username, Fault: r.Fault, Attempts: r.Attempts}
+		dtos[i] = newRunDTO(r)
 	}
 	if representationOf(c) == asJSON {
 		return h.respond(c, Reply{Data: dtos, Amount: &total})
@@ -77,4 +91,90 @@ func (h *Handlers) runList(c *fiber.Ctx) error {
 	view := runsView{Base: h.base(c, "Runs · "+p.Name), Project: p, Runs: dtos, Pager: newCappedPager(c, page, len(runs), total, store.LogCountCap),
 		RouteID: q.RouteID, Status: q.Status, RouteIDs: ids, Statuses: []string{"2xx", "4xx", "5xx"}}
 	return h.respond(c, Reply{Data: dtos, Amount: &total, Page: "routes/runs", View: view})
+}
+
+type runQuery struct {
+	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
+	ID        int64  `query:"id" json:"id" validate:"required,min=1"`
+}
+
+// runView is one run's page: its request, answer and, for runs made from
+// the playground, the trace shown there.
+type runView struct {
+	Base
+	Project  store.Project
+	Run      runDTO
+	Trace    []traceRow
+	HasBody  bool
+	CanRetry bool // the reader may replay it in the playground
+}
+
+// runPage renders /web/routes/run?project_id=&id=: one run of the run log,
+// for every member of the project.
+func (h *Handlers) runPage(c *fiber.Ctx) error {
+	var q runQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	p, err := h.member(c, q.ProjectID)
+	if err != nil {
+		return err
+	}
+	r, err := h.store.Run(c.UserContext(), p.ID, q.ID)
+	if err != nil {
+		return err
+	}
+	view := runView{Base: h.base(c, fmt.Sprintf("Run %d · %s", r.ID, r.RouteID)), Project: p, Run: newRunDTO(r), HasBody: r.Body != nil,
+		CanRetry: callerAtLeast(c, store.RoleAuthor)}
+	if len(r.Trace) > 0 {
+		_ = json.Unmarshal(r.Trace, &view.Trace)
+	}
+	return h.respond(c, Reply{Data: view.Run, Page: "routes/run", View: view})
+}
+
+// replayValues are the playground's inputs of run r of route: its path
+// parameters matched from the path, its query split on the route's
+// delimiter and, when the run kept it, its body's fields, in the form the
+// playground's inputs hold them (text, a switch's state, JSON text).
+func replayValues(r store.Run, route flow.Route, apiPath string) map[string]any {
+	path := map[string]string{}
+	want := engine.Segments(route.RoutePath)
+	got := engine.Segments(strings.TrimPrefix(r.Path, "/x"+strings.TrimSuffix(apiPath, "/")))
+	for i, seg := range want {
+		if name, ok := strings.CutPrefix(seg, ":"); ok && i < len(got) {
+			v, err := url.PathUnescape(got[i])
+			if err != nil {
+				v = got[i]
+			}
+			path[name] = v
+		}
+	}
+	query := map[string]string{}
+	if r.Query != "" {
+		for _, part := range strings.Split(strings.ReplaceAll(r.Query, route.Params.Delimiter, "&"), "&") {
+			k, v, _ := strings.Cut(part, "=")
+			k, _ = url.QueryUnescape(k)
+			v, _ = url.QueryUnescape(v)
+			query[k] = v
+		}
+	}
+	body := map[string]any{}
+	if r.Body != nil {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal([]byte(*r.Body), &fields) == nil {
+			for name, raw := range fields {
+				var text string
+				var flag bool
+				switch {
+				case json.Unmarshal(raw, &text) == nil:
+					body[name] = text
+				case json.Unmarshal(raw, &flag) == nil:
+					body[name] = flag
+				default:
+					body[name] = string(raw)
+				}
+			}
+		}
+	}
+	return map[string]any{"path": path, "query": query, "body": body, "dry": true}
 }

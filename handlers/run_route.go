@@ -66,6 +66,7 @@ func (h *Handlers) runRoute(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(math.Ceil(1/float64(project.rate)))))
 		return routeAnswer(c, fiber.StatusTooManyRequests, "Error: rate limit exceeded")
 	}
+	run.Query = store.Cut(string(c.Request().URI().QueryString()), store.RunQueryMax)
 	req := routeRequest{params: params, query: string(c.Request().URI().QueryString()), body: c.Body(),
 		caller: func() (*principal, error) { return h.bearerCaller(c) }}
 	res, err := h.runRequest(ctx, plan, req, &run, runOptions{})
@@ -140,6 +141,9 @@ type runOptions struct {
 	// restart, when set, is told that the run begins again (it failed to
 	// serialize): what the trace was told of the attempt is void.
 	restart func()
+	// logTrace, when set, gives the trace to keep in the run log with the
+	// run (as JSON), once the run has ended.
+	logTrace func(engine.Result) []byte
 }
 
 // runRequest runs plan for req and writes run, begun at run.At, to the run
@@ -161,6 +165,23 @@ func (h *Handlers) runRequest(ctx context.Context, plan *engine.Plan, req routeR
 	run.Status = res.Status
 	if err != nil {
 		run.Status, run.Ended = fiber.StatusInternalServerError, "ERROR"
+	}
+	if run.Ended == "FAIL" {
+		var answer struct{ Message string }
+		_ = json.Unmarshal(res.Body, &answer)
+		run.Message = strings.TrimPrefix(answer.Message, "Error: ")
+	}
+	if opts.logTrace != nil && err == nil {
+		run.Trace = opts.logTrace(res)
+	}
+	// A vault value the run read is masked in what the log keeps of the
+	// request: a caller may send one (a key checked against the vault).
+	for _, secret := range res.Read {
+		run.Query = strings.ReplaceAll(run.Query, secret, engine.Mask)
+		if run.Body != nil {
+			masked := strings.ReplaceAll(*run.Body, secret, engine.Mask)
+			run.Body = &masked
+		}
 	}
 	h.runs.add(*run)
 	return res, err

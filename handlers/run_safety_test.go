@@ -134,10 +134,18 @@ func TestFaultsNeverQuoteSecrets(t *testing.T) {
 		!strings.Contains(body, `"variable":"right","preview":"•••••• (from a vault value)"`) || !strings.Contains(body, `"variable":"plain","preview":"5"`) {
 		t.Errorf("derived values: %d %s", status, body)
 	}
+	// A caller who sends the value itself (say, a key the route checks
+	// against the vault) finds it masked in the run log's query string.
+	if status, body = ta.call(t, "GET", "/x/shop/derived?guess="+secret, "", nil); status != 200 {
+		t.Errorf("GET /x/shop/derived: %d %s", status, body)
+	}
 	if err := ta.h.runs.flush(ctx); err != nil {
 		t.Fatal(err)
 	}
 	status, body = ta.call(t, "GET", "/route/runs?project_id=shop", "", as(ta.token(t, viewer)))
+	if !strings.Contains(body, `"query":"guess=••••••"`) {
+		t.Errorf("the run log does not keep the masked query: %s", body)
+	}
 	if status != 200 || strings.Contains(body, "s3cr3t") || !strings.Contains(body, "not a string of 13 characters") {
 		t.Errorf("the run log: %d %s", status, body)
 	}

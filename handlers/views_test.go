@@ -114,6 +114,7 @@ func sampleViews() map[string]sample {
 		"partials/flash_oob":  {view: base.Flash},
 		"vault/log":           {page: true, view: vaultLog},
 		"routes/runs":         {page: true, view: runs},
+		"routes/run":          {page: true, view: runView{Base: base, Project: project.Project, Run: runDTO{ID: 7, At: "2026-11-24T10:00:00.000Z", RouteID: "read_books", Method: "GET", Path: "/x/shop/books", Status: 422, Ended: "FAIL", Query: "q=1", Message: "no such book", Attempts: 1}, Trace: []traceRow{{Block: 0, Type: "FETCH", Held: true, Variable: "rows", Preview: "[]"}, {Block: 1, Type: "CONDITION", Held: true, Outcome: "FAIL", Message: "no such book"}}, CanRetry: true}},
 		"partials/blocks":     {view: blocks},
 		"templates/index":     {page: true, view: templatesView{Base: base, Templates: []store.RouteTemplate{tmplDoc}, Pager: pager, ProjectID: "shop", Projects: []string{"shop"}, CanWrite: true}},
 		"templates/view":      {page: true, view: templateView{Base: base, Template: tmplDoc, Blocks: blocks, Request: requestView{Method: "GET", Path: "/x", Raw: "<b>x</b>"}, CanWrite: true}},

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -283,8 +285,24 @@ type Run struct {
 	UserID    *int64
 	Username  string
 	Fault     string
-	Attempts  int // how many times the run began: more than 1 when it failed to serialize
+	Attempts  int    // how many times the run began: more than 1 when it failed to serialize
+	Query     string // the query string, cut at RunQueryMax bytes
+	Message   string // the message a FAIL answered with
+	DryRun    bool
+	// Trace and Body are kept for runs made from the playground (the
+	// trace as it was shown there, the body sent), and read by Run only.
+	Trace []byte  `db:"-"`
+	Body  *string `db:"-"`
 }
+
+// RunQueryMax, RunTraceMax and RunBodyMax bound what the run log keeps of a
+// run's query string, trace and body; a trace or body over its bound is
+// not kept.
+const (
+	RunQueryMax = 2048
+	RunTraceMax = 256 << 10
+	RunBodyMax  = 64 << 10
+)
 
 // RunsKept is how long the run log keeps a run.
 const RunsKept = 7 * 24 * time.Hour
@@ -312,13 +330,23 @@ func (s *Store) LogRuns(ctx context.Context, runs []Run) error {
 		}
 		kept := slices.DeleteFunc(slices.Clone(runs), func(r Run) bool { return !projects[r.ProjectID] })
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"route_runs"},
-			[]string{"at", "project_id", "route_id", "method", "path", "status", "ended", "duration_us", "user_id", "username", "fault", "attempts"},
+			[]string{"at", "project_id", "route_id", "method", "path", "status", "ended", "duration_us", "user_id", "username", "fault", "attempts",
+				"query", "message", "dry_run", "trace", "body"},
 			pgx.CopyFromSlice(len(kept), func(i int) ([]any, error) {
 				r := kept[i]
 				if r.UserID != nil && !users[*r.UserID] {
 					r.UserID = nil
 				}
-				return []any{r.At, r.ProjectID, r.RouteID, r.Method, r.Path, r.Status, r.Ended, r.Duration.Microseconds(), r.UserID, r.Username, r.Fault, max(1, r.Attempts)}, nil
+				var trace any
+				if len(r.Trace) > 0 && len(r.Trace) <= RunTraceMax {
+					trace = string(r.Trace)
+				}
+				body := r.Body
+				if body != nil && len(*body) > RunBodyMax {
+					body = nil
+				}
+				return []any{r.At, r.ProjectID, r.RouteID, r.Method, r.Path, r.Status, r.Ended, r.Duration.Microseconds(), r.UserID, r.Username, r.Fault,
+					max(1, r.Attempts), Cut(r.Query, RunQueryMax), r.Message, r.DryRun, trace, body}, nil
 			}))
 		return err
 	})
@@ -369,13 +397,50 @@ func (s *Store) ListRuns(ctx context.Context, project string, q RunQuery) ([]Run
 		project, q.RouteID, lo, hi).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.db.Query(ctx, `SELECT id, at, project_id, route_id, method, path, status, ended, duration_us * 1000, user_id, username, fault, attempts
-		FROM route_runs`+where+" ORDER BY id DESC OFFSET $5 LIMIT $6", project, q.RouteID, lo, hi, q.Offset, q.Limit)
+	rows, err := s.db.Query(ctx, `SELECT `+runColumns+` FROM route_runs`+where+" ORDER BY id DESC OFFSET $5 LIMIT $6",
+		project, q.RouteID, lo, hi, q.Offset, q.Limit)
 	if err != nil {
 		return nil, 0, err
 	}
 	runs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Run])
 	return runs, total, err
+}
+
+// runColumns are the columns of a Run, in its fields' order (Trace and Body
+// aside).
+const runColumns = "id, at, project_id, route_id, method, path, status, ended, duration_us * 1000, user_id, username, fault, attempts, query, message, dry_run"
+
+// Run returns run id of project, with its trace and body when it kept them.
+func (s *Store) Run(ctx context.Context, project string, id int64) (Run, error) {
+	rows, err := s.db.Query(ctx, `SELECT `+runColumns+`, trace::text, body FROM route_runs WHERE project_id = $1 AND id = $2`, project, id)
+	if err != nil {
+		return Run{}, err
+	}
+	r, err := pgx.CollectExactlyOneRow(rows, func(row pgx.CollectableRow) (Run, error) {
+		var r Run
+		var trace *string
+		err := row.Scan(&r.ID, &r.At, &r.ProjectID, &r.RouteID, &r.Method, &r.Path, &r.Status, &r.Ended, &r.Duration, &r.UserID, &r.Username, &r.Fault,
+			&r.Attempts, &r.Query, &r.Message, &r.DryRun, &trace, &r.Body)
+		if trace != nil {
+			r.Trace = []byte(*trace)
+		}
+		return r, err
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, ErrNotFound
+	}
+	return r, err
+}
+
+// Cut cuts s to at most n bytes, at a character's start.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // rawInt8 reads a bigint as the wire gives it.

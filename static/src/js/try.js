@@ -219,4 +219,7 @@
 
   form.addEventListener("submit", function (e) { e.preventDefault(); submit(); });
   showRecent();
+  // A run replayed from the run log fills the form with its inputs.
+  var replay = document.getElementById("try-replay");
+  if (replay) fill(JSON.parse(replay.textContent));
 })();
