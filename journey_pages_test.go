@@ -45,6 +45,9 @@ func TestJourneyEveryPage(t *testing.T) {
 	_ = json.Unmarshal(mustAPI("POST", "/route/template/create", root, pagesTemplate), &tmpl)
 	route := mustAPI("POST", "/route/template/apply", root, fmt.Sprintf(`{"id":%d,"project_id":"shop","values":{"col":"books"}}`, tmpl.ID))
 	mustAPI("POST", "/route/create", root, fmt.Sprintf(`{"project_id":"shop","template_id":%d,"route":%s}`, tmpl.ID, route))
+	// A long name without a break point must not push a page past 390 px.
+	var long struct{ ID int64 }
+	_ = json.Unmarshal(mustAPI("POST", "/route/template/create", root, strings.Replace(pagesTemplate, `"name":"fetch_items"`, `"name":"inventory_reconciliation_for_warehouses"`, 1)), &long)
 	mustAPI("POST", "/collection/create", root, `{"project_id":"shop","id":"books","name":"Books","description":"The shop's catalogue"}`)
 	for _, rec := range []string{
 		`{"title":"Dune","author":{"name":"Frank Herbert"},"year":1965,"tags":["sf","classic"],"price":9.5}`,
@@ -69,6 +72,8 @@ func TestJourneyEveryPage(t *testing.T) {
 		{"template", fmt.Sprintf("/web/routes/templates/view?id=%d", tmpl.ID), "fetch_items"},
 		{"template-editor", fmt.Sprintf("/web/routes/templates/edit?id=%d", tmpl.ID), "fetch_items"},
 		{"template-new", "/web/routes/templates/create", "New route template"},
+		{"template-long-name", fmt.Sprintf("/web/routes/templates/view?id=%d", long.ID), "inventory_reconciliation_for_warehouses"},
+		{"template-long-name-editor", fmt.Sprintf("/web/routes/templates/edit?id=%d", long.ID), "inventory_reconciliation_for_warehouses"},
 		{"routes", "/web/routes?id=shop", "read_books"},
 		{"all-routes", "/web/routes", "read_books"},
 		{"data-projects", "/web/data", "Shop"},

@@ -223,7 +223,9 @@
   }
 
   // listInput edits a list at path: one row per item, with remove and add.
-  function listInput(path, label, make, rowOf) {
+  // heading, when given, replaces the list's own title ("" for none: the
+  // section around it names it already).
+  function listInput(path, label, make, rowOf, heading) {
     var list = get(path) || [];
     var rows = list.map(function (_, i) {
       return el("div", { class: "flex items-start gap-2 rounded-md bg-slate-50 p-2" }, [
@@ -233,7 +235,7 @@
     });
     return el("div", { class: "space-y-2", "data-path": path }, [
       el("div", { class: "flex items-center justify-between" }, [
-        el("span", { class: "label mb-0", text: plural(label) }),
+        el("span", { class: "label mb-0", text: heading === undefined ? plural(label) : heading }),
         button("+ " + label, function () { list.push(make()); set(path, list); }, { action: "add:" + path })
       ])
     ].concat(rows, [fieldError(path)]));
@@ -308,7 +310,7 @@
             return el("div", { class: "space-y-2" }, [textInput(p + ".id", "Property (a dot path)", { mono: true }), operandInput(p + ".data", "Equals")]);
           });
         }
-        return listInput(path, "pair", function () { return { id: "", data: operand() }; }, function (p) {
+        return listInput(path, "field", function () { return { id: "", data: operand() }; }, function (p) {
           return el("div", { class: "space-y-2" }, [textInput(p + ".id", "Name", { mono: true }), operandInput(p + ".data", "Value")]);
         });
       case "update-targets":
@@ -387,14 +389,14 @@
       el("div", { class: "grid gap-4 sm:grid-cols-4" }, [textInput("params.delimiter", "Param delimiter", { mono: true })]),
       listInput("params.pairs", "URL parameter", function () { return { id: "", bdtype: "STRING" }; }, paramRow),
       bodyAllowed ? listInput("body", "body field", function () { return { id: "", bdtype: "STRING" }; }, paramRow)
-        : el("p", { class: "text-xs text-slate-500", text: "Body fields are for POST, PUT and PATCH." }),
+        : el("p", { class: "text-xs text-slate-600", text: "Body fields are for POST, PUT and PATCH." }),
       fieldError("body")
     ]);
   }
 
   function variables() {
     return section("Variables", [
-      el("p", { class: "text-xs text-slate-500", text: "Write {key} in any text field to use a variable. An empty default means the value is required." }),
+      el("p", { class: "text-xs text-slate-600", text: "Write {key} in any text field to use a variable. An empty default means the value is required." }),
       listInput("variables", "variable", function () { return { key: "", description: "", default_value: null }; }, function (p) {
         var def = el("input", {
           class: "input font-mono", "data-path": p + ".default_value", "aria-label": "Default", placeholder: "no default",
@@ -405,7 +407,7 @@
           textInput(p + ".key", "Key", { mono: true }), textInput(p + ".description", "Description"),
           el("label", { class: "block" }, [el("span", { class: "label", text: "Default" }), def])
         ]);
-      })
+      }, (state.variables || []).length ? "" : "None yet.")
     ], { "data-section": "variables" });
   }
 
