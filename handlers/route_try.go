@@ -436,6 +436,8 @@ func (h *Handlers) routeDocsPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// The home page's checklist ticks "read its docs" from this.
+	h.sessions.Put(c.UserContext(), docsReadKey, int64(1))
 	return c.Render("api/scalar", scalarView{Title: p.Name + " routes", DocURL: "/x" + strings.TrimSuffix(p.APIPath, "/") + projectDocPath,
 		Back: "/web/routes?id=" + url.QueryEscape(p.ID), BackText: "Routes of " + p.Name})
 }

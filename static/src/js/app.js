@@ -241,6 +241,37 @@
     askToConfirm(evt.detail.elt, evt.detail.question, function () { evt.detail.issueRequest(true); });
   });
 
+  // Fields that hold a slug of the form's name (data-slug="id": shop_eu;
+  // "path": /shop-eu) follow the name as it is typed, until edited.
+  document.addEventListener("input", function (evt) {
+    var t = evt.target;
+    if (t.matches && t.matches("[data-slug]")) {
+      t.setAttribute("data-slug-edited", "");
+      return;
+    }
+    if (!t.form || t.name !== "name") {
+      return;
+    }
+    t.form.querySelectorAll("[data-slug]:not([data-slug-edited])").forEach(function (f) {
+      var words = t.value.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase().match(/[a-z0-9]+/g) || [];
+      if (f.getAttribute("data-slug") === "path") {
+        f.value = words.length ? "/" + words.join("-").slice(0, 199) : "";
+      } else {
+        var id = words.join("_").replace(/^[0-9_]+/, "").slice(0, 50);
+        f.value = id;
+      }
+    });
+  });
+  // A link to a field (data-focus-target) puts the focus in it.
+  document.addEventListener("click", function (evt) {
+    var link = evt.target.closest && evt.target.closest("[data-focus-target]");
+    var field = link && document.querySelector(link.getAttribute("data-focus-target"));
+    if (field) {
+      evt.preventDefault();
+      field.focus();
+    }
+  });
+
   // Busy feedback: while a request runs, the control that sent it (for a
   // form, its buttons) says so and takes no second click. aria-disabled, not
   // disabled, so that the focus stays where the person left it.
