@@ -157,7 +157,7 @@ func TestProjectPages(t *testing.T) {
 		{name: "project as JSON", method: "GET", path: "/web/project?id=shop", headers: merge(b, asJSONHeaders), status: 200, want: []string{`"id":"shop"`}},
 		{name: "unknown project page", method: "GET", path: "/web/project?id=nope", headers: b, status: 404, want: []string{"not found"}},
 		{name: "list filter", method: "GET", path: "/web/projects?filter=sho", headers: b, status: 200, want: []string{"1–1 of 1", "/shop"}},
-		{name: "list filter no match", method: "GET", path: "/web/projects?filter=zzz", headers: b, status: 200, want: []string{"No projects match."}},
+		{name: "list filter no match", method: "GET", path: "/web/projects?filter=zzz", headers: b, status: 200, want: []string{"No projects match “zzz”."}},
 	})
 }
 
