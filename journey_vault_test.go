@@ -141,3 +141,35 @@ func TestJourneyVault(t *testing.T) {
 	b.waitGone("create\t")
 	b.screenshot("vault-06-log")
 }
+
+// TestJourneyTapsUnderMessages: on a phone, entries added one after the
+// other by tapping Add entry, with the button at the foot of the screen
+// where a message used to float, are all created: no message lies over the
+// button, and a tap on a message's body would reach what is under it.
+func TestJourneyTapsUnderMessages(t *testing.T) {
+	app, b := memberBrowser(t, "ada", "ADMIN")
+	b.resize(390, 844)
+	b.do(chromedp.Navigate(app.URL + "/web/vault?project_id=shop"))
+	b.waitText("This vault is empty")
+	for i := 1; i <= 4; i++ {
+		key := fmt.Sprintf("TAP_KEY_%d", i)
+		b.fill("#vault-create #f-key", key)
+		b.fill("#vault-create #f-value", "v")
+		// The button at the very foot of the screen, under any message.
+		x, y := eval[float64](b, `(r => (scrollBy(0, r.bottom - innerHeight + 4), document.querySelector("#vault-create button[type=submit]").getBoundingClientRect().left + 20))(document.querySelector("#vault-create button[type=submit]").getBoundingClientRect())`),
+			eval[float64](b, `document.querySelector("#vault-create button[type=submit]").getBoundingClientRect().bottom - 6`)
+		if hit := eval[string](b, fmt.Sprintf(`(e => e ? (e.closest("button") === document.querySelector("#vault-create button[type=submit]") ? "button" : e.outerHTML.slice(0, 120)) : "nothing")(document.elementFromPoint(%f, %f))`, x, y)); hit != "button" {
+			t.Fatalf("tap %d at the button's foot lands on %s", i, hit)
+		}
+		b.do(chromedp.MouseClickXY(x, y))
+		b.waitText("Entry " + key + " created.")
+	}
+	if n := eval[int](b, `document.querySelectorAll("#vault-table tbody tr[id^=row-]").length`); n != 4 {
+		t.Fatalf("%d of 4 entries created", n)
+	}
+	// A message's body lets taps through; its × takes them.
+	if got := eval[string](b, `getComputedStyle(document.querySelector("#flash [data-flash]")).pointerEvents + " " + getComputedStyle(document.querySelector("#flash [data-dismiss-flash]")).pointerEvents`); got != "none auto" {
+		t.Fatalf("a message's body and × take taps as %q", got)
+	}
+	b.screenshot("vault-taps-390")
+}

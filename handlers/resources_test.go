@@ -158,7 +158,32 @@ func TestProjectPages(t *testing.T) {
 		{name: "unknown project page", method: "GET", path: "/web/project?id=nope", headers: b, status: 404, want: []string{"not found"}},
 		{name: "list filter", method: "GET", path: "/web/projects?filter=sho", headers: b, status: 200, want: []string{"1–1 of 1", "/shop"}},
 		{name: "list filter no match", method: "GET", path: "/web/projects?filter=zzz", headers: b, status: 200, want: []string{"No projects match “zzz”."}},
+		// One's own row offers no Remove: leaving is not a slip of the finger.
+		{name: "no Remove on one's own row", method: "GET", path: "/web/project?id=shop", headers: b, status: 200,
+			unwanted: []string{"Remove admin from"}},
 	})
+	// A username no account has: the form says what to do next, by role.
+	addMember := func(headers map[string]string) string {
+		req := httptest.NewRequest("POST", "/project/member/add", strings.NewReader("project_id=shop&username=nobody_yet"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for k, v := range merge(headers, asHTMXHeaders) {
+			req.Header.Set(k, v)
+		}
+		_, body := ta.do(t, req)
+		return body
+	}
+	if body := addMember(b); !strings.Contains(body, "ask a ROOT user to create the account") {
+		t.Errorf("an ADMIN is not told the way on: %s", body)
+	}
+	rootCookie, rootCSRF := ta.signIn(t, "root")
+	if status, body := ta.call(t, "POST", "/project/member/add", fmt.Sprintf(`{"project_id":"shop","target_uid":%d}`, ta.root.ID), as(ta.token(t, ta.root))); status >= 300 {
+		t.Fatalf("ROOT joins: %d %s", status, body)
+	}
+	if body := addMember(browser(rootCookie, rootCSRF)); !strings.Contains(body, `href="/web/users?new=nobody_yet#f-username"`) {
+		t.Errorf("ROOT is not led to create the account: %s", body)
+	}
+	ta.run(t, []scenario{{name: "users page starts the new account's form with the name", method: "GET", path: "/web/users?new=nobody_yet",
+		headers: browser(rootCookie, rootCSRF), status: 200, want: []string{`value="nobody_yet"`}}})
 }
 
 func TestConfigs(t *testing.T) {

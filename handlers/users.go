@@ -63,6 +63,11 @@ type usersView struct {
 // userList answers GET /user/fetch and renders /web/users.
 func (h *Handlers) userList(c *fiber.Ctx) error {
 	view := usersView{Base: h.base(c, "Users"), Roles: roles}
+	// ?new= comes from a project's "is not a user": the new account's form
+	// starts with that username.
+	if name := c.Query("new"); name != "" {
+		view.Form.Values = map[string]string{"username": name}
+	}
 	if err := h.fillUsers(c, &view); err != nil {
 		return err
 	}
