@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // TestJourneyDataByRole: an ADMIN creates a collection (a bad id first), an
@@ -62,6 +63,9 @@ func TestJourneyDataByRole(t *testing.T) {
 	if eval[bool](author, `!!document.querySelector('[aria-label^="Delete collection"], #collection-create')`) {
 		t.Fatal("an AUTHOR is offered to create or delete collections")
 	}
+	// New record opens a side panel that stays open for the next one.
+	author.click(`[data-open-dialog="#record-panel"]`)
+	author.focusOn("#f-data")
 	for i, rec := range []string{
 		`{"title":"Dune","genre":"sf","stock":{"shelf":"A3","count":4}}`,
 		`{"title":"Emma","genre":"classic","stock":{"shelf":"B1","count":0}}`,
@@ -73,6 +77,12 @@ func TestJourneyDataByRole(t *testing.T) {
 	}
 	author.waitText("1–3 of 3")
 	author.waitText("What the shop sells · 3 records")
+	author.press(kb.Escape)
+	author.focusOn(`[data-open-dialog="#record-panel"]`)
+	// The table has the page's width, not what a form beside it leaves.
+	if w := eval[float64](author, `document.getElementById("records-table").getBoundingClientRect().width`); w < 1000 {
+		t.Fatalf("the records table is %.0f px wide at 1280", w)
+	}
 	for _, width := range []int64{1280, 390} {
 		author.resize(width, 844)
 		author.do(chromedp.Navigate(app.URL + page))

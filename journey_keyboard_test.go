@@ -99,13 +99,18 @@ func TestJourneyRecordsKeyboard(t *testing.T) {
 		b.do(chromedp.Navigate(app.URL + "/web/data/collection?project_id=shop&id=books"))
 		b.waitText("Books")
 
-		b.tabTo("f-data")
+		b.tabToMatch(`[data-open-dialog="#record-panel"]`)
+		b.press("\r")
+		b.focusOn("#f-data")
 		b.do(chromedp.SendKeys(chromedp.CSS("#f-data"), fmt.Sprintf(`{"title":"Book %d","width":%d}`, i+1, width)))
 		b.press("\t")
 		b.focusOn("#record-create button[type=submit]")
 		b.press("\r")
 		b.waitText(fmt.Sprintf("Book %d", i+1))
 		b.focusOn("#f-data")
+		// Escape closes the panel; the focus is back on New record.
+		b.press(kb.Escape)
+		b.focusOn(`[data-open-dialog="#record-panel"]`)
 
 		b.tabToMatch(`[aria-label="Edit record ` + id + `"]`)
 		b.press("\r")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"time"
 	"unicode/utf8"
@@ -104,9 +105,10 @@ type recordQuery struct {
 
 type recordListQuery struct {
 	listQuery
-	ProjectID    string `query:"project_id" json:"project_id" validate:"required"`
-	CollectionID string `query:"collection_id" json:"collection_id" validate:"required"`
-	Where        string `query:"where" json:"where" validate:"max=10000"`
+	ProjectID    string            `query:"project_id" json:"project_id" validate:"required"`
+	CollectionID string            `query:"collection_id" json:"collection_id" validate:"required"`
+	Where        string            `query:"where" json:"where" validate:"max=10000"`
+	order        store.RecordOrder // the page's column sort
 }
 
 // collectionsURL and collectionURL are the data pages.
@@ -287,6 +289,10 @@ type recordsView struct {
 	CanWrite   bool
 	CanManage  bool   // ADMIN and ROOT members rename the collection
 	Self       string // the page's own URL, to reload its table in place
+	Matching   int    // records that match the filter (all without one)
+	Sort       string
+	Desc       bool
+	Heads      []sortHead
 }
 
 // recordRow is a record as the table shows it: a cell per column, cut.
@@ -312,15 +318,19 @@ type recordPageQuery struct {
 	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
 	ID        string `query:"id" json:"id" validate:"required"`
 	Where     string `query:"where" json:"where" validate:"max=10000"`
+	Sort      string `query:"sort" json:"sort" validate:"max=200"` // a column: _created, _updated or a key
+	Desc      bool   `query:"desc" json:"desc"`
 }
 
-// recordPage renders /web/data/collection: the records of a collection.
+// recordPage renders /web/data/collection: the records of a collection,
+// sorted by a column when asked.
 func (h *Handlers) recordPage(c *fiber.Ctx) error {
 	var q recordPageQuery
 	if err := bindQuery(c, &q); err != nil {
 		return err
 	}
-	return h.records(c, recordListQuery{listQuery: q.listQuery, ProjectID: q.ProjectID, CollectionID: q.ID, Where: q.Where})
+	return h.records(c, recordListQuery{listQuery: q.listQuery, ProjectID: q.ProjectID, CollectionID: q.ID, Where: q.Where,
+		order: store.RecordOrder{By: q.Sort, Descending: q.Desc}})
 }
 
 func (h *Handlers) records(c *fiber.Ctx, q recordListQuery) error {
@@ -363,7 +373,7 @@ func (h *Handlers) recordsPage(c *fiber.Ctx, q recordListQuery) (recordsView, er
 		}
 	}
 	ctx := c.UserContext()
-	recs, err := h.store.Records(ctx, p.ID, col.ID, where, page.Offset, page.Limit)
+	recs, err := h.store.Records(ctx, p.ID, col.ID, where, page.Offset, page.Limit, q.order)
 	if err != nil {
 		return view, err
 	}
@@ -375,7 +385,61 @@ func (h *Handlers) recordsPage(c *fiber.Ctx, q recordListQuery) (recordsView, er
 	}
 	view.Pager = newPager(c, page, len(recs), total)
 	view.Records, view.Columns = recordRows(recs)
+	view.Matching = total
+	view.Sort, view.Desc = q.order.By, q.order.Descending
+	if q.order.By != "" && q.order.By != "_created" && q.order.By != "_updated" && !slices.Contains(view.Columns, q.order.By) {
+		view.Columns = append(view.Columns, q.order.By) // the sorted column stays in view
+		for i := range view.Records {
+			view.Records[i].Cells = append(view.Records[i].Cells, cellOf(view.Records[i].Data, q.order.By))
+		}
+	}
+	view.Heads = sortHeads(c, view)
 	return view, nil
+}
+
+// sortHead is a column heading of the records table: a link that sorts by
+// it (ascending, then descending), and how it sorts now.
+type sortHead struct {
+	Label, Href string
+	By          string // the sort parameter: "" for the id
+	Sorted      string // ascending, descending or none, for aria-sort
+}
+
+// sortHeads are the headings of the page's columns: Id, the data's
+// columns, Created and Updated, each linking to the page sorted by it.
+func sortHeads(c *fiber.Ctx, v recordsView) []sortHead {
+	link := func(label, by string) sortHead {
+		q := url.Values{"project_id": {v.Project.ID}, "id": {v.Collection.ID}}
+		if v.Where != "" {
+			q.Set("where", v.Where)
+		}
+		h := sortHead{Label: label, By: by, Sorted: "none"}
+		current := v.Sort == by
+		if by != "" {
+			q.Set("sort", by)
+		}
+		switch {
+		case current && !v.Desc:
+			h.Sorted = "ascending"
+			q.Set("desc", "true")
+		case current:
+			h.Sorted = "descending"
+		}
+		if by == "" && current && !v.Desc {
+			h.Sorted = "ascending"
+			q.Set("desc", "true")
+		}
+		h.Href = "/web/data/collection?" + q.Encode()
+		return h
+	}
+	heads := []sortHead{link("Id", "")}
+	if v.Sort == "" && v.Desc {
+		heads[0].Sorted = "descending"
+	}
+	for _, col := range v.Columns {
+		heads = append(heads, link(col, col))
+	}
+	return append(heads, link("Created", "_created"), link("Updated", "_updated"))
 }
 
 // errWhereShape is a where filter that is not a JSON object.
@@ -618,4 +682,16 @@ func (h *Handlers) recordDelete(c *fiber.Ctx) error {
 	}
 	h.flash(c, "success", fmt.Sprintf("Record %d deleted.", q.ID))
 	return h.respond(c, Reply{Message: "Record deleted", Fragment: "partials/gone", Event: dataChanged, Redirect: collectionURL(q.ProjectID, q.CollectionID)})
+}
+
+// cellOf is the cell of data's top-level key for the records table.
+func cellOf(data json.RawMessage, key string) string {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) != nil {
+		return ""
+	}
+	if v, ok := fields[key]; ok {
+		return cellText(v)
+	}
+	return ""
 }

@@ -115,9 +115,16 @@ func TestCollectionPages(t *testing.T) {
 		{name: "collections", method: "GET", path: "/web/data?project_id=shop", headers: b, status: 200,
 			want: []string{"Data of Shop", `href="/web/data/collection?project_id=shop&id=books"`, "1–1 of 1"}, unwanted: []string{"New collection"}},
 		{name: "records, columns from their keys, long cells cut", method: "GET", path: "/web/data/collection?project_id=shop&id=books", headers: b, status: 200,
-			want: []string{">title</th>", ">n</th>", "Dune", "Long title Long title", "…", "1–3 of 3", "3 records</p>", "New record", `aria-label="Edit record 1"`}},
+			want: []string{`data-sort="title"`, `data-sort="n"`, `data-sort="Created"`, `data-sort="Updated"`, "Dune", "Long title Long title", "…", "1–3 of 3", "3 records</p>", "New record", `aria-label="Edit record 1"`}},
+		// The header counts what the filter matches beside the whole, as the
+		// pager does, and a Clear leads back.
 		{name: "records filtered", method: "GET", path: "/web/data/collection?project_id=shop&id=books&where=%7B%22n%22%3A1%7D", headers: b, status: 200,
-			want: []string{"Emma", "1–1 of 1"}, unwanted: []string{">Dune<"}},
+			want: []string{"Emma", "1–1 of 1", "1 of 3 records match the filter", `data-testid="clear-filter"`}, unwanted: []string{">Dune<"}},
+		// Sorted by a column, both ways; the heading says how.
+		{name: "records sorted by a key, descending", method: "GET", path: "/web/data/collection?project_id=shop&id=books&sort=n&desc=true", headers: b, status: 200,
+			want: []string{`aria-sort="descending"><a class="inline-flex items-center gap-1 hover:text-slate-900" href="/web/data/collection?id=books&amp;project_id=shop&amp;sort=n" data-sort="n">`}},
+		{name: "records sorted by creation", method: "GET", path: "/web/data/collection?project_id=shop&id=books&sort=_created", headers: b, status: 200,
+			want: []string{`aria-sort="ascending"`, "Dune"}},
 		{name: "a filter that is no object, named beside the box", method: "GET", path: "/web/data/collection?project_id=shop&id=books&where=%5B1%5D", headers: b, status: 200,
 			want: []string{"The filter must be a JSON object", `aria-invalid="true"`, "Fix the filter to see records."}},
 		{name: "broken JSON typed in", method: "POST", path: "/data/create", headers: form, body: "project_id=shop&collection_id=books&data=%7B%0A%22a%22%3A+1%0A%22b%22%3A+2%7D", status: 422,

@@ -222,10 +222,15 @@ func (s *Store) Record(ctx context.Context, project, collection string, id int64
 // order; with where (a JSON object), only the records containing it
 // (jsonb @>, served by the GIN index). It runs on the store's connection or
 // transaction, so the flow engine reads with it inside its run.
-func (s *Store) Records(ctx context.Context, project, collection string, where json.RawMessage, offset, limit int) ([]Record, error) {
+func (s *Store) Records(ctx context.Context, project, collection string, where json.RawMessage, offset, limit int, order ...RecordOrder) ([]Record, error) {
 	sql, args := recordsWhere(project, collection, where)
-	rows, err := s.db.Query(ctx, "SELECT "+recordColumns+" FROM records"+sql+recordsOrder(where)+" OFFSET $4 LIMIT $5",
-		append(args, offset, limit)...)
+	by := recordsOrder(where)
+	if len(order) > 0 && order[0].By != "" {
+		by = order[0].sql()
+		args = append(args, order[0].By)
+	}
+	rows, err := s.db.Query(ctx, "SELECT "+recordColumns+" FROM records"+sql+by+" OFFSET $4 LIMIT $5",
+		append(args[:3:3], append([]any{offset, limit}, args[3:]...)...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -262,6 +267,29 @@ func recordsOrder(where json.RawMessage) string {
 		return " ORDER BY id"
 	}
 	return " ORDER BY id + 0"
+}
+
+// RecordOrder orders a page of records by a column other than the id: By
+// is "_created", "_updated" or a top-level key of the data (records
+// without it last), then by id.
+type RecordOrder struct {
+	By         string
+	Descending bool
+}
+
+// sql is the ORDER BY of o, its key as $6.
+func (o RecordOrder) sql() string {
+	dir := " ASC"
+	if o.Descending {
+		dir = " DESC"
+	}
+	switch o.By {
+	case "_created":
+		return " ORDER BY created_at" + dir + ", id" + dir + ", $6::text IS NULL"
+	case "_updated":
+		return " ORDER BY updated_at" + dir + ", id" + dir + ", $6::text IS NULL"
+	}
+	return " ORDER BY data -> $6::text" + dir + " NULLS LAST, id"
 }
 
 // UpdateRecord replaces r's data (checked with RecordData first).

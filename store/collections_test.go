@@ -166,6 +166,23 @@ func TestContainmentFilters(t *testing.T) {
 	if err != nil || len(page) != 1 || page[0].ID != b.ID {
 		t.Fatalf("offset 1 limit 1: %v %v", ids(page), err)
 	}
+	// A page sorted by a column: a key (records without it last, then by
+	// id), or the creation time, either way, with or without a filter.
+	for _, tc := range []struct {
+		where string
+		order store.RecordOrder
+		want  []int64
+	}{
+		{"", store.RecordOrder{By: "title", Descending: true}, []int64{c.ID, b.ID, a.ID}},
+		{"", store.RecordOrder{By: "price"}, []int64{c.ID, a.ID, b.ID}},
+		{"", store.RecordOrder{By: "_created", Descending: true}, []int64{c.ID, b.ID, a.ID}},
+		{`{"tags":["sf"]}`, store.RecordOrder{By: "year", Descending: true}, []int64{c.ID, a.ID}},
+	} {
+		got, err := st.Records(ctx, "shop", "books", json.RawMessage(tc.where), 0, 25, tc.order)
+		if err != nil || fmt.Sprint(ids(got)) != fmt.Sprint(tc.want) {
+			t.Errorf("where %s sorted %+v: %v (%v), want %v", tc.where, tc.order, ids(got), err, tc.want)
+		}
+	}
 }
 
 // TestRecordsInTheCallersTransaction: the engine's reads and writes run in

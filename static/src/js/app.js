@@ -262,6 +262,20 @@
       }
     });
   });
+  // Side panels: a control with data-open-dialog opens the dialog it names
+  // (modal: Escape closes it and the focus returns to the control);
+  // data-close-dialog closes the dialog around it.
+  document.addEventListener("click", function (evt) {
+    var opener = evt.target.closest && evt.target.closest("[data-open-dialog]");
+    var dialog = opener && document.querySelector(opener.getAttribute("data-open-dialog"));
+    if (dialog && !dialog.open) {
+      dialog.showModal();
+    }
+    var closer = evt.target.closest && evt.target.closest("[data-close-dialog]");
+    if (closer && closer.closest("dialog")) {
+      closer.closest("dialog").close();
+    }
+  });
   // A link to a field (data-focus-target) puts the focus in it.
   document.addEventListener("click", function (evt) {
     var link = evt.target.closest && evt.target.closest("[data-focus-target]");
