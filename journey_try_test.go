@@ -104,6 +104,20 @@ func TestJourneyTryRoute(t *testing.T) {
 		if strings.Contains(books(), "Kim") {
 			t.Fatal("a dry run wrote the record")
 		}
+		// Like a request tool: the URL being sent, each block's time, the
+		// answer's type and size, a RETURN that reads once, bodies wrapped.
+		if got := eval[string](b, `document.querySelector("[data-testid=try-url]").textContent`); got != app.URL+"/x/shop/books/A3" {
+			t.Fatalf("the URL bar shows %q", got)
+		}
+		if got := eval[string](b, `[...document.querySelectorAll("[data-testid=try-trace] li")].pop().textContent`); !strings.Contains(got, "answered") || strings.Contains(got, "RETURNRETURN") {
+			t.Fatalf("the RETURN row reads %q", got)
+		}
+		if n := eval[int](b, `document.querySelectorAll("[data-testid=took]").length`); n < 4 {
+			t.Fatalf("%d trace rows give their time", n)
+		}
+		if got := eval[string](b, `document.querySelector("[data-testid=try-headers]").textContent + " | " + getComputedStyle(document.querySelector("[data-testid=try-body]")).whiteSpace`); !strings.HasPrefix(got, "Content-Type: application/json · ") || !strings.HasSuffix(got, "| pre-wrap") {
+			t.Fatalf("the answer's headers and wrapping: %q", got)
+		}
 		b.audit(fmt.Sprintf("try, answered, at %d", width))
 		b.screenshot(fmt.Sprintf("route-try-answer-%d", width))
 

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -60,30 +61,38 @@ func (h *Handlers) authenticate(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// tokenPrincipal resolves a bearer token, a JWT or a personal access
+// token, to its principal, looking up its membership of project (if any)
+// in the same statement. A token that does not resolve is 401.
+func (h *Handlers) tokenPrincipal(ctx context.Context, token, project string) (*principal, error) {
+	invalid := fiber.NewError(fiber.StatusUnauthorized, "invalid, expired or revoked token")
+	q := store.CallerQuery{ProjectID: project}
+	p := &principal{Via: "jwt"}
+	version := -1 // PATs outlive password changes: they are revoked one by one
+	if auth.IsPAT(token) {
+		q.PATHash, p.Via = auth.HashPAT(token), "pat"
+	} else {
+		var err error
+		if q.UserID, version, err = h.jwts.Parse(token, time.Now()); err != nil {
+			return nil, invalid
+		}
+	}
+	caller, err := h.store.Caller(ctx, q)
+	if errors.Is(err, store.ErrNotFound) || err == nil && version >= 0 && version != caller.User.CredentialVersion {
+		return nil, invalid
+	}
+	p.User, p.TokenID, p.project, p.projectQueried = caller.User, caller.TokenID, caller.Project, q.ProjectID
+	return p, err
+}
+
 func (h *Handlers) resolvePrincipal(c *fiber.Ctx) (*principal, error) {
 	ctx := c.UserContext()
-	invalid := fiber.NewError(fiber.StatusUnauthorized, "invalid, expired or revoked token")
 	// A project named in the query is looked up with the caller, so that
 	// the membership check costs no second round trip.
 	q := store.CallerQuery{ProjectID: c.Query("project_id")}
 	p := &principal{}
-	version := -1 // PATs outlive password changes: they are revoked one by one
 	if token, ok := bearerToken(c); ok {
-		p.Via = "jwt"
-		if auth.IsPAT(token) {
-			q.PATHash, p.Via = auth.HashPAT(token), "pat"
-		} else {
-			var err error
-			if q.UserID, version, err = h.jwts.Parse(token, time.Now()); err != nil {
-				return nil, invalid
-			}
-		}
-		caller, err := h.store.Caller(ctx, q)
-		if errors.Is(err, store.ErrNotFound) || err == nil && version >= 0 && version != caller.User.CredentialVersion {
-			return nil, invalid
-		}
-		p.User, p.TokenID, p.project, p.projectQueried = caller.User, caller.TokenID, caller.Project, q.ProjectID
-		return p, err
+		return h.tokenPrincipal(ctx, token, q.ProjectID)
 	}
 	if !hasSession(ctx) {
 		return nil, nil

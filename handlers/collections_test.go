@@ -122,7 +122,7 @@ func TestCollectionPages(t *testing.T) {
 			want: []string{"Emma", "1–1 of 1", "1 of 3 records match the filter", `data-testid="clear-filter"`}, unwanted: []string{">Dune<"}},
 		// Sorted by a column, both ways; the heading says how.
 		{name: "records sorted by a key, descending", method: "GET", path: "/web/data/collection?project_id=shop&id=books&sort=n&desc=true", headers: b, status: 200,
-			want: []string{`aria-sort="descending"><a class="inline-flex items-center gap-1 hover:text-slate-900" href="/web/data/collection?id=books&amp;project_id=shop&amp;sort=n" data-sort="n">`}},
+			want: []string{`aria-sort="descending"><span class="sm:hidden">n</span><a class="inline-flex items-center gap-1 hover:text-slate-900 max-sm:hidden" href="/web/data/collection?id=books&amp;project_id=shop&amp;sort=n" data-sort="n">`}},
 		{name: "records sorted by creation", method: "GET", path: "/web/data/collection?project_id=shop&id=books&sort=_created", headers: b, status: 200,
 			want: []string{`aria-sort="ascending"`, "Dune"}},
 		{name: "a filter that is no object, named beside the box", method: "GET", path: "/web/data/collection?project_id=shop&id=books&where=%5B1%5D", headers: b, status: 200,

@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/url"
@@ -19,9 +20,10 @@ import (
 
 // The trace of a run (SPEC §10).
 const (
-	previewMax   = 200  // characters of a value's preview
-	turnsShown   = 3    // turns of a LOOP shown block by block; the rest are counted
-	traceMaxRows = 2000 // rows of a trace; a longer one is cut, and says so
+	previewMax   = 200      // characters of a value's preview
+	valueMax     = 64 << 10 // bytes of a value's whole text, when its preview is cut
+	turnsShown   = 3        // turns of a LOOP shown block by block; the rest are counted
+	traceMaxRows = 2000     // rows of a trace; a longer one is cut, and says so
 )
 
 type routeRunInput struct {
@@ -32,6 +34,11 @@ type routeRunInput struct {
 	Query     string          `json:"query" validate:"max=8192"`
 	Body      json.RawMessage `json:"body"`
 	DryRun    bool            `json:"dry_run"`
+	// Caller is who the run is for: me (the default: whoever asks), none
+	// (an anonymous client), or token (the user of Token, a JWT or a
+	// personal access token, as /x would take it in Authorization).
+	Caller string `json:"caller" validate:"omitempty,oneof=me none token"`
+	Token  string `json:"token" validate:"required_if=Caller token,max=4096"`
 }
 
 // routeRunDTO is what POST /route/run answers.
@@ -61,6 +68,11 @@ type traceRow struct {
 	Held     bool   `json:"held"`
 	Outcome  string `json:"outcome,omitempty"`
 	Message  string `json:"message,omitempty"`
+	// Value is the whole value when Preview was cut (up to 64 KiB).
+	Value string `json:"value,omitempty"`
+	// TookMS is the time from the row before (the run's start for the
+	// first) to this block's end.
+	TookMS float64 `json:"took_ms"`
 	// A LOOP's turns after the third, summarized: how many, and how many
 	// block executions they held.
 	MoreTurns  int `json:"more_turns,omitempty"`
@@ -104,7 +116,8 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 		sent := string(body)
 		run.Body = &sent
 	}
-	t := &tracer{rows: []traceRow{}}
+	as, caller := h.runCaller(c, in)
+	t := &tracer{rows: []traceRow{}, last: time.Now()}
 	finish := func(res engine.Result) {
 		t.flush()
 		if res.Ended == "FAULT" && res.Fault != nil && res.Fault.Block < 0 {
@@ -112,7 +125,7 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 		}
 	}
 	res, err := h.runRequest(ctx, plan, routeRequest{params: params, query: in.Query, body: body,
-		as: current(c)}, &run, runOptions{trace: t.event, dry: in.DryRun, restart: t.restart, logTrace: func(res engine.Result) []byte {
+		as: as, caller: caller}, &run, runOptions{trace: t.event, dry: in.DryRun, restart: t.restart, logTrace: func(res engine.Result) []byte {
 		finish(res)
 		raw, _ := json.Marshal(t.rows)
 		return raw
@@ -199,6 +212,28 @@ type tracer struct {
 	secrets []string // vault values the run read, longest first
 	loops   []openLoop
 	cut     bool
+	last    time.Time // when the event before ended: a row's time runs from it
+}
+
+// runCaller is who a run from /route/run is for (routeRunInput.Caller):
+// as is a caller known already, caller resolves one when the route asks.
+func (h *Handlers) runCaller(c *fiber.Ctx, in routeRunInput) (*principal, func() (*principal, error)) {
+	switch in.Caller {
+	case "none":
+		return nil, func() (*principal, error) {
+			return nil, &refusal{fiber.StatusUnauthorized, "Error: this route needs a bearer token of the platform (a JWT from /user/login or a personal access token)"}
+		}
+	case "token":
+		return nil, func() (*principal, error) {
+			p, err := h.tokenPrincipal(c.UserContext(), in.Token, "")
+			var fe *fiber.Error
+			if errors.As(err, &fe) && fe.Code == fiber.StatusUnauthorized {
+				return nil, &refusal{fiber.StatusUnauthorized, "Error: " + fe.Message}
+			}
+			return p, err
+		}
+	}
+	return current(c), nil
 }
 
 // openLoop is a LOOP whose turns are under way.
@@ -258,8 +293,10 @@ func (t *tracer) event(ev engine.Event) {
 	}
 	// A FAIL's message reads as the route's author wrote it, without the
 	// answer's "Error: ".
+	now := time.Now()
 	row := traceRow{Block: ev.Block, Type: ev.Type, Depth: ev.Depth, Turn: ev.Turn, Held: ev.Held, Outcome: ev.Outcome,
-		Message: strings.TrimPrefix(t.maskText(ev.Message), "Error: ")}
+		Message: strings.TrimPrefix(t.maskText(ev.Message), "Error: "), TookMS: float64(now.Sub(t.last).Microseconds()) / 1000}
+	t.last = now
 	if ev.Name != "" {
 		row.Variable = ev.Name
 		switch {
@@ -268,7 +305,7 @@ func (t *tracer) event(ev engine.Event) {
 		case ev.Derived:
 			row.Preview = engine.Mask + " (from a vault value)"
 		default:
-			row.Preview = t.preview(ev.Value)
+			row.Preview, row.Value = t.preview(ev.Value)
 		}
 	}
 	t.add(row)
@@ -305,14 +342,16 @@ func (t *tracer) add(row traceRow) {
 	t.rows = append(t.rows, row)
 }
 
-// preview is v as JSON, vault values masked, cut to previewMax characters.
-func (t *tracer) preview(v any) string {
-	text, _ := engine.AppendMasked(nil, v, 16<<10, t.secrets)
+// preview is v as JSON, vault values masked, cut to previewMax characters;
+// when it was cut, full is the whole value (cut at valueMax bytes) for a
+// reader who opens the row.
+func (t *tracer) preview(v any) (preview, full string) {
+	text, _ := engine.AppendMasked(nil, v, valueMax, t.secrets)
 	runes := []rune(string(text))
 	if len(runes) <= previewMax {
-		return string(runes)
+		return string(runes), ""
 	}
-	return string(runes[:previewMax-1]) + "…"
+	return string(runes[:previewMax-1]) + "…", string(text)
 }
 
 // maskText is text with the vault values the run read masked.

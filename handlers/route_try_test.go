@@ -156,20 +156,21 @@ func TestRouteRunHidesVaultValues(t *testing.T) {
 // even where the cut would fall inside it.
 func TestTracePreview(t *testing.T) {
 	tr := &tracer{secrets: []string{"sk-live-secret-value"}}
-	if got := tr.preview(map[string]any{"a": 1.0}); got != `{"a":1}` {
-		t.Errorf("short value: %s", got)
+	if got, full := tr.preview(map[string]any{"a": 1.0}); got != `{"a":1}` || full != "" {
+		t.Errorf("short value: %s (whole: %q)", got, full)
 	}
+	// A cut preview comes with the whole value, for the row to open.
 	long := strings.Repeat("é", 300)
-	got := tr.preview(long)
-	if n := len([]rune(got)); n != previewMax || !strings.HasSuffix(got, "…") || !strings.HasPrefix(got, `"éé`) {
-		t.Errorf("long value: %d characters: %q", n, got)
+	got, full := tr.preview(long)
+	if n := len([]rune(got)); n != previewMax || !strings.HasSuffix(got, "…") || !strings.HasPrefix(got, `"éé`) || full != `"`+long+`"` {
+		t.Errorf("long value: %d characters: %q (whole: %d bytes)", n, got, len(full))
 	}
 	// The secret begins at character 190 of the JSON text: unmasked, the
 	// cut at 200 would show its first 9 characters.
 	straddling := strings.Repeat("x", 189) + "sk-live-secret-value" + strings.Repeat("y", 50)
-	got = tr.preview(straddling)
-	if strings.Contains(got, "sk-live") || !strings.Contains(got, "••••••") || len([]rune(got)) != previewMax {
-		t.Errorf("a secret at the cut: %q", got)
+	got, full = tr.preview(straddling)
+	if strings.Contains(got, "sk-live") || !strings.Contains(got, "••••••") || len([]rune(got)) != previewMax || strings.Contains(full, "sk-live") {
+		t.Errorf("a secret at the cut: %q (whole %q)", got, full)
 	}
 }
 

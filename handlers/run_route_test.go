@@ -212,6 +212,25 @@ func TestRunAuthJWT(t *testing.T) {
 		{name: "a user missing from ref_col", method: "GET", path: "/x/shop/me", headers: as(ta.token(t, stranger)), status: 403,
 			want: []string{fmt.Sprintf("Error: uid %d is not among this route's callers", stranger.ID)}},
 	})
+	// The playground runs it for whoever asks, for no one, or for the
+	// user of a token pasted in, as /x would.
+	for _, tc := range []struct{ caller, token, want string }{
+		{"", "", fmt.Sprintf(`"body":{"plan":"gold","id":%d}`, r.ID)},
+		{"none", "", `"status":401`},
+		{"token", ta.token(t, stranger), fmt.Sprintf("uid %d is not among this route", stranger.ID)},
+		{"token", pat.Data.Token, `"plan":"gold"`},
+		{"token", "not-a-token", "invalid, expired or revoked token"},
+	} {
+		body := fmt.Sprintf(`{"project_id":"shop","route_id":"me","path":"/me","dry_run":true,"caller":%q,"token":%q}`, tc.caller, tc.token)
+		if tc.caller == "" {
+			body = `{"project_id":"shop","route_id":"me","path":"/me","dry_run":true}`
+		}
+		if status, out := ta.call(t, "POST", "/route/run", body, h); status != 200 || !strings.Contains(out, tc.want) {
+			t.Errorf("/route/run as %s: %d %s", tc.caller, status, out)
+		}
+	}
+	ta.run(t, []scenario{{name: "caller token without a token", method: "POST", path: "/route/run", headers: h,
+		body: `{"project_id":"shop","route_id":"me","path":"/me","caller":"token"}`, status: 400, want: []string{"Error: token is required"}}})
 }
 
 func TestRunLoopBreakContinue(t *testing.T) {

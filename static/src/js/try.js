@@ -58,6 +58,43 @@
     return text;
   }
 
+  var caller = document.getElementById("try-caller");
+  var token = document.getElementById("try-token");
+  var urlBox = document.getElementById("try-url");
+  var curlBox = document.getElementById("try-curl");
+
+  // address is where the request goes at /x, its query string joined by
+  // the route's delimiter (as its clients call it).
+  function address(r) {
+    var q = r.query ? "?" + r.query.split("&").join(form.dataset.delimiter || "&") : "";
+    return location.origin + "/x" + form.dataset.apiPath + r.path + q;
+  }
+
+  // curl is the request as a cURL command line, every argument quoted for
+  // a POSIX shell; a pasted token is left to $TOKEN, never copied.
+  function curl(r) {
+    var quote = function (s) { return "'" + String(s).replace(/'/g, "'\\''") + "'"; };
+    var args = ["curl", "-sS", "-g"];
+    if (form.dataset.method !== "GET") args.push("-X", form.dataset.method);
+    args.push(quote(address(r)), "-H", quote("Accept: application/json"));
+    if (caller.value !== "none") args.push("-H", '"Authorization: Bearer $TOKEN"');
+    if (r.body) args.push("-H", quote("Content-Type: application/json"), "--data", quote(JSON.stringify(r.body)));
+    return args.join(" ");
+  }
+
+  // showAddress keeps the URL bar and the cURL command up to date.
+  function showAddress() {
+    var r = request(values());
+    urlBox.textContent = address(r);
+    curlBox.textContent = curl(r);
+  }
+  form.addEventListener("input", showAddress);
+  form.addEventListener("change", showAddress);
+  caller.addEventListener("change", function () {
+    document.getElementById("try-token-box").hidden = caller.value !== "token";
+    if (caller.value === "token") token.focus();
+  });
+
   function request(v) {
     var path = form.dataset.path.split("/").map(function (seg) {
       return seg.charAt(0) === ":" ? encodeURIComponent(v.path[seg.slice(1)] || "") : seg;
@@ -68,6 +105,10 @@
       if (x !== "" && x !== undefined) query.push(encodeURIComponent(i.name) + "=" + encodeURIComponent(x));
     });
     var req = { project_id: project, route_id: route, path: path, query: query.join("&"), dry_run: v.dry };
+    if (caller && caller.value !== "me") {
+      req.caller = caller.value;
+      if (caller.value === "token") req.token = token.value.trim();
+    }
     var fields = inputs("body");
     if (fields.length) {
       req.body = {};
@@ -132,6 +173,12 @@
 
   // ---------- the answer ----------
 
+  // people is a message as the trace's rows name blocks: "#2", not the
+  // document's flow.blocks[1].
+  function people(text) {
+    return String(text).replace(/flow\.blocks\[(\d+)\]/g, function (_, n) { return "#" + (Number(n) + 1); });
+  }
+
   function badge(status) {
     var tone = status >= 500 ? "bg-red-100 text-red-800" : status >= 400 ? "bg-amber-100 text-amber-800" : "bg-emerald-100 text-emerald-800";
     return el("span", { class: "badge " + tone, "data-testid": "try-status", text: String(status) });
@@ -140,21 +187,28 @@
   function traceRow(row) {
     var failed = row.outcome === "FAIL" || row.outcome === "FAULT";
     var parts = [];
-    if (row.block >= 0) parts.push(el("a", { class: "link shrink-0 text-xs", href: editURL + "#block-" + (row.block + 1), "aria-label": "Block " + (row.block + 1) + " (" + row.type + ") in the editor", text: "#" + (row.block + 1) }));
+    if (row.block >= 0) parts.push(el("a", { class: "link tap shrink-0 text-xs", href: editURL + "#block-" + (row.block + 1), "aria-label": "Block " + (row.block + 1) + " (" + row.type + ") in the editor", text: "#" + (row.block + 1) }));
     parts.push(el("span", { class: "badge shrink-0 font-mono " + (failed ? "bg-red-100 text-red-800" : "bg-slate-100 text-slate-700"), text: row.type }));
     var text;
     if (row.more_turns) text = "… " + row.more_turns + " more turn" + (row.more_turns === 1 ? "" : "s") + " (" + row.more_blocks + " block" + (row.more_blocks === 1 ? "" : "s") + ") not listed";
     else if (row.turn) text = "turn " + row.turn + (row.variable ? ": " + row.variable + " = " + row.preview : "");
     else if (row.variable) text = row.variable + " = " + row.preview;
     else if (!row.held) text = row.type === "LOOP" ? "no turn" : "conditions did not hold";
-    if (text) parts.push(el("code", { class: "min-w-0 break-all text-xs " + (row.held ? "text-slate-800" : "text-slate-500"), text: text }));
-    if (row.outcome) parts.push(el("span", { class: "badge shrink-0 " + (failed ? "bg-red-600 text-white" : "bg-brand-100 text-brand-800"), text: row.outcome }));
+    if (text) parts.push(el("code", { class: "min-w-0 break-all text-xs " + (row.held ? "text-slate-800" : "text-slate-600"), text: text }));
+    // A RETURN that answered says so once, not "RETURN RETURN".
+    if (row.outcome) parts.push(el("span", { class: "badge shrink-0 " + (failed ? "bg-red-600 text-white" : "bg-brand-100 text-brand-800"), text: row.outcome === row.type ? "answered" : row.outcome }));
+    if (row.took_ms !== undefined) parts.push(el("span", { class: "ml-auto shrink-0 text-xs tabular-nums text-slate-600", "data-testid": "took", text: (row.took_ms < 0.1 ? "< 0.1" : row.took_ms.toFixed(1)) + " ms" }));
     var li = el("li", {
       class: "flex flex-wrap items-baseline gap-2 py-1.5 pr-2 " + (failed ? "rounded border-l-4 border-red-600 bg-red-50" : ""),
       style: "padding-left:" + (0.5 + Math.min(row.depth, 8) * 1.25) + "rem",
       "data-block": row.block, "data-outcome": row.outcome || null
     }, parts);
-    if (row.message) li.appendChild(el("p", { class: "basis-full text-xs " + (failed ? "text-red-800" : "text-slate-700"), text: row.message }));
+    if (row.message) li.appendChild(el("p", { class: "basis-full break-words text-xs " + (failed ? "text-red-800" : "text-slate-700"), text: people(row.message) }));
+    // A preview that was cut opens to the whole value.
+    if (row.value) li.appendChild(el("details", { class: "basis-full" }, [
+      el("summary", { class: "cursor-pointer text-xs font-medium text-brand-800", text: "Show the whole value" }),
+      el("pre", { class: "mt-1 max-h-96 overflow-auto whitespace-pre-wrap break-all rounded bg-slate-50 p-2 font-mono text-xs text-slate-800", text: row.value })
+    ]));
     return li;
   }
 
@@ -169,7 +223,9 @@
         el("span", { class: "text-slate-600", text: "ended: " + d.ended }),
         d.dry_run ? el("span", { class: "badge bg-slate-100 text-slate-700", text: "dry run: nothing written" }) : el("span", { class: "badge bg-amber-100 text-amber-800", text: "written" })
       ]),
-      el("pre", { class: "max-h-96 overflow-auto rounded bg-slate-50 p-3 font-mono text-xs leading-5 text-slate-800", "data-testid": "try-body", tabindex: "0", "aria-label": "Answer body", text: body })
+      el("p", { class: "font-mono text-xs text-slate-700", "data-testid": "try-headers", text: "Content-Type: application/json · " +
+        new Blob([JSON.stringify(d.response.body)]).size + " bytes" + (d.response.status === 429 || d.response.status === 503 ? " · Retry-After" : "") }),
+      el("pre", { class: "max-h-96 overflow-auto whitespace-pre-wrap break-words rounded bg-slate-50 p-3 font-mono text-xs leading-5 text-slate-800 [overflow-wrap:anywhere]", "data-testid": "try-body", tabindex: "0", "aria-label": "Answer body", text: body })
     ]));
     var trace = el("ol", { class: "divide-y divide-slate-100", "data-testid": "try-trace", "aria-label": "Blocks run, in order" }, d.trace.map(traceRow));
     answer.appendChild(el("div", { class: "card p-4" }, [
@@ -219,7 +275,8 @@
 
   form.addEventListener("submit", function (e) { e.preventDefault(); submit(); });
   showRecent();
+  showAddress();
   // A run replayed from the run log fills the form with its inputs.
   var replay = document.getElementById("try-replay");
-  if (replay) fill(JSON.parse(replay.textContent));
+  if (replay) { fill(JSON.parse(replay.textContent)); showAddress(); }
 })();
