@@ -83,6 +83,8 @@ func TestJourneyEveryPage(t *testing.T) {
 		{"route-new", "/web/routes/create?id=shop", "New route in Shop"},
 		{"route-edit", "/web/routes/edit?project_id=shop&route_id=read_books", "Edit route read_books"},
 		{"route-try", "/web/routes/try?project_id=shop&route_id=read_books", "Send the request"},
+		{"route-docs", "/web/routes/docs?project_id=shop", "Shop API"},
+		{"api-reference", "/scalar", "Stencil API"},
 		{"not-found", "/web/nowhere", "Not Found"},
 	}
 	for _, width := range []int64{1280, 390} {

@@ -38,7 +38,7 @@ func TestJourneyStartPageAndAPIReference(t *testing.T) {
 	if eval[bool](b, `[...document.querySelectorAll('[data-testid="auth-indicator"]')].some(e => e.getClientRects().length > 0)`) {
 		t.Fatal("the authentication box still shows its clipped Required badge")
 	}
-	b.click(`header a[href="/"]`)
+	b.click(`main a[href="/"]`)
 	b.waitText("Welcome to Stencil")
 }
 

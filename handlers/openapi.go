@@ -56,12 +56,14 @@ func (h *Handlers) apiDocShow(c *fiber.Ctx) error {
 
 // apiViewerShow serves the Scalar API reference, from vendored files only.
 func (h *Handlers) apiViewerShow(c *fiber.Ctx) error {
-	return c.Render("api/scalar", scalarView{Title: "API reference", DocURL: "/openapi.json", Back: "/", BackText: "Back to Stencil"})
+	return h.respond(c, Reply{Page: "api/scalar", View: scalarView{Base: h.base(c, "API reference"), Heading: "API reference",
+		DocURL: "/openapi.json", Back: "/", BackText: "Home"}})
 }
 
 // scalarView is the Scalar viewer's page: which document, and the way back.
 type scalarView struct {
-	Title, DocURL, Back, BackText string
+	Base
+	Heading, DocURL, Back, BackText string
 }
 
 // addBlockSchemas writes one schema per block type, from the flow package's

@@ -477,6 +477,6 @@ func (h *Handlers) routeDocsPage(c *fiber.Ctx) error {
 	}
 	// The home page's checklist ticks "read its docs" from this.
 	h.sessions.Put(c.UserContext(), docsReadKey, int64(1))
-	return c.Render("api/scalar", scalarView{Title: p.Name + " routes", DocURL: "/x" + strings.TrimSuffix(p.APIPath, "/") + projectDocPath,
-		Back: "/web/routes?id=" + url.QueryEscape(p.ID), BackText: "Routes of " + p.Name})
+	return h.respond(c, Reply{Page: "api/scalar", View: scalarView{Base: h.base(c, p.Name+" routes"), Heading: p.Name + " routes",
+		DocURL: "/x" + strings.TrimSuffix(p.APIPath, "/") + projectDocPath, Back: "/web/routes?id=" + url.QueryEscape(p.ID), BackText: "Routes of " + p.Name}})
 }

@@ -67,7 +67,7 @@ func sampleViews() map[string]sample {
 		"users/role":         {view: userRoleView{User: user, Roles: roles, Error: "The last ROOT account must stay ROOT."}},
 		"partials/nav_user":  {view: base},
 		"partials/flash":     {view: base.Flash},
-		"api/scalar":         {view: scalarView{Title: "Shop routes", DocURL: "/x/shop/openapi.json", Back: "/web/routes?id=shop", BackText: "Routes"}},
+		"api/scalar":         {page: true, view: scalarView{Base: base, Heading: "Shop routes", DocURL: "/x/shop/openapi.json", Back: "/web/routes?id=shop", BackText: "Routes"}},
 		"layouts/title":      {view: base},
 		"partials/field":     {view: map[string]any{"Name": "n", "Label": "N", "Error": "bad", "Required": true, "Hint": "h"}},
 		"partials/filter":    {view: map[string]any{"Action": "/web/users", "Value": "a", "Target": "#t", "Label": "Filter"}},

@@ -13,6 +13,19 @@
   // type picker beside it, so the two read as one run of text; the box's
   // description already says a token is needed.
   var authBox = ' [data-testid="auth-indicator"] { display: none !important; }';
+  // Secondary and faint text at readable contrast (WCAG AA) on Scalar's
+  // light backgrounds: slate-700 and slate-600 instead of its greys.
+  var contrast = " .light-mode, .light-mode .scalar-app, :root { --scalar-color-2: #334155 !important; --scalar-color-3: #475569 !important;" +
+    " --scalar-color-green: #047857 !important; --scalar-color-blue: #1d4ed8 !important; --scalar-color-orange: #b45309 !important;" +
+    " --scalar-color-red: #b91c1c !important; --scalar-color-purple: #6d28d9 !important; --scalar-color-yellow: #a16207 !important; }" +
+    " .light-mode .sidebar-search-placeholder { color: #475569 !important; }";
+  // Scalar's code blocks have a copy button with an icon and no name: name
+  // them as they appear.
+  new MutationObserver(function () {
+    el.querySelectorAll("button.scalar-code-copy:not([aria-label])").forEach(function (b) {
+      b.setAttribute("aria-label", "Copy the code");
+    });
+  }).observe(el, { childList: true, subtree: true });
   Scalar.createApiReference(el, {
     url: el.dataset.url,
     withDefaultFonts: false,
@@ -25,6 +38,6 @@
     documentDownloadType: "json",
     defaultOpenAllTags: true,
     metaData: { title: el.dataset.title },
-    customCss: systemFonts + authBox,
+    customCss: systemFonts + authBox + contrast,
   });
 })();
