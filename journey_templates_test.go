@@ -71,7 +71,19 @@ func TestJourneyTemplates(t *testing.T) {
 
 	b.do(chromedp.Navigate(app.URL + "/web/routes/create?id=shop"))
 	b.waitText("Create from Template")
+	// What the author typed is not replaced without asking: Keep my edits
+	// keeps it; Choose a template goes on.
+	b.fill(at("route_id"), "typed_by_hand")
 	b.click(`[data-action="from-template"]`)
+	b.waitText("Replace what you typed?")
+	b.focusOn(`[data-action="keep"]`)
+	b.press("\r")
+	b.waitGone("Replace what you typed?")
+	if got := eval[string](b, fmt.Sprintf(`document.querySelector(%q).value`, at("route_id"))); got != "typed_by_hand" {
+		t.Fatalf("keeping the edits left route id %q", got)
+	}
+	b.click(`[data-action="from-template"]`)
+	b.click(`[data-action="replace"]`)
 	b.fill("#picker-filter", "fetch")
 	b.click(`[data-template="fetch_by_id"]`)
 	b.waitText("Collection to read")
@@ -96,6 +108,15 @@ func TestJourneyTemplates(t *testing.T) {
 	// The route's checks: the template's collection is not in this project.
 	b.waitText("collection posts does not exist in this project yet — Block 1 (FETCH) · Collection")
 	b.screenshot("templates-04-filled")
+	// The draft runs from the editor, unsaved and dry, its trace beside the
+	// form: here its FETCH faults, the collection being missing.
+	b.fill("#draft-path", "/posts/item_id")
+	b.click(`[data-action="try-draft"]`)
+	b.do(chromedp.WaitVisible(chromedp.CSS(`[data-testid="draft-trace"]`)))
+	if got := eval[string](b, `document.querySelector('[data-testid="draft-status"]').textContent + " " + document.querySelector('[data-testid="draft-trace"]').textContent`); !strings.HasPrefix(got, "500 ") || !strings.Contains(got, "#1") {
+		t.Fatalf("the draft's run shows %q", got)
+	}
+	b.screenshot("editor-try-draft")
 	b.fill(at("route_path"), "/posts/{item_id}")
 	b.click(`[data-action="save"]`)
 	b.waitText("Made from template fetch_by_id")

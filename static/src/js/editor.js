@@ -472,7 +472,7 @@
       }
     }, [folded ? "▸" : "▾"]);
     return el("div", {
-      class: "card min-w-0 space-y-3 border-l-4 p-4 " + (b.type === "LOOP" ? "border-l-amber-400" : "border-l-brand-400"),
+      class: "card min-w-0 space-y-3 border-l-4 p-4 " + (b.type === "LOOP" ? "border-l-amber-400" : "border-l-brand-400") + (problems[path] ? " ring-2 ring-red-500" : ""),
       style: "margin-left:" + Math.min(b.depth * 1.5, 4.5) + "rem", "data-block": i, "data-path": path
     }, [
       el("div", { class: "flex flex-wrap items-center justify-between gap-2" }, [
@@ -486,7 +486,7 @@
         controls
       ]),
       folded ? el("p", { class: "break-words font-mono text-xs text-slate-600", "data-testid": "folded-summary", text: summaryOf(b) || info.about || "" }) : null,
-      fieldError(path + ".depth"), fieldError(path + ".type")
+      fieldError(path), fieldError(path + ".depth"), fieldError(path + ".type")
     ].concat(folded ? [] : data.blocks[b.type].map(function (f) { return fieldInput(path + "." + f.name, f); })));
   }
 
@@ -743,6 +743,13 @@
     lintTimer = setTimeout(lint, 300);
   }
 
+  // blockRefusal is a refusal that is not about fields but names a block
+  // first (a VAULT block below ADMIN): [the block's path, the message].
+  function blockRefusal(env, fields) {
+    var m = env.status >= 400 && !Object.keys(fields).length && /^(?:Error: )?(?:route\.)?(flow\.blocks\[\d+\])(?: \(\w+\))? (.*)$/.exec(env.message || "");
+    return m ? [m[1], m[2]] : null;
+  }
+
   var lintSent = 0; // the checks asked last: an older answer arriving later is dropped
   function lint() {
     var sent = ++lintSent;
@@ -755,10 +762,8 @@
       pending = {};
       var fields = (env.data && env.data.fields) || {};
       Object.keys(fields).forEach(function (p) { pending[p.replace(/^route\./, "")] = fields[p]; });
-      // A refusal that is not about fields (a VAULT block below ADMIN)
-      // names the block it is about first.
-      var m = env.status >= 400 && !Object.keys(fields).length && /^(?:Error: )?(?:route\.)?(flow\.blocks\[\d+\])(?: \(\w+\))? (.*)$/.exec(env.message || "");
-      if (m) pending[m[1]] = m[2];
+      var about = blockRefusal(env, fields);
+      if (about) pending[about[0]] = about[1];
       refreshChecks();
     });
   }
@@ -783,6 +788,9 @@
           problems = {};
           var fields = (env.data && env.data.fields) || {};
           Object.keys(fields).forEach(function (p) { problems[p.replace(/^route\./, "")] = fields[p]; });
+          // A refusal about a block marks that block, as a field's would.
+          var about = blockRefusal(env, fields);
+          if (about) problems[about[0]] = about[1];
           var n = Object.keys(problems).length;
           // Field problems are named beside their fields and in the checks;
           // other refusals (a name taken, no permission) speak for themselves.
@@ -943,6 +951,72 @@
     });
   }
 
+  // ---------- try the draft (route mode) ----------
+
+  // tryPanel runs the route as it stands in the form, unsaved, as a dry run
+  // (POST /route/run with the document): its answer and trace show beside
+  // the form, and nothing is written.
+  function tryPanel() {
+    var path = el("input", { class: "input font-mono", id: "draft-path", "aria-label": "Path", autocomplete: "off", spellcheck: "false" });
+    path.value = (state.route_path || "/").replace(/:(\w+)/g, "1");
+    var query = el("input", { class: "input font-mono", id: "draft-query", "aria-label": "Query string", placeholder: "limit=10", autocomplete: "off", spellcheck: "false" });
+    var body = el("textarea", { class: "input font-mono text-xs", id: "draft-body", rows: 4, "aria-label": "Body (JSON)", placeholder: "{}", spellcheck: "false" });
+    var out = el("div", { id: "draft-result", class: "space-y-2", "aria-live": "polite" });
+    var run = el("button", {
+      type: "button", class: "btn-secondary", "data-action": "try-draft",
+      onclick: function () {
+        var req = { project_id: data.project_id, route: state, path: path.value, query: query.value, dry_run: true };
+        if (body.value.trim()) {
+          try { req.body = JSON.parse(body.value); } catch (e) { out.replaceChildren(el("p", { class: "field-error", text: "The body is not valid JSON: " + e.message })); return; }
+        }
+        run.setAttribute("data-busy", "");
+        post("/route/run", req).then(function (env) {
+          run.removeAttribute("data-busy");
+          if (env.status !== 200) {
+            var fields = (env.data && env.data.fields) || {};
+            if (Object.keys(fields).length) {
+              problems = {};
+              Object.keys(fields).forEach(function (p) { problems[p.replace(/^route\./, "")] = fields[p]; });
+              saveMessage = "The draft cannot run: fix the checks first.";
+              render();
+            }
+            out.replaceChildren(el("p", { class: "text-sm text-red-700", role: "alert", text: (env.message || "").replace(/^Error: /, "") }));
+            return;
+          }
+          var d = env.data;
+          out.replaceChildren(
+            el("p", { class: "flex flex-wrap items-center gap-2 text-sm" }, [
+              el("span", { class: "badge " + (d.response.status >= 400 ? "bg-amber-100 text-amber-800" : "bg-emerald-100 text-emerald-800"), "data-testid": "draft-status", text: String(d.response.status) }),
+              el("span", { class: "text-slate-600", text: (d.duration_ms < 0.1 ? "< 0.1" : d.duration_ms.toFixed(1)) + " ms · dry run, nothing written" })
+            ]),
+            el("pre", { class: "max-h-64 overflow-auto whitespace-pre-wrap break-words rounded bg-slate-50 p-2 font-mono text-xs text-slate-800", "data-testid": "draft-body", text: JSON.stringify(d.response.body, null, 2) }),
+            el("ol", { class: "divide-y divide-slate-100 text-xs", "data-testid": "draft-trace" }, d.trace.map(function (row) {
+              var failed = row.outcome === "FAIL" || row.outcome === "FAULT";
+              return el("li", { class: "flex flex-wrap items-baseline gap-2 py-1" + (failed ? " text-red-800" : " text-slate-800"), style: "padding-left:" + Math.min(row.depth, 6) + "rem" }, [
+                row.block >= 0 ? el("button", { type: "button", class: "link tap", onclick: function () { goTo("flow.blocks[" + row.block + "]"); }, text: "#" + (row.block + 1) }) : null,
+                el("span", { class: "font-mono", text: row.type }),
+                row.variable ? el("code", { class: "min-w-0 break-all", text: row.variable + " = " + row.preview }) : !row.held ? el("span", { class: "text-slate-600", text: "conditions did not hold" }) : null,
+                row.outcome && row.outcome !== row.type ? el("span", { class: "font-medium", text: row.outcome }) : null,
+                row.message ? el("span", { class: "basis-full break-words", text: row.message.replace(/flow\.blocks\[(\d+)\]/g, function (_, n) { return "#" + (Number(n) + 1); }) }) : null
+              ]);
+            }))
+          );
+        }).catch(function () {
+          run.removeAttribute("data-busy");
+          out.replaceChildren(el("p", { class: "text-sm text-red-700", role: "alert", text: "The request did not reach the server." }));
+        });
+      }
+    }, ["Run the draft"]);
+    return el("section", { class: "card space-y-3 p-4", "aria-labelledby": "draft-title" }, [
+      el("h2", { id: "draft-title", class: "font-medium text-slate-900", text: "Try the draft" }),
+      el("p", { class: "text-xs text-slate-600", text: "Runs the route as it stands in the form, unsaved, as you and as a dry run: nothing is written." }),
+      el("label", { class: "block" }, [el("span", { class: "label", text: "Path" }), path]),
+      el("label", { class: "block" }, [el("span", { class: "label", text: "Query string" }), query]),
+      el("label", { class: "block" }, [el("span", { class: "label", text: "Body (JSON)" }), body]),
+      run, out
+    ]);
+  }
+
   // ---------- keyboard ----------
 
   // Alt+↑ and Alt+↓ move the block the focus is in, and the focus goes with
@@ -980,7 +1054,7 @@
   root.replaceChildren(el("div", { class: "grid gap-6 lg:grid-cols-3" }, [
     formPane, el("div", { class: "space-y-6" }, [sidePane])
   ]));
-  sidePane.append(lintPanel(), rawPanel());
+  sidePane.append.apply(sidePane, [lintPanel(), isTemplate ? null : tryPanel(), rawPanel()].filter(Boolean));
   render();
   lint();
   // "Use this template" opens the route editor asking for its values.
