@@ -227,7 +227,8 @@ func TestSignInAndOut(t *testing.T) {
 	}
 	visitor := cookie // the visitor's CSRF cookie, for the sign-in form
 	status, _, _, body := post("/web/login", "auth_data=root&password=wrong", cookie)
-	if status != 401 || !strings.Contains(body, "Error: invalid username, email or password") || !strings.Contains(body, `value="root"`) {
+	// A page speaks to people: no API "Error: " prefix.
+	if status != 401 || !strings.Contains(body, "Invalid username, email or password") || strings.Contains(body, "Error: ") || !strings.Contains(body, `value="root"`) {
 		t.Fatalf("failed sign-in: %d %s", status, body)
 	}
 	status, loc, signedIn, _ := post("/web/login", "auth_data=root&password="+testPassword+"&next=/web/pats", cookie)

@@ -148,7 +148,7 @@ func (h *Handlers) loginCreate(c *fiber.Ctx) error {
 			return err
 		}
 		view.Form.Values = map[string]string{"auth_data": in.AuthData}
-		view.Message = errorMessage(ferr)
+		view.Message = peopleMessage(c, ferr.Code, errorMessage(ferr))
 		reply.Status = ferr.Code
 		return h.respond(c, reply)
 	}
