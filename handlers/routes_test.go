@@ -53,7 +53,7 @@ func TestAPIDocumentIsServed(t *testing.T) {
 			want:   []string{`"openapi":"3.1.0"`, `"bearerAuth"`, `"/readyz"`, `"Envelope"`},
 			header: map[string]string{"Content-Type": "application/json; charset=utf-8"}},
 		{name: "scalar page loads only local files", method: "GET", path: "/scalar", status: 200,
-			want: []string{`/static/vendor/scalar/standalone.js?v=`, `<div id="api-docs" data-url="/openapi.json"`}, unwanted: []string{"https://", "http://"}},
+			want: []string{`/static/vendor/scalar/standalone.js?v=`, `<div id="api-docs" class="-mx-4 sm:mx-0" data-url="/openapi.json"`}, unwanted: []string{"https://", "http://"}},
 	})
 }
 
