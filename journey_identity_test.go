@@ -36,7 +36,7 @@ func TestJourneyIdentity(t *testing.T) {
 	b.fill("#f-auth_data", "founder")
 	b.fill("#f-password", "wrong-password")
 	b.click("#login-form button[type=submit]")
-	b.waitText("invalid username, email or password")
+	b.waitText("Invalid username, email or password")
 	b.fill("#f-password", "founder-password")
 	b.click("#login-form button[type=submit]")
 	b.waitText("Welcome, founder")
