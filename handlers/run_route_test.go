@@ -266,6 +266,18 @@ func TestRunVault(t *testing.T) {
 			body: `{"project_id":"shop","route":` + route.JSON() + `}`, status: 403, want: []string{"route.flow.blocks[0] (VAULT) reads the vault: only an ADMIN or ROOT member"}},
 	})
 	route.save(t, ta, as(ta.token(t, admin)))
+	// A VAULT block whose key the vault does not hold: saved, with a
+	// warning, since every run of it would fault.
+	missing := runnable{id: "missing", method: "GET", path: "/missing", blocks: []string{`{"type":"VAULT","depth":0,"local_name":"k","key":"NOT_THERE"}`}}
+	ta.run(t, []scenario{
+		{name: "a vault key the project lacks is a warning", method: "POST", path: "/route/create", headers: as(ta.token(t, admin)),
+			body: `{"project_id":"shop","route":` + missing.JSON() + `}`, status: 201,
+			want: []string{`"warnings":["vault key NOT_THERE does not exist in this project yet: every run would fault (route.flow.blocks[0].key)"]`}},
+		{name: "a vault key the project holds is none", method: "POST", path: "/web/routes/lint", headers: as(ta.token(t, admin)),
+			body: `{"project_id":"shop","route":` + route.JSON() + `}`, status: 200, want: []string{`"warnings":[]`}},
+		{name: "an AUTHOR's checks name the VAULT block", method: "POST", path: "/web/routes/lint", headers: h,
+			body: `{"project_id":"shop","route":` + route.JSON() + `}`, status: 403, want: []string{"route.flow.blocks[0] (VAULT) reads the vault"}},
+	})
 	ta.run(t, []scenario{
 		{name: "an AUTHOR cannot change it either", method: "PATCH", path: "/route/update", headers: h,
 			body: `{"project_id":"shop","route_id":"secret","route":` + route.JSON() + `}`, status: 403},

@@ -9,8 +9,9 @@ import (
 )
 
 // lighthousePages are the pages whose Lighthouse scores README.md reports:
-// the sign-in page (signed out), and the vault, template list and editor
-// (signed in as ROOT).
+// the sign-in page (signed out), and as ROOT the vault, the template list,
+// the editor (of a new template and of a route), the playground, a
+// collection's records and the run log.
 var lighthousePages = []struct {
 	name, path string
 	signedIn   bool
@@ -19,6 +20,10 @@ var lighthousePages = []struct {
 	{"vault", "/web/vault?project_id=bench", true},
 	{"template list", "/web/routes/templates", true},
 	{"template editor", "/web/routes/templates/create", true},
+	{"route editor", "/web/routes/edit?project_id=bench&route_id=sf_books", true},
+	{"playground", "/web/routes/try?project_id=bench&route_id=sf_books", true},
+	{"records", "/web/data/collection?project_id=bench&id=books", true},
+	{"run log", "/web/routes/runs?project_id=bench", true},
 }
 
 // lighthouse audits each page with Lighthouse's mobile settings (its
