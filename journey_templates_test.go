@@ -108,6 +108,14 @@ func TestJourneyTemplates(t *testing.T) {
 	// The route's checks: the template's collection is not in this project.
 	b.waitText("collection posts does not exist in this project yet — Block 1 (FETCH) · Collection")
 	b.screenshot("templates-04-filled")
+	// Suggestions: a variable reference offers the names the route defines.
+	if got := eval[string](b, `document.querySelector('[data-path="flow.blocks[2].pairs[0].data.data"]').getAttribute("list") + " " +
+		[...document.querySelectorAll("#dl-variables option")].map(o => o.value).join(",")`); got != "dl-variables items" {
+		t.Fatalf("the variable suggestions: %q", got)
+	}
+	if got := eval[string](b, `document.querySelector('[data-path="flow.blocks[0].ref_col"]').getAttribute("list")`); got != "dl-collections" {
+		t.Fatalf("the collection field suggests %q", got)
+	}
 	// The draft runs from the editor, unsaved and dry, its trace beside the
 	// form: here its FETCH faults, the collection being missing.
 	b.fill("#draft-path", "/posts/item_id")

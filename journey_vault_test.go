@@ -25,6 +25,8 @@ func TestJourneyVault(t *testing.T) {
 		b.fill("#vault-create #f-value", secrets[key])
 		b.click("#vault-create button[type=submit]")
 		b.waitText("Entry " + key + " created.")
+		// The new entry is shown where it lands, highlighted.
+		b.do(chromedp.WaitVisible(chromedp.CSS("#row-" + key + "[data-new]")))
 	}
 	b.fill("#vault-create #f-key", "lower_case")
 	if v := eval[string](b, `document.querySelector("#vault-create #f-key").value`); v != "LOWER_CASE" {

@@ -306,6 +306,10 @@ type editorData struct {
 	Words      map[string]string           `json:"words"`     // enum values as people read them
 	About      map[string]flow.BlockInfo   `json:"about"`     // the palette's glyph and line per block type
 	CanVault   bool                        `json:"can_vault"` // the reader may save a route with a VAULT block
+	// Suggestions for the route's fields: the project's collections and,
+	// for ADMIN and ROOT, its vault keys (names only).
+	Collections []string `json:"collections,omitempty"`
+	VaultKeys   []string `json:"vault_keys,omitempty"`
 }
 
 func newEditorData(mode string, doc any) editorData {
@@ -327,6 +331,17 @@ type editorView struct {
 
 func (h *Handlers) editorPage(c *fiber.Ctx, heading, back string, data editorData) error {
 	data.CanVault = callerAtLeast(c, store.RoleAdmin)
+	if data.ProjectID != "" {
+		var err error
+		if data.Collections, err = h.store.CollectionIDs(c.UserContext(), data.ProjectID); err != nil {
+			return err
+		}
+		if data.CanVault {
+			if data.VaultKeys, err = h.store.VaultKeys(c.UserContext(), data.ProjectID, 500); err != nil {
+				return err
+			}
+		}
+	}
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return err

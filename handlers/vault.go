@@ -72,7 +72,7 @@ func (h *Handlers) vaultCreate(c *fiber.Ctx) error {
 	form := vaultView{Base: h.base(c, ""), Project: p}
 	h.flash(c, "success", "Entry "+e.Key+" created.")
 	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Entry created", Data: newVaultEntryDTO(e, nil),
-		Fragment: "vault/create", View: form, Event: vaultChanged, Redirect: vaultURL(in.ProjectID)})
+		Fragment: "vault/create", View: form, Event: `{"` + vaultChanged + `":{"key":"` + e.Key + `"}}`, Redirect: vaultURL(in.ProjectID)})
 }
 
 // vaultChanged is the event after which the entries table reloads itself.

@@ -153,7 +153,7 @@ func TestVaultPages(t *testing.T) {
 		t.Fatalf("create error: %d %s", status, body)
 	}
 	status, trigger, body := form("POST", "/vault/create", url.Values{"project_id": {"shop"}, "key": {"NEW_ONE"}, "value": {"v"}})
-	if status != 201 || trigger != "vault-changed" || !strings.Contains(body, `id="vault-create"`) || strings.Contains(body, `value="NEW_ONE"`) ||
+	if status != 201 || trigger != `{"vault-changed":{"key":"NEW_ONE"}}` || !strings.Contains(body, `id="vault-create"`) || strings.Contains(body, `value="NEW_ONE"`) ||
 		!strings.Contains(body, `hx-swap-oob="innerHTML"`) || !strings.Contains(body, "Entry NEW_ONE created.") {
 		t.Fatalf("create must answer a fresh form, the flash out of band and the refresh event: %d %q %s", status, trigger, body)
 	}

@@ -304,3 +304,13 @@ func (s *Store) MissingVaultKeys(ctx context.Context, project string, keys []str
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
+
+// VaultKeys returns up to limit of project's vault keys, in order: names
+// only, for the editor's suggestions. Nothing is read, so nothing is logged.
+func (s *Store) VaultKeys(ctx context.Context, project string, limit int) ([]string, error) {
+	rows, err := s.db.Query(ctx, "SELECT key FROM vault_entries WHERE project_id = $1 ORDER BY key LIMIT $2", project, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}

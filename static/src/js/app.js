@@ -286,6 +286,36 @@
     }
   });
 
+  // A new vault entry is shown where it lands: once the table has reloaded,
+  // its row is highlighted and brought into view, or, on another page of
+  // the table, a line says so with a link to it.
+  var createdKey = null, tableThen = null;
+  document.addEventListener("vault-changed", function (evt) {
+    createdKey = evt.detail && evt.detail.key;
+    tableThen = document.getElementById("vault-table");
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    // Only once the table has been replaced by its reload.
+    var table = document.getElementById("vault-table");
+    if (!createdKey || !table || table === tableThen) {
+      return;
+    }
+    var key = createdKey;
+    createdKey = null;
+    var row = document.getElementById("row-" + key);
+    if (row) {
+      row.classList.add("bg-amber-50");
+      row.setAttribute("data-new", "");
+      row.scrollIntoView({ block: "nearest" });
+      return;
+    }
+    var project = new URLSearchParams(location.search).get("project_id") || "";
+    table.insertBefore(el("p", { class: "border-b border-slate-200 bg-amber-50 px-3 py-2 text-sm text-slate-800", "data-new": "" }, [
+      key + " is on another page of this list. ",
+      el("a", { class: "link", href: "/web/vault?project_id=" + encodeURIComponent(project) + "&filter=" + encodeURIComponent(key), text: "Show it" })
+    ]), table.firstChild);
+  });
+
   // Busy feedback: while a request runs, the control that sent it (for a
   // form, its buttons) says so and takes no second click. aria-disabled, not
   // disabled, so that the focus stays where the person left it.

@@ -134,6 +134,36 @@
     return (data.words && data.words[v]) || v;
   }
 
+  // ---------- suggestions ----------
+
+  // suggestionsFor is the datalist a block's text field offers: the
+  // project's collections, its vault keys (for ADMIN and ROOT), or the
+  // variables the route defines.
+  function suggestionsFor(field) {
+    return { ref_col: "dl-collections", key: "dl-vault-keys", source: "dl-variables", ref_object: "dl-variables" }[field] || null;
+  }
+
+  // variableNames are the names a route's blocks can read: its inputs
+  // (path, query and body), auth, and every result a block names.
+  function variableNames() {
+    var names = [];
+    var add = function (n) { if (n && names.indexOf(n) < 0) names.push(n); };
+    ((state.route_path || "").match(/:\w+/g) || []).forEach(function (p) { add(p.slice(1)); });
+    ((state.params && state.params.pairs) || []).forEach(function (p) { add(p.id); });
+    (state.body || []).forEach(function (p) { add(p.id); });
+    if (state.auth_jwt && state.auth_jwt.active) add("auth");
+    ((state.flow && state.flow.blocks) || []).forEach(function (b) { add(b.local_name); });
+    return names;
+  }
+
+  // datalists are the suggestion lists, made afresh with the form.
+  function datalists() {
+    var list = function (id, values) {
+      return el("datalist", { id: id }, (values || []).map(function (v) { return el("option", { value: v }); }));
+    };
+    return el("div", { hidden: true }, [list("dl-collections", data.collections), list("dl-vault-keys", data.vault_keys), list("dl-variables", variableNames())]);
+  }
+
   // ---------- inputs bound to paths ----------
 
   function fieldError(path) {
@@ -147,6 +177,7 @@
     var input = el(opts.multiline ? "textarea" : "input", {
       class: "input" + (problems[path] ? " input-error" : "") + (opts.mono ? " font-mono" : ""),
       "data-path": path, "aria-label": label, placeholder: opts.placeholder || "", rows: opts.multiline ? 2 : null,
+      list: opts.list || null, autocomplete: opts.list ? "off" : null,
       oninput: function (e) { set(path, e.target.value); }
     });
     input.value = value == null ? "" : value;
@@ -205,7 +236,7 @@
     type.value = o.rtype;
     var value = el("input", {
       class: "input min-w-[10rem] flex-1 basis-40 font-mono" + (problems[path + ".data"] ? " input-error" : ""), "data-path": path + ".data",
-      "aria-label": label + " value", placeholder: o.ref_var ? "variable name" : "value",
+      "aria-label": label + " value", placeholder: o.ref_var ? "variable name" : "value", list: o.ref_var ? "dl-variables" : null,
       oninput: function (e) { o.data = e.target.value; clearProblem(path + ".data"); changed(false); }
     });
     value.value = o.data;
@@ -285,7 +316,7 @@
     var label = f.label;
     switch (f.kind) {
       case "text":
-        return textInput(path, label, { mono: true, multiline: f.name === "templatestring" });
+        return textInput(path, label, { mono: true, multiline: f.name === "templatestring", list: suggestionsFor(f.name) });
       case "enum":
         return select(path, label, f.enum);
       case "bool":
@@ -714,7 +745,7 @@
   function renderForm() {
     var focused = document.activeElement && document.activeElement.getAttribute("data-path");
     formPane.replaceChildren.apply(formPane, [
-      isTemplate ? details() : templateBar(), request(), isTemplate ? variables() : null, flowSection(), saveBar()
+      datalists(), isTemplate ? details() : templateBar(), request(), isTemplate ? variables() : null, flowSection(), saveBar()
     ].filter(Boolean));
     var lint = document.getElementById("lint");
     if (lint) lint.replaceWith(lintPanel());
