@@ -94,6 +94,7 @@ func TestJourneyRunLog(t *testing.T) {
 	// A run opens: its request with the query, its status and message; it
 	// replays in the playground with its inputs, and the dry run made there
 	// is logged with its trace.
+	b.resize(1280, 900)
 	b.do(chromedp.Navigate(app.URL + "/web/routes/runs?project_id=shop&route_id=find"))
 	b.waitText("1–1 of 1")
 	b.tabToMatch(`a[aria-label^="Open run"]`)
