@@ -80,6 +80,14 @@ func TestJourneyVaultKeyboard(t *testing.T) {
 		// Back on the first page the focus stays on Previous, now dimmed.
 		b.focusOn(`#vault-table [data-pager=prev][aria-disabled=true]`)
 	}
+	// A new entry that lands on another page of the list is named, with a
+	// link to it.
+	b.fill("#vault-create #f-key", "ZZ_LAST")
+	b.fill("#vault-create #f-value", "v")
+	b.press("\r")
+	b.waitText("ZZ_LAST is on another page of this list.")
+	b.click(`#vault-table [data-new] a`)
+	b.do(chromedp.WaitVisible(chromedp.CSS("#row-ZZ_LAST")))
 }
 
 // TestJourneyRecordsKeyboard: a collection's records with the keyboard

@@ -85,6 +85,20 @@ func TestJourneyVault(t *testing.T) {
 	b.click(`button[aria-label="Hide STRIPE_KEY"]`)
 	b.waitGone("sk_live_8812")
 
+	// A value left revealed masks itself again after 30 s (the page's clock
+	// is sped up here: its 30 s timers run in 1.5 s), and the focus, away
+	// from the value, stays where it was.
+	eval[bool](b, `(() => { const later = window.setTimeout; window.setTimeout = (f, ms, ...a) => later(f, ms === 30000 ? 1500 : ms, ...a); return true })()`)
+	b.click(`button[aria-label="Reveal STRIPE_KEY"]`)
+	b.waitText("sk_live_8812")
+	b.focusOn(`#row-STRIPE_KEY [data-hide]`)
+	eval[bool](b, `(document.getElementById("filter").focus(), true)`)
+	b.waitGone("sk_live_8812")
+	b.focusOn("#filter")
+	if strings.Contains(b.html(), "sk_live_8812") {
+		t.Fatal("the re-masked value is still in the DOM")
+	}
+
 	b.fill("#filter", "password")
 	b.waitText("1–2 of 2")
 	if text := b.text(); strings.Contains(text, "STRIPE_KEY") || !strings.Contains(text, "SMTP_PASSWORD") {

@@ -171,7 +171,12 @@
   // its Hide is pressed for the reader, and the focus follows if it was on
   // the value's controls.
   function remaskLater(root) {
-    (root.querySelectorAll ? root : document).querySelectorAll("[data-remask]:not([data-remask-set])").forEach(function (cell) {
+    var scope = root && root.querySelectorAll ? root : document;
+    var cells = Array.prototype.slice.call(scope.querySelectorAll("[data-remask]:not([data-remask-set])"));
+    if (scope.matches && scope.matches("[data-remask]:not([data-remask-set])")) {
+      cells.push(scope);
+    }
+    cells.forEach(function (cell) {
       cell.setAttribute("data-remask-set", "");
       setTimeout(function () {
         var hide = document.contains(cell) && cell.querySelector("[data-hide]");
