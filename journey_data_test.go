@@ -114,7 +114,7 @@ func TestJourneyDataByRole(t *testing.T) {
 	author.click(`[aria-label="Edit record 1"]`)
 	author.waitText("Record 1 (a JSON object)")
 	eval[bool](author, `(el => { el.value = '{\n  "title": "Dune",\n  "genre": "sf"\n  "stock": 4\n}'; return true })(document.getElementById("edit-1"))`)
-	author.click(`#record-1 button[type=submit]`)
+	author.click(`#record-edit-1 button[type=submit]`)
 	author.waitText("is not valid JSON: look at line 4")
 	if v := eval[string](author, `document.getElementById("edit-1").value`); !strings.Contains(v, `"genre": "sf"`+"\n") {
 		t.Fatalf("the broken text was not kept for fixing: %q", v)
@@ -122,9 +122,14 @@ func TestJourneyDataByRole(t *testing.T) {
 	author.audit("a record with an error")
 	author.screenshot("data-author-edit-error")
 	eval[bool](author, `(el => { el.value = '{"title": "Dune Messiah", "genre": "sf", "stock": {"shelf": "A3", "count": 7}}'; return true })(document.getElementById("edit-1"))`)
-	author.click(`#record-1 button[type=submit]`)
+	author.click(`#record-edit-1 button[type=submit]`)
 	author.waitText("Dune Messiah")
 	author.waitGone("is not valid JSON")
+	// Saved, the edit panel has closed and the focus is on the row's Edit.
+	author.focusOn(`[aria-label="Edit record 1"]`)
+	if eval[bool](author, `document.getElementById("record-edit-panel").open`) {
+		t.Fatal("the edit panel stays open after the save")
+	}
 
 	author.click(`[aria-label="Delete record 3"]`)
 	author.confirm()

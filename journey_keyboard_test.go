@@ -125,7 +125,7 @@ func TestJourneyRecordsKeyboard(t *testing.T) {
 		b.focusOn("#edit-" + id)
 		b.do(chromedp.SendKeys(chromedp.CSS("#edit-"+id), kb.End+",,"))
 		b.press("\t")
-		b.focusOn("#record-" + id + " button[type=submit]")
+		b.focusOn("#record-edit-" + id + " button[type=submit]")
 		b.press("\r")
 		b.waitText("is not valid JSON: look at line")
 		b.focusOn("#edit-" + id)

@@ -138,7 +138,7 @@ func TestCollectionPages(t *testing.T) {
 		{name: "edit opens the record as indented JSON", method: "GET", path: "/data/fetch/one?project_id=shop&collection_id=books&id=4", headers: merge(b, map[string]string{"HX-Request": "true"}), status: 200,
 			want: []string{`hx-patch="/data/update"`, "{\n  &#34;title&#34;: &#34;Kim&#34;\n}"}},
 		{name: "a broken edit keeps the text", method: "PATCH", path: "/data/update", headers: form, body: "project_id=shop&collection_id=books&id=4&data=%7B%22title%22%3A%7D", status: 422,
-			want: []string{"is not valid JSON", "&#34;title&#34;:}", `id="record-4"`}},
+			want: []string{"is not valid JSON", "&#34;title&#34;:}", `id="record-edit-4"`}},
 	})
 	vb := browser(ta.signIn(t, "viewer"))
 	ta.run(t, []scenario{{name: "a non-member", method: "GET", path: "/web/data/collection?project_id=shop&id=books", headers: vb, status: 403}})

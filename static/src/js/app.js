@@ -281,6 +281,13 @@
       closer.closest("dialog").close();
     }
   });
+  // A panel with data-close-on="event" closes when the page hears that
+  // event (the records' edit panel once a record is saved).
+  ["data-changed"].forEach(function (name) {
+    document.addEventListener(name, function () {
+      document.querySelectorAll('dialog[open][data-close-on="' + name + '"]').forEach(function (d) { d.close(); });
+    });
+  });
   // A link to a field (data-focus-target) puts the focus in it.
   document.addEventListener("click", function (evt) {
     var link = evt.target.closest && evt.target.closest("[data-focus-target]");
