@@ -235,6 +235,10 @@ func TestJourneyEditorKeyboard(t *testing.T) {
 	// A fourth block, removed: the focus goes to the block before, not to
 	// another Remove.
 	b.addBlock("RETURN")
+	// The editor names a RETURN's pairs as the view does: Fields.
+	if got := eval[string](b, `document.querySelector('[data-path="flow.blocks[3].pairs"] .label').textContent`); got != "Fields" {
+		t.Fatalf("a RETURN's pairs are headed %q", got)
+	}
 	eval[bool](b, `(document.querySelector('[aria-label="Remove block 4"]').focus(), true)`)
 	b.press("\r")
 	b.focusOn(`[aria-label="Collapse block 3"]`)

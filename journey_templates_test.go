@@ -69,6 +69,12 @@ func TestJourneyTemplates(t *testing.T) {
 	}
 	b.screenshot("templates-02-view")
 
+	root := apiLogin(t, app.URL, "root", "root-password-1")
+	if status, out := api(t, "POST", app.URL+"/route/template/create", root, `{"name":"read_secret","description":"Read a secret","method":"GET","route_id":"secret","route_path":"/secret",
+		"auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":[],"variables":[],
+		"flow":{"blocks":[{"type":"VAULT","depth":0,"local_name":"k","key":"API_KEY"}]}}`); status != 201 {
+		t.Fatalf("a VAULT template: %d %s", status, out)
+	}
 	b.do(chromedp.Navigate(app.URL + "/web/routes/create?id=shop"))
 	b.waitText("Create from Template")
 	// What the author typed is not replaced without asking: Keep my edits
@@ -84,6 +90,16 @@ func TestJourneyTemplates(t *testing.T) {
 	}
 	b.click(`[data-action="from-template"]`)
 	b.click(`[data-action="replace"]`)
+	// A template that reads the vault is offered to an AUTHOR marked as
+	// one only an ADMIN can make a route of, and choosing it does nothing.
+	b.waitText("read_secret")
+	if got := eval[string](b, `document.querySelector('[data-template="read_secret"]').getAttribute("aria-disabled") + " " + document.querySelector('[data-template="read_secret"] [data-testid="needs-admin"]').textContent`); !strings.HasPrefix(got, "true Reads the vault") {
+		t.Fatalf("the VAULT template is offered as %q", got)
+	}
+	b.click(`[data-template="read_secret"]`)
+	if eval[bool](b, `!!document.querySelector("[data-variable]")`) {
+		t.Fatal("choosing the VAULT template went on to its values")
+	}
 	b.fill("#picker-filter", "fetch")
 	b.click(`[data-template="fetch_by_id"]`)
 	b.waitText("Collection to read")
