@@ -32,8 +32,8 @@ func (e *ValidationError) Error() string {
 	keys := slices.Sorted(maps.Keys(e.Fields))
 	// A missing parameter is named first: it is the reason for the status.
 	for _, k := range keys {
-		if e.Missing && e.Fields[k] == "is required" {
-			return k + " is required"
+		if e.Missing && strings.HasPrefix(e.Fields[k], "is required") {
+			return k + " " + e.Fields[k]
 		}
 	}
 	switch {

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/go-playground/validator/v10"
 	"github.com/gofiber/fiber/v2"
@@ -56,6 +57,9 @@ var stringRules = map[string]stringRule{
 	"vault_key":  matches(`^[A-Z][A-Z0-9_]{0,254}$`, "must be 1–255 upper-case letters, digits or _, starting with a letter"),
 	"vault_value": {ok: func(s string) bool { return len(s) >= 1 && len(s) <= 65536 },
 		msg: "must be 1 to 65,536 bytes"},
+	// A name people read in lists: no control characters (tabs, escapes, line breaks).
+	"plain_text": {ok: func(s string) bool { return !strings.ContainsFunc(s, unicode.IsControl) },
+		msg: "must not contain control characters"},
 }
 
 // bind decodes the request body (JSON or form-encoded) into dst and validates
@@ -260,7 +264,7 @@ func message(fe validator.FieldError) string {
 	case "required", "required_if", "required_unless", "required_with":
 		return "is required"
 	case "required_without":
-		return "is required (or give " + strings.ToLower(fe.Param()) + ")"
+		return "is required (or give " + jsonName(fe.Param()) + ")"
 	case "max", "lte":
 		return fmt.Sprintf("must be at most %s%s", fe.Param(), unit)
 	case "min", "gte":
@@ -276,4 +280,20 @@ func message(fe validator.FieldError) string {
 	default:
 		return "is invalid"
 	}
+}
+
+// jsonName is the JSON name of a Go field name as this package's inputs
+// spell them (TargetUID is target_uid), for messages that name another
+// field: messages name fields by their JSON names.
+func jsonName(goName string) string {
+	var b strings.Builder
+	runes := []rune(goName)
+	for i, r := range runes {
+		upper := unicode.IsUpper(r)
+		if upper && i > 0 && (unicode.IsLower(runes[i-1]) || i+1 < len(runes) && unicode.IsLower(runes[i+1])) {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
 }

@@ -31,7 +31,7 @@ func newPATDTO(p store.PAT) patDTO {
 // patInput takes times as RFC 3339 or, from the browser's date inputs,
 // YYYY-MM-DD (midnight UTC).
 type patInput struct {
-	Name      string `json:"name" form:"name" validate:"required,max=100"`
+	Name      string `json:"name" form:"name" validate:"required,max=100,plain_text"`
 	ValidFrom string `json:"valid_from" form:"valid_from" validate:"omitempty,timestamp"`
 	ValidTo   string `json:"valid_to" form:"valid_to" validate:"omitempty,timestamp"`
 }

@@ -147,6 +147,11 @@ type projectView struct {
 func (h *Handlers) projectShow(c *fiber.Ctx) error {
 	id := c.Query("project_id", c.Query("id"))
 	if id == "" {
+		// Present but empty breaks a rule (422); absent is missing (400), as
+		// for every other operation (SPEC §2.3).
+		if c.Context().QueryArgs().Has("project_id") || c.Context().QueryArgs().Has("id") {
+			return &ValidationError{Fields: map[string]string{"project_id": "must not be empty"}}
+		}
 		return &ValidationError{Fields: map[string]string{"project_id": "is required"}, Missing: true}
 	}
 	view, err := h.projectPage(c, id)

@@ -1,0 +1,40 @@
+package handlers
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// TestOneStatusForOneMistake: a method no handler takes is 405 before any
+// handler's rule; present-but-empty is 422 and absent is 400 everywhere,
+// the 400's message naming the field that is missing; messages name
+// fields by their JSON names; names people read refuse control
+// characters; /x answers JSON whatever the client accepts.
+func TestOneStatusForOneMistake(t *testing.T) {
+	ta := newTestApp(t)
+	h := as(ta.token(t, ta.root))
+	req := httptest.NewRequest("TRACE", "/data/create?uid=0", nil)
+	req.Header.Set("Authorization", h["Authorization"])
+	resp, body := ta.do(t, req)
+	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "POST" {
+		t.Errorf("TRACE with a uid of another user: %d Allow=%q %s", resp.StatusCode, resp.Header.Get("Allow"), body)
+	}
+	ta.run(t, []scenario{
+		{name: "an empty project_id breaks a rule", method: "GET", path: "/project/fetch/one?project_id=", headers: h, status: 422,
+			want: []string{`"project_id":"must not be empty"`}},
+		{name: "an absent project_id is missing", method: "GET", path: "/project/fetch/one", headers: h, status: 400,
+			want: []string{`"message":"Error: project_id is required"`}},
+		{name: "the 400 names the field that is missing", method: "POST", path: "/project/member/add", headers: h, body: `{"project_id":""}`, status: 400,
+			want: []string{`"message":"Error: target_uid is required (or give username)"`}},
+		{name: "an either-or names the other field by its JSON name", method: "POST", path: "/user/password", headers: h,
+			body: `{"new_password":"a-new-password-1"}`, status: 400, want: []string{"current_password is required (or give target_uid)"}},
+		{name: "a token name with control characters", method: "POST", path: "/pat/create", headers: h, body: `{"name":"XM\u0001E\u001b"}`, status: 422,
+			want: []string{`"name":"must not contain control characters"`}},
+	})
+	req = httptest.NewRequest("GET", "/x/shop/books?limit=%00", nil)
+	resp, body = ta.do(t, req)
+	if resp.StatusCode != 400 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") || !strings.HasPrefix(body, `{"status":400`) {
+		t.Errorf("/x with a NUL and no Accept: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+}
