@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // Problems maps the path of each fault in a document ("flow.blocks[3].ref_col")
@@ -82,6 +83,23 @@ func DecodeValue(v any, dst any, prefix string) Problems {
 	return p
 }
 
+// Printable is s with each control character written as a \u escape:
+// what a message may echo of an input (a field name a client sent).
+func Printable(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			fmt.Fprintf(&b, "\\u%04x", r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
 func join(path, name string) string {
 	if path == "" {
 		return name
@@ -107,7 +125,7 @@ func decodeValue(v any, rv reflect.Value, path string, p Problems) {
 		for _, k := range sortedKeys(obj) {
 			i, ok := names[k]
 			if !ok {
-				p.add(join(path, k), "is not a known field")
+				p.add(join(path, Printable(k)), "is not a known field")
 				continue
 			}
 			decodeValue(obj[k], rv.Field(i), join(path, k), p)
@@ -225,7 +243,7 @@ func (b *Block) decode(v any, path string, p Problems) {
 		}
 		i := slices.IndexFunc(fields, func(f field) bool { return f.name == k })
 		if i < 0 {
-			p.add(join(path, k), "is not a field of a "+t+" block")
+			p.add(join(path, Printable(k)), "is not a field of a "+t+" block")
 			continue
 		}
 		decodeValue(obj[k], reflect.ValueOf(b.slot(k)).Elem(), join(path, k), p)

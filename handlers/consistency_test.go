@@ -1,9 +1,11 @@
 package handlers
 
 import (
+	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // TestOneStatusForOneMistake: a method no handler takes is 405 before any
@@ -32,6 +34,22 @@ func TestOneStatusForOneMistake(t *testing.T) {
 		{name: "a token name with control characters", method: "POST", path: "/pat/create", headers: h, body: `{"name":"XM\u0001E\u001b"}`, status: 422,
 			want: []string{`"name":"must not contain control characters"`}},
 	})
+	// A field name a client sent is echoed with its control characters
+	// escaped, in the message and in data.fields.
+	status, out := ta.call(t, "POST", "/route/template/create", `{"name":"t","description":"d","method":"GET","route_id":"r","route_path":"/r",`+
+		`"auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":[],"variables":[],"flow":{"blocks":[]},"a\u0001b":1}`, h)
+	var env struct {
+		Message string
+		Data    struct{ Fields map[string]string }
+	}
+	_ = json.Unmarshal([]byte(out), &env)
+	echoed := env.Message
+	for k := range env.Data.Fields {
+		echoed += k
+	}
+	if status != 422 || strings.ContainsFunc(echoed, unicode.IsControl) || !strings.Contains(echoed, `a\u0001b`) {
+		t.Errorf("an unknown field with a control character: %d %q", status, echoed)
+	}
 	req = httptest.NewRequest("GET", "/x/shop/books?limit=%00", nil)
 	resp, body = ta.do(t, req)
 	if resp.StatusCode != 400 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") || !strings.HasPrefix(body, `{"status":400`) {

@@ -13,7 +13,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
+
 	"github.com/valyala/fasthttp"
+	"stencil/flow"
 )
 
 // Request limits beyond Fiber's own (SPEC §2.3).
@@ -339,13 +341,13 @@ func scanJSON(body []byte, root string) error {
 	}
 }
 
-// cut shortens an input value for a message (SPEC §2.3).
+// cut shortens an input value for a message (SPEC §2.3), its control
+// characters written as \u escapes: a message never echoes one.
 func cut(s string) string {
-	if utf8.RuneCountInString(s) <= maxEchoedChars {
-		return s
+	if utf8.RuneCountInString(s) > maxEchoedChars {
+		s = string([]rune(s)[:maxEchoedChars]) + "…"
 	}
-	r := []rune(s)
-	return string(r[:maxEchoedChars]) + "…"
+	return flow.Printable(s)
 }
 
 // quote is strconv.Quote of an input value, cut first.
