@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
 // TestOneStatusForOneMistake: a method no handler takes is 405 before any
@@ -54,5 +56,24 @@ func TestOneStatusForOneMistake(t *testing.T) {
 	resp, body = ta.do(t, req)
 	if resp.StatusCode != 400 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") || !strings.HasPrefix(body, `{"status":400`) {
 		t.Errorf("/x with a NUL and no Accept: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+}
+
+// TestDocumentSaysWhatIsRefused: the document says what the service
+// enforces — uid is a positive 64-bit id; the parts of a route or template
+// document that refuse unknown fields say so.
+func TestDocumentSaysWhatIsRefused(t *testing.T) {
+	ta := newTestApp(t)
+	doc := ta.h.api.doc
+	uid := doc.Components.Parameters["Uid"].Value.Schema.Value
+	if uid.Format != "int64" || uid.Min == nil || *uid.Min != 1 {
+		t.Errorf("uid: format %q, minimum %v", uid.Format, uid.Min)
+	}
+	parts := doc.Components.Schemas["RequestParts"].Value.Properties
+	for name, s := range map[string]*openapi3.Schema{"auth_jwt": parts["auth_jwt"].Value, "params": parts["params"].Value, "flow": parts["flow"].Value,
+		"Variable": doc.Components.Schemas["Variable"].Value, "Param": doc.Components.Schemas["Param"].Value} {
+		if s.AdditionalProperties.Has == nil || *s.AdditionalProperties.Has {
+			t.Errorf("%s does not say that unknown fields are refused", name)
+		}
 	}
 }
