@@ -28,6 +28,7 @@ func loadAPIDoc() (*apiDoc, error) {
 	}
 	addBlockSchemas(doc)
 	addTransportResponses(doc)
+	addLinks(doc)
 	if err := doc.Validate(loader.Context); err != nil {
 		return nil, fmt.Errorf("openapi.yaml: %w", err)
 	}
@@ -190,4 +191,50 @@ func toAny(values []string) []any {
 		out[i] = v
 	}
 	return out
+}
+
+// createdLinks says, for each operation that creates something, which
+// operations its 201 answer leads to and which of the answer's fields fill
+// their parameters: OpenAPI links, for clients and stateful fuzzers.
+var createdLinks = map[string]struct {
+	to     []string
+	params map[string]string // parameter → field of the answer's data
+}{
+	"userCreate":       {[]string{"userShow", "userDelete"}, map[string]string{"target_uid": "id"}},
+	"projectCreate":    {[]string{"projectShow", "projectDelete"}, map[string]string{"project_id": "id"}},
+	"patCreate":        {[]string{"patDelete"}, map[string]string{"id": "id"}},
+	"configCreate":     {[]string{"configShow", "configDelete"}, map[string]string{"key": "key"}},
+	"vaultCreate":      {[]string{"vaultShow", "vaultDelete"}, map[string]string{"project_id": "project_id", "key": "key"}},
+	"templateSave":     {[]string{"templateShow", "templateDelete"}, map[string]string{"id": "id"}},
+	"routeCreate":      {[]string{"routeShow", "routeDelete"}, map[string]string{"project_id": "project_id", "route_id": "route_id"}},
+	"collectionCreate": {[]string{"collectionShow", "collectionDelete"}, map[string]string{"project_id": "project_id", "id": "id"}},
+	"recordCreate":     {[]string{"recordShow", "recordDelete"}, map[string]string{"project_id": "project_id", "collection_id": "collection_id", "id": "id"}},
+}
+
+// addLinks writes createdLinks into the 201 answers of the create
+// operations (a copy of the shared answer, so that the other operations
+// using it carry no links).
+func addLinks(doc *openapi3.T) {
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			l, ok := createdLinks[op.OperationID]
+			if !ok || op.Responses == nil {
+				continue
+			}
+			created := op.Responses.Value("201")
+			if created == nil || created.Value == nil {
+				continue
+			}
+			answer := *created.Value
+			answer.Links = openapi3.Links{}
+			for _, to := range l.to {
+				params := map[string]any{}
+				for name, field := range l.params {
+					params[name] = "$response.body#/data/" + field
+				}
+				answer.Links[to] = &openapi3.LinkRef{Value: &openapi3.Link{OperationID: to, Parameters: params}}
+			}
+			op.Responses.Set("201", &openapi3.ResponseRef{Value: &answer})
+		}
+	}
 }
