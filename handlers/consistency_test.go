@@ -76,6 +76,16 @@ func TestDocumentSaysWhatIsRefused(t *testing.T) {
 			t.Errorf("%s does not say that unknown fields are refused", name)
 		}
 	}
+	// Either-or requirements are stated.
+	for _, name := range []string{"MemberInput", "PasswordChange"} {
+		if len(doc.Components.Schemas[name].Value.AnyOf) != 2 {
+			t.Errorf("%s does not state its either-or requirement", name)
+		}
+	}
+	pat := doc.Paths.Value("/pat/create").Post.RequestBody.Value.Content["application/json"].Schema.Value.Properties
+	if vf := pat["valid_from"].Value; !vf.Type.Includes("null") || len(vf.AnyOf) != 3 {
+		t.Errorf("valid_from: %v %d", vf.Type, len(vf.AnyOf))
+	}
 }
 
 // TestCreateAnswersLink: every create operation's 201 answer links to the
