@@ -76,6 +76,14 @@ func TestDocumentSaysWhatIsRefused(t *testing.T) {
 			t.Errorf("%s does not say that unknown fields are refused", name)
 		}
 	}
+	// Identifiers carry the pattern their rule has, so that a client never
+	// sends one the service refuses for its shape.
+	for name, want := range map[string]string{"ProjectId": "^[a-z][a-z0-9_]{2,49}$", "CollectionId": "^[a-z][a-z0-9_]{2,49}$",
+		"CollectionIdAsId": "^[a-z][a-z0-9_]{2,49}$", "VaultKey": "^[A-Z][A-Z0-9_]{0,254}$"} {
+		if got := doc.Components.Parameters[name].Value.Schema.Value.Pattern; got != want {
+			t.Errorf("%s: pattern %q, want %q", name, got, want)
+		}
+	}
 	// Either-or requirements are stated.
 	for _, name := range []string{"MemberInput", "PasswordChange"} {
 		if len(doc.Components.Schemas[name].Value.AnyOf) != 2 {
