@@ -200,6 +200,15 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 	}
 	defer runTx.Close()
 	h.SetRunTxPool(runTx)
+	if cfg.SMTP == nil {
+		level := slog.LevelInfo
+		if cfg.Production {
+			level = slog.LevelWarn
+		}
+		log.Log(ctx, level, "mail is held: SMTP_URL is not set, so messages stay in the outbox unsent")
+	} else {
+		log.Info("mail goes to the SMTP server", "host", cfg.SMTP.Host, "port", cfg.SMTP.Port)
+	}
 	h.Start(ctx, pool)
 	app := h.App()
 	if err := sideListeners(ctx, cfg, h, log); err != nil {

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/mail"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -50,6 +52,74 @@ type Config struct {
 	// its own; DebugAddr serves net/http/pprof, on a loopback address only.
 	MetricsAddr string
 	DebugAddr   string
+	// Mail (SPEC §11): SMTP is the server messages go to (nil: none, every
+	// message is held); MailFrom their sender; MailRate the messages a
+	// second one project sends at most; PublicURL the address links in
+	// messages start with (never taken from a request's Host).
+	SMTP      *SMTPServer
+	MailFrom  string
+	MailRate  int
+	PublicURL string
+}
+
+// SMTPServer is where mail is delivered, read from SMTP_URL.
+type SMTPServer struct {
+	Host               string
+	Port               int
+	Username, Password string
+	ImplicitTLS        bool   // smtps://
+	NoTLS              bool   // ?tls=none, a loopback host only
+	CAFile             string // SMTP_CA_FILE: more roots to trust the server's certificate by
+}
+
+// ParseSMTPURL reads smtp://user:pass@host:port (STARTTLS required, port
+// 587 by default), smtps://… (implicit TLS, 465) or smtp://…?tls=none (no
+// TLS, for a server on a loopback host only).
+func ParseSMTPURL(raw string) (*SMTPServer, error) {
+	bad := func(why string) error { return fmt.Errorf("SMTP_URL %s, such as smtp://user:password@mail.example.com:587", why) }
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, bad("must be a URL")
+	}
+	s := &SMTPServer{Host: u.Hostname()}
+	switch u.Scheme {
+	case "smtp":
+		s.Port = 587
+	case "smtps":
+		s.Port, s.ImplicitTLS = 465, true
+	default:
+		return nil, bad("must start smtp:// or smtps://")
+	}
+	if s.Host == "" || u.Path != "" && u.Path != "/" {
+		return nil, bad("must name a host and nothing after it but ?tls=none")
+	}
+	if p := u.Port(); p != "" {
+		if s.Port, err = strconv.Atoi(p); err != nil || s.Port < 1 || s.Port > 65535 {
+			return nil, bad("has a port that is not a port number")
+		}
+	}
+	if u.User != nil {
+		s.Username = u.User.Username()
+		s.Password, _ = u.User.Password()
+	}
+	q := u.Query()
+	for k := range q {
+		if k != "tls" {
+			return nil, bad("takes no parameter but tls=none")
+		}
+	}
+	switch q.Get("tls") {
+	case "":
+	case "none":
+		ip := net.ParseIP(s.Host)
+		if s.ImplicitTLS || s.Host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return nil, bad("may say tls=none only with smtp:// and a loopback host (localhost, 127.0.0.1, ::1)")
+		}
+		s.NoTLS = true
+	default:
+		return nil, bad("takes tls=none or no tls parameter")
+	}
+	return s, nil
 }
 
 // RootAccount is the first ROOT user to create at start, if all fields are set.
@@ -156,6 +226,9 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("DEBUG_ADDR must be a loopback host:port such as 127.0.0.1:6060, got %q", c.DebugAddr)
 		}
 	}
+	if err := c.loadMail(getenv); err != nil {
+		return c, err
+	}
 	if c.DataDir, err = filepath.Abs(c.DataDir); err != nil {
 		return c, err
 	}
@@ -189,6 +262,49 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	return c, nil
+}
+
+// loadMail reads SMTP_URL, SMTP_CA_FILE, MAIL_FROM, MAIL_RATE and
+// PUBLIC_URL.
+func (c *Config) loadMail(getenv func(string) string) error {
+	var err error
+	if c.MailRate, err = wholeNumber(getenv, "MAIL_RATE", 10, 1, 100_000); err != nil {
+		return err
+	}
+	c.PublicURL = strings.TrimRight(getenv("PUBLIC_URL"), "/")
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("PUBLIC_URL must be the address users reach the service at, such as https://stencil.example.com, got %q", c.PublicURL)
+		}
+	}
+	c.MailFrom = getenv("MAIL_FROM")
+	if c.MailFrom != "" {
+		if _, err := mail.ParseAddress(c.MailFrom); err != nil || strings.ContainsAny(c.MailFrom, "\r\n") {
+			return fmt.Errorf("MAIL_FROM must be an address such as \"Stencil <noreply@example.com>\", got %q", c.MailFrom)
+		}
+	}
+	raw := getenv("SMTP_URL")
+	if raw == "" {
+		if c.PublicURL == "" {
+			c.PublicURL = "http://localhost:" + strconv.Itoa(c.Port)
+		}
+		if c.MailFrom == "" {
+			c.MailFrom = "Stencil <stencil@localhost>"
+		}
+		return nil
+	}
+	if c.SMTP, err = ParseSMTPURL(raw); err != nil {
+		return err
+	}
+	c.SMTP.CAFile = getenv("SMTP_CA_FILE")
+	if c.MailFrom == "" || c.PublicURL == "" && c.Production {
+		return errors.New("SMTP_URL needs MAIL_FROM (the sender) and, in production, PUBLIC_URL (where links in messages lead)")
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://localhost:" + strconv.Itoa(c.Port)
+	}
+	return nil
 }
 
 var keyIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)

@@ -22,6 +22,7 @@ import (
 	"stencil/auth"
 	"stencil/config"
 	"stencil/engine"
+	"stencil/mail"
 	"stencil/store"
 	"stencil/vaultcrypt"
 	"stencil/views"
@@ -66,6 +67,8 @@ type Handlers struct {
 	txGate   *txGate       // a project's share of runTx's connections
 	runGate  *runGate      // runs under way at once
 	limits   engine.Limits // of every run
+
+	mail *mail.Mailer // delivers the outbox
 }
 
 // New builds the handlers on pool: the store and the browser sessions. It
@@ -93,15 +96,19 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*Handlers, er
 		memoryLimit: debug.SetMemoryLimit(-1),
 		csrfKey:     derivedKey(cfg.JWTSecret, "stencil visitor csrf"), csrfHole: newCSRFHole()}
 	limits.Shared.Watch(runMemoryStep, h.applyMemoryLimit)
+	if h.mail, err = mail.New(st, cfg, log); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 
 // Start runs what the handlers keep doing in the background until ctx
-// ends: following route changes made on other instances, and writing the
-// run log.
+// ends: following route changes made on other instances, writing the run
+// log and delivering mail.
 func (h *Handlers) Start(ctx context.Context, pool *pgxpool.Pool) {
 	go h.routes.listen(ctx, pool)
 	go h.runs.run(ctx)
+	go h.mail.Run(ctx)
 }
 
 // SetReadinessPool gives /readyz connections of its own, so that it answers

@@ -68,7 +68,7 @@ func TestRouteRunTraces(t *testing.T) {
 	if after := ta.records(t, "books"); after != before {
 		t.Errorf("a dry run wrote: %s", after)
 	}
-	if out, err := ta.h.store.Outbox(context.Background(), "shop"); err != nil || len(out) != 0 {
+	if out, _, err := ta.h.store.Outbox(context.Background(), "shop", "", store.Page{Limit: 10}); err != nil || len(out) != 0 {
 		t.Errorf("a dry run queued %d messages (%v)", len(out), err)
 	}
 	// The same run, for real, writes; the run log has both.
@@ -76,7 +76,7 @@ func TestRouteRunTraces(t *testing.T) {
 	if got.Ended != "RETURN" || !strings.Contains(ta.records(t, "books"), `"title": "Kim"`) {
 		t.Fatalf("a real run: %+v; books %s", got, ta.records(t, "books"))
 	}
-	if out, _ := ta.h.store.Outbox(context.Background(), "shop"); len(out) != 1 {
+	if out, _, _ := ta.h.store.Outbox(context.Background(), "shop", "", store.Page{Limit: 10}); len(out) != 1 {
 		t.Errorf("the real run queued %d messages", len(out))
 	}
 	ta.h.runs.flush(context.Background())

@@ -604,5 +604,7 @@ func (e *runEnv) Queue(ctx context.Context, m engine.Email) error {
 	if err != nil {
 		return err
 	}
-	return e.tx.QueueEmail(ctx, &store.Email{ProjectID: e.project, RouteID: e.route, Template: m.Template, Recipients: m.Recipients, Pairs: pairs})
+	project := e.project
+	return e.tx.QueueEmail(ctx, &store.Email{ProjectID: &project, RouteID: e.route, Template: m.Template, Recipients: m.Recipients,
+		Pairs: pairs, Status: e.h.mail.Status()})
 }

@@ -105,6 +105,9 @@ func (s *Store) Sweep(ctx context.Context) error {
 	if _, err := s.db.Exec(ctx, "DELETE FROM x_rates WHERE tat < now() - interval '1 minute'"); err != nil {
 		return err
 	}
+	if err := s.sweepMail(ctx); err != nil {
+		return err
+	}
 	_, err := s.db.Exec(ctx, "DELETE FROM route_runs WHERE at < $1", time.Now().Add(-RunsKept))
 	return err
 }

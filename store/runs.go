@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -240,35 +239,6 @@ func eachRunRecord(ctx context.Context, db DB, project, collection string, q Rec
 		return ErrNotFound
 	}
 	return nil
-}
-
-// Email is a message in a project's outbox.
-type Email struct {
-	ID         int64
-	ProjectID  string
-	RouteID    string
-	Template   string
-	Recipients []string
-	Pairs      json.RawMessage
-	QueuedAt   time.Time
-	SentAt     *time.Time
-}
-
-// QueueEmail puts m in its project's outbox.
-func (s *Store) QueueEmail(ctx context.Context, m *Email) error {
-	return s.db.QueryRow(ctx, `INSERT INTO outbox (project_id, route_id, template, recipients, pairs)
-		VALUES ($1, $2, $3, $4, $5) RETURNING id, queued_at`, m.ProjectID, m.RouteID, m.Template, m.Recipients, string(m.Pairs)).
-		Scan(&m.ID, &m.QueuedAt)
-}
-
-// Outbox returns a project's queued messages, oldest first.
-func (s *Store) Outbox(ctx context.Context, project string) ([]Email, error) {
-	rows, err := s.db.Query(ctx, `SELECT id, project_id, route_id, template, recipients, pairs, queued_at, sent_at
-		FROM outbox WHERE project_id = $1 ORDER BY id`, project)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[Email])
 }
 
 // Run is one run of a route, as the run log keeps it.

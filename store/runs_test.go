@@ -149,12 +149,13 @@ func TestRunLogAndOutbox(t *testing.T) {
 		t.Fatalf("a new project of a deleted one's id shows %d of its runs", total)
 	}
 
-	m := store.Email{ProjectID: "shop", RouteID: "signup", Template: "welcome", Recipients: []string{"a@example.com"}, Pairs: []byte(`{"name":"Ada"}`)}
+	shop := "shop"
+	m := store.Email{ProjectID: &shop, RouteID: "signup", Template: "welcome", Recipients: []string{"a@example.com"}, Pairs: []byte(`{"name":"Ada"}`)}
 	if err := st.QueueEmail(ctx, &m); err != nil {
 		t.Fatal(err)
 	}
-	out, err := st.Outbox(ctx, "shop")
-	if err != nil || len(out) != 1 || out[0].Template != "welcome" || out[0].Recipients[0] != "a@example.com" || string(out[0].Pairs) != `{"name": "Ada"}` || out[0].QueuedAt.IsZero() {
+	out, _, err := st.Outbox(ctx, "shop", "", store.Page{Limit: 10})
+	if err != nil || len(out) != 1 || out[0].Template != "welcome" || out[0].Recipients[0] != "a@example.com" || string(out[0].Pairs) != `{"name": "Ada"}` || out[0].QueuedAt.IsZero() || out[0].Status != store.EmailQueued {
 		t.Fatalf("outbox: %+v %v", out, err)
 	}
 }

@@ -1,0 +1,320 @@
+package mail
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"time"
+
+	gomail "github.com/wneessen/go-mail"
+	"golang.org/x/time/rate"
+
+	"stencil/config"
+	"stencil/flow"
+	"stencil/store"
+)
+
+// Mailer delivers the outbox: every instance runs one, and they never take
+// the same message (store.TakeEmails).
+type Mailer struct {
+	store  *store.Store
+	server *config.SMTPServer // nil: mail is held
+	from   string
+	rate   int
+	log    *slog.Logger
+	tls    *tls.Config
+
+	// Batch is how many messages a round takes; Lease how long a taken
+	// message is this instance's; Backoff and MaxBackoff the first and the
+	// longest wait after a temporary failure; GiveUp how long after it was
+	// queued a message stops being retried; Poll how often the outbox is
+	// looked at when nothing wakes the worker.
+	Batch      int
+	Lease      time.Duration
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+	GiveUp     time.Duration
+	Poll       time.Duration
+
+	wake     chan struct{}
+	mu       sync.Mutex
+	limiters map[string]*rate.Limiter // by project
+}
+
+// New returns the mailer of cfg's server (nil: mail is held).
+func New(st *store.Store, cfg config.Config, log *slog.Logger) (*Mailer, error) {
+	m := &Mailer{store: st, server: cfg.SMTP, from: cfg.MailFrom, rate: cfg.MailRate, log: log,
+		Batch: 100, Lease: 2 * time.Minute, Backoff: 30 * time.Second, MaxBackoff: time.Hour, GiveUp: 24 * time.Hour, Poll: time.Second,
+		wake: make(chan struct{}, 1), limiters: map[string]*rate.Limiter{}}
+	if m.server == nil {
+		return m, nil
+	}
+	m.tls = &tls.Config{ServerName: m.server.Host, MinVersion: tls.VersionTLS12}
+	if m.server.CAFile != "" {
+		pem, err := os.ReadFile(m.server.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("SMTP_CA_FILE: %w", err)
+		}
+		roots, err := x509.SystemCertPool()
+		if err != nil {
+			roots = x509.NewCertPool()
+		}
+		if !roots.AppendCertsFromPEM(pem) {
+			return nil, errors.New("SMTP_CA_FILE holds no PEM certificate")
+		}
+		m.tls.RootCAs = roots
+	}
+	return m, nil
+}
+
+// Held says whether mail is held: no server is configured.
+func (m *Mailer) Held() bool { return m.server == nil }
+
+// Status is the status a new message starts with.
+func (m *Mailer) Status() string {
+	if m.Held() {
+		return store.EmailHeld
+	}
+	return store.EmailQueued
+}
+
+// Wake makes the worker look at the outbox now (a message was queued).
+func (m *Mailer) Wake() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers due messages until ctx ends. With no server it does
+// nothing: messages stay held.
+func (m *Mailer) Run(ctx context.Context) {
+	if m.Held() {
+		return
+	}
+	for ctx.Err() == nil {
+		n, err := m.Round(ctx)
+		if err != nil && ctx.Err() == nil {
+			m.log.Error("mail delivery", "err", err)
+		}
+		if n > 0 && err == nil {
+			continue // more may be due
+		}
+		wait := m.Poll
+		if next, err := m.store.NextEmailDue(ctx); err == nil && !next.IsZero() {
+			wait = min(wait, max(time.Until(next), 10*time.Millisecond))
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-m.wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// Round takes a batch of due messages and delivers them over one
+// connection, then records how each went; it returns how many it took.
+func (m *Mailer) Round(ctx context.Context) (int, error) {
+	taken, err := m.store.TakeEmails(ctx, m.Batch, m.Lease)
+	if err != nil || len(taken) == 0 {
+		return 0, err
+	}
+	var (
+		done    []store.Delivery
+		later   []int64
+		laterAt time.Time
+		ready   []*gomail.Msg
+		owners  []int
+	)
+	outcome := make([]store.Delivery, len(taken))
+	for i, e := range taken {
+		d := &outcome[i]
+		d.ID = e.ID
+		if wait := m.reserve(e); wait > 0 {
+			later = append(later, e.ID)
+			if at := time.Now().Add(wait); at.After(laterAt) {
+				laterAt = at
+			}
+			d.ID = 0
+			continue
+		}
+		msg, r, err := m.compose(e)
+		d.Subject, d.Text, d.HTML = r.Subject, r.Text, r.HTML
+		if err != nil {
+			d.Status, d.Error = store.EmailFailed, err.Error()
+			continue
+		}
+		ready, owners = append(ready, msg), append(owners, i)
+	}
+	if len(later) > 0 {
+		if err := m.store.PutBack(ctx, later, laterAt); err != nil {
+			return len(taken), err
+		}
+	}
+	if len(ready) > 0 {
+		m.send(ctx, ready, func(k int, reply string, err error) {
+			d := &outcome[owners[k]]
+			if err == nil {
+				d.Status, d.Reply = store.EmailSent, reply
+				return
+			}
+			m.retryOrFail(d, taken[owners[k]], err)
+		})
+	}
+	for _, d := range outcome {
+		if d.ID != 0 {
+			done = append(done, d)
+		}
+	}
+	// The outcome is recorded even if ctx ended meanwhile: a message the
+	// server accepted is not to be sent again.
+	rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	return len(taken), m.store.RecordDeliveries(rec, done)
+}
+
+// reserve takes a turn of e's project's send rate; it returns how long
+// the message must wait instead (and then takes no turn).
+func (m *Mailer) reserve(e store.Email) time.Duration {
+	project := ""
+	if e.ProjectID != nil {
+		project = *e.ProjectID
+	}
+	m.mu.Lock()
+	l := m.limiters[project]
+	if l == nil {
+		l = rate.NewLimiter(rate.Limit(m.rate), m.rate)
+		m.limiters[project] = l
+	}
+	m.mu.Unlock()
+	r := l.Reserve()
+	if d := r.Delay(); d > 0 {
+		r.Cancel()
+		return d
+	}
+	return 0
+}
+
+// compose renders e and builds its message; an error is permanent.
+func (m *Mailer) compose(e store.Email) (*gomail.Msg, Message, error) {
+	var r Message
+	switch {
+	case e.Subject != nil:
+		r.Subject = *e.Subject
+		if e.Text != nil {
+			r.Text = *e.Text
+		}
+		if e.HTML != nil {
+			r.HTML = *e.HTML
+		}
+	case e.Found == nil:
+		return nil, r, fmt.Errorf("the project has no email template %q", e.Template)
+	default:
+		var pairs map[string]any
+		if err := json.Unmarshal(e.Pairs, &pairs); err != nil {
+			return nil, r, fmt.Errorf("the message's pairs: %w", err)
+		}
+		r = Render(e.Found.Subject, e.Found.Text, e.Found.HTML, pairs)
+	}
+	if err := CheckHeader(r.Subject); err != nil {
+		return nil, r, fmt.Errorf("the subject %w", err)
+	}
+	msg := gomail.NewMsg()
+	if err := msg.From(m.from); err != nil {
+		return nil, r, fmt.Errorf("MAIL_FROM: %w", err)
+	}
+	for _, to := range e.Recipients {
+		if err := CheckAddress(to); err != nil {
+			return nil, r, fmt.Errorf("recipient %q %w", flow.Printable(to), err)
+		}
+	}
+	if err := msg.To(e.Recipients...); err != nil {
+		return nil, r, fmt.Errorf("recipients: %w", err)
+	}
+	msg.Subject(r.Subject)
+	msg.SetMessageID()
+	msg.SetDate()
+	msg.SetBodyString(gomail.TypeTextPlain, r.Text)
+	if r.HTML != "" {
+		msg.AddAlternativeString(gomail.TypeTextHTML, r.HTML)
+	}
+	return msg, r, nil
+}
+
+// send delivers msgs over one connection, telling done how each went.
+func (m *Mailer) send(ctx context.Context, msgs []*gomail.Msg, done func(k int, reply string, err error)) {
+	c, err := m.client()
+	if err == nil {
+		dial, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err = c.DialWithContext(dial)
+		cancel()
+	}
+	if err != nil {
+		for k := range msgs {
+			done(k, "", err) // no connection: temporary
+		}
+		return
+	}
+	defer func() { _ = c.Close() }()
+	for k, msg := range msgs {
+		if ctx.Err() != nil {
+			done(k, "", ctx.Err())
+			continue
+		}
+		if err := c.Send(msg); err != nil {
+			done(k, "", err)
+			continue
+		}
+		done(k, msg.ServerResponse(), nil)
+	}
+}
+
+// client is a client of the configured server.
+func (m *Mailer) client() (*gomail.Client, error) {
+	s := m.server
+	opts := []gomail.Option{gomail.WithPort(s.Port), gomail.WithTimeout(30 * time.Second), gomail.WithoutNoop(), gomail.WithTLSConfig(m.tls)}
+	switch {
+	case s.ImplicitTLS:
+		opts = append(opts, gomail.WithSSL())
+	case s.NoTLS:
+		opts = append(opts, gomail.WithTLSPolicy(gomail.NoTLS))
+	default:
+		opts = append(opts, gomail.WithTLSPolicy(gomail.TLSMandatory))
+	}
+	if s.Username != "" {
+		opts = append(opts, gomail.WithSMTPAuth(gomail.SMTPAuthAutoDiscover), gomail.WithUsername(s.Username), gomail.WithPassword(s.Password))
+	}
+	return gomail.NewClient(s.Host, opts...)
+}
+
+// retryOrFail sets d for a delivery of e that failed with err: failed if
+// the server refused it for good, or if it was queued GiveUp ago;
+// otherwise queued again after a back-off that doubles with each attempt
+// (with jitter), up to MaxBackoff.
+func (m *Mailer) retryOrFail(d *store.Delivery, e store.Email, err error) {
+	d.Error = flow.Printable(err.Error())
+	var se *gomail.SendError
+	if errors.As(err, &se) && !se.IsTemp() && se.ErrorCode() >= 500 {
+		d.Status = store.EmailFailed
+		return
+	}
+	if time.Since(e.QueuedAt) >= m.GiveUp {
+		d.Status, d.Error = store.EmailFailed, "gave up after "+m.GiveUp.String()+": "+d.Error
+		return
+	}
+	wait := m.Backoff << min(max(e.Attempts-1, 0), 20)
+	if wait > m.MaxBackoff || wait <= 0 {
+		wait = m.MaxBackoff
+	}
+	wait = wait/2 + rand.N(wait/2+1)
+	d.Status, d.Next = store.EmailQueued, time.Now().Add(wait)
+}

@@ -1,0 +1,467 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// EmailTemplate is a project's message an EMAIL block names (SPEC §11).
+type EmailTemplate struct {
+	ProjectID string
+	Name      string
+	Subject   string
+	Text      string
+	HTML      string
+	CreatedBy *int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+const emailTemplateColumns = "project_id, name, subject, text, html, created_by, created_at, updated_at"
+
+func scanEmailTemplate(row pgx.Row) (EmailTemplate, error) {
+	var t EmailTemplate
+	err := row.Scan(&t.ProjectID, &t.Name, &t.Subject, &t.Text, &t.HTML, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt)
+	return t, translate(err)
+}
+
+// CreateEmailTemplate stores t; a name the project has already is a
+// ConflictError.
+func (s *Store) CreateEmailTemplate(ctx context.Context, t *EmailTemplate, creator int64) error {
+	err := s.db.QueryRow(ctx, `INSERT INTO email_templates (project_id, name, subject, text, html, created_by)
+		VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_by, created_at, updated_at`,
+		t.ProjectID, t.Name, t.Subject, t.Text, t.HTML, creator).Scan(&t.CreatedBy, &t.CreatedAt, &t.UpdatedAt)
+	return translate(err)
+}
+
+// EmailTemplate returns a project's template by name.
+func (s *Store) EmailTemplate(ctx context.Context, project, name string) (EmailTemplate, error) {
+	return scanEmailTemplate(s.db.QueryRow(ctx, "SELECT "+emailTemplateColumns+
+		" FROM email_templates WHERE project_id = $1 AND name = $2", project, name))
+}
+
+// EmailTemplates returns a project's templates by name.
+func (s *Store) EmailTemplates(ctx context.Context, project string) ([]EmailTemplate, error) {
+	rows, err := s.db.Query(ctx, "SELECT "+emailTemplateColumns+" FROM email_templates WHERE project_id = $1 ORDER BY name", project)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (EmailTemplate, error) { return scanEmailTemplate(r) })
+}
+
+// UpdateEmailTemplate stores the subject and bodies of t.
+func (s *Store) UpdateEmailTemplate(ctx context.Context, t *EmailTemplate) error {
+	return translate(s.db.QueryRow(ctx, `UPDATE email_templates SET subject = $3, text = $4, html = $5, updated_at = now()
+		WHERE project_id = $1 AND name = $2 RETURNING updated_at`, t.ProjectID, t.Name, t.Subject, t.Text, t.HTML).Scan(&t.UpdatedAt))
+}
+
+// DeleteEmailTemplate deletes a project's template.
+func (s *Store) DeleteEmailTemplate(ctx context.Context, project, name string) error {
+	tag, err := s.db.Exec(ctx, "DELETE FROM email_templates WHERE project_id = $1 AND name = $2", project, name)
+	if err == nil && tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return err
+}
+
+// Email statuses (SPEC §11).
+const (
+	EmailHeld      = "held"
+	EmailQueued    = "queued"
+	EmailSent      = "sent"
+	EmailFailed    = "failed"
+	EmailCancelled = "cancelled"
+)
+
+// Kinds of messages: an EMAIL block's, and the platform's own.
+const (
+	EmailOfRoute  = "route"
+	EmailOfInvite = "invite"
+	EmailOfReset  = "reset"
+)
+
+// Email is a message of the outbox. A route's is rendered from its
+// project's template when it is taken (Subject nil until then); the
+// platform's own are rendered when queued.
+type Email struct {
+	ID            int64
+	ProjectID     *string
+	RouteID       string
+	Kind          string
+	Template      string
+	Recipients    []string
+	Pairs         json.RawMessage
+	Status        string
+	Attempts      int
+	NextAttemptAt time.Time
+	LastError     string
+	Reply         string // the server's answer to the message
+	Subject       *string
+	Text          *string
+	HTML          *string
+	QueuedAt      time.Time
+	SentAt        *time.Time
+	// Found is the project's template when the message was taken unrendered
+	// (nil when the project has none by that name).
+	Found *EmailTemplate
+}
+
+const emailColumns = `id, project_id, route_id, kind, template, recipients, pairs, status, attempts, next_attempt_at,
+	last_error, reply, subject, text, html, queued_at, sent_at`
+
+func emailFields(m *Email) []any {
+	return []any{&m.ID, &m.ProjectID, &m.RouteID, &m.Kind, &m.Template, &m.Recipients, &m.Pairs, &m.Status, &m.Attempts,
+		&m.NextAttemptAt, &m.LastError, &m.Reply, &m.Subject, &m.Text, &m.HTML, &m.QueuedAt, &m.SentAt}
+}
+
+func scanEmail(row pgx.Row) (Email, error) {
+	var m Email
+	return m, translate(row.Scan(emailFields(&m)...))
+}
+
+// QueueEmail puts m in the outbox with its Status (held or queued).
+func (s *Store) QueueEmail(ctx context.Context, m *Email) error {
+	if m.Kind == "" {
+		m.Kind = EmailOfRoute
+	}
+	if m.Status == "" {
+		m.Status = EmailQueued
+	}
+	if m.Pairs == nil {
+		m.Pairs = json.RawMessage("{}")
+	}
+	return s.db.QueryRow(ctx, `INSERT INTO outbox (project_id, route_id, kind, template, recipients, pairs, status, subject, text, html)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id, queued_at, next_attempt_at`,
+		m.ProjectID, m.RouteID, m.Kind, m.Template, m.Recipients, string(m.Pairs), m.Status, m.Subject, m.Text, m.HTML).
+		Scan(&m.ID, &m.QueuedAt, &m.NextAttemptAt)
+}
+
+// Outbox returns a page of a project's messages, newest first, of one
+// status (all without it), and how many there are.
+func (s *Store) Outbox(ctx context.Context, project, status string, p Page) ([]Email, int, error) {
+	const where = " WHERE project_id = $1 AND ($2 = '' OR status = $2)"
+	var total int
+	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM outbox"+where, project, status).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.Query(ctx, "SELECT "+emailColumns+" FROM outbox"+where+" ORDER BY id DESC OFFSET $3 LIMIT $4",
+		project, status, p.Offset, p.Limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Email, error) { return scanEmail(r) })
+	return list, total, err
+}
+
+// OutboxMessage returns a project's message by id, with its project's
+// template when it is not rendered yet.
+func (s *Store) OutboxMessage(ctx context.Context, project string, id int64) (Email, error) {
+	m, err := scanEmail(s.db.QueryRow(ctx, "SELECT "+emailColumns+" FROM outbox WHERE project_id = $1 AND id = $2", project, id))
+	if err != nil || m.Subject != nil {
+		return m, err
+	}
+	t, err := s.EmailTemplate(ctx, project, m.Template)
+	switch {
+	case err == nil:
+		m.Found = &t
+	case !errors.Is(err, ErrNotFound):
+		return m, err
+	}
+	return m, nil
+}
+
+// ErrEmailState refuses to retry or cancel a message in a status that
+// does not allow it.
+var ErrEmailState = errors.New("the message's status does not allow it")
+
+// RetryEmail queues a project's held or failed message again, or a
+// queued one at once.
+func (s *Store) RetryEmail(ctx context.Context, project string, id int64) (Email, error) {
+	return s.moveEmail(ctx, project, id, `status = 'queued', next_attempt_at = now(), last_error = ''`, "held", "queued", "failed")
+}
+
+// CancelEmail ends a project's held, queued or failed message unsent.
+func (s *Store) CancelEmail(ctx context.Context, project string, id int64) (Email, error) {
+	return s.moveEmail(ctx, project, id, `status = 'cancelled'`, "held", "queued", "failed")
+}
+
+func (s *Store) moveEmail(ctx context.Context, project string, id int64, set string, from ...string) (Email, error) {
+	m, err := scanEmail(s.db.QueryRow(ctx, "UPDATE outbox SET "+set+
+		" WHERE project_id = $1 AND id = $2 AND status = ANY($3) RETURNING "+emailColumns, project, id, from))
+	if errors.Is(err, ErrNotFound) {
+		var exists bool
+		if err := s.db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM outbox WHERE project_id = $1 AND id = $2)", project, id).Scan(&exists); err != nil {
+			return m, err
+		}
+		if exists {
+			return m, ErrEmailState
+		}
+	}
+	return m, err
+}
+
+// TakeEmails takes up to n queued messages that are due, oldest due first,
+// skipping those another instance holds: each gets an attempt more and a
+// next attempt lease from now, so that if this instance dies before it
+// says how the delivery went, the message is taken again then. A route's
+// message comes with its project's template (Found).
+func (s *Store) TakeEmails(ctx context.Context, n int, lease time.Duration) ([]Email, error) {
+	rows, err := s.db.Query(ctx, `WITH taken AS (
+			UPDATE outbox SET attempts = attempts + 1, next_attempt_at = now() + $2::interval
+			WHERE id IN (SELECT id FROM outbox WHERE status = 'queued' AND next_attempt_at <= now()
+				ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
+			RETURNING `+emailColumns+`)
+		SELECT t.*, e.name IS NOT NULL, coalesce(e.subject, ''), coalesce(e.text, ''), coalesce(e.html, '')
+		FROM taken t LEFT JOIN email_templates e ON t.subject IS NULL AND e.project_id = t.project_id AND e.name = t.template
+		ORDER BY t.next_attempt_at, t.id`, n, lease)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Email, error) {
+		var m Email
+		var found bool
+		var t EmailTemplate
+		err := r.Scan(append(emailFields(&m), &found, &t.Subject, &t.Text, &t.HTML)...)
+		if found {
+			t.Name = m.Template
+			m.Found = &t
+		}
+		return m, err
+	})
+}
+
+// Delivery is how the delivery of a taken message went.
+type Delivery struct {
+	ID     int64
+	Status string // sent, queued (to try again at Next) or failed
+	Next   time.Time
+	Error  string // why it was not sent
+	Reply  string // the server's answer, when sent
+	// Subject, Text and HTML are the message as rendered, kept with it.
+	Subject, Text, HTML string
+}
+
+// redacted stands for the body of a message that held a one-time link,
+// once it is delivered.
+const redacted = "(removed after delivery: the message held a one-time link)"
+
+// RecordDeliveries stores how the deliveries went, in one statement. A
+// message of the platform's own keeps no body once sent.
+func (s *Store) RecordDeliveries(ctx context.Context, ds []Delivery) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	n := len(ds)
+	ids, statuses, nexts := make([]int64, n), make([]string, n), make([]time.Time, n)
+	errs, replies, subjects, texts, htmls := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	for i, d := range ds {
+		ids[i], statuses[i], nexts[i], errs[i], replies[i] = d.ID, d.Status, d.Next, d.Error, d.Reply
+		subjects[i], texts[i], htmls[i] = d.Subject, d.Text, d.HTML
+		if nexts[i].IsZero() {
+			nexts[i] = time.Now()
+		}
+	}
+	_, err := s.db.Exec(ctx, `UPDATE outbox o SET status = d.status, next_attempt_at = d.next, last_error = d.error,
+			reply = CASE WHEN d.status = 'sent' THEN d.reply ELSE o.reply END,
+			sent_at = CASE WHEN d.status = 'sent' THEN now() END,
+			subject = coalesce(o.subject, nullif(d.subject, '')),
+			text = CASE WHEN d.status = 'sent' AND o.kind <> 'route' THEN $9 ELSE coalesce(o.text, nullif(d.text, '')) END,
+			html = CASE WHEN d.status = 'sent' AND o.kind <> 'route' THEN NULL ELSE coalesce(o.html, nullif(d.html, '')) END
+		FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+			AS d(id, status, next, error, reply, subject, text, html)
+		WHERE o.id = d.id AND o.status = 'queued'`,
+		ids, statuses, nexts, errs, replies, subjects, texts, htmls, redacted)
+	return err
+}
+
+// PutBack returns a taken message unattempted, to be taken at next (a
+// project over its send rate).
+func (s *Store) PutBack(ctx context.Context, ids []int64, next time.Time) error {
+	_, err := s.db.Exec(ctx, `UPDATE outbox SET attempts = greatest(attempts - 1, 0), next_attempt_at = $2
+		WHERE id = ANY($1) AND status = 'queued'`, ids, next)
+	return err
+}
+
+// NextEmailDue is when the next queued message is due (zero: none).
+func (s *Store) NextEmailDue(ctx context.Context) (time.Time, error) {
+	var next *time.Time
+	err := s.db.QueryRow(ctx, "SELECT min(next_attempt_at) FROM outbox WHERE status = 'queued'").Scan(&next)
+	if next == nil {
+		return time.Time{}, err
+	}
+	return *next, err
+}
+
+// MailKept is how long delivered and cancelled messages stay in the
+// outbox.
+const MailKept = 30 * 24 * time.Hour
+
+// tokenHash is how invitation and reset tokens are stored.
+func tokenHash(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
+}
+
+// Invitation is an invitation to a project (SPEC §11).
+type Invitation struct {
+	ID         int64
+	ProjectID  string
+	Email      string
+	Role       string
+	InvitedBy  *int64
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	AcceptedAt *time.Time
+	RevokedAt  *time.Time
+}
+
+const invitationColumns = "id, project_id, email, role, invited_by, created_at, expires_at, accepted_at, revoked_at"
+
+func scanInvitation(row pgx.Row) (Invitation, error) {
+	var v Invitation
+	err := row.Scan(&v.ID, &v.ProjectID, &v.Email, &v.Role, &v.InvitedBy, &v.CreatedAt, &v.ExpiresAt, &v.AcceptedAt, &v.RevokedAt)
+	return v, translate(err)
+}
+
+// CreateInvitation stores v under token's hash, valid for ttl, and queues
+// its message m in the same transaction.
+func (s *Store) CreateInvitation(ctx context.Context, v *Invitation, token string, ttl time.Duration, m *Email) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		err := tx.db.QueryRow(ctx, `INSERT INTO invitations (project_id, email, role, token_hash, invited_by, expires_at)
+			VALUES ($1, $2, $3, $4, $5, now() + $6::interval) RETURNING id, created_at, expires_at`,
+			v.ProjectID, v.Email, v.Role, tokenHash(token), v.InvitedBy, ttl).Scan(&v.ID, &v.CreatedAt, &v.ExpiresAt)
+		if err != nil {
+			return translate(err)
+		}
+		return tx.QueueEmail(ctx, m)
+	})
+}
+
+// Invitations returns a project's pending invitations, newest first.
+func (s *Store) Invitations(ctx context.Context, project string) ([]Invitation, error) {
+	rows, err := s.db.Query(ctx, "SELECT "+invitationColumns+` FROM invitations
+		WHERE project_id = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now() ORDER BY id DESC`, project)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Invitation, error) { return scanInvitation(r) })
+}
+
+// RevokeInvitation ends a project's pending invitation.
+func (s *Store) RevokeInvitation(ctx context.Context, project string, id int64) error {
+	tag, err := s.db.Exec(ctx, `UPDATE invitations SET revoked_at = now()
+		WHERE project_id = $1 AND id = $2 AND accepted_at IS NULL AND revoked_at IS NULL`, project, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return err
+}
+
+// ErrTokenGone refuses an invitation or reset token that was used,
+// revoked, has expired or never existed.
+var ErrTokenGone = errors.New("the link was used, revoked or has expired")
+
+// Invitation returns the pending invitation of token.
+func (s *Store) Invitation(ctx context.Context, token string) (Invitation, error) {
+	v, err := scanInvitation(s.db.QueryRow(ctx, "SELECT "+invitationColumns+` FROM invitations
+		WHERE token_hash = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now()`, tokenHash(token)))
+	if errors.Is(err, ErrNotFound) {
+		return v, ErrTokenGone
+	}
+	return v, err
+}
+
+// AcceptInvitation creates u with the invitation's email and role, makes
+// it a member of the invitation's project and spends the invitation, in
+// one transaction: of two accepting the same token at once, one does.
+func (s *Store) AcceptInvitation(ctx context.Context, token string, u *User) (Invitation, error) {
+	var v Invitation
+	err := s.InTx(ctx, func(tx *Store) error {
+		var err error
+		v, err = scanInvitation(tx.db.QueryRow(ctx, "SELECT "+invitationColumns+` FROM invitations
+			WHERE token_hash = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now() FOR UPDATE`, tokenHash(token)))
+		if errors.Is(err, ErrNotFound) {
+			return ErrTokenGone
+		}
+		if err != nil {
+			return err
+		}
+		u.Email, u.Role = v.Email, v.Role
+		if err := tx.CreateUser(ctx, u); err != nil {
+			return err
+		}
+		if err := tx.AddMember(ctx, v.ProjectID, u.ID); err != nil {
+			return err
+		}
+		_, err = tx.db.Exec(ctx, "UPDATE invitations SET accepted_at = now(), accepted_by = $2 WHERE id = $1", v.ID, u.ID)
+		return err
+	})
+	return v, err
+}
+
+// UserByEmail returns the user with email (compared without case).
+func (s *Store) UserByEmail(ctx context.Context, email string) (User, error) {
+	return scanUser(s.db.QueryRow(ctx, "SELECT "+userColumns+" FROM users WHERE lower(email) = lower($1) ORDER BY id LIMIT 1", email))
+}
+
+// CreatePasswordReset stores a reset of user under token's hash, valid for
+// ttl, and queues its message m in the same transaction.
+func (s *Store) CreatePasswordReset(ctx context.Context, user int64, token string, ttl time.Duration, m *Email) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		if _, err := tx.db.Exec(ctx, `INSERT INTO password_resets (user_id, token_hash, expires_at) VALUES ($1, $2, now() + $3::interval)`,
+			user, tokenHash(token), ttl); err != nil {
+			return err
+		}
+		return tx.QueueEmail(ctx, m)
+	})
+}
+
+// ResetPassword spends token and sets its user's password hash, moving
+// the credential version on (every token and session of the user ends);
+// every other reset of the user still pending is spent with it.
+func (s *Store) ResetPassword(ctx context.Context, token, hash string) (int64, error) {
+	var user int64
+	err := s.InTx(ctx, func(tx *Store) error {
+		err := tx.db.QueryRow(ctx, `SELECT user_id FROM password_resets
+			WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now() FOR UPDATE`, tokenHash(token)).Scan(&user)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrTokenGone
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.db.Exec(ctx, "UPDATE password_resets SET used_at = now() WHERE user_id = $1 AND used_at IS NULL", user); err != nil {
+			return err
+		}
+		_, err = tx.SetPassword(ctx, user, hash)
+		return err
+	})
+	return user, err
+}
+
+// PasswordResetPending says whether token is a reset still to be used.
+func (s *Store) PasswordResetPending(ctx context.Context, token string) (bool, error) {
+	var ok bool
+	err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM password_resets
+		WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now())`, tokenHash(token)).Scan(&ok)
+	return ok, err
+}
+
+// sweepMail deletes messages delivered or cancelled more than MailKept
+// ago, and invitations and resets a day past their end.
+func (s *Store) sweepMail(ctx context.Context) error {
+	if _, err := s.db.Exec(ctx, `DELETE FROM outbox WHERE status IN ('sent', 'cancelled') AND coalesce(sent_at, queued_at) < $1`,
+		time.Now().Add(-MailKept)); err != nil {
+		return err
+	}
+	if _, err := s.db.Exec(ctx, "DELETE FROM invitations WHERE expires_at < now() - interval '1 day' AND accepted_at IS NULL"); err != nil {
+		return err
+	}
+	_, err := s.db.Exec(ctx, "DELETE FROM password_resets WHERE expires_at < now() - interval '1 day'")
+	return err
+}
