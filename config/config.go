@@ -76,7 +76,9 @@ type SMTPServer struct {
 // 587 by default), smtps://… (implicit TLS, 465) or smtp://…?tls=none (no
 // TLS, for a server on a loopback host only).
 func ParseSMTPURL(raw string) (*SMTPServer, error) {
-	bad := func(why string) error { return fmt.Errorf("SMTP_URL %s, such as smtp://user:password@mail.example.com:587", why) }
+	bad := func(why string) error {
+		return fmt.Errorf("SMTP_URL %s, such as smtp://user:password@mail.example.com:587", why)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, bad("must be a URL")
