@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -180,8 +181,15 @@ func TestJourneyTapsUnderMessages(t *testing.T) {
 		b.do(chromedp.MouseClickXY(x, y))
 		b.waitText("Entry " + key + " created.")
 	}
-	if n := eval[int](b, `document.querySelectorAll("#vault-table tbody tr[id^=row-]").length`); n != 4 {
-		t.Fatalf("%d of 4 entries created", n)
+	// The table reloads itself after the message: wait for it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		n := eval[int](b, `document.querySelectorAll("#vault-table tbody tr[id^=row-]").length`)
+		if n == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 4 entries created", n)
+		}
 	}
 	// A message's body lets taps through; its × takes them.
 	if got := eval[string](b, `getComputedStyle(document.querySelector("#flash [data-flash]")).pointerEvents + " " + getComputedStyle(document.querySelector("#flash [data-dismiss-flash]")).pointerEvents`); got != "none auto" {

@@ -120,6 +120,7 @@ var constraintFields = map[string][2]string{
 	"project_members_pkey":      {"target_uid", "is already a member of this project"},
 	"configs_pkey":              {"key", "already exists"},
 	"vault_entries_pkey":        {"key", "already exists in this vault"},
+	"email_templates_pkey":      {"name", "is already used by another email template of this project"},
 	"collections_pkey":          {"id", "is already used by another collection of this project"},
 	"route_templates_name_key":  {"name", "is already taken in this scope"},
 	"routes_pkey":               {"route.route_id", "is already taken in this project"},

@@ -47,8 +47,11 @@ func matches(pattern, msg string) stringRule {
 
 // stringRules are the string rules of the spec, by validation tag.
 var stringRules = map[string]stringRule{
-	"username":   matches(`^[A-Za-z0-9][A-Za-z0-9_.-]{2,49}$`, "must be 3–50 letters, digits, _ . or -, starting with a letter or digit"),
-	"project_id": matches(`^[a-z][a-z0-9_]{2,49}$`, "must be 3–50 lowercase letters, digits or _, starting with a letter"),
+	"username":       matches(`^[A-Za-z0-9][A-Za-z0-9_.-]{2,49}$`, "must be 3–50 letters, digits, _ . or -, starting with a letter or digit"),
+	"project_id":     matches(`^[a-z][a-z0-9_]{2,49}$`, "must be 3–50 lowercase letters, digits or _, starting with a letter"),
+	"email_template": matches(`^[a-z][a-z0-9_]{2,49}$`, "must be 3–50 lowercase letters, digits or _, starting with a letter"),
+	// A header's value: a line break in it would start a header of its own.
+	"one_line":   {ok: func(s string) bool { return !strings.ContainsAny(s, "\r\n") }, msg: "must be one line (no line breaks)"},
 	"api_path":   matches(`^/[A-Za-z0-9_/-]{0,199}$`, "must start with / and contain only letters, digits, _, - and / (at most 200 characters)"),
 	"config_key": matches(`^[A-Za-z][A-Za-z0-9_.-]{0,99}$`, "must be 1–100 letters, digits, _ . or -, starting with a letter"),
 	"timestamp": {ok: func(s string) bool { _, err := parseTime(s); return err == nil },

@@ -11,6 +11,7 @@ import (
 
 	"stencil/engine"
 	"stencil/flow"
+	"stencil/mail"
 	"stencil/store"
 )
 
@@ -105,7 +106,45 @@ func (h *Handlers) checkRunnable(c *fiber.Ctx, r flow.Route) ([]string, error) {
 			warnings = append(warnings, fmt.Sprintf("vault key %s does not exist in this project yet: every run would fault (%s)", k, keyPaths[i]))
 		}
 	}
-	return flow.CapWarnings(warnings), nil
+	mailWarnings, err := h.emailWarnings(c, r)
+	if err != nil {
+		return nil, err
+	}
+	return flow.CapWarnings(append(warnings, mailWarnings...)), nil
+}
+
+// emailWarnings are what saving says of a route's EMAIL blocks: a template
+// the project does not have (each message would fail), and placeholders
+// of its template that no pair of the block fills (sent as they are).
+func (h *Handlers) emailWarnings(c *fiber.Ctx, r flow.Route) ([]string, error) {
+	var warnings []string
+	var templates map[string]store.EmailTemplate
+	for i, b := range r.Flow.Blocks {
+		if b.Type != "EMAIL" {
+			continue
+		}
+		if templates == nil {
+			list, err := h.store.EmailTemplates(c.UserContext(), r.ProjectID)
+			if err != nil {
+				return nil, err
+			}
+			templates = map[string]store.EmailTemplate{}
+			for _, t := range list {
+				templates[t.Name] = t
+			}
+		}
+		t, ok := templates[b.EmailTemplate]
+		if !ok {
+			warnings = append(warnings, fmt.Sprintf("email template %s does not exist in this project yet: every message would fail (route.flow.blocks[%d].template)", b.EmailTemplate, i))
+			continue
+		}
+		for _, key := range mail.Placeholders(t.Subject, t.Text, t.HTML) {
+			if !slices.ContainsFunc(b.Pairs, func(p flow.Pair) bool { return p.ID == key }) {
+				warnings = append(warnings, fmt.Sprintf("email template %s uses {%s}, which no pair of the block fills: it is sent as it is (route.flow.blocks[%d].pairs)", t.Name, key, i))
+			}
+		}
+	}
+	return warnings, nil
 }
 
 // routeToSave reads a route document from the body, for a member of its

@@ -135,6 +135,22 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/web/routes/create", author, h.routeEditor)
 	app.Get("/web/routes/edit", author, h.routeEditPage)
 
+	// Mail: members read a project's email templates, ADMIN and ROOT
+	// members write them and see its outbox.
+	app.Post("/email/template/create", admin, h.emailTemplateCreate)
+	app.Get("/email/template/fetch", signedIn, h.emailTemplateList)
+	app.Get("/email/template/fetch/one", signedIn, h.emailTemplateShow)
+	app.Patch("/email/template/update", admin, h.emailTemplateUpdate)
+	app.Delete("/email/template/delete", admin, h.emailTemplateDelete)
+	app.Get("/outbox/fetch", admin, h.outboxList)
+	app.Get("/outbox/fetch/one", admin, h.outboxShow)
+	app.Post("/outbox/retry", admin, h.outboxRetry)
+	app.Post("/outbox/cancel", admin, h.outboxCancel)
+	app.Get("/web/email", signedIn, h.emailTemplateList)
+	app.Get("/web/email/template", signedIn, h.emailTemplateShow)
+	app.Get("/web/outbox", admin, h.outboxList)
+	app.Get("/web/outbox/message", admin, h.outboxShow)
+
 	// Metrics (ROOT; or, with METRICS_ADDR, on a listener of their own).
 	app.Get("/metrics", root, h.metricsShow)
 

@@ -198,6 +198,20 @@ func (h *Handlers) templateFuncs() map[string]any {
 	return map[string]any{
 		"asset": h.assets.url,
 		"dict":  dict,
+		// statusClass colours an outbox message's status badge.
+		"statusClass": func(status string) string {
+			switch status {
+			case store.EmailSent:
+				return "bg-emerald-100 text-emerald-800"
+			case store.EmailFailed:
+				return "bg-red-100 text-red-800"
+			case store.EmailHeld:
+				return "bg-amber-100 text-amber-900"
+			case store.EmailQueued:
+				return "bg-sky-100 text-sky-800"
+			}
+			return "bg-slate-100 text-slate-700"
+		},
 	}
 }
 

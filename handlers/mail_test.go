@@ -1,0 +1,117 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"stencil/store"
+)
+
+// mailApp is runApp with an ADMIN member, boss, and its headers.
+func mailApp(t *testing.T) (*testApp, map[string]string, map[string]string) {
+	t.Helper()
+	ta, h := runApp(t)
+	boss := ta.newUser(t, "boss", store.RoleAdmin)
+	if err := ta.h.store.AddMember(context.Background(), "shop", boss.ID); err != nil {
+		t.Fatal(err)
+	}
+	return ta, h, as(ta.token(t, boss))
+}
+
+func TestEmailTemplatesAPI(t *testing.T) {
+	ta, h, a := mailApp(t)
+	create := `{"project_id":"shop","name":"order_done","subject":"Order {order}","text":"Hello {name}","html":"<p>{name}</p>"}`
+	ta.run(t, []scenario{
+		{name: "create", method: "POST", path: "/email/template/create", headers: a, body: create,
+			status: 201, want: []string{`"name":"order_done"`, `"subject":"Order {order}"`, `"html":"\u003cp\u003e{name}\u003c/p\u003e"`}},
+		{name: "the same name again", method: "POST", path: "/email/template/create", headers: a, body: create,
+			status: 422, want: []string{`"name":"is already used by another email template of this project"`}},
+		{name: "a name of the wrong shape", method: "POST", path: "/email/template/create", headers: a,
+			body: `{"project_id":"shop","name":"Order","subject":"s","text":"t"}`, status: 422, want: []string{`"name":"must be 3–50 lowercase`}},
+		{name: "a subject of two lines", method: "POST", path: "/email/template/create", headers: a,
+			body: `{"project_id":"shop","name":"two_lines","subject":"Hi\r\nBcc: eve@example.com","text":"t"}`, status: 422,
+			want: []string{`"subject":"must be one line (no line breaks)"`}},
+		{name: "a subject too long", method: "POST", path: "/email/template/create", headers: a,
+			body: `{"project_id":"shop","name":"long_one","subject":"` + strings.Repeat("s", 201) + `","text":"t"}`, status: 422},
+		{name: "no text", method: "POST", path: "/email/template/create", headers: a,
+			body: `{"project_id":"shop","name":"no_text","subject":"s"}`, status: 400, want: []string{"Error: text is required"}},
+		{name: "an author may not create one", method: "POST", path: "/email/template/create", headers: h,
+			body: `{"project_id":"shop","name":"mine","subject":"s","text":"t"}`, status: 403},
+		{name: "members read the list", method: "GET", path: "/email/template/fetch?project_id=shop", headers: h,
+			status: 200, want: []string{`"amount":1`, `"name":"order_done"`}},
+		{name: "and one", method: "GET", path: "/email/template/fetch/one?project_id=shop&name=order_done", headers: h,
+			status: 200, want: []string{`"text":"Hello {name}"`}},
+		{name: "an unknown one", method: "GET", path: "/email/template/fetch/one?project_id=shop&name=nope_nope", headers: h, status: 404,
+			want: []string{`Error: email template \"nope_nope\" not found`}},
+		{name: "another project's", method: "GET", path: "/email/template/fetch?project_id=elsewhere", headers: h, status: 404},
+		{name: "update the subject", method: "PATCH", path: "/email/template/update", headers: a,
+			body: `{"project_id":"shop","name":"order_done","subject":"Your order {order}"}`, status: 200,
+			want: []string{`"subject":"Your order {order}"`, `"text":"Hello {name}"`}},
+		{name: "update to an empty text", method: "PATCH", path: "/email/template/update", headers: a,
+			body: `{"project_id":"shop","name":"order_done","text":""}`, status: 422},
+		{name: "an author may not update", method: "PATCH", path: "/email/template/update", headers: h,
+			body: `{"project_id":"shop","name":"order_done","subject":"x"}`, status: 403},
+		{name: "update an unknown one", method: "PATCH", path: "/email/template/update", headers: a,
+			body: `{"project_id":"shop","name":"nope_nope","subject":"x"}`, status: 404},
+	})
+	got, err := ta.h.store.EmailTemplate(context.Background(), "shop", "order_done")
+	if err != nil || got.Subject != "Your order {order}" || got.HTML != "<p>{name}</p>" {
+		t.Fatalf("stored: %+v %v", got, err)
+	}
+	ta.run(t, []scenario{
+		{name: "delete", method: "DELETE", path: "/email/template/delete?project_id=shop&name=order_done", headers: a, status: 200},
+		{name: "delete again", method: "DELETE", path: "/email/template/delete?project_id=shop&name=order_done", headers: a, status: 404},
+	})
+}
+
+// A route's EMAIL block queues a message; without a mail server it is
+// held, and the outbox shows it rendered; saving warns of a template the
+// project lacks and of placeholders no pair fills.
+func TestOutboxHeld(t *testing.T) {
+	ta, h, a := mailApp(t)
+	if status, body := ta.call(t, "POST", "/email/template/create",
+		`{"project_id":"shop","name":"added","subject":"Added {title}","text":"{title} is on the shelf {shelf}.","html":"<b>{title}</b>"}`, a); status != 201 {
+		t.Fatalf("template: %d %s", status, body)
+	}
+	route := runnable{id: "add_note", method: "POST", path: "/notes", body: `[{"id":"title","bdtype":"STRING"}]`, blocks: []string{
+		`{"type":"EMAIL","depth":0,"template":"added","recipients":[` + lit("STRING", "ada@example.com") + `],"pairs":` + pairsOf("title", ref("title")) + `,"conditions":[]}`,
+		`{"type":"EMAIL","depth":0,"template":"missing","recipients":[` + lit("STRING", "ada@example.com") + `],"pairs":[],"conditions":[]}`,
+		`{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}`,
+	}}
+	status, body := ta.call(t, "POST", "/route/create", `{"project_id":"shop","route":`+route.JSON()+`}`, h)
+	if status != 201 || !strings.Contains(body, `email template missing does not exist in this project yet: every message would fail (route.flow.blocks[1].template)`) ||
+		!strings.Contains(body, `email template added uses {shelf}, which no pair of the block fills: it is sent as it is (route.flow.blocks[0].pairs)`) {
+		t.Fatalf("saving: %d %s", status, body)
+	}
+	if status, body := ta.call(t, "POST", "/x/shop/notes", `{"title":"<Dune>"}`, nil); status != 200 {
+		t.Fatalf("run: %d %s", status, body)
+	}
+	list, total, err := ta.h.store.Outbox(context.Background(), "shop", "", store.Page{Limit: 10})
+	if err != nil || total != 2 {
+		t.Fatalf("outbox: %d %v", total, err)
+	}
+	held, missing := list[1].ID, list[0].ID
+	heldPath := fmt.Sprintf("/outbox/fetch/one?project_id=shop&id=%d", held)
+	ta.run(t, []scenario{
+		{name: "the outbox, newest first", method: "GET", path: "/outbox/fetch?project_id=shop", headers: a, status: 200,
+			want: []string{`"amount":2`, `"status":"held"`, `"template":"missing"`, `"recipients":["ada@example.com"]`}},
+		{name: "held only", method: "GET", path: "/outbox/fetch?project_id=shop&status=held", headers: a, status: 200, want: []string{`"amount":2`}},
+		{name: "none sent", method: "GET", path: "/outbox/fetch?project_id=shop&status=sent", headers: a, status: 200, want: []string{`"amount":0`}},
+		{name: "a status that is none", method: "GET", path: "/outbox/fetch?project_id=shop&status=lost", headers: a, status: 422},
+		{name: "an author does not see it", method: "GET", path: "/outbox/fetch?project_id=shop", headers: h, status: 403},
+		{name: "one, rendered", method: "GET", path: heldPath, headers: a, status: 200,
+			want: []string{`"subject":"Added \u003cDune\u003e"`, `"text":"\u003cDune\u003e is on the shelf {shelf}."`, `"html":"\u003cb\u003e\u0026lt;Dune\u0026gt;\u003c/b\u003e"`}},
+		{name: "one whose template is missing", method: "GET", path: fmt.Sprintf("/outbox/fetch/one?project_id=shop&id=%d", missing), headers: a, status: 200,
+			unwanted: []string{`"subject"`}},
+		{name: "an unknown one", method: "GET", path: "/outbox/fetch/one?project_id=shop&id=999999", headers: a, status: 404},
+		{name: "retry without a server", method: "POST", path: "/outbox/retry", headers: a, body: fmt.Sprintf(`{"project_id":"shop","id":%d}`, held),
+			status: 409, want: []string{"no mail server is configured"}},
+		{name: "cancel", method: "POST", path: "/outbox/cancel", headers: a, body: fmt.Sprintf(`{"project_id":"shop","id":%d}`, held),
+			status: 200, want: []string{`"status":"cancelled"`}},
+		{name: "cancel again", method: "POST", path: "/outbox/cancel", headers: a, body: fmt.Sprintf(`{"project_id":"shop","id":%d}`, held),
+			status: 409, want: []string{"only a held, queued or failed message"}},
+		{name: "an author may not cancel", method: "POST", path: "/outbox/cancel", headers: h, body: fmt.Sprintf(`{"project_id":"shop","id":%d}`, missing), status: 403},
+	})
+}
