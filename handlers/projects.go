@@ -141,6 +141,14 @@ type projectView struct {
 	CanAdmin bool
 	Form     Form // the details form
 	Add      Form // the add-member form
+	// Invitations (ADMIN and ROOT members): the form, the roles the caller
+	// may give, the pending ones, and a new one's link while mail is held.
+	Invite      Form
+	InviteRoles []string
+	Invitations []store.Invitation
+	MailHeld    bool
+	InviteLink  string
+	InviteEmail string
 }
 
 // projectShow answers GET /project/fetch/one and renders /web/project.
@@ -171,8 +179,18 @@ func (h *Handlers) projectPage(c *fiber.Ctx, id string) (projectView, error) {
 		return projectView{}, err
 	}
 	project.Members = len(members) // the caller's project comes without its count
-	return projectView{Base: h.base(c, project.Name), Project: project, Members: members,
-		CanAdmin: callerAtLeast(c, store.RoleAdmin)}, nil
+	view := projectView{Base: h.base(c, project.Name), Project: project, Members: members,
+		CanAdmin: callerAtLeast(c, store.RoleAdmin), MailHeld: h.mail.Held()}
+	if view.CanAdmin && representationOf(c) != asJSON {
+		view.InviteRoles = []string{store.RoleAuthor, store.RoleViewer}
+		if current(c).User.Role == store.RoleRoot {
+			view.InviteRoles = roles
+		}
+		if view.Invitations, err = h.store.Invitations(c.UserContext(), id); err != nil {
+			return view, err
+		}
+	}
+	return view, nil
 }
 
 // projectUpdate answers PATCH /project/update (ADMIN or ROOT members).

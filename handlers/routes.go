@@ -40,6 +40,14 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Post("/web/login", h.loginCreate)
 	app.Post("/web/logout", h.logout)
 
+	// Invitations and password resets: by one-time links (SPEC §11).
+	app.Get("/web/invite", h.inviteShow)
+	app.Post("/user/invite/accept", h.inviteAccept)
+	app.Get("/web/forgot", h.forgotShow)
+	app.Post("/user/password/forgot", h.passwordForgot)
+	app.Get("/web/reset", h.resetShow)
+	app.Post("/user/password/reset", h.passwordReset)
+
 	// Session tokens for API clients; one's own password.
 	app.Post("/user/login", h.userLogin)
 	app.Post("/user/password", signedIn, h.passwordUpdate)
@@ -62,6 +70,9 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Delete("/project/delete", admin, h.projectDelete)
 	app.Post("/project/member/add", admin, h.memberAdd)
 	app.Post("/project/member/remove", admin, h.memberRemove)
+	app.Post("/project/invite", admin, h.projectInvite)
+	app.Get("/project/invitations", admin, h.invitationList)
+	app.Delete("/project/invitation/delete", admin, h.invitationDelete)
 	app.Get("/web/projects", signedIn, h.projectList)
 	app.Get("/web/project", signedIn, h.projectShow)
 

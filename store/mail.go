@@ -332,6 +332,11 @@ func scanInvitation(row pgx.Row) (Invitation, error) {
 // its message m in the same transaction.
 func (s *Store) CreateInvitation(ctx context.Context, v *Invitation, token string, ttl time.Duration, m *Email) error {
 	return s.InTx(ctx, func(tx *Store) error {
+		// A new invitation of the address replaces those still pending.
+		if _, err := tx.db.Exec(ctx, `UPDATE invitations SET revoked_at = now()
+			WHERE project_id = $1 AND lower(email) = lower($2) AND accepted_at IS NULL AND revoked_at IS NULL`, v.ProjectID, v.Email); err != nil {
+			return err
+		}
 		err := tx.db.QueryRow(ctx, `INSERT INTO invitations (project_id, email, role, token_hash, invited_by, expires_at)
 			VALUES ($1, $2, $3, $4, $5, now() + $6::interval) RETURNING id, created_at, expires_at`,
 			v.ProjectID, v.Email, v.Role, tokenHash(token), v.InvitedBy, ttl).Scan(&v.ID, &v.CreatedAt, &v.ExpiresAt)

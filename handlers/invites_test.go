@@ -1,0 +1,203 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"stencil/config"
+	"stencil/mail/smtptest"
+	"stencil/store"
+	"stencil/store/storetest"
+)
+
+// linkToken reads the token of a one-time link.
+func linkToken(t *testing.T, link string) string {
+	t.Helper()
+	u, err := url.Parse(link)
+	if err != nil || u.Query().Get("token") == "" {
+		t.Fatalf("no token in %q", link)
+	}
+	return u.Query().Get("token")
+}
+
+func TestInvitationsHeld(t *testing.T) {
+	ta, h, a := mailApp(t)
+	root := as(ta.token(t, ta.root))
+	if err := ta.h.store.AddMember(context.Background(), "shop", ta.root.ID); err != nil {
+		t.Fatal(err)
+	}
+	status, body := ta.call(t, "POST", "/project/invite", `{"project_id":"shop","email":"new@example.com","role":"AUTHOR"}`, a)
+	if status != 201 || !strings.Contains(body, `"email":"new@example.com"`) || !strings.Contains(body, `"link":"http://localhost:`) {
+		t.Fatalf("invite: %d %s", status, body)
+	}
+	var env struct{ Data invitationDTO }
+	_ = json.Unmarshal([]byte(body), &env)
+	first := linkToken(t, env.Data.Link)
+	// Resend: a new link; the first stops working.
+	_, body = ta.call(t, "POST", "/project/invite", `{"project_id":"shop","email":"NEW@example.com","role":"AUTHOR"}`, a)
+	_ = json.Unmarshal([]byte(body), &env)
+	token := linkToken(t, env.Data.Link)
+	ta.run(t, []scenario{
+		{name: "an ADMIN may not invite an ADMIN", method: "POST", path: "/project/invite", headers: a,
+			body: `{"project_id":"shop","email":"x@example.com","role":"ADMIN"}`, status: 403, want: []string{"an ADMIN invites AUTHOR or VIEWER"}},
+		{name: "a ROOT member may", method: "POST", path: "/project/invite", headers: root,
+			body: `{"project_id":"shop","email":"lead@example.com","role":"ADMIN"}`, status: 201},
+		{name: "an author may not invite", method: "POST", path: "/project/invite", headers: h,
+			body: `{"project_id":"shop","email":"y@example.com","role":"VIEWER"}`, status: 403},
+		{name: "an address that is none", method: "POST", path: "/project/invite", headers: a,
+			body: `{"project_id":"shop","email":"not an address","role":"VIEWER"}`, status: 422, want: []string{`"email":`}},
+		{name: "an address with a line break", method: "POST", path: "/project/invite", headers: a,
+			body: `{"project_id":"shop","email":"a@example.com\r\nBcc: eve@example.com","role":"VIEWER"}`, status: 422},
+		{name: "a role that is none", method: "POST", path: "/project/invite", headers: a,
+			body: `{"project_id":"shop","email":"z@example.com","role":"OWNER"}`, status: 422},
+		{name: "an existing account joins at once", method: "POST", path: "/project/invite", headers: a,
+			body: `{"project_id":"shop","email":"root@example.com","role":"VIEWER"}`, status: 422, want: []string{"already a member"}},
+		{name: "pending ones", method: "GET", path: "/project/invitations?project_id=shop", headers: a, status: 200,
+			want: []string{`"amount":2`, `"email":"NEW@example.com"`, `"email":"lead@example.com"`}, unwanted: []string{"token", "link"}},
+		{name: "the first link is replaced", method: "POST", path: "/user/invite/accept", headers: asJSONHeaders,
+			body: `{"token":"` + first + `","username":"newbie","password":"a-long-password"}`, status: 410, want: []string{"Error: this invitation link was used, revoked or has expired"}},
+		{name: "a short password", method: "POST", path: "/user/invite/accept", headers: asJSONHeaders,
+			body: `{"token":"` + token + `","username":"newbie","password":"short"}`, status: 422},
+		{name: "a username taken", method: "POST", path: "/user/invite/accept", headers: asJSONHeaders,
+			body: `{"token":"` + token + `","username":"boss","password":"a-long-password"}`, status: 422, want: []string{`"username":"is already taken"`}},
+		{name: "accept", method: "POST", path: "/user/invite/accept", headers: asJSONHeaders,
+			body: `{"token":"` + token + `","username":"newbie","password":"a-long-password","first_name":"Nia"}`, status: 201,
+			want: []string{`"jwt":"`, `"username":"newbie"`, `"role":"AUTHOR"`, `"email":"NEW@example.com"`}},
+		{name: "twice", method: "POST", path: "/user/invite/accept", headers: asJSONHeaders,
+			body: `{"token":"` + token + `","username":"newbie2","password":"a-long-password"}`, status: 410},
+		{name: "a token that never was", method: "POST", path: "/user/invite/accept", headers: asJSONHeaders,
+			body: `{"token":"nope","username":"newbie3","password":"a-long-password"}`, status: 410},
+	})
+	newbie, err := ta.h.store.UserByUsername(context.Background(), "newbie")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, _ := ta.call(t, "GET", "/project/fetch/one?project_id=shop", "", as(ta.token(t, newbie))); status != 200 {
+		t.Errorf("the new account is no member: %d", status)
+	}
+	// Revoked and expired links.
+	list, _ := ta.h.store.Invitations(context.Background(), "shop")
+	if len(list) != 1 {
+		t.Fatalf("pending: %+v", list)
+	}
+	_, body = ta.call(t, "POST", "/project/invite", `{"project_id":"shop","email":"late@example.com","role":"VIEWER"}`, a)
+	_ = json.Unmarshal([]byte(body), &env)
+	late, lateID := linkToken(t, env.Data.Link), env.Data.ID
+	if _, err := ta.pool.Exec(context.Background(), "UPDATE invitations SET expires_at = now() - interval '1 second' WHERE id = $1", lateID); err != nil {
+		t.Fatal(err)
+	}
+	ta.run(t, []scenario{
+		{name: "an expired link", method: "POST", path: "/user/invite/accept", headers: asJSONHeaders,
+			body: `{"token":"` + late + `","username":"late1","password":"a-long-password"}`, status: 410},
+		{name: "its page says why", method: "GET", path: "/web/invite?token=" + late, headers: asBrowserHeaders, status: 410,
+			want: []string{"invitation link was used, revoked or has expired"}},
+		{name: "revoke", method: "DELETE", path: "/project/invitation/delete?project_id=shop&id=" + itoa(list[0].ID), headers: a, status: 200},
+		{name: "revoke again", method: "DELETE", path: "/project/invitation/delete?project_id=shop&id=" + itoa(list[0].ID), headers: a, status: 404},
+	})
+}
+
+
+// mailedApp is the app delivering mail to a real SMTP server.
+func mailedApp(t *testing.T) (*testApp, *smtptest.Server) {
+	t.Helper()
+	srv := smtptest.Start(t)
+	cfg := testConfig(t)
+	s, err := config.ParseSMTPURL(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.CAFile = srv.CAFile
+	cfg.SMTP, cfg.MailFrom, cfg.PublicURL = s, "Stencil <noreply@example.com>", "https://stencil.example.com"
+	ta := newTestAppWith(t, storetest.Pool(t), cfg)
+	ta.root = ta.newUser(t, "root", store.RoleRoot)
+	ta.h.mail.Poll = 20 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go ta.h.mail.Run(ctx)
+	return ta, srv
+}
+
+var linkInMail = regexp.MustCompile(`https://stencil\.example\.com/web/(reset|invite)\?token=[A-Za-z0-9_-]+`)
+
+func TestPasswordResetMailed(t *testing.T) {
+	ta, srv := mailedApp(t)
+	ada := ta.newUser(t, "ada", store.RoleAuthor)
+	before := as(ta.token(t, ada))
+	const answer = `"message":"If an account has this address, a link to choose a new password is on its way. It works once, for an hour."`
+	ta.run(t, []scenario{
+		{name: "an account's address", method: "POST", path: "/user/password/forgot", headers: asJSONHeaders, body: `{"email":"ADA@example.com"}`,
+			status: 200, want: []string{answer}},
+		{name: "no account's: the same answer", method: "POST", path: "/user/password/forgot", headers: asJSONHeaders, body: `{"email":"nobody@example.com"}`,
+			status: 200, want: []string{answer}},
+		{name: "not an address", method: "POST", path: "/user/password/forgot", headers: asJSONHeaders, body: `{"email":"ada"}`, status: 422},
+	})
+	got := srv.Wait(t, 1, 10*time.Second)
+	time.Sleep(100 * time.Millisecond)
+	if n := len(srv.Messages()); n != 1 || got[0].To[0] != "ada@example.com" || got[0].Subject != "Choose a new Stencil password" {
+		t.Fatalf("mailed %d: %+v", n, got[0])
+	}
+	link := linkInMail.FindString(got[0].Text)
+	if link == "" || !strings.Contains(got[0].HTML, link) {
+		t.Fatalf("no link in %q / %q", got[0].Text, got[0].HTML)
+	}
+	token := linkToken(t, link)
+	ta.run(t, []scenario{
+		{name: "the page", method: "GET", path: "/web/reset?token=" + token, headers: asBrowserHeaders, status: 200, want: []string{"Choose a new password"}},
+		{name: "too short", method: "POST", path: "/user/password/reset", headers: asJSONHeaders, body: `{"token":"` + token + `","new_password":"short"}`, status: 422},
+		{name: "reset", method: "POST", path: "/user/password/reset", headers: asJSONHeaders, body: `{"token":"` + token + `","new_password":"a-brand-new-one"}`,
+			status: 200, want: []string{`"message":"Password changed"`}},
+		{name: "the old JWT has ended", method: "GET", path: "/project/fetch", headers: before, status: 401},
+		{name: "the new password signs in", method: "POST", path: "/user/login", headers: asJSONHeaders, body: `{"auth_data":"ada","password":"a-brand-new-one"}`, status: 200},
+		{name: "the link again", method: "POST", path: "/user/password/reset", headers: asJSONHeaders, body: `{"token":"` + token + `","new_password":"yet-another-one"}`,
+			status: 410, want: []string{"Error: this password reset link was used, revoked or has expired"}},
+		{name: "its page again", method: "GET", path: "/web/reset?token=" + token, headers: asBrowserHeaders, status: 410},
+	})
+	// The delivered message keeps no link.
+	var text string
+	if err := ta.pool.QueryRow(context.Background(), "SELECT coalesce(text, '') FROM outbox WHERE kind = 'reset'").Scan(&text); err != nil || strings.Contains(text, "token=") {
+		t.Errorf("the sent reset message still holds its link: %q %v", text, err)
+	}
+	// An expired link.
+	_, _ = ta.call(t, "POST", "/user/password/forgot", `{"email":"ada@example.com"}`, asJSONHeaders)
+	got = srv.Wait(t, 2, 10*time.Second)
+	expired := linkToken(t, linkInMail.FindString(got[1].Text))
+	if _, err := ta.pool.Exec(context.Background(), "UPDATE password_resets SET expires_at = now() - interval '1 second' WHERE used_at IS NULL"); err != nil {
+		t.Fatal(err)
+	}
+	if status, _ := ta.call(t, "POST", "/user/password/reset", `{"token":"`+expired+`","new_password":"yet-another-one"}`, asJSONHeaders); status != 410 {
+		t.Errorf("an expired link: %d", status)
+	}
+	// Throttled like sign-in: five a quarter hour for one address from one client.
+	for i := 0; i < 3; i++ {
+		_, _ = ta.call(t, "POST", "/user/password/forgot", `{"email":"ada@example.com"}`, asJSONHeaders)
+	}
+	if status, body := ta.call(t, "POST", "/user/password/forgot", `{"email":"ada@example.com"}`, asJSONHeaders); status != 429 || !strings.Contains(body, "too many reset requests") {
+		t.Errorf("the sixth request: %d %s", status, body)
+	}
+}
+
+// An invitation mailed: the link in the message opens the page.
+func TestInvitationMailed(t *testing.T) {
+	ta, srv := mailedApp(t)
+	boss := ta.newUser(t, "boss", store.RoleAdmin)
+	if err := ta.h.store.CreateProject(context.Background(), &store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}, boss.ID); err != nil {
+		t.Fatal(err)
+	}
+	status, body := ta.call(t, "POST", "/project/invite", `{"project_id":"shop","email":"kim@example.com","role":"VIEWER"}`, as(ta.token(t, boss)))
+	if status != 201 || strings.Contains(body, `"link"`) {
+		t.Fatalf("invite: %d %s", status, body)
+	}
+	got := srv.Wait(t, 1, 10*time.Second)
+	if got[0].Subject != "boss invites you to Shop on Stencil" || got[0].To[0] != "kim@example.com" {
+		t.Fatalf("mailed: %+v", got[0])
+	}
+	token := linkToken(t, linkInMail.FindString(got[0].Text))
+	if status, body := ta.call(t, "GET", "/web/invite?token="+token, "", asBrowserHeaders); status != 200 || !strings.Contains(body, "Join Shop") {
+		t.Fatalf("the page: %d", status)
+	}
+}
