@@ -60,6 +60,9 @@ type Config struct {
 	MailFrom  string
 	MailRate  int
 	PublicURL string
+	// MailLease is how long a message an instance took for delivery is
+	// its own: if the instance dies, another takes the message after it.
+	MailLease time.Duration
 }
 
 // SMTPServer is where mail is delivered, read from SMTP_URL.
@@ -272,6 +275,9 @@ func (c *Config) loadMail(getenv func(string) string) error {
 	var err error
 	if c.MailRate, err = wholeNumber(getenv, "MAIL_RATE", 10, 1, 100_000); err != nil {
 		return err
+	}
+	if c.MailLease, err = time.ParseDuration(or(getenv("MAIL_LEASE"), "2m")); err != nil || c.MailLease < 5*time.Second || c.MailLease > time.Hour {
+		return fmt.Errorf("MAIL_LEASE must be a duration from 5s to 1h, such as 2m, got %q", getenv("MAIL_LEASE"))
 	}
 	c.PublicURL = strings.TrimRight(getenv("PUBLIC_URL"), "/")
 	if c.PublicURL != "" {

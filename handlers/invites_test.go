@@ -101,7 +101,6 @@ func TestInvitationsHeld(t *testing.T) {
 	})
 }
 
-
 // mailedApp is the app delivering mail to a real SMTP server.
 func mailedApp(t *testing.T) (*testApp, *smtptest.Server) {
 	t.Helper()

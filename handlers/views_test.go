@@ -11,6 +11,7 @@ import (
 	"html/template"
 
 	"stencil/flow"
+	"stencil/mail"
 	"stencil/store"
 	"stencil/views"
 )
@@ -57,22 +58,50 @@ func sampleViews() map[string]sample {
 	recRows, recColumns := recordRows([]store.Record{{ID: 7, ProjectID: "shop", CollectionID: "books", Data: []byte(`{"title":"Dune","tags":["sf"],"year":1965}`)}})
 	records := recordsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Collection: store.Collection{ProjectID: "shop", ID: "books", Name: "Books", Records: 1},
 		Records: recRows, Columns: recColumns, Where: `{"year":1965}`, Pager: pager, Form: form, CanWrite: true, CanManage: true, Self: "/web/data/collection?project_id=shop&id=books"}
+	project.Invite, project.InviteRoles, project.InviteLink, project.InviteEmail = form, roles, "http://localhost:8080/web/invite?token=x", "kim@example.com"
+	project.Invitations = []store.Invitation{{ID: 1, ProjectID: "shop", Email: "kim@example.com", Role: store.RoleAuthor, ExpiresAt: now}}
+	shop := store.Project{ID: "shop", Name: "Shop"}
+	etpl := store.EmailTemplate{ProjectID: "shop", Name: "order_done", Subject: "Order {id}", Text: "Hi {name}", HTML: "<p>{name}</p>", UpdatedAt: now}
+	emailTemplates := emailTemplatesView{Base: base, Project: shop, Templates: []store.EmailTemplate{etpl}, Form: form, CanManage: true, Held: true}
+	emailTemplate := emailTemplateView{Base: base, Project: shop, Template: etpl, Preview: mail.Render(etpl.Subject, etpl.Text, etpl.HTML, map[string]any{"name": "‹name›"}),
+		Samples: []string{"id", "name"}, Form: form, CanManage: true}
+	subject, text := "Order 7", "Hi Ada"
+	message := store.Email{ID: 3, RouteID: "orders", Kind: store.EmailOfRoute, Template: "order_done", Recipients: []string{"ada@example.com"}, Status: store.EmailFailed,
+		Attempts: 2, LastError: "550 no such mailbox", Subject: &subject, Text: &text, QueuedAt: now, NextAttemptAt: now}
+	outbox := outboxView{Base: base, Project: shop, Messages: []store.Email{message, {ID: 4, Template: "gone", Status: store.EmailQueued, QueuedAt: now, NextAttemptAt: now}},
+		Statuses: []string{"held", "queued"}, Status: "queued", Pager: pager, Held: true}
+	reset := resetView{Base: base, Token: "t", Sent: "ada@example.com", Form: form}
+	invite := inviteView{Base: base, Token: "t", Invitation: store.Invitation{Email: "kim@example.com", Role: store.RoleAuthor}, Project: shop, Form: form}
 	return map[string]sample{
-		"home/index":         {page: true, view: homeView{Base: base, Cards: []homeCard{{Title: "T", Text: "x", Href: "/"}}}},
-		"errors/page":        {page: true, view: errView},
-		"errors/fragment":    {view: errView},
-		"partials/nav":       {view: base},
-		"partials/nav_links": {view: base},
-		"partials/request":   {view: requestView{Method: "GET", Path: "/x", Outline: []outlineItem{{"Route id", "r"}}, Raw: "{}"}},
-		"users/role":         {view: userRoleView{User: user, Roles: roles, Error: "The last ROOT account must stay ROOT."}},
-		"partials/nav_user":  {view: base},
-		"partials/flash":     {view: base.Flash},
-		"api/scalar":         {page: true, view: scalarView{Base: base, Heading: "Shop routes", DocURL: "/x/shop/openapi.json", Back: "/web/routes?id=shop", BackText: "Routes"}},
-		"layouts/title":      {view: base},
-		"partials/field":     {view: map[string]any{"Name": "n", "Label": "N", "Error": "bad", "Required": true, "Hint": "h"}},
-		"partials/filter":    {view: map[string]any{"Action": "/web/users", "Value": "a", "Target": "#t", "Label": "Filter"}},
-		"partials/pager":     {view: map[string]any{"Pager": pager, "Target": "#t"}},
-		"partials/try_field": {view: map[string]any{"Prefix": "query", "Field": tryField{ID: "all", BDType: "BOOLEAN", Kind: "switch"}}},
+		"mail/templates":      {page: true, view: emailTemplates},
+		"mail/template_form":  {view: emailTemplates},
+		"mail/body_fields":    {view: map[string]any{"Text": "t", "HTML": "<b>h</b>", "Form": form}},
+		"mail/template":       {page: true, view: emailTemplate},
+		"mail/template_edit":  {view: emailTemplate},
+		"mail/outbox":         {page: true, view: outbox},
+		"mail/message":        {page: true, view: outboxMessageView{Base: base, Project: shop, Message: message, Rendered: rendered{Message: mail.Message{Subject: "s", Text: "t", HTML: "<b>h</b>"}}}},
+		"projects/invite":     {view: project},
+		"session/forgot":      {page: true, view: reset},
+		"session/forgot_form": {view: reset},
+		"session/reset":       {page: true, view: reset},
+		"session/reset_form":  {view: reset},
+		"session/invite":      {page: true, view: invite},
+		"session/invite_form": {view: invite},
+		"home/index":          {page: true, view: homeView{Base: base, Cards: []homeCard{{Title: "T", Text: "x", Href: "/"}}}},
+		"errors/page":         {page: true, view: errView},
+		"errors/fragment":     {view: errView},
+		"partials/nav":        {view: base},
+		"partials/nav_links":  {view: base},
+		"partials/request":    {view: requestView{Method: "GET", Path: "/x", Outline: []outlineItem{{"Route id", "r"}}, Raw: "{}"}},
+		"users/role":          {view: userRoleView{User: user, Roles: roles, Error: "The last ROOT account must stay ROOT."}},
+		"partials/nav_user":   {view: base},
+		"partials/flash":      {view: base.Flash},
+		"api/scalar":          {page: true, view: scalarView{Base: base, Heading: "Shop routes", DocURL: "/x/shop/openapi.json", Back: "/web/routes?id=shop", BackText: "Routes"}},
+		"layouts/title":       {view: base},
+		"partials/field":      {view: map[string]any{"Name": "n", "Label": "N", "Error": "bad", "Required": true, "Hint": "h"}},
+		"partials/filter":     {view: map[string]any{"Action": "/web/users", "Value": "a", "Target": "#t", "Label": "Filter"}},
+		"partials/pager":      {view: map[string]any{"Pager": pager, "Target": "#t"}},
+		"partials/try_field":  {view: map[string]any{"Prefix": "query", "Field": tryField{ID: "all", BDType: "BOOLEAN", Kind: "switch"}}},
 
 		"session/login":       {page: true, view: login},
 		"session/login_form":  {view: login},

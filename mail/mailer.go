@@ -43,6 +43,11 @@ type Mailer struct {
 	GiveUp     time.Duration
 	Poll       time.Duration
 
+	// conn is the connection kept between rounds, last used at connUsed
+	// (Run's goroutine only).
+	conn     *gomail.Client
+	connUsed time.Time
+
 	wake     chan struct{}
 	mu       sync.Mutex
 	limiters map[string]*rate.Limiter // by project
@@ -51,7 +56,7 @@ type Mailer struct {
 // New returns the mailer of cfg's server (nil: mail is held).
 func New(st *store.Store, cfg config.Config, log *slog.Logger) (*Mailer, error) {
 	m := &Mailer{store: st, server: cfg.SMTP, from: cfg.MailFrom, rate: cfg.MailRate, log: log,
-		Batch: 100, Lease: 2 * time.Minute, Backoff: 30 * time.Second, MaxBackoff: time.Hour, GiveUp: 24 * time.Hour, Poll: time.Second,
+		Batch: 100, Lease: cfg.MailLease, Backoff: 30 * time.Second, MaxBackoff: time.Hour, GiveUp: 24 * time.Hour, Poll: time.Second,
 		wake: make(chan struct{}, 1), limiters: map[string]*rate.Limiter{}}
 	if m.server == nil {
 		return m, nil
@@ -99,6 +104,7 @@ func (m *Mailer) Run(ctx context.Context) {
 	if m.Held() {
 		return
 	}
+	defer m.hangUp()
 	for ctx.Err() == nil {
 		n, err := m.Round(ctx)
 		if err != nil && ctx.Err() == nil {
@@ -124,6 +130,7 @@ func (m *Mailer) Run(ctx context.Context) {
 // Round takes a batch of due messages and delivers them over one
 // connection, then records how each went; it returns how many it took.
 func (m *Mailer) Round(ctx context.Context) (int, error) {
+	start := time.Now()
 	taken, err := m.store.TakeEmails(ctx, m.Batch, m.Lease)
 	if err != nil || len(taken) == 0 {
 		return 0, err
@@ -155,19 +162,18 @@ func (m *Mailer) Round(ctx context.Context) (int, error) {
 		}
 		ready, owners = append(ready, msg), append(owners, i)
 	}
-	if len(later) > 0 {
-		if err := m.store.PutBack(ctx, later, laterAt); err != nil {
-			return len(taken), err
-		}
-	}
 	if len(ready) > 0 {
-		m.send(ctx, ready, func(k int, reply string, err error) {
+		m.send(ctx, ready, start.Add(m.Lease/2), func(k int, reply string, err error) {
 			d := &outcome[owners[k]]
-			if err == nil {
+			switch {
+			case err == nil:
 				d.Status, d.Reply = store.EmailSent, reply
-				return
+			case errors.Is(err, errLeaseEnds):
+				later = append(later, d.ID)
+				d.ID = 0
+			default:
+				m.retryOrFail(d, taken[owners[k]], err)
 			}
-			m.retryOrFail(d, taken[owners[k]], err)
 		})
 	}
 	for _, d := range outcome {
@@ -179,7 +185,14 @@ func (m *Mailer) Round(ctx context.Context) (int, error) {
 	// server accepted is not to be sent again.
 	rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	return len(taken), m.store.RecordDeliveries(rec, done)
+	err = m.store.RecordDeliveries(rec, done)
+	if len(later) > 0 {
+		if laterAt.IsZero() {
+			laterAt = time.Now()
+		}
+		err = errors.Join(err, m.store.PutBack(rec, later, laterAt))
+	}
+	return len(taken), err
 }
 
 // reserve takes a turn of e's project's send rate; it returns how long
@@ -250,31 +263,76 @@ func (m *Mailer) compose(e store.Email) (*gomail.Msg, Message, error) {
 	return msg, r, nil
 }
 
-// send delivers msgs over one connection, telling done how each went.
-func (m *Mailer) send(ctx context.Context, msgs []*gomail.Msg, done func(k int, reply string, err error)) {
-	c, err := m.client()
-	if err == nil {
-		dial, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err = c.DialWithContext(dial)
-		cancel()
-	}
+// errLeaseEnds puts back a message its round had no time left to send:
+// another instance may take it once its lease ends.
+var errLeaseEnds = errors.New("the round's time ran out")
+
+// send delivers msgs over one connection (kept for the next round while
+// it is fresh), telling done how each went. It stops at by, half the
+// messages' lease, so that no other instance takes a message while this
+// one may still be sending it.
+func (m *Mailer) send(ctx context.Context, msgs []*gomail.Msg, by time.Time, done func(k int, reply string, err error)) {
+	c, err := m.connection(ctx)
 	if err != nil {
 		for k := range msgs {
 			done(k, "", err) // no connection: temporary
 		}
 		return
 	}
-	defer func() { _ = c.Close() }()
 	for k, msg := range msgs {
-		if ctx.Err() != nil {
-			done(k, "", ctx.Err())
+		if ctx.Err() != nil || time.Now().After(by) {
+			done(k, "", errLeaseEnds)
 			continue
 		}
 		if err := c.Send(msg); err != nil {
+			var se *gomail.SendError
+			if !errors.As(err, &se) || se.ErrorCode() == 0 {
+				// The connection failed rather than the message: the rest
+				// wait for the next round, on a new connection.
+				m.hangUp()
+				done(k, "", err)
+				for j := k + 1; j < len(msgs); j++ {
+					done(j, "", errLeaseEnds)
+				}
+				return
+			}
 			done(k, "", err)
 			continue
 		}
 		done(k, msg.ServerResponse(), nil)
+	}
+	m.connUsed = time.Now()
+}
+
+// connectionIdle is how long an unused connection is kept for the next
+// round: servers close idle ones, and a round should not find it dead.
+const connectionIdle = 5 * time.Second
+
+// connection is the open connection if it was used within connectionIdle,
+// otherwise a new one.
+func (m *Mailer) connection(ctx context.Context) (*gomail.Client, error) {
+	if m.conn != nil && time.Since(m.connUsed) < connectionIdle {
+		return m.conn, nil
+	}
+	m.hangUp()
+	c, err := m.client()
+	if err != nil {
+		return nil, err
+	}
+	dial, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := c.DialWithContext(dial); err != nil {
+		return nil, err
+	}
+	m.conn, m.connUsed = c, time.Now()
+	return c, nil
+}
+
+// hangUp closes the kept connection.
+func (m *Mailer) hangUp() {
+	if m.conn != nil {
+		_ = m.conn.Close()
+		m.conn = nil
 	}
 }
 

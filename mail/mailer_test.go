@@ -71,7 +71,7 @@ func (o *outbox) message(t *testing.T, id int64) store.Email {
 
 func mailerOf(t *testing.T, st *store.Store, srv *smtptest.Server, rate int) *mail.Mailer {
 	t.Helper()
-	cfg := config.Config{MailFrom: "Stencil <noreply@example.com>", MailRate: rate}
+	cfg := config.Config{MailFrom: "Stencil <noreply@example.com>", MailRate: rate, MailLease: 2 * time.Minute}
 	if srv != nil {
 		s, err := config.ParseSMTPURL(srv.URL())
 		if err != nil {

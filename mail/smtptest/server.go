@@ -61,32 +61,57 @@ type Server struct {
 	Refuse func(m Message) error
 
 	tls      *tls.Config
+	dir      string
 	mu       sync.Mutex
 	srv      *smtp.Server
+	ln       net.Listener
 	messages []Message
 }
 
 // Start starts a server on a free loopback port; it stops with the test.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// New starts a server on a free loopback port, for programs other than
+// tests (the load harness); Close stops it.
+func New() (*Server, error) {
 	s := &Server{}
 	cert, pemBytes, err := selfSigned()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	s.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	s.CAFile = filepath.Join(t.TempDir(), "smtp-ca.pem")
+	dir, err := os.MkdirTemp("", "smtptest-")
+	if err != nil {
+		return nil, err
+	}
+	s.dir = dir
+	s.CAFile = filepath.Join(dir, "smtp-ca.pem")
 	if err := os.WriteFile(s.CAFile, pemBytes, 0o644); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	s.Addr = ln.Addr().String()
 	s.serve(ln)
-	t.Cleanup(s.Stop)
-	return s
+	return s, nil
+}
+
+// Close stops the server and removes its certificate file.
+func (s *Server) Close() {
+	s.Stop()
+	if s.dir != "" {
+		_ = os.RemoveAll(s.dir)
+	}
 }
 
 // URL is the server's SMTP_URL, with its user and password.
@@ -108,7 +133,7 @@ func (s *Server) serve(ln net.Listener) {
 	srv.MaxMessageBytes = 10 << 20
 	srv.MaxRecipients = 100
 	s.mu.Lock()
-	s.srv = srv
+	s.srv, s.ln = srv, ln
 	s.mu.Unlock()
 	go func() { _ = srv.Serve(ln) }()
 }
@@ -116,9 +141,12 @@ func (s *Server) serve(ln net.Listener) {
 // Stop closes the listener and every connection.
 func (s *Server) Stop() {
 	s.mu.Lock()
-	srv := s.srv
-	s.srv = nil
+	srv, ln := s.srv, s.ln
+	s.srv, s.ln = nil, nil
 	s.mu.Unlock()
+	if ln != nil {
+		_ = ln.Close() // Serve may not have begun: Close alone would miss it
+	}
 	if srv != nil {
 		_ = srv.Close()
 	}
