@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"stencil/store"
 )
@@ -114,4 +115,34 @@ func TestOutboxHeld(t *testing.T) {
 			status: 409, want: []string{"only a held, queued or failed message"}},
 		{name: "an author may not cancel", method: "POST", path: "/outbox/cancel", headers: h, body: fmt.Sprintf(`{"project_id":"shop","id":%d}`, missing), status: 403},
 	})
+}
+
+// A route's EMAIL block, run for real, reaches the mail server rendered.
+func TestRouteEmailDelivered(t *testing.T) {
+	ta, srv := mailedApp(t)
+	author := ta.newUser(t, "author", store.RoleAdmin)
+	ctx := context.Background()
+	if err := ta.h.store.CreateProject(ctx, &store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}, author.ID); err != nil {
+		t.Fatal(err)
+	}
+	h := as(ta.token(t, author))
+	if status, body := ta.call(t, "POST", "/email/template/create",
+		`{"project_id":"shop","name":"thanks","subject":"Thanks, {name}","text":"Order {order} for {name}.","html":"<p>Order <b>{order}</b> for {name}</p>"}`, h); status != 201 {
+		t.Fatalf("template: %d %s", status, body)
+	}
+	runnable{id: "order", method: "POST", path: "/orders", body: `[{"id":"name","bdtype":"STRING"},{"id":"email","bdtype":"STRING"}]`, blocks: []string{
+		`{"type":"EMAIL","depth":0,"template":"thanks","recipients":[` + ref("email") + `],"pairs":` + pairsOf("name", ref("name"), "order", lit("INTEGER", "42")) + `,"conditions":[]}`,
+		`{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}`,
+	}}.save(t, ta, h)
+	if status, body := ta.call(t, "POST", "/x/shop/orders", `{"name":"Ada & Co","email":"ada@example.com"}`, nil); status != 200 {
+		t.Fatalf("run: %d %s", status, body)
+	}
+	got := srv.Wait(t, 1, 10*time.Second)[0]
+	if got.To[0] != "ada@example.com" || got.Subject != "Thanks, Ada & Co" || got.Text != "Order 42 for Ada & Co." || got.HTML != "<p>Order <b>42</b> for Ada &amp; Co</p>" {
+		t.Fatalf("delivered: %+v", got)
+	}
+	list, _, err := ta.h.store.Outbox(ctx, "shop", store.EmailSent, store.Page{Limit: 5})
+	if err != nil || len(list) != 1 || list[0].Attempts != 1 {
+		t.Fatalf("outbox: %+v %v", list, err)
+	}
 }

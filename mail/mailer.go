@@ -127,72 +127,82 @@ func (m *Mailer) Run(ctx context.Context) {
 	}
 }
 
+// recordEvery is how many outcomes a round records at once: a message
+// the server accepted but whose outcome the process did not record before
+// it died is sent again, so a round records as it goes.
+const recordEvery = 20
+
 // Round takes a batch of due messages and delivers them over one
-// connection, then records how each went; it returns how many it took.
+// connection, recording how each went every recordEvery messages; it
+// returns how many it took.
 func (m *Mailer) Round(ctx context.Context) (int, error) {
 	start := time.Now()
 	taken, err := m.store.TakeEmails(ctx, m.Batch, m.Lease)
 	if err != nil || len(taken) == 0 {
 		return 0, err
 	}
+	// Outcomes are recorded even if ctx ends meanwhile: a message the
+	// server accepted is not to be sent again.
+	rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
 	var (
-		done    []store.Delivery
+		pending []store.Delivery
+		errs    []error
 		later   []int64
 		laterAt time.Time
 		ready   []*gomail.Msg
 		owners  []int
 	)
-	outcome := make([]store.Delivery, len(taken))
+	record := func(d store.Delivery, force bool) {
+		if d.ID != 0 {
+			pending = append(pending, d)
+		}
+		if len(pending) >= recordEvery || force && len(pending) > 0 {
+			errs = append(errs, m.store.RecordDeliveries(rec, pending))
+			pending = pending[:0]
+		}
+	}
+	rendered := make([]Message, len(taken))
 	for i, e := range taken {
-		d := &outcome[i]
-		d.ID = e.ID
 		if wait := m.reserve(e); wait > 0 {
 			later = append(later, e.ID)
 			if at := time.Now().Add(wait); at.After(laterAt) {
 				laterAt = at
 			}
-			d.ID = 0
 			continue
 		}
 		msg, r, err := m.compose(e)
-		d.Subject, d.Text, d.HTML = r.Subject, r.Text, r.HTML
+		rendered[i] = r
 		if err != nil {
-			d.Status, d.Error = store.EmailFailed, err.Error()
+			record(store.Delivery{ID: e.ID, Status: store.EmailFailed, Error: err.Error(), Subject: r.Subject, Text: r.Text, HTML: r.HTML}, false)
 			continue
 		}
 		ready, owners = append(ready, msg), append(owners, i)
 	}
 	if len(ready) > 0 {
 		m.send(ctx, ready, start.Add(m.Lease/2), func(k int, reply string, err error) {
-			d := &outcome[owners[k]]
+			e, r := taken[owners[k]], rendered[owners[k]]
+			d := store.Delivery{ID: e.ID, Subject: r.Subject, Text: r.Text, HTML: r.HTML}
 			switch {
 			case err == nil:
 				d.Status, d.Reply = store.EmailSent, reply
 			case errors.Is(err, errLeaseEnds):
-				later = append(later, d.ID)
-				d.ID = 0
+				later = append(later, e.ID)
+				return
 			default:
-				m.retryOrFail(d, taken[owners[k]], err)
+				m.retryOrFail(&d, e, err)
 			}
+			record(d, false)
 		})
 	}
-	for _, d := range outcome {
-		if d.ID != 0 {
-			done = append(done, d)
-		}
-	}
-	// The outcome is recorded even if ctx ended meanwhile: a message the
-	// server accepted is not to be sent again.
-	rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	err = m.store.RecordDeliveries(rec, done)
+	record(store.Delivery{}, true)
 	if len(later) > 0 {
 		if laterAt.IsZero() {
 			laterAt = time.Now()
 		}
-		err = errors.Join(err, m.store.PutBack(rec, later, laterAt))
+		errs = append(errs, m.store.PutBack(rec, later, laterAt))
 	}
-	return len(taken), err
+	return len(taken), errors.Join(errs...)
 }
 
 // reserve takes a turn of e's project's send rate; it returns how long
