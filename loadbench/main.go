@@ -34,11 +34,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"stencil/mail/smtptest"
 	"stencil/store/localpg"
 )
 
 // onlyLoads are the loads -only can name (measure runs them by name).
-var onlyLoads = []string{"route", "vault", "page", "counter", "match"}
+var onlyLoads = []string{"route", "vault", "page", "counter", "match", "mail"}
 
 func main() {
 	bin := flag.String("bin", "bin/stencil", "the service binary")
@@ -46,8 +47,16 @@ func main() {
 	conns := flag.Int("conns", 64, "concurrent connections of each load")
 	rounds := flag.Int("rounds", 3, "rounds of each load and its anchor, in turn; the table shows medians")
 	lighthouse := flag.String("lighthouse", "", "a Lighthouse binary: audit pages instead of loading them")
-	only := flag.String("only", "", `run only one load and its anchor: "route" (GET /x/… beside its SQL), "vault" (the reads by JWT and PAT beside their SQL), "page" (/web/vault beside the JWT read), "counter" (a serializable counter route beside its transaction) or "match" (a FETCH with match and limit in 100,000 records beside its SQL)`)
+	only := flag.String("only", "", `run only one load and its anchor: "route" (GET /x/… beside its SQL), "vault" (the reads by JWT and PAT beside their SQL), "page" (/web/vault beside the JWT read), "counter" (a serializable counter route beside its transaction), "match" (a FETCH with match and limit in 100,000 records beside its SQL) or "mail" (1,000 queued messages delivered beside a plain loop of the same library)`)
+	mailLoop := flag.String("mail-loop", "", "internal: send the mail anchor's messages to the SMTP server at this address (the loop runs in a process of its own, as the service does)")
 	flag.Parse()
+	if *mailLoop != "" {
+		if err := sendLoop(*mailLoop); err != nil {
+			fmt.Fprintln(os.Stderr, "Error:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*bin, *duration, *conns, max(1, *rounds), *lighthouse, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(1)
@@ -98,6 +107,10 @@ func run(bin string, duration time.Duration, conns, rounds int, lighthouse, only
 	}
 	b := &bench{cluster: cluster, appURL: appURL, duration: duration, conns: conns, rounds: rounds, bin: bin, work: work}
 	b.only = only
+	if b.smtp, err = smtptest.New(); err != nil {
+		return err
+	}
+	defer b.smtp.Close()
 	if err := b.startService(ctx); err != nil {
 		return err
 	}
@@ -135,6 +148,7 @@ type bench struct {
 	uid      int64
 	apply    []byte // the body of a 5,000-block apply
 	only     string // the one load to run ("": all)
+	smtp     *smtptest.Server
 }
 
 var vaultKeys = "bench:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
@@ -155,6 +169,7 @@ func (b *bench) startService(ctx context.Context) error {
 	cmd.Env = append(os.Environ(), "APP_ENV=production", "HOST=127.0.0.1", "PORT="+strconv.Itoa(port),
 		"DATABASE_URL="+b.appURL, "DATA_DIR="+filepath.Join(b.work, "data"), "JWT_SECRET="+strings.Repeat("j", 48),
 		"VAULT_KEYS="+vaultKeys, "ROOT_USERNAME=root", "ROOT_PASSWORD=root-password-1", "ROOT_EMAIL=root@example.com")
+	cmd.Env = append(cmd.Env, b.mailVars()...)
 	b.logs = &bytes.Buffer{}
 	cmd.Stderr = b.logs
 	start := time.Now()

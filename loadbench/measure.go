@@ -177,14 +177,31 @@ func (b *bench) measure(ctx context.Context) error {
 		add(match, matchScript, "≥ 0.5, p99 < 20 ms", match.rps >= 0.5*matchScript.rps && match.p99 < 20 && match.errors == 0)
 		return nil
 	}
+	// mailLoad delivers 1,000 queued messages beside a plain loop sending
+	// the same messages with the same library over one connection.
+	mailLoad := func() error {
+		round, loopRound := 0, 0
+		mail, loop, err := alternate(b.rounds, func() (result, error) {
+			round++
+			return b.mailRound(ctx, round-1)
+		}, func() (result, error) {
+			loopRound++
+			return b.mailLoop(ctx, loopRound)
+		})
+		if err != nil {
+			return err
+		}
+		add(mail, loop, "≥ 0.8", mail.rps >= 0.8*loop.rps && mail.errors == 0)
+		return nil
+	}
 	if b.only != "" {
-		load := map[string]func() error{"route": routeLoad, "vault": vaultReads, "page": vaultPage, "counter": counterLoad, "match": matchLoad}[b.only]
+		load := map[string]func() error{"route": routeLoad, "vault": vaultReads, "page": vaultPage, "counter": counterLoad, "match": matchLoad, "mail": mailLoad}[b.only]
 		if err := load(); err != nil {
 			return err
 		}
 		return b.finish(ctx, rows)
 	}
-	for _, load := range []func() error{routeLoad, counterLoad, matchLoad} {
+	for _, load := range []func() error{routeLoad, counterLoad, matchLoad, mailLoad} {
 		if err := load(); err != nil {
 			return err
 		}

@@ -56,7 +56,7 @@ type Mailer struct {
 // New returns the mailer of cfg's server (nil: mail is held).
 func New(st *store.Store, cfg config.Config, log *slog.Logger) (*Mailer, error) {
 	m := &Mailer{store: st, server: cfg.SMTP, from: cfg.MailFrom, rate: cfg.MailRate, log: log,
-		Batch: 100, Lease: cfg.MailLease, Backoff: 30 * time.Second, MaxBackoff: time.Hour, GiveUp: 24 * time.Hour, Poll: time.Second,
+		Batch: 250, Lease: cfg.MailLease, Backoff: 30 * time.Second, MaxBackoff: time.Hour, GiveUp: 24 * time.Hour, Poll: time.Second,
 		wake: make(chan struct{}, 1), limiters: map[string]*rate.Limiter{}}
 	if m.server == nil {
 		return m, nil
@@ -105,14 +105,38 @@ func (m *Mailer) Run(ctx context.Context) {
 		return
 	}
 	defer m.hangUp()
-	for ctx.Err() == nil {
-		n, err := m.Round(ctx)
+	// A round's last outcomes are written while the next round takes its
+	// messages (they are leased: it cannot take them again).
+	var recorded <-chan error
+	finish := func() error {
+		if recorded == nil {
+			return nil
+		}
+		err := <-recorded
+		recorded = nil
+		return err
+	}
+	defer func() { _ = finish() }()
+	logErr := func(err error) {
 		if err != nil && ctx.Err() == nil {
 			m.log.Error("mail delivery", "err", err)
 		}
-		if n > 0 && err == nil {
-			continue // more may be due
+	}
+	next := m.take(ctx)
+	for ctx.Err() == nil {
+		cur := next
+		if cur.err == nil && len(cur.taken) > 0 {
+			// The next batch is taken while this one goes out.
+			prefetch := make(chan batch, 1)
+			go func() { prefetch <- m.take(ctx) }()
+			rec, err := m.round(ctx, cur, finish)
+			recorded = rec
+			logErr(err)
+			next = <-prefetch
+			continue
 		}
+		logErr(cur.err)
+		logErr(finish())
 		wait := m.Poll
 		if next, err := m.store.NextEmailDue(ctx); err == nil && !next.IsZero() {
 			wait = min(wait, max(time.Until(next), 10*time.Millisecond))
@@ -124,42 +148,80 @@ func (m *Mailer) Run(ctx context.Context) {
 		case <-t.C:
 		}
 		t.Stop()
+		next = m.take(ctx)
 	}
+}
+
+// batch is what a take got: due messages, leased from at.
+type batch struct {
+	at    time.Time
+	taken []store.Email
+	err   error
+}
+
+// take takes a batch of due messages.
+func (m *Mailer) take(ctx context.Context) batch {
+	b := batch{at: time.Now()}
+	b.taken, b.err = m.store.TakeEmails(ctx, m.Batch, m.Lease)
+	return b
 }
 
 // recordEvery is how many outcomes a round records at once: a message
 // the server accepted but whose outcome the process did not record before
 // it died is sent again, so a round records as it goes.
-const recordEvery = 20
+const recordEvery = 50
 
 // Round takes a batch of due messages and delivers them over one
 // connection, recording how each went every recordEvery messages; it
-// returns how many it took.
+// returns how many it took once every outcome is recorded.
 func (m *Mailer) Round(ctx context.Context) (int, error) {
-	start := time.Now()
-	taken, err := m.store.TakeEmails(ctx, m.Batch, m.Lease)
-	if err != nil || len(taken) == 0 {
-		return 0, err
+	b := m.take(ctx)
+	if b.err != nil || len(b.taken) == 0 {
+		return 0, b.err
 	}
+	recorded, err := m.round(ctx, b, func() error { return nil })
+	return len(b.taken), errors.Join(err, <-recorded)
+}
+
+// round delivers a batch and returns before its last outcomes are
+// written: recorded tells when they are. Once its messages went out it
+// calls before, which waits for the previous round's outcomes.
+func (m *Mailer) round(ctx context.Context, b batch, before func() error) (<-chan error, error) {
+	start, taken := b.at, b.taken
 	// Outcomes are recorded even if ctx ends meanwhile: a message the
 	// server accepted is not to be sent again.
 	rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
 	var (
 		pending []store.Delivery
-		errs    []error
-		later   []int64
-		laterAt time.Time
 		ready   []*gomail.Msg
 		owners  []int
 	)
+	// A recorder writes the outcomes while the next messages go out.
+	chunks := make(chan []store.Delivery, 4)
+	recorded := make(chan error, 1)
+	var later []int64
+	var laterAt time.Time
+	go func() {
+		defer cancel()
+		var errs []error
+		for c := range chunks {
+			errs = append(errs, m.store.RecordDeliveries(rec, c))
+		}
+		if len(later) > 0 {
+			if laterAt.IsZero() {
+				laterAt = time.Now()
+			}
+			errs = append(errs, m.store.PutBack(rec, later, laterAt))
+		}
+		recorded <- errors.Join(errs...)
+	}()
 	record := func(d store.Delivery, force bool) {
 		if d.ID != 0 {
 			pending = append(pending, d)
 		}
 		if len(pending) >= recordEvery || force && len(pending) > 0 {
-			errs = append(errs, m.store.RecordDeliveries(rec, pending))
-			pending = pending[:0]
+			chunks <- pending
+			pending = nil
 		}
 	}
 	rendered := make([]Message, len(taken))
@@ -196,13 +258,8 @@ func (m *Mailer) Round(ctx context.Context) (int, error) {
 		})
 	}
 	record(store.Delivery{}, true)
-	if len(later) > 0 {
-		if laterAt.IsZero() {
-			laterAt = time.Now()
-		}
-		errs = append(errs, m.store.PutBack(rec, later, laterAt))
-	}
-	return len(taken), errors.Join(errs...)
+	close(chunks) // the recorder reads later and laterAt only after this
+	return recorded, before()
 }
 
 // reserve takes a turn of e's project's send rate; it returns how long

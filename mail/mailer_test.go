@@ -28,7 +28,7 @@ type outbox struct {
 	url string
 }
 
-func newOutbox(t *testing.T) *outbox {
+func newOutbox(t testing.TB) *outbox {
 	t.Helper()
 	url := storetest.URL(t)
 	st := store.New(storetest.PoolOn(t, url))
@@ -50,7 +50,7 @@ func newOutbox(t *testing.T) *outbox {
 	return &outbox{st: st, url: url}
 }
 
-func (o *outbox) queue(t *testing.T, project, to string, pairs map[string]any) store.Email {
+func (o *outbox) queue(t testing.TB, project, to string, pairs map[string]any) store.Email {
 	t.Helper()
 	raw, _ := json.Marshal(pairs)
 	m := store.Email{ProjectID: &project, RouteID: "signup", Template: "welcome", Recipients: []string{to}, Pairs: raw, Status: store.EmailQueued}
@@ -69,7 +69,7 @@ func (o *outbox) message(t *testing.T, id int64) store.Email {
 	return m
 }
 
-func mailerOf(t *testing.T, st *store.Store, srv *smtptest.Server, rate int) *mail.Mailer {
+func mailerOf(t testing.TB, st *store.Store, srv *smtptest.Server, rate int) *mail.Mailer {
 	t.Helper()
 	cfg := config.Config{MailFrom: "Stencil <noreply@example.com>", MailRate: rate, MailLease: 2 * time.Minute}
 	if srv != nil {

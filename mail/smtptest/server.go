@@ -169,17 +169,30 @@ func (s *Server) Messages() []Message {
 	return append([]Message(nil), s.messages...)
 }
 
+// Count is how many messages the server accepted so far.
+func (s *Server) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.messages)
+}
+
+// Since returns the messages accepted after the first n.
+func (s *Server) Since(n int) []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Message(nil), s.messages[min(n, len(s.messages)):]...)
+}
+
 // Wait waits until the server has accepted n messages, or fails t.
 func (s *Server) Wait(t testing.TB, n int, within time.Duration) []Message {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		got := s.Messages()
-		if len(got) >= n {
-			return got
+		if s.Count() >= n {
+			return s.Messages()
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the SMTP server accepted %d messages in %s, want %d", len(got), within, n)
+			t.Fatalf("the SMTP server accepted %d messages in %s, want %d", s.Count(), within, n)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
