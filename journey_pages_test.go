@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -56,8 +57,30 @@ func TestJourneyEveryPage(t *testing.T) {
 	} {
 		mustAPI("POST", "/data/create", root, `{"project_id":"shop","collection_id":"books","data":`+rec+`}`)
 	}
+	mustAPI("POST", "/email/template/create", root, `{"project_id":"shop","name":"order_done","subject":"Your order {order}","text":"Hello {name}, order {order} is on its way.","html":"<p>Hello <b>{name}</b></p>"}`)
+	var invited struct {
+		ID   int64
+		Link string
+	}
+	_ = json.Unmarshal(mustAPI("POST", "/project/invite", root, `{"project_id":"shop","email":"kim@example.com","role":"AUTHOR"}`), &invited)
+	var outbox []struct{ ID int64 }
+	_ = json.Unmarshal(mustAPI("GET", "/outbox/fetch?project_id=shop", root, ""), &outbox)
+	if invited.Link == "" || len(outbox) != 1 {
+		t.Fatalf("a held invitation: %+v, outbox %+v", invited, outbox)
+	}
+	link, err := url.Parse(invited.Link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	invitePath := link.RequestURI()
 
 	pages := []struct{ name, path, shows string }{
+		{"email", "/web/email?project_id=shop", "order_done"},
+		{"email-template", "/web/email/template?project_id=shop&name=order_done", "Sample values stand in"},
+		{"outbox", "/web/outbox?project_id=shop", "kim@example.com"},
+		{"outbox-message", fmt.Sprintf("/web/outbox/message?project_id=shop&id=%d", outbox[0].ID), "invites you to Shop"},
+		{"forgot", "/web/forgot", "Forgot your password?"},
+		{"invite", invitePath, "Join Shop"},
 		{"home", "/", "Welcome"},
 		{"account", "/web/account", "Change password"},
 		{"users", "/web/users", "ada"},
