@@ -315,8 +315,6 @@ type outboxMessageView struct {
 	Held     bool
 }
 
-func outboxURL(project string) string { return "/web/outbox?project_id=" + url.QueryEscape(project) }
-
 func outboxMessageURL(project string, id int64) string {
 	return "/web/outbox/message?project_id=" + url.QueryEscape(project) + "&id=" + strconv.FormatInt(id, 10)
 }
