@@ -230,6 +230,20 @@ func (b *browser) settle() {
 	}
 }
 
+// loaded waits, up to 10 s, until the page and its stylesheets have loaded:
+// text shows before the styles that size it, and a measure taken between the
+// two is of an unstyled page.
+func (b *browser) loaded() {
+	b.t.Helper()
+	for range 100 {
+		if eval[bool](b, `document.readyState === "complete"`) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.t.Fatalf("the page did not finish loading in 10 s")
+}
+
 // waitGone waits until the page's visible text no longer contains s.
 func (b *browser) waitGone(s string) {
 	b.t.Helper()
@@ -452,6 +466,7 @@ func (b *browser) focusOn(selector string) {
 // as WCAG's target-size rule exempts them.
 func (b *browser) smallTargets() []string {
 	b.t.Helper()
+	b.loaded()
 	return eval[[]string](b, `(() => {
 		const out = [];
 		for (const e of document.querySelectorAll("main a, main button, main input, main select, main textarea, main summary")) {
