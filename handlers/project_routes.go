@@ -21,10 +21,11 @@ type routeDTO struct {
 	CreatedBy *int64    `json:"created_by"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	Version   int64     `json:"version"`
 }
 
 func newRouteDTO(r store.StoredRoute) routeDTO {
-	return routeDTO{Route: r.Route, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	return routeDTO{Route: r.Route, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Version: r.Version}
 }
 
 // routeInput is the body of route create and update: the route document
@@ -34,6 +35,8 @@ type routeInput struct {
 	RouteID    string          `json:"route_id"`
 	Route      json.RawMessage `json:"route" validate:"required"`
 	TemplateID int64           `json:"template_id" validate:"omitempty,min=1"`
+	// Note is kept with the version the save makes (SPEC §12).
+	Note string `json:"note" validate:"max=500,plain_text"`
 }
 
 // decodeRoute reads and checks the route of in for its project.
@@ -207,7 +210,7 @@ func (h *Handlers) routeCreate(c *fiber.Ctx) error {
 		}
 		r.Template = &flow.TemplateRef{ID: t.ID, Name: t.Name}
 	}
-	sr := store.StoredRoute{Route: r, CreatedBy: &current(c).User.ID}
+	sr := store.StoredRoute{Route: r, CreatedBy: &current(c).User.ID, Note: in.Note}
 	if err := h.store.CreateRoute(c.UserContext(), &sr); err != nil {
 		return err
 	}
@@ -283,7 +286,7 @@ func (h *Handlers) routeUpdate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	sr := store.StoredRoute{Route: r}
+	sr := store.StoredRoute{Route: r, SavedBy: &current(c).User.ID, Note: in.Note}
 	if err := h.store.UpdateRoute(c.UserContext(), in.RouteID, &sr); err != nil {
 		return err
 	}

@@ -29,7 +29,8 @@ const (
 type routeRunInput struct {
 	ProjectID string          `json:"project_id" validate:"required,max=64"`
 	RouteID   string          `json:"route_id" validate:"max=128"`
-	Route     json.RawMessage `json:"route"` // a draft, instead of route_id
+	Route     json.RawMessage `json:"route"`                              // a draft, instead of route_id
+	Version   int64           `json:"version" validate:"omitempty,min=1"` // with route_id: a kept version, run dry
 	Path      string          `json:"path" validate:"max=2048"`
 	Query     string          `json:"query" validate:"max=8192"`
 	Body      json.RawMessage `json:"body"`
@@ -149,8 +150,9 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 	return h.respond(c, Reply{Message: message, Data: out})
 }
 
-// planToRun is the plan /route/run runs: the saved route route_id, or the
-// draft route, checked as saving it would be and always run dry.
+// planToRun is the plan /route/run runs: the saved route route_id, or a
+// kept version of it, or the draft route — a version or a draft checked as
+// saving it would be and always run dry.
 func (h *Handlers) planToRun(c *fiber.Ctx, in *routeRunInput) (*engine.Plan, error) {
 	draft := len(in.Route) > 0 && !bytes.Equal(bytes.TrimSpace(in.Route), []byte("null"))
 	switch {
@@ -158,10 +160,21 @@ func (h *Handlers) planToRun(c *fiber.Ctx, in *routeRunInput) (*engine.Plan, err
 		return nil, &ValidationError{Fields: map[string]string{"route_id": "must be left out with route: give a saved route's id or a draft, not both"}}
 	case !draft && in.RouteID == "":
 		return nil, &ValidationError{Fields: map[string]string{"route_id": "is required (or route, a draft)"}, Missing: true}
-	case draft:
-		r, err := decodeRoute(routeInput{ProjectID: in.ProjectID, Route: in.Route})
-		if err != nil {
-			return nil, err
+	case draft && in.Version != 0:
+		return nil, &ValidationError{Fields: map[string]string{"version": "must be left out with route: a version is of a saved route"}}
+	case draft, in.Version != 0:
+		var r flow.Route
+		if draft {
+			var err error
+			if r, err = decodeRoute(routeInput{ProjectID: in.ProjectID, Route: in.Route}); err != nil {
+				return nil, err
+			}
+		} else {
+			v, err := h.routeVersion(c, in.ProjectID, in.RouteID, in.Version)
+			if err != nil {
+				return nil, err
+			}
+			r = v.Route
 		}
 		if _, err := h.checkRunnable(c, r); err != nil {
 			return nil, err
@@ -415,6 +428,7 @@ type tryView struct {
 	Replay     template.JS // a run's inputs to fill the form with (replayValues), or empty
 	ReplayOf   int64       // that run's id
 	ReplayBody bool        // the run kept its body
+	Version    int64       // a kept version tried instead of the live one (always dry), or 0
 }
 
 // tryField is one input of the form, by its bdtype.
@@ -450,7 +464,18 @@ func (h *Handlers) routeTryPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	view := tryView{Base: h.base(c, "Try "+r.RouteID), Route: r, APIPath: strings.TrimSuffix(p.APIPath, "/"),
+	// ?version= tries a kept version: its own inputs, always as a dry run.
+	version := int64(c.QueryInt("version"))
+	if version > 0 && version != r.Version {
+		v, err := h.routeVersion(c, p.ID, r.RouteID, version)
+		if err != nil {
+			return err
+		}
+		r.Route = v.Route
+	} else {
+		version = 0
+	}
+	view := tryView{Base: h.base(c, "Try "+r.RouteID), Route: r, Version: version, APIPath: strings.TrimSuffix(p.APIPath, "/"),
 		PathParams: engine.PathParams(r.RoutePath), Query: tryFields(r.Params.Pairs), Body: tryFields(r.Body)}
 	// ?run= replays a run of the run log: its inputs fill the form.
 	if id := c.QueryInt("run"); id > 0 {

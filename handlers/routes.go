@@ -128,6 +128,9 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Patch("/route/update", document, author, h.routeUpdate)
 	app.Delete("/route/delete", author, h.routeDelete)
 	app.Get("/route/runs", signedIn, h.runList)
+	app.Get("/route/versions", signedIn, h.routeVersionList)
+	app.Get("/route/version", signedIn, h.routeVersionShow)
+	app.Post("/route/restore", author, h.routeRestore)
 	app.Post("/route/run", document, author, h.routeRun)
 
 	// Template and route pages.
@@ -139,6 +142,7 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/web/routes", signedIn, h.routesIndex)
 	app.Get("/web/routes/view", signedIn, h.routeShow)
 	app.Get("/web/routes/runs", signedIn, h.runList)
+	app.Get("/web/routes/history", signedIn, h.routeVersionList)
 	app.Get("/web/routes/run", signedIn, h.runPage)
 	app.Get("/web/routes/try", author, h.routeTryPage)
 	app.Get("/web/routes/docs", signedIn, h.routeDocsPage)

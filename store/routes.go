@@ -18,6 +18,11 @@ type StoredRoute struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	Version   int64 // grows with each change
+
+	// What saving writes into the version it makes, never read back from
+	// the route: who saves it (creation: CreatedBy) and a note.
+	SavedBy *int64
+	Note    string
 }
 
 const routeColumns = "project_id, document, template_id, template_name, created_by, created_at, updated_at, version"
@@ -60,8 +65,9 @@ func documentOf(r flow.Route) ([]byte, error) {
 		Params: r.Params, Body: r.Body, Flow: r.Flow})
 }
 
-// CreateRoute inserts r; a route_id or method and path taken in the project
-// are conflicts on routes_pkey and routes_method_path_key.
+// CreateRoute inserts r, and its version 1, in one statement; a route_id
+// or method and path taken in the project are conflicts on routes_pkey and
+// routes_method_path_key.
 func (s *Store) CreateRoute(ctx context.Context, r *StoredRoute) error {
 	doc, err := documentOf(r.Route)
 	if err != nil {
@@ -72,9 +78,13 @@ func (s *Store) CreateRoute(ctx context.Context, r *StoredRoute) error {
 	if r.Template != nil {
 		tid, tname = &r.Template.ID, &r.Template.Name
 	}
-	err = s.db.QueryRow(ctx, `INSERT INTO routes (project_id, route_id, method, route_path, document, template_id, template_name, created_by)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING created_at, updated_at, version`,
-		r.ProjectID, r.RouteID, r.Method, r.RoutePath, doc, tid, tname, r.CreatedBy).Scan(&r.CreatedAt, &r.UpdatedAt, &r.Version)
+	err = s.db.QueryRow(ctx, `WITH r AS (
+			INSERT INTO routes (project_id, route_id, method, route_path, document, template_id, template_name, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING project_id, route_id, document, created_at, updated_at, version),
+		v AS (INSERT INTO route_versions (project_id, route_id, version, document, note, created_by, created_at)
+			SELECT project_id, route_id, version, document, $9, $8, updated_at FROM r)
+		SELECT created_at, updated_at, version FROM r`,
+		r.ProjectID, r.RouteID, r.Method, r.RoutePath, doc, tid, tname, r.CreatedBy, r.Note).Scan(&r.CreatedAt, &r.UpdatedAt, &r.Version)
 	return translate(err)
 }
 
@@ -122,8 +132,9 @@ func (s *Store) listRoutes(ctx context.Context, scope string, owner any, p Page)
 	return list, total, err
 }
 
-// UpdateRoute replaces route id of project with r (which may rename it); the
-// template snapshot stays as it was.
+// UpdateRoute replaces route id of project with r (which may rename it),
+// and stores the new version, saved by r.SavedBy with r.Note, in the same
+// statement; the template snapshot stays as it was.
 func (s *Store) UpdateRoute(ctx context.Context, id string, r *StoredRoute) error {
 	doc, err := documentOf(r.Route)
 	if err != nil {
@@ -131,9 +142,14 @@ func (s *Store) UpdateRoute(ctx context.Context, id string, r *StoredRoute) erro
 	}
 	var tid *int64
 	var tname *string
-	err = s.db.QueryRow(ctx, `UPDATE routes SET route_id = $3, method = $4, route_path = $5, document = $6, updated_at = now(), version = version + 1
-		WHERE project_id = $1 AND route_id = $2 RETURNING template_id, template_name, created_by, created_at, updated_at, version`,
-		r.ProjectID, id, r.RouteID, r.Method, r.RoutePath, doc).Scan(&tid, &tname, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt, &r.Version)
+	err = s.db.QueryRow(ctx, `WITH r AS (
+			UPDATE routes SET route_id = $3, method = $4, route_path = $5, document = $6, updated_at = now(), version = version + 1
+			WHERE project_id = $1 AND route_id = $2
+			RETURNING project_id, route_id, document, template_id, template_name, created_by, created_at, updated_at, version),
+		v AS (INSERT INTO route_versions (project_id, route_id, version, document, note, created_by, created_at)
+			SELECT project_id, route_id, version, document, $7, $8, updated_at FROM r)
+		SELECT template_id, template_name, created_by, created_at, updated_at, version FROM r`,
+		r.ProjectID, id, r.RouteID, r.Method, r.RoutePath, doc, r.Note, r.SavedBy).Scan(&tid, &tname, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt, &r.Version)
 	if err != nil {
 		return translate(err)
 	}
@@ -142,6 +158,61 @@ func (s *Store) UpdateRoute(ctx context.Context, id string, r *StoredRoute) erro
 		r.Template = &flow.TemplateRef{ID: *tid, Name: *tname}
 	}
 	return nil
+}
+
+// RouteVersion is one kept version of a route: the whole document as it
+// was saved, who saved it, when, and the note given with the save.
+type RouteVersion struct {
+	Version       int64
+	Route         flow.Route // with the project and the route's id of today
+	Note          string
+	CreatedBy     *int64
+	CreatedByName string // the saver's username, empty when unknown or deleted
+	CreatedAt     time.Time
+}
+
+const routeVersionColumns = `v.version, v.document, v.note, v.created_by, coalesce(u.username, ''), v.created_at
+	FROM route_versions v LEFT JOIN users u ON u.id = v.created_by`
+
+func scanRouteVersion(row pgx.Row, project, route string) (RouteVersion, error) {
+	var v RouteVersion
+	var doc []byte
+	if err := row.Scan(&v.Version, &doc, &v.Note, &v.CreatedBy, &v.CreatedByName, &v.CreatedAt); err != nil {
+		return v, translate(err)
+	}
+	var d routeDocument
+	if err := json.Unmarshal(doc, &d); err != nil {
+		return v, fmt.Errorf("stored route version does not decode: %w", err)
+	}
+	v.Route = flow.Route{ProjectID: project, RouteID: route, RoutePath: d.RoutePath, Method: d.Method, AuthJWT: d.AuthJWT,
+		Params: d.Params, Body: d.Body, Flow: d.Flow}
+	v.Route.Normalize()
+	return v, nil
+}
+
+// RouteVersions returns a page of route id's versions in project, newest
+// first, and how many there are; a route that does not exist is
+// ErrNotFound.
+func (s *Store) RouteVersions(ctx context.Context, project, id string, p Page) ([]RouteVersion, int, error) {
+	var total int
+	err := s.db.QueryRow(ctx, `SELECT (SELECT count(*) FROM route_versions WHERE project_id = $1 AND route_id = $2)
+		FROM routes WHERE project_id = $1 AND route_id = $2`, project, id).Scan(&total)
+	if err != nil {
+		return nil, 0, translate(err)
+	}
+	rows, err := s.db.Query(ctx, "SELECT "+routeVersionColumns+` WHERE v.project_id = $1 AND v.route_id = $2
+		ORDER BY v.version DESC OFFSET $3 LIMIT $4`, project, id, p.Offset, p.Limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (RouteVersion, error) { return scanRouteVersion(r, project, id) })
+	return list, total, err
+}
+
+// RouteVersionOf returns version n of route id in project.
+func (s *Store) RouteVersionOf(ctx context.Context, project, id string, n int64) (RouteVersion, error) {
+	return scanRouteVersion(s.db.QueryRow(ctx, "SELECT "+routeVersionColumns+
+		" WHERE v.project_id = $1 AND v.route_id = $2 AND v.version = $3", project, id, n), project, id)
 }
 
 // DeleteRoute removes route id of project.

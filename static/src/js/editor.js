@@ -799,15 +799,23 @@
     });
   }
 
+  var note = ""; // kept with the version a route's save makes
   function saveBar() {
+    var noteInput = isTemplate ? null : el("input", {
+      type: "text", id: "save-note", class: "input min-w-0 flex-1 basis-48 sm:max-w-xs", maxlength: "500", autocomplete: "off",
+      placeholder: "What changed (optional)", "aria-label": "Note for this version (optional)", value: note,
+      oninput: function (e) { note = e.target.value; },
+      // Enter in the note saves, as Enter in a one-line field submits.
+      onkeydown: function (e) { if (e.key === "Enter") { e.preventDefault(); save.click(); } }
+    });
     var status = el("span", { class: "text-sm text-red-700", id: "save-status", role: "status", text: saveMessage });
     var save = el("button", {
       type: "button", class: "btn-primary", "data-action": "save",
       onclick: function () {
         status.textContent = "Saving…";
         var call = isTemplate ? post("/route/template/create", state)
-          : data.route_id ? post("/route/update", { project_id: data.project_id, route_id: data.route_id, route: state }, "PATCH")
-          : post("/route/create", { project_id: data.project_id, route: state, template_id: state.template ? state.template.id : undefined });
+          : data.route_id ? post("/route/update", { project_id: data.project_id, route_id: data.route_id, route: state, note: note }, "PATCH")
+          : post("/route/create", { project_id: data.project_id, route: state, template_id: state.template ? state.template.id : undefined, note: note });
         call.then(function (env) {
           if (env.status === 200 || env.status === 201) {
             var d = env.data;
@@ -845,7 +853,7 @@
     });
     // The bar stays at the foot of the window while the form scrolls.
     return el("div", { class: "sticky bottom-0 z-20 -mx-1 flex flex-wrap items-center gap-3 rounded-md border-t border-slate-200 bg-white/95 px-1 py-2 shadow-[0_-4px_6px_-4px_rgba(0,0,0,0.1)]", "data-testid": "save-bar" },
-      [save, count, status]);
+      [save, noteInput, count, status]);
   }
 
   // ---------- Create from Template (route mode) ----------

@@ -105,6 +105,10 @@
       if (x !== "" && x !== undefined) query.push(encodeURIComponent(i.name) + "=" + encodeURIComponent(x));
     });
     var req = { project_id: project, route_id: route, path: path, query: query.join("&"), dry_run: v.dry };
+    if (form.dataset.version) {
+      req.version = Number(form.dataset.version);
+      req.dry_run = true;
+    }
     if (caller && caller.value !== "me") {
       req.caller = caller.value;
       if (caller.value === "token") req.token = token.value.trim();

@@ -1,0 +1,184 @@
+package handlers
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"stencil/store"
+)
+
+// TestRouteVersionsAPI: saves keep versions with their notes; one version
+// reads whole; restore makes a new version equal to an old one, checked as
+// saving is; a kept version runs dry; bad input changes nothing.
+func TestRouteVersionsAPI(t *testing.T) {
+	ta, h, admin := mailApp(t)
+	viewer := ta.newUser(t, "viewer", store.RoleViewer)
+	if err := ta.h.store.AddMember(context.Background(), "shop", viewer.ID); err != nil {
+		t.Fatal(err)
+	}
+	v := as(ta.token(t, viewer))
+	first := runnable{id: "books", method: "GET", path: "/books", blocks: []string{fetchBooks,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("rows", ref("rows")) + `,"conditions":[]}`}}
+	if status, body := ta.call(t, "POST", "/route/create", `{"project_id":"shop","note":"the first cut","route":`+first.JSON()+`}`, h); status != 201 || !strings.Contains(body, `"version":1`) {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	second := first
+	second.blocks = []string{fetchBooks, sfOnly, `{"type":"RETURN","depth":0,"pairs":` + pairsOf("rows", ref("sf")) + `,"conditions":[]}`}
+	update := func(r runnable, note string, headers map[string]string) (int, string) {
+		return ta.call(t, "PATCH", "/route/update", `{"project_id":"shop","route_id":"books","note":`+quote(note)+`,"route":`+r.JSON()+`}`, headers)
+	}
+	if status, body := update(second, "science fiction only", h); status != 200 || !strings.Contains(body, `"version":2`) {
+		t.Fatalf("update: %d %s", status, body)
+	}
+	withVault := first
+	withVault.blocks = append([]string{`{"type":"VAULT","depth":0,"local_name":"k","key":"API_KEY"}`}, first.blocks...)
+	if status, body := update(withVault, "", admin); status != 200 {
+		t.Fatalf("update by the admin: %d %s", status, body)
+	}
+	// Another route takes the path version 1 had, under another method.
+	other := runnable{id: "other", method: "POST", path: "/books", blocks: first.blocks}
+	other.save(t, ta, h)
+
+	ta.run(t, []scenario{
+		{name: "members list the versions, newest first", method: "GET", path: "/route/versions?project_id=shop&route_id=books", headers: v, status: 200,
+			want: []string{`"amount":3`, `"version":3,"note":"","created_by":`, `"created_by_name":"boss"`, `"version":2,"note":"science fiction only"`, `"note":"the first cut"`, `"blocks":3`}},
+		{name: "a page of one", method: "GET", path: "/route/versions?project_id=shop&route_id=books&limit=1&offset=1", headers: v, status: 200,
+			want: []string{`"amount":3`, `"version":2`}, unwanted: []string{`"version":3`, `"version":1`}},
+		{name: "the list has no documents", method: "GET", path: "/route/versions?project_id=shop&route_id=books", headers: v, status: 200,
+			unwanted: []string{`"flow"`}},
+		{name: "a route that does not exist", method: "GET", path: "/route/versions?project_id=shop&route_id=nope", headers: v, status: 404,
+			want: []string{`route \"nope\" not found in project \"shop\"`}},
+		{name: "no route_id", method: "GET", path: "/route/versions?project_id=shop", headers: v, status: 400},
+		{name: "one version whole", method: "GET", path: "/route/version?project_id=shop&route_id=books&version=2", headers: v, status: 200,
+			want: []string{`"version":2`, `"route":{"project_id":"shop","route_id":"books"`, `"type":"FILTER"`}},
+		{name: "a version the route does not have", method: "GET", path: "/route/version?project_id=shop&route_id=books&version=9", headers: v, status: 404,
+			want: []string{`route \"books\" has no version 9`}},
+		{name: "version 0", method: "GET", path: "/route/version?project_id=shop&route_id=books&version=0", headers: v, status: 422},
+		{name: "a version that is no number", method: "GET", path: "/route/version?project_id=shop&route_id=books&version=two", headers: v, status: 400, want: []string{"version must be an integer"}},
+		{name: "a viewer may not restore", method: "POST", path: "/route/restore", headers: v, body: `{"project_id":"shop","route_id":"books","version":2}`, status: 403},
+		{name: "an author may not restore a version holding a VAULT block", method: "POST", path: "/route/restore", headers: h,
+			body: `{"project_id":"shop","route_id":"books","version":3}`, status: 403, want: []string{"(VAULT) reads the vault"}},
+		{name: "a note with a control character", method: "POST", path: "/route/restore", headers: h,
+			body: `{"project_id":"shop","route_id":"books","version":2,"note":"a\u0007b"}`, status: 422, want: []string{`"note":"must not contain control characters"`}},
+		{name: "a version that does not exist", method: "POST", path: "/route/restore", headers: h,
+			body: `{"project_id":"shop","route_id":"books","version":7}`, status: 404},
+		{name: "a kept version runs dry", method: "POST", path: "/route/run", headers: h,
+			body: `{"project_id":"shop","route_id":"books","version":1}`, status: 200, want: []string{`"dry_run":true`, `"title":"Emma"`}},
+		{name: "the live version filters", method: "POST", path: "/route/run", headers: admin,
+			body: `{"project_id":"shop","route_id":"books","version":2,"dry_run":false}`, status: 200, want: []string{`"dry_run":true`}, unwanted: []string{`"title":"Emma"`}},
+		{name: "a version with a draft", method: "POST", path: "/route/run", headers: h,
+			body: `{"project_id":"shop","route":` + first.JSON() + `,"version":1}`, status: 422, want: []string{`"version":"must be left out with route`}},
+	})
+	// Nothing above made a version.
+	if status, body := ta.call(t, "GET", "/route/versions?project_id=shop&route_id=books", "", v); !strings.Contains(body, `"amount":3`) {
+		t.Fatalf("after refusals: %d %s", status, body)
+	}
+
+	// Restore version 2: version 4, equal to it, noted.
+	status, body := ta.call(t, "POST", "/route/restore", `{"project_id":"shop","route_id":"books","version":2}`, h)
+	if status != 200 || !strings.Contains(body, `"version":4`) || !strings.Contains(body, `"type":"FILTER"`) || strings.Contains(body, `"type":"VAULT"`) {
+		t.Fatalf("restore: %d %s", status, body)
+	}
+	_, v2 := ta.call(t, "GET", "/route/version?project_id=shop&route_id=books&version=2", "", v)
+	_, v4 := ta.call(t, "GET", "/route/version?project_id=shop&route_id=books&version=4", "", v)
+	if document(t, v2) != document(t, v4) || !strings.Contains(v4, `"note":"Restored version 2"`) {
+		t.Fatalf("version 4 is not version 2:\n%s\n%s", v2, v4)
+	}
+	// The live route answers as version 2 did, at once.
+	if status, body := ta.call(t, "GET", "/x/shop/books", "", nil); status != 200 || strings.Contains(body, "Emma") {
+		t.Fatalf("the live route after the restore: %d %s", status, body)
+	}
+	// Version 1's GET /books is free; make another route take it, then
+	// restoring version 1 is refused and changes nothing.
+	other.method = "GET"
+	other.path = "/books"
+	if status, body := ta.call(t, "PATCH", "/route/update", `{"project_id":"shop","route_id":"other","route":`+runnable{id: "other", method: "GET", path: "/all", blocks: first.blocks}.JSON()+`}`, h); status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	if status, body := ta.call(t, "PATCH", "/route/update", `{"project_id":"shop","route_id":"books","route":`+runnable{id: "books", method: "GET", path: "/b", blocks: first.blocks}.JSON()+`}`, h); status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	if status, body := ta.call(t, "PATCH", "/route/update", `{"project_id":"shop","route_id":"other","route":`+runnable{id: "other", method: "GET", path: "/books", blocks: first.blocks}.JSON()+`}`, h); status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	if status, body := ta.call(t, "POST", "/route/restore", `{"project_id":"shop","route_id":"books","version":1}`, h); status != 422 {
+		t.Fatalf("restore onto a taken path: %d %s", status, body)
+	}
+	if _, body := ta.call(t, "GET", "/route/versions?project_id=shop&route_id=books&limit=1", "", v); !strings.Contains(body, `"amount":5`) {
+		t.Fatalf("a refused restore made a version: %s", body)
+	}
+}
+
+// document cuts the route document out of a version's answer.
+func document(t *testing.T, body string) string {
+	t.Helper()
+	i := strings.Index(body, `"route":`)
+	if i < 0 {
+		t.Fatalf("no route in %s", body)
+	}
+	return body[i:]
+}
+
+// TestRestoresAtOnce: sixteen restores of one route at once make sixteen
+// versions, numbered without a gap, through HTTP on real PostgreSQL.
+func TestRestoresAtOnce(t *testing.T) {
+	ta, h := runApp(t)
+	r := runnable{id: "books", method: "GET", path: "/books", blocks: []string{fetchBooks}}
+	r.save(t, ta, h)
+	r.blocks = append(r.blocks, sfOnly)
+	if status, body := ta.call(t, "PATCH", "/route/update", `{"project_id":"shop","route_id":"books","route":`+r.JSON()+`}`, h); status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	var wg sync.WaitGroup
+	statuses := make(chan int, 16)
+	for range 16 {
+		wg.Go(func() {
+			status, _ := ta.call(t, "POST", "/route/restore", `{"project_id":"shop","route_id":"books","version":1}`, h)
+			statuses <- status
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	for s := range statuses {
+		if s != 200 {
+			t.Fatalf("a restore answered %d", s)
+		}
+	}
+	list, total, err := ta.h.store.RouteVersions(context.Background(), "shop", "books", store.Page{Limit: 100})
+	if err != nil || total != 18 {
+		t.Fatalf("%d versions, %v", total, err)
+	}
+	for i, v := range list {
+		if v.Version != int64(18-i) {
+			t.Fatalf("version %d at place %d", v.Version, i)
+		}
+	}
+}
+
+// TestHistoryPage: the route's History compares the newest version with
+// the one before by default, block by block and as a JSON diff; a version
+// that does not exist is named.
+func TestHistoryPage(t *testing.T) {
+	ta, h := runApp(t)
+	r := runnable{id: "books", method: "GET", path: "/books", blocks: []string{fetchBooks}}
+	r.save(t, ta, h)
+	r.blocks = append(r.blocks, sfOnly)
+	if status, body := ta.call(t, "PATCH", "/route/update", `{"project_id":"shop","route_id":"books","note":"sf only","route":`+r.JSON()+`}`, h); status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	b := browser(ta.signIn(t, "author"))
+	ta.run(t, []scenario{
+		{name: "the newest against the one before", method: "GET", path: "/web/routes/history?project_id=shop&route_id=books", headers: b, status: 200,
+			want: []string{"From version 1 to version 2", `data-kind="added"`, "FILTER", "sf only", `text-emerald-900">&#43;        &#34;type&#34;: &#34;FILTER&#34;,`, "Restore version 1", "live"}},
+		{name: "any two", method: "GET", path: "/web/routes/history?project_id=shop&route_id=books&from=2&to=1", headers: b, status: 200,
+			want: []string{"From version 2 to version 1", `data-kind="removed"`}},
+		{name: "a version that does not exist", method: "GET", path: "/web/routes/history?project_id=shop&route_id=books&from=5", headers: b, status: 422,
+			want: []string{"version 5 does not exist"}},
+		{name: "the route page links its history", method: "GET", path: "/web/routes/view?project_id=shop&route_id=books", headers: b, status: 200,
+			want: []string{`href="/web/routes/history?project_id=shop&amp;route_id=books"`, "(version 2)"}},
+		{name: "the playground tries a kept version", method: "GET", path: "/web/routes/try?project_id=shop&route_id=books&version=1", headers: b, status: 200,
+			want: []string{"You are trying version 1", `data-version="1"`}},
+	})
+}
