@@ -143,13 +143,48 @@ func TestJourneyVault(t *testing.T) {
 	b.waitText("SMTP_PASSWORD")
 	b.click(`#row-SMTP_PASSWORD button[hx-delete]`)
 	b.confirm()
-	b.waitText("Entry SMTP_PASSWORD deleted.")
+	b.waitText("Entry SMTP_PASSWORD deleted: it can be undeleted for 7 days.")
 	b.waitText("No keys match")
+	// The deleted entry waits in the trash: undeleted by keyboard.
+	b.waitText("Deleted entries")
+	b.tabToMatch(`[aria-label="Undelete SMTP_PASSWORD"]`)
+	b.press("\r")
+	b.waitText("Entry SMTP_PASSWORD undeleted.")
+	b.waitGone("Deleted entries")
+	b.waitText("SMTP_PASSWORD")
+
+	// DB_PASSWORD's first value is kept: revealed and restored from its
+	// versions, by keyboard.
+	b.do(chromedp.Navigate(app.URL + "/web/vault?project_id=shop&filter=db"))
+	b.waitText("by ada")
+	b.tabToMatch(`a[aria-label="Versions of DB_PASSWORD"]`)
+	b.press("\r")
+	b.waitText("the last 10 it replaced")
+	b.tabToMatch(`[aria-label="Reveal version 1"]`)
+	b.press("\r")
+	b.waitText(secrets["DB_PASSWORD"])
+	b.focusOn(`[aria-label="Copy version 1"]`)
+	b.tabToMatch(`[aria-label="Restore version 1"]`)
+	b.press("\r")
+	b.do(chromedp.WaitVisible(chromedp.CSS("#confirm-dialog[open] [data-confirm]")))
+	b.press("\t")
+	b.press("\r")
+	b.waitText("Version 1 of DB_PASSWORD restored as version 3.")
+	for _, width := range []int64{1280, 390} {
+		b.resize(width, 844)
+		b.audit(fmt.Sprintf("vault versions at %d", width))
+		if bad := b.smallTargets(); width == 390 && len(bad) > 0 {
+			t.Errorf("small targets at 390: %v", bad)
+		}
+		b.screenshot(fmt.Sprintf("vault-versions-%d", width))
+	}
+	b.resize(1280, 900)
 
 	b.do(chromedp.Navigate(app.URL + "/web/vault/log?project_id=shop&limit=100"))
 	b.waitText("Access log")
 	text := b.text()
-	for _, want := range []string{"delete\tSMTP_PASSWORD", "update\tDB_PASSWORD", "read\tSTRIPE_KEY", "create\tDB_PASSWORD", "read\tDB_PASSWORD"} {
+	for _, want := range []string{"delete\tSMTP_PASSWORD", "undelete\tSMTP_PASSWORD", "restore version 1\tDB_PASSWORD", "read version 1\tDB_PASSWORD",
+		"update\tDB_PASSWORD", "read\tSTRIPE_KEY", "create\tDB_PASSWORD", "read\tDB_PASSWORD"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the log lacks %q:\n%s", want, text)
 		}

@@ -63,6 +63,9 @@ type Config struct {
 	// MailLease is how long a message an instance took for delivery is
 	// its own: if the instance dies, another takes the message after it.
 	MailLease time.Duration
+	// VaultVersions is how many older values of a vault entry are kept
+	// (SPEC §12).
+	VaultVersions int
 }
 
 // SMTPServer is where mail is delivered, read from SMTP_URL.
@@ -232,6 +235,9 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 	}
 	if err := c.loadMail(getenv); err != nil {
+		return c, err
+	}
+	if c.VaultVersions, err = wholeNumber(getenv, "VAULT_VERSIONS", 10, 1, 1000); err != nil {
 		return c, err
 	}
 	if c.DataDir, err = filepath.Abs(c.DataDir); err != nil {

@@ -234,7 +234,7 @@ func TestSubstitutionTouchesExactlyTheListedFields(t *testing.T) {
 	if route.Flow.Blocks[2].TemplateString != "{} and X" {
 		t.Errorf("templatestring = %q: {} must survive", route.Flow.Blocks[2].TemplateString)
 	}
-	if *route.Template != (TemplateRef{ID: 7, Name: "all_blocks"}) || route.ProjectID != "shop" {
+	if ref := route.Template; ref.ID != 7 || ref.Name != "all_blocks" || ref.Version != 0 || ref.Values != nil || route.ProjectID != "shop" {
 		t.Errorf("template ref %v, project %q", route.Template, route.ProjectID)
 	}
 	if tmpl.Flow.Blocks[0].LocalName != "{v}" || tmpl.Flow.Blocks[9].UpdateTargets[0].Conditions[0].Left.Data != "{v}" {

@@ -53,10 +53,14 @@ type Flow struct {
 	Blocks []Block `json:"blocks"`
 }
 
-// TemplateRef records the template a route was made from: a snapshot.
+// TemplateRef records the template a route was made from: a snapshot of
+// its id and name, the version applied and the values given then (SPEC
+// §12), which an upgrade to a newer version applies again.
 type TemplateRef struct {
-	ID   int64  `json:"id"`
-	Name string `json:"name"`
+	ID      int64             `json:"id"`
+	Name    string            `json:"name"`
+	Version int64             `json:"version,omitempty"`
+	Values  map[string]string `json:"values,omitempty"`
 }
 
 // Template is a reusable route blueprint (SPEC §6.3).

@@ -202,13 +202,26 @@ func (h *Handlers) routeCreate(c *fiber.Ctx) error {
 	if in.TemplateID == 0 && r.Template != nil {
 		in.TemplateID = r.Template.ID
 	}
+	given := r.Template
 	r.Template = nil
 	if in.TemplateID != 0 {
 		t, err := h.templateFor(c, in.TemplateID, in.ProjectID)
 		if err != nil {
 			return &ValidationError{Fields: map[string]string{"template_id": "is not a template available in this project"}}
 		}
-		r.Template = &flow.TemplateRef{ID: t.ID, Name: t.Name}
+		// The version applied and the values given come with the document
+		// apply made; without them the route counts as made from the
+		// template's version of now.
+		r.Template = &flow.TemplateRef{ID: t.ID, Name: t.Name, Version: t.Version}
+		if given != nil && given.ID == t.ID {
+			if given.Version > t.Version {
+				return &ValidationError{Fields: map[string]string{"route.template.version": fmt.Sprintf("must be a version of template %d (1 to %d)", t.ID, t.Version)}}
+			}
+			if given.Version > 0 {
+				r.Template.Version = given.Version
+			}
+			r.Template.Values = given.Values
+		}
 	}
 	sr := store.StoredRoute{Route: r, CreatedBy: &current(c).User.ID, Note: in.Note}
 	if err := h.store.CreateRoute(c.UserContext(), &sr); err != nil {

@@ -2,8 +2,10 @@ package handlers
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -18,9 +20,9 @@ import (
 // Route versions (SPEC §12): every save keeps the whole document; members
 // read them and compare any two; AUTHOR members and up restore one.
 
-// routeVersionDTO is a kept version as the API shows it; the list leaves
-// the document out (Route nil), one version has it.
-type routeVersionDTO struct {
+// versionDTO is a kept version of a route or template as the API shows
+// it; lists leave the document out, one route version has it.
+type versionDTO struct {
 	Version       int64       `json:"version"`
 	Note          string      `json:"note"`
 	CreatedBy     *int64      `json:"created_by"`
@@ -30,8 +32,8 @@ type routeVersionDTO struct {
 	Route         *flow.Route `json:"route,omitempty"`
 }
 
-func newRouteVersionDTO(v store.RouteVersion, withDocument bool) routeVersionDTO {
-	d := routeVersionDTO{Version: v.Version, Note: v.Note, CreatedBy: v.CreatedBy, CreatedByName: v.CreatedByName,
+func newRouteVersionDTO(v store.RouteVersion, withDocument bool) versionDTO {
+	d := versionDTO{Version: v.Version, Note: v.Note, CreatedBy: v.CreatedBy, CreatedByName: v.CreatedByName,
 		CreatedAt: v.CreatedAt, Blocks: len(v.Route.Flow.Blocks)}
 	if withDocument {
 		d.Route = &v.Route
@@ -49,19 +51,50 @@ type routeVersionsQuery struct {
 	To   int64 `query:"to" json:"to" validate:"min=0"`
 }
 
-// historyView is the route's History page: its versions, newest first,
-// and what changed between two of them.
+// historyView is a History page, of a route or a template: its versions,
+// newest first, and what changed between two of them.
 type historyView struct {
 	Base
-	Project  store.Project
-	Route    store.StoredRoute
-	Versions []routeVersionDTO
-	Pager    Pager
-	CanWrite bool
-	Next     int64 // the number a restore makes
-	From, To int64
-	Numbers  []int64 // every version, newest first, for choosing two
-	Diff     *diffView
+	Back, BackText string
+	Subject        string // what the versions are of, as the heading's line names it
+	Self           string // the page with the query naming its route or template
+	Keys           []hiddenField
+	RestoreURL     string
+	RestoreVals    string // the restore's JSON fields, less the version
+	TryURL         string // routes: the playground, less the version
+	Live           int64  // the live version
+	Next           int64  // the number a restore makes
+	Versions       []versionDTO
+	Pager          Pager
+	CanWrite       bool
+	From, To       int64
+	Numbers        []int64 // every version, newest first, for choosing two
+	Diff           *diffView
+}
+
+type hiddenField struct{ Name, Value string }
+
+// newHistoryView fills what a History page shows of its versions, given
+// the live version and how many are kept, and picks the two it compares:
+// by default the newest against the one kept before it.
+func newHistoryView(c *fiber.Ctx, base Base, page store.Page, list []versionDTO, total int, live int64, from, to int64) historyView {
+	v := historyView{Base: base, Versions: list, Pager: newPager(c, page, len(list), total), CanWrite: callerAtLeast(c, store.RoleAuthor),
+		Live: live, Next: live + 1, From: from, To: to}
+	for n := live; n >= 1 && n > live-int64(total); n-- {
+		v.Numbers = append(v.Numbers, n)
+	}
+	if v.To == 0 {
+		v.To = live
+	}
+	if v.From == 0 {
+		for _, n := range v.Numbers {
+			if n < v.To {
+				v.From = n
+				break
+			}
+		}
+	}
+	return v
 }
 
 // diffView is a comparison of two versions: the request's fields and the
@@ -115,7 +148,7 @@ func (h *Handlers) routeVersionList(c *fiber.Ctx) error {
 	if err != nil {
 		return h.routeNotFound(err, q.ProjectID, q.RouteID)
 	}
-	dtos := make([]routeVersionDTO, len(list))
+	dtos := make([]versionDTO, len(list))
 	for i, v := range list {
 		dtos[i] = newRouteVersionDTO(v, false)
 	}
@@ -126,56 +159,52 @@ func (h *Handlers) routeVersionList(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	view := historyView{Base: h.base(c, "History · "+r.RouteID), Project: p, Route: r, Versions: dtos,
-		Pager: newPager(c, page, len(list), total), CanWrite: callerAtLeast(c, store.RoleAuthor), Next: r.Version + 1}
-	for n := r.Version; n >= 1 && n > r.Version-int64(total); n-- {
-		view.Numbers = append(view.Numbers, n)
-	}
-	// By default the newest version against the one kept before it.
-	view.From, view.To = q.From, q.To
-	if view.To == 0 {
-		view.To = r.Version
-	}
-	if view.From == 0 {
-		for _, n := range view.Numbers {
-			if n < view.To {
-				view.From = n
-				break
-			}
-		}
-	}
+	key := "project_id=" + url.QueryEscape(p.ID) + "&route_id=" + url.QueryEscape(r.RouteID)
+	view := newHistoryView(c, h.base(c, "History · "+r.RouteID), page, dtos, total, r.Version, q.From, q.To)
+	view.Back, view.BackText, view.Subject = "/web/routes/view?"+key, "Route "+r.RouteID, r.Method+" "+r.RoutePath
+	view.Self, view.Keys = "/web/routes/history?"+key, []hiddenField{{"project_id", p.ID}, {"route_id", r.RouteID}}
+	view.RestoreURL, view.TryURL = "/route/restore", "/web/routes/try?"+key+"&version="
+	raw, _ := json.Marshal(map[string]string{"project_id": p.ID, "route_id": r.RouteID})
+	view.RestoreVals = string(raw[1 : len(raw)-1])
 	if view.From > 0 && view.From != view.To {
-		if view.Diff, err = h.compareVersions(c, p.ID, r.RouteID, view.From, view.To); err != nil {
-			return err
+		var docs [2]flow.Route
+		for i, n := range []int64{view.From, view.To} {
+			v, err := h.store.RouteVersionOf(ctx, p.ID, r.RouteID, n)
+			if err != nil {
+				return versionMissing(err, i, n)
+			}
+			docs[i] = v.Route
 		}
+		view.Diff = newDiffView(view.From, view.To, docs[0], docs[1], nil)
 	}
 	return h.respond(c, Reply{Data: dtos, Amount: &total, Page: "routes/history", View: view})
 }
 
+// versionMissing names a version to compare that does not exist (from:
+// i 0, to: i 1).
+func versionMissing(err error, i int, n int64) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return &ValidationError{Fields: map[string]string{[]string{"from", "to"}[i]: fmt.Sprintf("version %d does not exist", n)}}
+	}
+	return err
+}
+
 // routeNotFound names the route when err is the store's not found.
 func (h *Handlers) routeNotFound(err error, project, route string) error {
-	if err == store.ErrNotFound {
+	if errors.Is(err, store.ErrNotFound) {
 		return fiber.NewError(fiber.StatusNotFound, "route "+quote(route)+" not found in project "+quote(project))
 	}
 	return err
 }
 
-// compareVersions compares version from with version to of a route.
-func (h *Handlers) compareVersions(c *fiber.Ctx, project, route string, from, to int64) (*diffView, error) {
-	var docs [2]store.RouteVersion
-	for i, n := range []int64{from, to} {
-		v, err := h.store.RouteVersionOf(c.UserContext(), project, route, n)
-		if err != nil {
-			if err == store.ErrNotFound {
-				return nil, &ValidationError{Fields: map[string]string{[]string{"from", "to"}[i]: fmt.Sprintf("version %d does not exist", n)}}
-			}
-			return nil, err
-		}
-		docs[i] = v
-	}
-	d := flow.DiffRoutes(docs[0].Route, docs[1].Route)
-	view := &diffView{From: from, To: to, Request: d.Request, Same: d.Empty()}
-	older, newer := blockViews(docs[0].Route.Flow, nil), blockViews(docs[1].Route.Flow, nil)
+// newDiffView compares a, version from, with b, version to; extra are
+// changes of fields beside the route's parts (a template's name, its
+// variables).
+func newDiffView(from, to int64, a, b flow.Route, extra []flow.FieldChange) *diffView {
+	d := flow.DiffRoutes(a, b)
+	view := &diffView{From: from, To: to, Request: append(extra, d.Request...)}
+	view.Same = len(view.Request) == 0 && len(d.Blocks) == 0
+	older, newer := blockViews(a.Flow, nil), blockViews(b.Flow, nil)
 	for _, bc := range d.Blocks {
 		cv := blockChangeView{BlockChange: bc}
 		if bc.To >= 0 {
@@ -188,9 +217,9 @@ func (h *Handlers) compareVersions(c *fiber.Ctx, project, route string, from, to
 		}
 		view.Blocks = append(view.Blocks, cv)
 	}
-	a, _ := json.MarshalIndent(docs[0].Route, "", "  ")
-	b, _ := json.MarshalIndent(docs[1].Route, "", "  ")
-	unified := udiff.Unified("version "+strconv.FormatInt(from, 10), "version "+strconv.FormatInt(to, 10), string(a)+"\n", string(b)+"\n")
+	da, _ := json.MarshalIndent(a, "", "  ")
+	db, _ := json.MarshalIndent(b, "", "  ")
+	unified := udiff.Unified("version "+strconv.FormatInt(from, 10), "version "+strconv.FormatInt(to, 10), string(da)+"\n", string(db)+"\n")
 	for line := range strings.SplitSeq(strings.TrimSuffix(unified, "\n"), "\n") {
 		class := ""
 		switch {
@@ -207,7 +236,7 @@ func (h *Handlers) compareVersions(c *fiber.Ctx, project, route string, from, to
 			view.JSON = append(view.JSON, diffLine{Text: line, Class: class})
 		}
 	}
-	return view, nil
+	return view
 }
 
 type routeVersionQuery struct {
@@ -237,7 +266,7 @@ func (h *Handlers) routeVersionShow(c *fiber.Ctx) error {
 // not exist is 404, saying which.
 func (h *Handlers) routeVersion(c *fiber.Ctx, project, route string, n int64) (store.RouteVersion, error) {
 	v, err := h.store.RouteVersionOf(c.UserContext(), project, route, n)
-	if err == store.ErrNotFound {
+	if errors.Is(err, store.ErrNotFound) {
 		if _, err := h.store.Route(c.UserContext(), project, route); err != nil {
 			return v, h.routeNotFound(err, project, route)
 		}

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -180,5 +181,56 @@ func TestHistoryPage(t *testing.T) {
 			want: []string{`href="/web/routes/history?project_id=shop&amp;route_id=books"`, "(version 2)"}},
 		{name: "the playground tries a kept version", method: "GET", path: "/web/routes/try?project_id=shop&route_id=books&version=1", headers: b, status: 200,
 			want: []string{"You are trying version 1", `data-version="1"`}},
+	})
+}
+
+// TestTemplateVersions: template saves keep versions with notes; one
+// version reads whole; restore makes a new version equal to an old one; a
+// route made from a template records the version applied and the values.
+func TestTemplateVersions(t *testing.T) {
+	ta, h := templateApp(t)
+	shop := "shop"
+	status, body := ta.call(t, "POST", "/route/template/create", strings.Replace(fetchByID("fetch_by_id", &shop), `{"name"`, `{"note":"first","name"`, 1), h)
+	if status != 201 || !strings.Contains(body, `"version":1`) {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	id := dataID(t, body)
+	edited := strings.Replace(fetchByID("fetch_by_id", &shop), `{"name"`, fmt.Sprintf(`{"id":%d,"note":"renamed the list","version":7,"name"`, id), 1)
+	edited = strings.Replace(edited, `"local_name":"items"`, `"local_name":"found"`, 1)
+	edited = strings.ReplaceAll(edited, `"data":"items"`, `"data":"found"`)
+	if status, body := ta.call(t, "POST", "/route/template/create", edited, h); status != 200 || !strings.Contains(body, `"version":2`) {
+		t.Fatalf("edit: %d %s", status, body)
+	}
+	q := fmt.Sprint(id)
+	ta.run(t, []scenario{
+		{name: "the versions, newest first", method: "GET", path: "/route/template/versions?id=" + q, headers: h, status: 200,
+			want: []string{`"amount":2`, `"version":2,"note":"renamed the list"`, `"version":1,"note":"first"`, `"created_by_name":"author"`}},
+		{name: "one kept version whole", method: "GET", path: "/route/template/fetch/one?id=" + q + "&version=1", headers: h, status: 200,
+			want: []string{`"version":1`, `"local_name":"items"`}},
+		{name: "a version it does not have", method: "GET", path: "/route/template/fetch/one?id=" + q + "&version=3", headers: h, status: 404,
+			want: []string{"has no version 3"}},
+		{name: "a note that is no string", method: "POST", path: "/route/template/create", headers: h,
+			body: strings.Replace(edited, `"note":"renamed the list"`, `"note":5`, 1), status: 422, want: []string{`"note":"must be a string"`}},
+		{name: "a template that does not exist", method: "GET", path: "/route/template/versions?id=999", headers: h, status: 404},
+		{name: "apply records the version and the values", method: "POST", path: "/route/template/apply", headers: h,
+			body: `{"id":` + q + `,"project_id":"shop","values":{"id_param":"pid"}}`, status: 200,
+			want: []string{`"template":{"id":` + q + `,"name":"fetch_by_id","version":2,"values":{"id_param":"pid"}}`}},
+		{name: "a version from the future", method: "POST", path: "/route/create", headers: h,
+			body:   `{"project_id":"shop","route":` + strings.Replace(runnable{id: "r", method: "GET", path: "/r"}.JSON(), `"flow"`, `"template":{"id":`+q+`,"name":"x","version":9},"flow"`, 1) + `}`,
+			status: 422, want: []string{`"route.template.version":"must be a version of template`}},
+	})
+	status, body = ta.call(t, "POST", "/route/template/restore", `{"id":`+q+`,"version":1}`, h)
+	if status != 200 || !strings.Contains(body, `"version":3`) || !strings.Contains(body, `"local_name":"items"`) {
+		t.Fatalf("restore: %d %s", status, body)
+	}
+	if _, body := ta.call(t, "GET", "/route/template/versions?id="+q+"&limit=1", "", h); !strings.Contains(body, `"note":"Restored version 1"`) {
+		t.Fatalf("after the restore: %s", body)
+	}
+	b := browser(ta.signIn(t, "author"))
+	ta.run(t, []scenario{
+		{name: "the template's history page", method: "GET", path: "/web/routes/templates/history?id=" + q, headers: b, status: 200,
+			want: []string{"From version 2 to version 3", "Restore version 2", `data-kind="changed"`}},
+		{name: "the template page links it", method: "GET", path: "/web/routes/templates/view?id=" + q, headers: b, status: 200,
+			want: []string{"Version 3", `/web/routes/templates/history?id=` + q}},
 	})
 }

@@ -88,11 +88,18 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/vault/fetch/one", admin, h.vaultShow)
 	app.Patch("/vault/update", admin, h.vaultUpdate)
 	app.Delete("/vault/delete", admin, h.vaultDelete)
+	app.Get("/vault/versions", admin, h.vaultVersionList)
+	app.Post("/vault/restore", admin, h.vaultRestore)
+	app.Post("/vault/undelete", admin, h.vaultUndelete)
+	app.Delete("/vault/destroy", admin, h.vaultDestroy)
+	app.Get("/vault/trash", admin, h.vaultTrash)
 	app.Get("/vault/log", admin, h.vaultLog)
 	app.Get("/web/vaults", admin, h.vaultProjects)
 	app.Get("/web/vault", admin, h.vaultIndex)
 	app.Get("/web/vault/row", admin, h.vaultRow)
 	app.Get("/web/vault/log", admin, h.vaultLog)
+	app.Get("/web/vault/versions", admin, h.vaultVersionList)
+	app.Get("/web/vault/trash", admin, h.vaultTrash)
 
 	author := h.atLeast(store.RoleAuthor)
 
@@ -120,6 +127,8 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/route/template/fetch/one", signedIn, h.templateShow)
 	app.Delete("/route/template/delete", author, h.templateDelete)
 	app.Post("/route/template/apply", document, author, h.templateApply)
+	app.Get("/route/template/versions", signedIn, h.templateVersionList)
+	app.Post("/route/template/restore", author, h.templateRestore)
 
 	// Routes of a project: members read, AUTHOR members and up write.
 	app.Post("/route/create", document, author, h.routeCreate)
@@ -136,6 +145,7 @@ func Routes(app *fiber.App, h *Handlers) {
 	// Template and route pages.
 	app.Get("/web/routes/templates", signedIn, h.templatesIndex)
 	app.Get("/web/routes/templates/view", signedIn, h.templateShow)
+	app.Get("/web/routes/templates/history", signedIn, h.templateVersionList)
 	app.Get("/web/routes/templates/create", author, h.templateEditor)
 	app.Get("/web/routes/templates/edit", author, h.templateEditor)
 	app.Post("/web/routes/templates/lint", document, signedIn, h.templateLint)

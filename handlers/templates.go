@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -19,15 +22,36 @@ type templateDTO struct {
 	CreatedBy *int64    `json:"created_by"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	Version   int64     `json:"version"`
 }
 
 func newTemplateDTO(t store.RouteTemplate) templateDTO {
-	return templateDTO{Template: t.Template, CreatedBy: t.CreatedBy, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+	return templateDTO{Template: t.Template, CreatedBy: t.CreatedBy, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Version: t.Version}
 }
 
 // readOnlyFields may come back in a document a client fetched; they are
 // ignored on input, as is the compatibility field uid.
-var readOnlyFields = []string{"uid", "created_by", "created_at", "updated_at"}
+var readOnlyFields = []string{"uid", "created_by", "created_at", "updated_at", "version"}
+
+// saveNote takes the note of a save (SPEC §12) out of a document body: at
+// most 500 characters, no control characters.
+func saveNote(doc map[string]any) (string, error) {
+	raw, ok := doc["note"]
+	delete(doc, "note")
+	if !ok || raw == nil {
+		return "", nil
+	}
+	note, isText := raw.(string)
+	switch {
+	case !isText:
+		return "", &ValidationError{Fields: map[string]string{"note": "must be a string"}}
+	case utf8.RuneCountInString(note) > 500:
+		return "", &ValidationError{Fields: map[string]string{"note": "must be at most 500 characters"}}
+	case strings.ContainsFunc(note, unicode.IsControl):
+		return "", &ValidationError{Fields: map[string]string{"note": stringRules["plain_text"].msg}}
+	}
+	return note, nil
+}
 
 // decodeBody parses a JSON document body into a map, less the read-only
 // fields; a body that is no JSON object is 400.
@@ -59,6 +83,10 @@ func (h *Handlers) templateSave(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	note, err := saveNote(doc)
+	if err != nil {
+		return err
+	}
 	var t flow.Template
 	if err := problems(flow.DecodeValue(doc, &t, "")); err != nil {
 		return err
@@ -72,7 +100,7 @@ func (h *Handlers) templateSave(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	st := store.RouteTemplate{Template: t}
+	st := store.RouteTemplate{Template: t, Note: note, SavedBy: &current(c).User.ID}
 	status, msg := fiber.StatusCreated, "Template created"
 	if t.ID != 0 {
 		if _, err := h.visibleTemplate(c, t.ID); err != nil {
@@ -156,7 +184,8 @@ func storedTemplatesJSON(list []store.RouteTemplate) (rawJSON, error) {
 			CreatedBy   *int64    `json:"created_by"`
 			CreatedAt   time.Time `json:"created_at"`
 			UpdatedAt   time.Time `json:"updated_at"`
-		}{t.ID, t.Name, t.Description, t.ProjectID, t.Method, t.CreatedBy, t.CreatedAt, t.UpdatedAt})
+			Version     int64     `json:"version"`
+		}{t.ID, t.Name, t.Description, t.ProjectID, t.Method, t.CreatedBy, t.CreatedAt, t.UpdatedAt, t.Version})
 		if err != nil {
 			return nil, err
 		}
@@ -191,6 +220,7 @@ type templateOneQuery struct {
 	ID        int64  `query:"id" json:"id" validate:"required_without=Name,omitempty,min=1"`
 	Name      string `query:"name" json:"name"`
 	ProjectID string `query:"project_id" json:"project_id"`
+	Version   int64  `query:"version" json:"version" validate:"omitempty,min=1"` // a kept version instead of the live one
 }
 
 // templateShow answers GET /route/template/fetch/one: by id, or by name
@@ -218,6 +248,13 @@ func (h *Handlers) templateShow(c *fiber.Ctx) error {
 	}
 	if err != nil {
 		return err
+	}
+	if q.Version > 0 && q.Version != t.Version {
+		v, err := h.templateVersion(c, t, q.Version)
+		if err != nil {
+			return err
+		}
+		t, t.Version = v.Template, v.Version
 	}
 	declared := map[string]bool{}
 	for _, v := range t.Variables {
@@ -289,6 +326,12 @@ func (h *Handlers) templateApply(c *fiber.Ctx) error {
 	// The result must be a route that could be saved (SPEC §6.4 rule 6).
 	if err := problems(flow.ValidateRoute(route, "")); err != nil {
 		return err
+	}
+	// The route remembers the version applied and the values given, for
+	// an upgrade to a newer version to apply them again.
+	route.Template.Version = t.Version
+	if len(values) > 0 {
+		route.Template.Values = values
 	}
 	return h.respond(c, Reply{Message: "Template applied", Data: route})
 }

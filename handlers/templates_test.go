@@ -153,7 +153,7 @@ func TestTemplateAPI(t *testing.T) {
 		{name: "apply", method: "POST", path: "/route/template/apply", headers: h,
 			body: fmt.Sprintf(`{"id":%d,"project_id":"shop","values":{"id_param":"item_id"}}`, local), status: 200,
 			want: []string{`"route_id":"fetch_posts"`, `"route_path":"/posts/fetch"`, `"id":"item_id"`, `"ref_col":"posts"`, `"message":"no posts found"`,
-				`"template":{"id":` + fmt.Sprint(local) + `,"name":"fetch_by_id"}`, `"project_id":"shop"`, `"data":"items"`}},
+				`"template":{"id":` + fmt.Sprint(local) + `,"name":"fetch_by_id","version":1,"values":{"id_param":"item_id"}}`, `"project_id":"shop"`, `"data":"items"`}},
 		{name: "apply, missing value", method: "POST", path: "/route/template/apply", headers: h,
 			body: fmt.Sprintf(`{"id":%d,"project_id":"shop","values":{}}`, local), status: 422,
 			want: []string{`"values.id_param":"has no value and the variable has no default"`}},
@@ -205,7 +205,7 @@ func TestRouteSnapshot(t *testing.T) {
 	var env struct{ Data json.RawMessage }
 	_ = json.Unmarshal([]byte(applied), &env)
 	status, created := ta.call(t, "POST", "/route/create", fmt.Sprintf(`{"project_id":"shop","route":%s}`, env.Data), h)
-	if status != 201 || !strings.Contains(created, fmt.Sprintf(`"template":{"id":%d,"name":"fetch_by_id"}`, id)) {
+	if status != 201 || !strings.Contains(created, fmt.Sprintf(`"template":{"id":%d,"name":"fetch_by_id","version":1,"values":{"id_param":"pid"}}`, id)) {
 		t.Fatalf("create from the applied route: %d %s", status, created)
 	}
 	before := routeJSON(t, ta, h)

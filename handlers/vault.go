@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -18,11 +20,12 @@ type vaultEntryDTO struct {
 	UpdatedAt time.Time `json:"updated_at"`
 	CreatedBy *int64    `json:"created_by"`
 	UpdatedBy *int64    `json:"updated_by"`
+	Version   int64     `json:"version"`
 }
 
 func newVaultEntryDTO(e store.VaultEntry, value *string) vaultEntryDTO {
 	return vaultEntryDTO{ProjectID: e.ProjectID, Key: e.Key, Value: value, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
-		CreatedBy: e.CreatedBy, UpdatedBy: e.UpdatedBy}
+		CreatedBy: e.CreatedBy, UpdatedBy: e.UpdatedBy, Version: e.Version}
 }
 
 type vaultInput struct {
@@ -34,6 +37,11 @@ type vaultInput struct {
 type vaultKeyQuery struct {
 	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
 	Key       string `query:"key" json:"key" validate:"required"`
+}
+
+type vaultReadQuery struct {
+	vaultKeyQuery
+	Version *int64 `query:"version" json:"version" validate:"omitempty,min=1"` // a kept version, its read logged with its number
 }
 
 type vaultListQuery struct {
@@ -66,6 +74,11 @@ func (h *Handlers) vaultCreate(c *fiber.Ctx) error {
 		return err
 	}
 	if err := h.store.CreateVaultEntry(c.UserContext(), &e, vaultAccess(c, in.ProjectID, in.Key)); err != nil {
+		var trash *store.InTrashError
+		if errors.As(err, &trash) {
+			err = &ValidationError{Fields: map[string]string{"key": "was deleted on " + trash.DeletedAt.UTC().Format("2006-01-02 15:04") +
+				" UTC and can still be undeleted: undelete it, or destroy it first"}}
+		}
 		return h.vaultFormError(c, err, in.ProjectID)
 	}
 	// In the page: a fresh form, the table refreshed where the user is.
@@ -133,9 +146,12 @@ type vaultEntryView struct {
 // entries table reveals a value through it (the fragment holds the value and
 // a way to hide it again).
 func (h *Handlers) vaultShow(c *fiber.Ctx) error {
-	var q vaultKeyQuery
+	var q vaultReadQuery
 	if err := bindQuery(c, &q); err != nil {
 		return err
+	}
+	if q.Version != nil && c.Method() != fiber.MethodHead {
+		return h.vaultVersionShow(c, q)
 	}
 	if _, err := h.member(c, q.ProjectID); err != nil {
 		return err
@@ -180,7 +196,7 @@ func (h *Handlers) vaultUpdate(c *fiber.Ctx) error {
 	if e.KeyID, e.Sealed, err = h.keyring.Seal(in.ProjectID, in.Key, []byte(in.Value)); err != nil {
 		return err
 	}
-	if err := h.store.UpdateVaultEntry(c.UserContext(), &e, vaultAccess(c, in.ProjectID, in.Key)); err != nil {
+	if err := h.store.UpdateVaultEntry(c.UserContext(), &e, vaultAccess(c, in.ProjectID, in.Key), h.cfg.VaultVersions); err != nil {
 		return err
 	}
 	h.flash(c, "success", "Value of "+e.Key+" updated.")
@@ -191,7 +207,8 @@ func (h *Handlers) vaultUpdate(c *fiber.Ctx) error {
 		Fragment: "vault/row", View: newVaultRow(e), Redirect: vaultURL(in.ProjectID)})
 }
 
-// vaultDelete answers DELETE /vault/delete.
+// vaultDelete answers DELETE /vault/delete: the entry goes to the trash,
+// from which POST /vault/undelete brings it back for 7 days.
 func (h *Handlers) vaultDelete(c *fiber.Ctx) error {
 	var q vaultKeyQuery
 	if err := bindQuery(c, &q); err != nil {
@@ -203,8 +220,8 @@ func (h *Handlers) vaultDelete(c *fiber.Ctx) error {
 	if err := h.store.DeleteVaultEntry(c.UserContext(), q.ProjectID, q.Key, vaultAccess(c, q.ProjectID, q.Key)); err != nil {
 		return err
 	}
-	h.flash(c, "success", "Entry "+q.Key+" deleted.")
-	return h.respond(c, Reply{Message: "Entry deleted", Fragment: "partials/gone", Event: vaultChanged, Redirect: vaultURL(q.ProjectID)})
+	h.flash(c, "success", fmt.Sprintf("Entry %s deleted: it can be undeleted for %d days.", q.Key, store.VaultTrashDays))
+	return h.respond(c, Reply{Message: "Entry deleted (it can be undeleted for 7 days)", Fragment: "partials/gone", Event: vaultChanged, Redirect: vaultURL(q.ProjectID)})
 }
 
 func vaultURL(project string) string {

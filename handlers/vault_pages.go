@@ -140,7 +140,7 @@ func newVaultRow(e store.VaultEntry) vaultRowView {
 func renderRows(r views.Renderer, rows []vaultRowView) error {
 	for i := range rows {
 		e := rows[i].Entry
-		key := "vault/row\x00" + e.ProjectID + "\x00" + e.Key + "\x00" + rows[i].Updated
+		key := "vault/row\x00" + e.ProjectID + "\x00" + e.Key + "\x00" + rows[i].Updated + "\x00" + e.UpdatedByName + "\x00" + strconv.FormatInt(e.Version, 10)
 		html, err := r.Kept("vault/row", key, rows[i])
 		if err != nil {
 			return err
@@ -197,7 +197,7 @@ func (h *Handlers) vaultEditError(c *fiber.Ctx, err error, in vaultInput) error 
 type vaultLogQuery struct {
 	listQuery
 	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
-	Action    string `query:"action" json:"action" validate:"omitempty,oneof=create read update delete"`
+	Action    string `query:"action" json:"action" validate:"omitempty,oneof=create read update delete restore undelete destroy"`
 }
 
 // vaultAccessDTO is one access-log row as the API shows it.
@@ -211,7 +211,11 @@ type vaultAccessDTO struct {
 	Action   string  `json:"action"`
 	Channel  string  `json:"channel"`
 	RouteID  *string `json:"route_id"`
+	Version  *int64  `json:"version"`
 }
+
+// vaultActions are the kinds of access the log records.
+var vaultActions = []string{"create", "read", "update", "delete", "restore", "undelete", "destroy"}
 
 type vaultLogView struct {
 	Base
@@ -241,9 +245,9 @@ func (h *Handlers) vaultLog(c *fiber.Ctx) error {
 	dtos := make([]vaultAccessDTO, len(log))
 	for i, a := range log {
 		dtos[i] = vaultAccessDTO{ID: a.ID, At: a.At.UTC().Format("2006-01-02T15:04:05.000Z"), UserID: a.UserID, Username: a.Username,
-			TokenID: a.TokenID, Key: a.Key, Action: a.Action, Channel: a.Channel, RouteID: a.RouteID}
+			TokenID: a.TokenID, Key: a.Key, Action: a.Action, Channel: a.Channel, RouteID: a.RouteID, Version: a.Version}
 	}
 	view := vaultLogView{Base: h.base(c, "Vault log · "+p.Name), Project: p, Log: log, Pager: newCappedPager(c, page, len(log), total, store.LogCountCap),
-		Action: q.Action, Actions: []string{"create", "read", "update", "delete"}}
+		Action: q.Action, Actions: vaultActions}
 	return h.respond(c, Reply{Data: dtos, Amount: &total, Page: "vault/log", View: view})
 }

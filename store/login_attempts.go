@@ -108,6 +108,9 @@ func (s *Store) Sweep(ctx context.Context) error {
 	if err := s.sweepMail(ctx); err != nil {
 		return err
 	}
+	if err := s.sweepVaultTrash(ctx); err != nil {
+		return err
+	}
 	_, err := s.db.Exec(ctx, "DELETE FROM route_runs WHERE at < $1", time.Now().Add(-RunsKept))
 	return err
 }

@@ -25,14 +25,15 @@ type StoredRoute struct {
 	Note    string
 }
 
-const routeColumns = "project_id, document, template_id, template_name, created_by, created_at, updated_at, version"
+const routeColumns = "project_id, document, template_id, template_name, template_version, template_values, created_by, created_at, updated_at, version"
 
 func scanRoute(row pgx.Row) (StoredRoute, error) {
 	var r StoredRoute
 	var doc []byte
-	var tid *int64
+	var tid, tversion *int64
 	var tname *string
-	if err := row.Scan(&r.ProjectID, &doc, &tid, &tname, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt, &r.Version); err != nil {
+	var tvalues map[string]string
+	if err := row.Scan(&r.ProjectID, &doc, &tid, &tname, &tversion, &tvalues, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt, &r.Version); err != nil {
 		return r, translate(err)
 	}
 	// Validated when written: plain typed decoding is enough.
@@ -42,7 +43,10 @@ func scanRoute(row pgx.Row) (StoredRoute, error) {
 	}
 	r.RouteID, r.RoutePath, r.Method, r.AuthJWT, r.Params, r.Body, r.Flow = d.RouteID, d.RoutePath, d.Method, d.AuthJWT, d.Params, d.Body, d.Flow
 	if tid != nil && tname != nil {
-		r.Template = &flow.TemplateRef{ID: *tid, Name: *tname}
+		r.Template = &flow.TemplateRef{ID: *tid, Name: *tname, Values: tvalues}
+		if tversion != nil {
+			r.Template.Version = *tversion
+		}
 	}
 	r.Normalize()
 	return r, nil
@@ -73,18 +77,22 @@ func (s *Store) CreateRoute(ctx context.Context, r *StoredRoute) error {
 	if err != nil {
 		return err
 	}
-	var tid *int64
+	var tid, tversion *int64
 	var tname *string
+	var tvalues map[string]string
 	if r.Template != nil {
-		tid, tname = &r.Template.ID, &r.Template.Name
+		tid, tname, tvalues = &r.Template.ID, &r.Template.Name, r.Template.Values
+		if r.Template.Version > 0 {
+			tversion = &r.Template.Version
+		}
 	}
 	err = s.db.QueryRow(ctx, `WITH r AS (
-			INSERT INTO routes (project_id, route_id, method, route_path, document, template_id, template_name, created_by)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING project_id, route_id, document, created_at, updated_at, version),
+			INSERT INTO routes (project_id, route_id, method, route_path, document, template_id, template_name, template_version, template_values, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $10, $11, $8) RETURNING project_id, route_id, document, created_at, updated_at, version),
 		v AS (INSERT INTO route_versions (project_id, route_id, version, document, note, created_by, created_at)
 			SELECT project_id, route_id, version, document, $9, $8, updated_at FROM r)
 		SELECT created_at, updated_at, version FROM r`,
-		r.ProjectID, r.RouteID, r.Method, r.RoutePath, doc, tid, tname, r.CreatedBy, r.Note).Scan(&r.CreatedAt, &r.UpdatedAt, &r.Version)
+		r.ProjectID, r.RouteID, r.Method, r.RoutePath, doc, tid, tname, r.CreatedBy, r.Note, tversion, tvalues).Scan(&r.CreatedAt, &r.UpdatedAt, &r.Version)
 	return translate(err)
 }
 
@@ -140,22 +148,26 @@ func (s *Store) UpdateRoute(ctx context.Context, id string, r *StoredRoute) erro
 	if err != nil {
 		return err
 	}
-	var tid *int64
+	var tid, tversion *int64
 	var tname *string
+	var tvalues map[string]string
 	err = s.db.QueryRow(ctx, `WITH r AS (
 			UPDATE routes SET route_id = $3, method = $4, route_path = $5, document = $6, updated_at = now(), version = version + 1
 			WHERE project_id = $1 AND route_id = $2
-			RETURNING project_id, route_id, document, template_id, template_name, created_by, created_at, updated_at, version),
+			RETURNING project_id, route_id, document, template_id, template_name, template_version, template_values, created_by, created_at, updated_at, version),
 		v AS (INSERT INTO route_versions (project_id, route_id, version, document, note, created_by, created_at)
 			SELECT project_id, route_id, version, document, $7, $8, updated_at FROM r)
-		SELECT template_id, template_name, created_by, created_at, updated_at, version FROM r`,
-		r.ProjectID, id, r.RouteID, r.Method, r.RoutePath, doc, r.Note, r.SavedBy).Scan(&tid, &tname, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt, &r.Version)
+		SELECT template_id, template_name, template_version, template_values, created_by, created_at, updated_at, version FROM r`,
+		r.ProjectID, id, r.RouteID, r.Method, r.RoutePath, doc, r.Note, r.SavedBy).Scan(&tid, &tname, &tversion, &tvalues, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt, &r.Version)
 	if err != nil {
 		return translate(err)
 	}
 	r.Template = nil
 	if tid != nil && tname != nil {
-		r.Template = &flow.TemplateRef{ID: *tid, Name: *tname}
+		r.Template = &flow.TemplateRef{ID: *tid, Name: *tname, Values: tvalues}
+		if tversion != nil {
+			r.Template.Version = *tversion
+		}
 	}
 	return nil
 }

@@ -19,10 +19,16 @@ type RouteTemplate struct {
 	CreatedBy *int64
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	Version   int64  // grows with each save and restore
 	Document  []byte // the stored document as PostgreSQL returns it
 	// DocumentSize is the stored document's length, which Document may no
 	// longer hold (a cached copy drops it).
 	DocumentSize int
+
+	// What saving writes into the version it makes, never read back: who
+	// saves it (creation: CreatedBy) and a note.
+	SavedBy *int64
+	Note    string
 }
 
 // templateDocument is what the document column holds: the template less
@@ -37,12 +43,12 @@ type templateDocument struct {
 	Variables []flow.Variable `json:"variables"`
 }
 
-const templateColumns = "id, name, description, project_id, method, document, created_by, created_at, updated_at"
+const templateColumns = "id, name, description, project_id, method, document, created_by, created_at, updated_at, version"
 
 func scanTemplate(row pgx.Row) (RouteTemplate, error) {
 	var t RouteTemplate
 	var doc []byte
-	if err := row.Scan(&t.ID, &t.Name, &t.Description, &t.ProjectID, &t.Method, &doc, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt); err != nil {
+	if err := row.Scan(&t.ID, &t.Name, &t.Description, &t.ProjectID, &t.Method, &doc, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt, &t.Version); err != nil {
 		return t, translate(err)
 	}
 	t.Document, t.DocumentSize = doc, len(doc)
@@ -66,23 +72,76 @@ func (t *RouteTemplate) setDocument(raw []byte) error {
 	return nil
 }
 
-// SaveTemplate inserts t, or updates it when t.ID is set; a name taken in
-// the scope is a conflict on route_templates_name_key.
+// SaveTemplate inserts t, or updates it when t.ID is set, and keeps the
+// version it makes in the same statement; a name taken in the scope is a
+// conflict on route_templates_name_key.
 func (s *Store) SaveTemplate(ctx context.Context, t *RouteTemplate) error {
 	doc, err := t.document()
 	if err != nil {
 		return err
 	}
+	// keep stores the version the statement's t makes, noted $n and saved
+	// by $n+1.
+	keep := func(n int) string {
+		return fmt.Sprintf(`, v AS (INSERT INTO template_versions (template_id, version, name, description, method, document, note, created_by, created_at)
+			SELECT id, version, name, description, method, document, $%d, $%d, updated_at FROM t)
+			SELECT id, created_by, created_at, updated_at, version FROM t`, n, n+1)
+	}
+	const returning = " RETURNING id, name, description, method, document, created_by, created_at, updated_at, version)"
 	if t.ID == 0 {
-		err = s.db.QueryRow(ctx, `INSERT INTO route_templates (name, description, project_id, method, document, created_by)
-			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id, created_at, updated_at`,
-			t.Name, t.Description, t.ProjectID, t.Method, doc, t.CreatedBy).Scan(&t.ID, &t.CreatedAt, &t.UpdatedAt)
+		err = s.db.QueryRow(ctx, `WITH t AS (INSERT INTO route_templates (name, description, project_id, method, document, created_by)
+			VALUES ($1, $2, $3, $4, $5, $7)`+returning+keep(6),
+			t.Name, t.Description, t.ProjectID, t.Method, doc, t.Note, t.CreatedBy).Scan(&t.ID, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt, &t.Version)
 	} else {
-		err = s.db.QueryRow(ctx, `UPDATE route_templates SET name = $2, description = $3, project_id = $4, method = $5, document = $6,
-			updated_at = now() WHERE id = $1 RETURNING created_by, created_at, updated_at`,
-			t.ID, t.Name, t.Description, t.ProjectID, t.Method, doc).Scan(&t.CreatedBy, &t.CreatedAt, &t.UpdatedAt)
+		err = s.db.QueryRow(ctx, `WITH t AS (UPDATE route_templates SET name = $1, description = $2, project_id = $3, method = $4, document = $5,
+			updated_at = now(), version = version + 1 WHERE id = $6`+returning+keep(7),
+			t.Name, t.Description, t.ProjectID, t.Method, doc, t.ID, t.Note, t.SavedBy).Scan(&t.ID, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt, &t.Version)
 	}
 	return translate(err)
+}
+
+// TemplateVersion is one kept version of a template.
+type TemplateVersion struct {
+	Template      RouteTemplate // as that version saved it (scope, id and metadata of today)
+	Version       int64
+	Note          string
+	CreatedBy     *int64
+	CreatedByName string
+	CreatedAt     time.Time
+}
+
+const templateVersionColumns = `v.version, v.name, v.description, v.method, v.document, v.note, v.created_by, coalesce(u.username, ''), v.created_at
+	FROM template_versions v LEFT JOIN users u ON u.id = v.created_by`
+
+func scanTemplateVersion(row pgx.Row, of RouteTemplate) (TemplateVersion, error) {
+	v := TemplateVersion{Template: of}
+	var doc []byte
+	t := &v.Template
+	if err := row.Scan(&v.Version, &t.Name, &t.Description, &t.Method, &doc, &v.Note, &v.CreatedBy, &v.CreatedByName, &v.CreatedAt); err != nil {
+		return v, translate(err)
+	}
+	t.Document, t.DocumentSize = doc, len(doc)
+	return v, t.setDocument(doc)
+}
+
+// TemplateVersions returns a page of template t's versions, newest first,
+// and how many there are.
+func (s *Store) TemplateVersions(ctx context.Context, t RouteTemplate, p Page) ([]TemplateVersion, int, error) {
+	var total int
+	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM template_versions WHERE template_id = $1", t.ID).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.Query(ctx, "SELECT "+templateVersionColumns+" WHERE v.template_id = $1 ORDER BY v.version DESC OFFSET $2 LIMIT $3", t.ID, p.Offset, p.Limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (TemplateVersion, error) { return scanTemplateVersion(r, t) })
+	return list, total, err
+}
+
+// TemplateVersionOf returns version n of template t.
+func (s *Store) TemplateVersionOf(ctx context.Context, t RouteTemplate, n int64) (TemplateVersion, error) {
+	return scanTemplateVersion(s.db.QueryRow(ctx, "SELECT "+templateVersionColumns+" WHERE v.template_id = $1 AND v.version = $2", t.ID, n), t)
 }
 
 // Template returns template id.
@@ -129,7 +188,7 @@ func (s *Store) ListTemplates(ctx context.Context, projects []string, global boo
 	}
 	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (RouteTemplate, error) {
 		var t RouteTemplate
-		err := r.Scan(&t.ID, &t.Name, &t.Description, &t.ProjectID, &t.Method, &t.Document, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt, &t.RoutePath)
+		err := r.Scan(&t.ID, &t.Name, &t.Description, &t.ProjectID, &t.Method, &t.Document, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt, &t.Version, &t.RoutePath)
 		return t, err
 	})
 	return list, total, err

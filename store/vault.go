@@ -20,6 +20,9 @@ type VaultEntry struct {
 	UpdatedAt time.Time
 	CreatedBy *int64
 	UpdatedBy *int64
+	Version   int64 // grows with each update and restore
+	// UpdatedByName is the username of UpdatedBy, in lists only.
+	UpdatedByName string
 }
 
 // VaultAccess is one row of the access log: who did what to which entry.
@@ -31,12 +34,13 @@ type VaultAccess struct {
 	TokenID   *int64
 	ProjectID string
 	Key       string
-	Action    string  // create, read, update, delete
+	Action    string  // create, read, update, delete, restore, undelete, destroy
 	Channel   string  // api, web, route
 	RouteID   *string // the route whose VAULT block read, on channel route
+	Version   *int64  // a read of an older version: its number; a restore: the version restored
 }
 
-const vaultColumns = "project_id, key, key_id, sealed, created_at, updated_at, created_by, updated_by"
+const vaultColumns = "project_id, key, key_id, sealed, created_at, updated_at, created_by, updated_by, version"
 
 func scanVaultEntry(row pgx.Row) (VaultEntry, error) {
 	var e VaultEntry
@@ -46,13 +50,13 @@ func scanVaultEntry(row pgx.Row) (VaultEntry, error) {
 
 // columns are the scan destinations of vaultColumns, in order.
 func (e *VaultEntry) columns() []any {
-	return []any{&e.ProjectID, &e.Key, &e.KeyID, &e.Sealed, &e.CreatedAt, &e.UpdatedAt, &e.CreatedBy, &e.UpdatedBy}
+	return []any{&e.ProjectID, &e.Key, &e.KeyID, &e.Sealed, &e.CreatedAt, &e.UpdatedAt, &e.CreatedBy, &e.UpdatedBy, &e.Version}
 }
 
 // logAccess writes one access-log row for the entry ev names.
 func (s *Store) logAccess(ctx context.Context, ev VaultAccess) error {
-	_, err := s.db.Exec(ctx, `INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel, route_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, ev.UserID, ev.Username, ev.TokenID, ev.ProjectID, ev.Key, ev.Action, ev.Channel, ev.RouteID)
+	_, err := s.db.Exec(ctx, `INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel, route_id, version)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, ev.UserID, ev.Username, ev.TokenID, ev.ProjectID, ev.Key, ev.Action, ev.Channel, ev.RouteID, ev.Version)
 	return err
 }
 
@@ -60,9 +64,17 @@ func (s *Store) logAccess(ctx context.Context, ev VaultAccess) error {
 // key is a conflict on vault_entries_pkey.
 func (s *Store) CreateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAccess) error {
 	return s.InTx(ctx, func(tx *Store) error {
-		err := tx.db.QueryRow(ctx, `INSERT INTO vault_entries (project_id, key, key_id, sealed, created_by, updated_by)
-			VALUES ($1, $2, $3, $4, $5, $5) RETURNING created_at, updated_at, created_by, updated_by`,
-			e.ProjectID, e.Key, e.KeyID, e.Sealed, ev.UserID).Scan(&e.CreatedAt, &e.UpdatedAt, &e.CreatedBy, &e.UpdatedBy)
+		// A key in the trash is still that entry's: undelete or destroy it.
+		var deleted time.Time
+		err := tx.db.QueryRow(ctx, "SELECT deleted_at FROM vault_trash WHERE project_id = $1 AND key = $2", e.ProjectID, e.Key).Scan(&deleted)
+		if err == nil {
+			return &InTrashError{DeletedAt: deleted}
+		} else if err != pgx.ErrNoRows {
+			return err
+		}
+		err = tx.db.QueryRow(ctx, `INSERT INTO vault_entries (project_id, key, key_id, sealed, created_by, updated_by)
+			VALUES ($1, $2, $3, $4, $5, $5) RETURNING created_at, updated_at, created_by, updated_by, version`,
+			e.ProjectID, e.Key, e.KeyID, e.Sealed, ev.UserID).Scan(&e.CreatedAt, &e.UpdatedAt, &e.CreatedBy, &e.UpdatedBy, &e.Version)
 		if err != nil {
 			return translate(err)
 		}
@@ -129,7 +141,7 @@ func (s *Store) ListVaultEntries(ctx context.Context, project string, p Page, re
 	var total int
 	entries, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (VaultEntry, error) {
 		var e VaultEntry
-		err := r.Scan(append([]any{&total}, e.columns()...)...)
+		err := r.Scan(append(append([]any{&total}, e.columns()...), &e.UpdatedByName)...)
 		return e, err
 	})
 	if err == nil && len(entries) == 0 && p.Offset > 0 {
@@ -153,28 +165,56 @@ func vaultListSQL(project string, p Page, read *VaultAccess) (sql string, pageAr
 			SELECT $%d, $%d, $%d, page.project_id, page.key, 'read', $%d FROM page RETURNING id)`, n+3, n+4, n+5, n+6)
 		pageArgs = append(pageArgs, read.UserID, read.Username, read.TokenID, read.Channel)
 	}
-	sql = fmt.Sprintf("WITH page AS (%s)%s SELECT (%s), page.* FROM page ORDER BY key", page, logged, count)
+	sql = fmt.Sprintf(`WITH page AS (%s)%s SELECT (%s), page.*, coalesce((SELECT username FROM users WHERE id = page.updated_by), '')
+		FROM page ORDER BY key`, page, logged, count)
 	return sql, pageArgs, count, args
 }
 
-// UpdateVaultEntry stores a new sealed value for an existing entry and logs it.
-func (s *Store) UpdateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAccess) error {
+// UpdateVaultEntry stores a new sealed value for an existing entry as its
+// next version and logs it; the value it replaces is kept as an older
+// version (the newest keep of them stay).
+func (s *Store) UpdateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAccess, keep int) error {
 	return s.InTx(ctx, func(tx *Store) error {
-		err := tx.db.QueryRow(ctx, `UPDATE vault_entries SET key_id = $3, sealed = $4, updated_at = now(), updated_by = $5
-			WHERE project_id = $1 AND key = $2 RETURNING created_at, updated_at, created_by, updated_by`,
-			e.ProjectID, e.Key, e.KeyID, e.Sealed, ev.UserID).Scan(&e.CreatedAt, &e.UpdatedAt, &e.CreatedBy, &e.UpdatedBy)
-		if err != nil {
-			return translate(err)
+		if err := tx.setVaultValue(ctx, e, ev.UserID, keep); err != nil {
+			return err
 		}
 		ev.Action = "update"
 		return tx.logAccess(ctx, ev)
 	})
 }
 
-// DeleteVaultEntry removes entry key of project and logs it.
+// setVaultValue makes e's sealed value the live one of its entry, keeping
+// the one it replaces as an older version, inside a transaction. The
+// entry's row is locked first: saves of one entry at once take their turns
+// and each keeps the value the one before it set.
+func (s *Store) setVaultValue(ctx context.Context, e *VaultEntry, by *int64, keep int) error {
+	tag, err := s.db.Exec(ctx, `INSERT INTO vault_versions (project_id, key, version, key_id, sealed, set_at, set_by)
+		SELECT project_id, key, version, key_id, sealed, updated_at, updated_by FROM vault_entries
+		WHERE project_id = $1 AND key = $2 FOR UPDATE`, e.ProjectID, e.Key)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	err = s.db.QueryRow(ctx, `UPDATE vault_entries SET key_id = $3, sealed = $4, updated_at = now(), updated_by = $5, version = version + 1
+		WHERE project_id = $1 AND key = $2 RETURNING created_at, updated_at, created_by, updated_by, version`,
+		e.ProjectID, e.Key, e.KeyID, e.Sealed, by).Scan(&e.CreatedAt, &e.UpdatedAt, &e.CreatedBy, &e.UpdatedBy, &e.Version)
+	if err != nil {
+		return translate(err)
+	}
+	_, err = s.db.Exec(ctx, "DELETE FROM vault_versions WHERE project_id = $1 AND key = $2 AND version < $3",
+		e.ProjectID, e.Key, e.Version-int64(keep))
+	return err
+}
+
+// DeleteVaultEntry moves entry key of project to the trash, from which it
+// can be undeleted until it is destroyed, and logs it.
 func (s *Store) DeleteVaultEntry(ctx context.Context, project, key string, ev VaultAccess) error {
 	return s.InTx(ctx, func(tx *Store) error {
-		tag, err := tx.db.Exec(ctx, "DELETE FROM vault_entries WHERE project_id = $1 AND key = $2", project, key)
+		tag, err := tx.db.Exec(ctx, `WITH gone AS (DELETE FROM vault_entries WHERE project_id = $1 AND key = $2 RETURNING *)
+			INSERT INTO vault_trash (project_id, key, version, key_id, sealed, created_at, updated_at, created_by, updated_by, deleted_by)
+			SELECT project_id, key, version, key_id, sealed, created_at, updated_at, created_by, updated_by, $3 FROM gone`, project, key, ev.UserID)
 		if err != nil {
 			return err
 		}
@@ -206,7 +246,7 @@ func (s *Store) ListVaultAccess(ctx context.Context, project string, q VaultLogQ
 		return nil, 0, err
 	}
 	n := params(args)
-	rows, err := s.db.Query(ctx, fmt.Sprintf(`SELECT id, at, user_id, username, token_id, project_id, key, action, channel, route_id
+	rows, err := s.db.Query(ctx, fmt.Sprintf(`SELECT id, at, user_id, username, token_id, project_id, key, action, channel, route_id, version
 		FROM vault_access_log%s ORDER BY id DESC OFFSET $%d LIMIT $%d`, where, n+1, n+2), append(args, q.Offset, q.Limit)...)
 	if err != nil {
 		return nil, 0, err
@@ -241,14 +281,16 @@ func (s *Store) ListVaultProjects(ctx context.Context, uid int64, p Page) ([]Vau
 
 // VaultKeyIDs lists the master key ids that sealed at least one entry.
 func (s *Store) VaultKeyIDs(ctx context.Context) ([]string, error) {
-	rows, err := s.db.Query(ctx, "SELECT DISTINCT key_id FROM vault_entries ORDER BY key_id")
+	rows, err := s.db.Query(ctx, `SELECT key_id FROM vault_entries UNION SELECT key_id FROM vault_versions
+		UNION SELECT key_id FROM vault_trash ORDER BY key_id`)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-// ResealVaultBatch re-encrypts up to limit entries not sealed under active,
+// ResealVaultBatch re-encrypts up to limit entries, kept versions and
+// deleted entries not sealed under active,
 // with reseal turning an entry's sealed value into a new key id and value.
 // Each batch is one short transaction that locks only its rows, so the
 // service keeps serving; a row updated meanwhile (under the active key) is
@@ -276,6 +318,12 @@ func (s *Store) ResealVaultBatch(ctx context.Context, active string, limit int, 
 			}
 		}
 		n = len(entries)
+		// Then the older versions and the deleted entries.
+		if n < limit {
+			kept, err := tx.resealKept(ctx, active, limit-n, reseal)
+			n += kept
+			return err
+		}
 		return nil
 	})
 	return n, err
@@ -284,7 +332,7 @@ func (s *Store) ResealVaultBatch(ctx context.Context, active string, limit int, 
 // VaultEntryInfo returns entry key of project without its sealed value:
 // nothing is read, so nothing is logged.
 func (s *Store) VaultEntryInfo(ctx context.Context, project, key string) (VaultEntry, error) {
-	e, err := scanVaultEntry(s.db.QueryRow(ctx, `SELECT project_id, key, key_id, ''::bytea, created_at, updated_at, created_by, updated_by
+	e, err := scanVaultEntry(s.db.QueryRow(ctx, `SELECT project_id, key, key_id, ''::bytea, created_at, updated_at, created_by, updated_by, version
 		FROM vault_entries WHERE project_id = $1 AND key = $2`, project, key))
 	e.Sealed = nil
 	return e, err
