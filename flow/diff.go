@@ -40,11 +40,8 @@ func (d RouteDiff) Empty() bool { return len(d.Request) == 0 && len(d.Blocks) ==
 // differing middles are larger are compared block for block by position.
 const lcsCells = 4 << 20
 
-// DiffRoutes compares route a with route b, a the older. Blocks equal in
-// both, in order, are matched first (a longest common subsequence); a block
-// left over in a that is equal to one left over in b has moved; what is
-// left between two matched blocks is paired by type, in order, as changed;
-// the rest was removed or added.
+// DiffRoutes compares route a with route b, a the older, its blocks
+// paired as alignBlocks says.
 func DiffRoutes(a, b Route) RouteDiff {
 	d := RouteDiff{Request: []FieldChange{}, Blocks: []BlockChange{}}
 	for _, f := range []struct {
@@ -72,61 +69,24 @@ func compact(v any) string {
 }
 
 func diffBlocks(a, b []Block) []BlockChange {
-	ka, kb := blockKeys(a), blockKeys(b)
-	pairs := matchEqual(ka, kb)
+	al := alignBlocks(a, b)
 	changes := []BlockChange{}
-	oldLeft, newLeft := make([]bool, len(a)), make([]bool, len(b))
-	for i := range oldLeft {
-		oldLeft[i] = true
-	}
-	for j := range newLeft {
-		newLeft[j] = true
-	}
-	for _, p := range pairs {
-		oldLeft[p[0]], newLeft[p[1]] = false, false
-	}
-	// Moved: a block left over on both sides with the same encoding.
-	waiting := map[string][]int{}
-	for i, left := range oldLeft {
-		if left {
-			waiting[ka[i]] = append(waiting[ka[i]], i)
-		}
-	}
-	for j, left := range newLeft {
-		if q := waiting[kb[j]]; left && len(q) > 0 {
-			i := q[0]
-			waiting[kb[j]] = q[1:]
-			oldLeft[i], newLeft[j] = false, false
-			changes = append(changes, BlockChange{Kind: "moved", From: i, To: j, Type: b[j].Type})
-		}
-	}
-	// Changed: between two matched blocks, what is left is paired by type,
-	// in order.
-	bounds := append(append([][2]int{{-1, -1}}, pairs...), [2]int{len(a), len(b)})
-	for g := 1; g < len(bounds); g++ {
-		lo, hi := bounds[g-1], bounds[g]
-		j := lo[1] + 1
-		for i := lo[0] + 1; i < hi[0]; i++ {
-			if !oldLeft[i] {
-				continue
-			}
-			for k := j; k < hi[1]; k++ {
-				if newLeft[k] && b[k].Type == a[i].Type {
-					oldLeft[i], newLeft[k] = false, false
-					changes = append(changes, BlockChange{Kind: "changed", From: i, To: k, Type: a[i].Type, Fields: blockFieldChanges(a[i], b[k])})
-					j = k + 1
-					break
-				}
-			}
-		}
-	}
-	for i, left := range oldLeft {
-		if left {
+	reached := make([]bool, len(b))
+	for i, j := range al.to {
+		switch {
+		case j < 0:
 			changes = append(changes, BlockChange{Kind: "removed", From: i, To: -1, Type: a[i].Type})
+		case al.moved[i]:
+			changes = append(changes, BlockChange{Kind: "moved", From: i, To: j, Type: b[j].Type})
+		case al.keys[0][i] != al.keys[1][j]:
+			changes = append(changes, BlockChange{Kind: "changed", From: i, To: j, Type: a[i].Type, Fields: blockFieldChanges(a[i], b[j])})
+		}
+		if j >= 0 {
+			reached[j] = true
 		}
 	}
-	for j, left := range newLeft {
-		if left {
+	for j, r := range reached {
+		if !r {
 			changes = append(changes, BlockChange{Kind: "added", From: -1, To: j, Type: b[j].Type})
 		}
 	}
@@ -144,6 +104,69 @@ func diffBlocks(a, b []Block) []BlockChange {
 		return px < py || px == py && rx < ry
 	})
 	return changes
+}
+
+// alignment says where each block of an older flow went in a newer one.
+type alignment struct {
+	to    []int       // per older block: its index in the newer flow, -1 when removed
+	from  []int       // per newer block: its index in the older flow, -1 when added
+	moved []bool      // per older block: equal, but out of the order the others keep
+	keys  [2][]string // the blocks' encodings, older and newer
+}
+
+// alignBlocks pairs the blocks of a with those of b. Blocks equal in both,
+// in order, are paired first (a longest common subsequence); a block left
+// over in a that is equal to one left over in b has moved; what is left
+// between two paired blocks is paired by type, in order, as changed; the
+// rest was removed or added.
+func alignBlocks(a, b []Block) alignment {
+	ka, kb := blockKeys(a), blockKeys(b)
+	al := alignment{to: make([]int, len(a)), from: make([]int, len(b)), moved: make([]bool, len(a)), keys: [2][]string{ka, kb}}
+	for i := range al.to {
+		al.to[i] = -1
+	}
+	for j := range al.from {
+		al.from[j] = -1
+	}
+	pair := func(i, j int) { al.to[i], al.from[j] = j, i }
+	pairs := matchEqual(ka, kb)
+	for _, p := range pairs {
+		pair(p[0], p[1])
+	}
+	// Moved: a block left over on both sides with the same encoding.
+	waiting := map[string][]int{}
+	for i, j := range al.to {
+		if j < 0 {
+			waiting[ka[i]] = append(waiting[ka[i]], i)
+		}
+	}
+	for j, i := range al.from {
+		if q := waiting[kb[j]]; i < 0 && len(q) > 0 {
+			waiting[kb[j]] = q[1:]
+			pair(q[0], j)
+			al.moved[q[0]] = true
+		}
+	}
+	// Changed: between two paired blocks, what is left is paired by type,
+	// in order.
+	bounds := append(append([][2]int{{-1, -1}}, pairs...), [2]int{len(a), len(b)})
+	for g := 1; g < len(bounds); g++ {
+		lo, hi := bounds[g-1], bounds[g]
+		j := lo[1] + 1
+		for i := lo[0] + 1; i < hi[0]; i++ {
+			if al.to[i] >= 0 {
+				continue
+			}
+			for k := j; k < hi[1]; k++ {
+				if al.from[k] < 0 && b[k].Type == a[i].Type {
+					pair(i, k)
+					j = k + 1
+					break
+				}
+			}
+		}
+	}
+	return al
 }
 
 // blockKeys encodes each block, for comparing blocks whole.

@@ -274,6 +274,9 @@ func (h *Handlers) routeShow(c *fiber.Ctx) error {
 	view := routeView{Base: h.base(c, r.RouteID), Route: r, Blocks: blockViews(r.Flow, nil), Request: newRequestView(req, nil),
 		CanWrite: callerAtLeast(c, store.RoleAuthor), Address: routeAddress(c, p.APIPath, r.Route)}
 	view.Curl = curlCommand(view.Address, r.Route)
+	if representationOf(c) != asJSON {
+		view.Newer = h.templateNewer(c, r)
+	}
 	return h.respond(c, Reply{Data: newRouteDTO(r), Page: "routes/view", View: view})
 }
 

@@ -58,6 +58,7 @@ type routeView struct {
 	CanWrite bool
 	Address  string // the URL the route answers at
 	Curl     string // a cURL command that calls it
+	Newer    int64  // a newer version of the route's template, 0 when none
 }
 
 // routeEditor renders /web/routes/create?id=: the route form, with Create

@@ -307,7 +307,7 @@ func (h *Handlers) routeRestore(c *fiber.Ctx) error {
 		note = fmt.Sprintf("Restored version %d", in.Version)
 	}
 	sr := store.StoredRoute{Route: v.Route, SavedBy: &current(c).User.ID, Note: note}
-	if err := h.store.UpdateRoute(c.UserContext(), in.RouteID, &sr); err != nil {
+	if err := h.store.RestoreRoute(c.UserContext(), in.RouteID, &sr, v); err != nil {
 		return err
 	}
 	h.routesChanged(c, sr.ProjectID)

@@ -140,6 +140,7 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/route/versions", signedIn, h.routeVersionList)
 	app.Get("/route/version", signedIn, h.routeVersionShow)
 	app.Post("/route/restore", author, h.routeRestore)
+	app.Post("/route/upgrade", author, h.routeUpgrade)
 	app.Post("/route/run", document, author, h.routeRun)
 
 	// Template and route pages.
@@ -153,6 +154,7 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/web/routes/view", signedIn, h.routeShow)
 	app.Get("/web/routes/runs", signedIn, h.runList)
 	app.Get("/web/routes/history", signedIn, h.routeVersionList)
+	app.Get("/web/routes/upgrade", author, h.routeUpgradePage)
 	app.Get("/web/routes/run", signedIn, h.runPage)
 	app.Get("/web/routes/try", author, h.routeTryPage)
 	app.Get("/web/routes/docs", signedIn, h.routeDocsPage)

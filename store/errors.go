@@ -13,6 +13,10 @@ import (
 // the caller).
 var ErrNotFound = errors.New("not found")
 
+// ErrStale means a conditional write found its row changed since it was
+// read.
+var ErrStale = errors.New("changed since it was read")
+
 // ErrTooLarge means a read of a route's run passed RunReadMaxBytes.
 var ErrTooLarge = errors.New("the read passes its limit of bytes")
 

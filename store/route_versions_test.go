@@ -92,3 +92,53 @@ func TestRouteVersionsKeepEverySave(t *testing.T) {
 		t.Fatalf("versions left after the delete: %d %v", left, err)
 	}
 }
+
+// TestRouteUpgradeAndRestore: an upgrade writes the template's version and
+// values with the document, only over the version it was merged from;
+// restoring a version from before it puts the template version back.
+func TestRouteUpgradeAndRestore(t *testing.T) {
+	st, ctx := collectionStore(t)
+	uid := int64(1)
+	tpl := store.RouteTemplate{Template: flow.Template{Name: "lister", Description: "d", Method: "GET", RouteID: "list_{col}", RoutePath: "/{col}",
+		Variables: []flow.Variable{{Key: "col", Description: "c"}}}, CreatedBy: &uid}
+	tpl.Normalize()
+	if err := st.SaveTemplate(ctx, &tpl); err != nil {
+		t.Fatal(err)
+	}
+	r := store.StoredRoute{Route: flow.Route{ProjectID: "shop", RouteID: "books", RoutePath: "/books", Method: "GET",
+		Template: &flow.TemplateRef{ID: tpl.ID, Name: "lister", Version: 1, Values: map[string]string{"col": "books"}}}, CreatedBy: &uid}
+	r.Normalize()
+	if err := st.CreateRoute(ctx, &r); err != nil {
+		t.Fatal(err)
+	}
+	up := r
+	up.RoutePath, up.SavedBy, up.Note = "/books/list", &uid, "upgraded"
+	up.Template = &flow.TemplateRef{ID: tpl.ID, Name: "lister", Version: 2, Values: map[string]string{"col": "books", "label": "Shop"}}
+	if err := st.UpgradeRoute(ctx, "books", &up, 1); err != nil || up.Version != 2 {
+		t.Fatalf("upgrade: version %d, %v", up.Version, err)
+	}
+	got, err := st.Route(ctx, "shop", "books")
+	if err != nil || got.Template == nil || got.Template.Version != 2 || got.Template.Values["label"] != "Shop" || got.RoutePath != "/books/list" {
+		t.Fatalf("after the upgrade: %+v %v", got.Template, err)
+	}
+	// A second upgrade merged from version 1 finds the route moved on.
+	again := up
+	if err := st.UpgradeRoute(ctx, "books", &again, 1); !errors.Is(err, store.ErrStale) {
+		t.Fatalf("stale upgrade: %v", err)
+	}
+	if err := st.UpgradeRoute(ctx, "nope", &again, 1); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("upgrade of no route: %v", err)
+	}
+	// Restoring version 1 puts the route back on template version 1.
+	v1, err := st.RouteVersionOf(ctx, "shop", "books", 1)
+	if err != nil || v1.TemplateVersion != 1 || v1.TemplateValues["col"] != "books" {
+		t.Fatalf("version 1: %+v %v", v1, err)
+	}
+	back := store.StoredRoute{Route: v1.Route, SavedBy: &uid}
+	if err := st.RestoreRoute(ctx, "books", &back, v1); err != nil || back.Version != 3 || back.Template.Version != 1 || back.Template.Values["label"] != "" {
+		t.Fatalf("restore: %+v %v", back.Template, err)
+	}
+	if v2, err := st.RouteVersionOf(ctx, "shop", "books", 2); err != nil || v2.TemplateVersion != 2 {
+		t.Fatalf("version 2 keeps its template version: %+v %v", v2.TemplateVersion, err)
+	}
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -88,9 +89,9 @@ func (s *Store) CreateRoute(ctx context.Context, r *StoredRoute) error {
 	}
 	err = s.db.QueryRow(ctx, `WITH r AS (
 			INSERT INTO routes (project_id, route_id, method, route_path, document, template_id, template_name, template_version, template_values, created_by)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $10, $11, $8) RETURNING project_id, route_id, document, created_at, updated_at, version),
-		v AS (INSERT INTO route_versions (project_id, route_id, version, document, note, created_by, created_at)
-			SELECT project_id, route_id, version, document, $9, $8, updated_at FROM r)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $10, $11, $8) RETURNING project_id, route_id, document, template_version, template_values, created_at, updated_at, version),
+		v AS (INSERT INTO route_versions (project_id, route_id, version, document, template_version, template_values, note, created_by, created_at)
+			SELECT project_id, route_id, version, document, template_version, template_values, $9, $8, updated_at FROM r)
 		SELECT created_at, updated_at, version FROM r`,
 		r.ProjectID, r.RouteID, r.Method, r.RoutePath, doc, tid, tname, r.CreatedBy, r.Note, tversion, tvalues).Scan(&r.CreatedAt, &r.UpdatedAt, &r.Version)
 	return translate(err)
@@ -144,21 +145,63 @@ func (s *Store) listRoutes(ctx context.Context, scope string, owner any, p Page)
 // and stores the new version, saved by r.SavedBy with r.Note, in the same
 // statement; the template snapshot stays as it was.
 func (s *Store) UpdateRoute(ctx context.Context, id string, r *StoredRoute) error {
+	return s.updateRoute(ctx, id, r, 0, false)
+}
+
+// UpgradeRoute is UpdateRoute for a route upgraded from its template: it
+// also writes r.Template's version and values, and only when the route is
+// still at version from (else ErrStale: it changed since it was merged).
+func (s *Store) UpgradeRoute(ctx context.Context, id string, r *StoredRoute, from int64) error {
+	if r.Template == nil || from < 1 {
+		return errors.New("store: an upgrade needs the template and the version it starts from")
+	}
+	err := s.updateRoute(ctx, id, r, from, true)
+	if errors.Is(err, ErrNotFound) {
+		if _, e := s.Route(ctx, r.ProjectID, id); e == nil {
+			return ErrStale
+		}
+	}
+	return err
+}
+
+// RestoreRoute is UpdateRoute for a route restored to kept version v: the
+// template version and values go back to v's too.
+func (s *Store) RestoreRoute(ctx context.Context, id string, r *StoredRoute, v RouteVersion) error {
+	r.Template = &flow.TemplateRef{Version: v.TemplateVersion, Values: v.TemplateValues}
+	return s.updateRoute(ctx, id, r, 0, true)
+}
+
+// updateRoute writes r over route id; from > 0 writes it only over that
+// version; setTemplate writes r.Template's version and values too (its
+// id and name stay).
+func (s *Store) updateRoute(ctx context.Context, id string, r *StoredRoute, from int64, setTemplate bool) error {
 	doc, err := documentOf(r.Route)
 	if err != nil {
 		return err
+	}
+	var newVersion *int64
+	var newValues map[string]string
+	if setTemplate && r.Template != nil {
+		if r.Template.Version > 0 {
+			newVersion = &r.Template.Version
+		}
+		if len(r.Template.Values) > 0 {
+			newValues = r.Template.Values
+		}
 	}
 	var tid, tversion *int64
 	var tname *string
 	var tvalues map[string]string
 	err = s.db.QueryRow(ctx, `WITH r AS (
-			UPDATE routes SET route_id = $3, method = $4, route_path = $5, document = $6, updated_at = now(), version = version + 1
-			WHERE project_id = $1 AND route_id = $2
+			UPDATE routes SET route_id = $3, method = $4, route_path = $5, document = $6, updated_at = now(), version = version + 1,
+				template_version = CASE WHEN $10 THEN $11 ELSE template_version END,
+				template_values = CASE WHEN $10 THEN $12 ELSE template_values END
+			WHERE project_id = $1 AND route_id = $2 AND ($9 = 0 OR version = $9)
 			RETURNING project_id, route_id, document, template_id, template_name, template_version, template_values, created_by, created_at, updated_at, version),
-		v AS (INSERT INTO route_versions (project_id, route_id, version, document, note, created_by, created_at)
-			SELECT project_id, route_id, version, document, $7, $8, updated_at FROM r)
+		v AS (INSERT INTO route_versions (project_id, route_id, version, document, template_version, template_values, note, created_by, created_at)
+			SELECT project_id, route_id, version, document, template_version, template_values, $7, $8, updated_at FROM r)
 		SELECT template_id, template_name, template_version, template_values, created_by, created_at, updated_at, version FROM r`,
-		r.ProjectID, id, r.RouteID, r.Method, r.RoutePath, doc, r.Note, r.SavedBy).Scan(&tid, &tname, &tversion, &tvalues, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt, &r.Version)
+		r.ProjectID, id, r.RouteID, r.Method, r.RoutePath, doc, r.Note, r.SavedBy, from, setTemplate, newVersion, newValues).Scan(&tid, &tname, &tversion, &tvalues, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt, &r.Version)
 	if err != nil {
 		return translate(err)
 	}
@@ -181,15 +224,19 @@ type RouteVersion struct {
 	CreatedBy     *int64
 	CreatedByName string // the saver's username, empty when unknown or deleted
 	CreatedAt     time.Time
+	// The version of the route's template it stood on and the values
+	// applied (0 and nil when not known).
+	TemplateVersion int64
+	TemplateValues  map[string]string
 }
 
-const routeVersionColumns = `v.version, v.document, v.note, v.created_by, coalesce(u.username, ''), v.created_at
+const routeVersionColumns = `v.version, v.document, v.note, v.created_by, coalesce(u.username, ''), v.created_at, coalesce(v.template_version, 0), v.template_values
 	FROM route_versions v LEFT JOIN users u ON u.id = v.created_by`
 
 func scanRouteVersion(row pgx.Row, project, route string) (RouteVersion, error) {
 	var v RouteVersion
 	var doc []byte
-	if err := row.Scan(&v.Version, &doc, &v.Note, &v.CreatedBy, &v.CreatedByName, &v.CreatedAt); err != nil {
+	if err := row.Scan(&v.Version, &doc, &v.Note, &v.CreatedBy, &v.CreatedByName, &v.CreatedAt, &v.TemplateVersion, &v.TemplateValues); err != nil {
 		return v, translate(err)
 	}
 	var d routeDocument

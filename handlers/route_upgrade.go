@@ -1,0 +1,378 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"stencil/flow"
+	"stencil/store"
+)
+
+// Upgrading a route from its template (SPEC §12): the template's newest
+// version, applied with the values the route was made with, is merged
+// with what the route's own edits changed since (flow.MergeRoutes).
+
+type upgradeInput struct {
+	ProjectID string             `json:"project_id" form:"project_id" validate:"required"`
+	RouteID   string             `json:"route_id" form:"route_id" validate:"required"`
+	Values    map[string]*string `json:"values" form:"-"` // new variables' values (or a kept one changed); null counts as not given
+	// Resolutions choose a side for conflicts, named as the answer names
+	// them.
+	Resolutions []resolutionInput `json:"resolutions" form:"-" validate:"max=1000,dive"`
+	// Version, when given, is the route's version the preview was made
+	// from: a route changed since is 409 instead of merged again.
+	Version int64  `json:"version" form:"version" validate:"min=0"`
+	DryRun  bool   `json:"dry_run" form:"dry_run"`
+	Note    string `json:"note" form:"note" validate:"max=500,plain_text"`
+}
+
+type resolutionInput struct {
+	Block int    `json:"block" validate:"min=-1"`
+	Field string `json:"field" validate:"required,max=64"`
+	Take  string `json:"take" validate:"required,oneof=template route"`
+}
+
+// Form fields of the upgrade page: "value:<key>" for a variable's value,
+// "resolve:<block>:<field>" for a conflict's side.
+const (
+	formValue   = "value:"
+	formResolve = "resolve:"
+)
+
+// readUpgradeForm fills in's values and resolutions from a form or query.
+func readUpgradeForm(args *fasthttp.Args, in *upgradeInput) {
+	args.VisitAll(func(k, v []byte) {
+		key, value := string(k), string(v)
+		switch {
+		case strings.HasPrefix(key, formValue):
+			if in.Values == nil {
+				in.Values = map[string]*string{}
+			}
+			in.Values[strings.TrimPrefix(key, formValue)] = &value
+		case strings.HasPrefix(key, formResolve):
+			block, field, ok := strings.Cut(strings.TrimPrefix(key, formResolve), ":")
+			n, err := strconv.Atoi(block)
+			if ok && err == nil && (value == flow.TakeTemplate || value == flow.TakeRoute) {
+				in.Resolutions = append(in.Resolutions, resolutionInput{Block: n, Field: field, Take: value})
+			}
+		}
+	})
+}
+
+// upgradeDTO is an upgrade's answer: what it merges, and, applied, the
+// route's new version.
+type upgradeDTO struct {
+	RouteID      string            `json:"route_id"`
+	Template     flow.TemplateRef  `json:"template"` // the newest version, with the values it is applied with
+	FromVersion  int64             `json:"from_version"`
+	ToVersion    int64             `json:"to_version"`
+	NewVariables []flow.Variable   `json:"new_variables"`
+	Changes      flow.RouteDiff    `json:"changes"`
+	Local        flow.RouteDiff    `json:"local"`
+	Conflicts    []flow.Conflict   `json:"conflicts"`
+	Unresolved   int               `json:"unresolved"`
+	Route        flow.Route        `json:"route"`
+	Applied      bool              `json:"applied"`
+	Version      int64             `json:"version"` // the route's version: the new one when applied
+	Values       map[string]string `json:"-"`       // the values kept or given, as the route records them
+
+	base, theirs flow.Route // the older and the newest version applied
+}
+
+// upgradePlan merges the route with its template's newest version; given
+// are values for variables and resolve chooses conflicts' sides.
+func (h *Handlers) upgradePlan(c *fiber.Ctx, r store.StoredRoute, given map[string]*string, resolve func(flow.Conflict) string) (upgradeDTO, error) {
+	refuse := func(msg string) error {
+		return &ValidationError{Fields: map[string]string{"route_id": msg}}
+	}
+	ref := r.Template
+	if ref == nil {
+		return upgradeDTO{}, refuse("was not made from a template: there is nothing to upgrade from")
+	}
+	if ref.Version == 0 {
+		return upgradeDTO{}, refuse("was made before templates kept versions: make it again from template " + quote(ref.Name))
+	}
+	t, err := h.templateFor(c, ref.ID, r.ProjectID)
+	if err != nil {
+		return upgradeDTO{}, refuse(fmt.Sprintf("was made from template %s (#%d), which no longer exists here", quote(ref.Name), ref.ID))
+	}
+	if t.Version <= ref.Version {
+		return upgradeDTO{}, refuse(fmt.Sprintf("is at version %d of template %s, its newest", ref.Version, quote(t.Name)))
+	}
+	old, err := h.store.TemplateVersionOf(c.UserContext(), t, ref.Version)
+	if errors.Is(err, store.ErrNotFound) {
+		return upgradeDTO{}, refuse(fmt.Sprintf("was made from version %d of template %s, which is no longer kept", ref.Version, quote(t.Name)))
+	} else if err != nil {
+		return upgradeDTO{}, err
+	}
+	base, p := flow.Apply(old.Template.Template, r.ProjectID, ref.Values)
+	if len(p) > 0 {
+		return upgradeDTO{}, refuse(fmt.Sprintf("was made with values that version %d of template %s no longer takes: %s", ref.Version, quote(t.Name), p.Error()))
+	}
+	base.Normalize()
+	// The kept values the newest version still declares, then those given.
+	declared := map[string]bool{}
+	for _, v := range t.Variables {
+		declared[v.Key] = true
+	}
+	values := map[string]string{}
+	for k, v := range ref.Values {
+		if declared[k] {
+			values[k] = v
+		}
+	}
+	for k, v := range given {
+		if v != nil {
+			values[k] = *v
+		}
+	}
+	out := upgradeDTO{RouteID: r.RouteID, Template: flow.TemplateRef{ID: t.ID, Name: t.Name, Version: t.Version, Values: values},
+		FromVersion: ref.Version, ToVersion: t.Version, NewVariables: []flow.Variable{}, Version: r.Version, Values: values}
+	if len(values) == 0 {
+		out.Template.Values = nil
+	}
+	had := map[string]bool{}
+	for _, v := range old.Template.Variables {
+		had[v.Key] = true
+	}
+	for _, v := range t.Variables {
+		if !had[v.Key] {
+			out.NewVariables = append(out.NewVariables, v)
+		}
+	}
+	// What is known so far comes back with the values' problems, for the
+	// page to ask them.
+	theirs, p := flow.ApplySized(t.Template, r.ProjectID, values, t.DocumentSize)
+	if err := problems(p); err != nil {
+		return out, err
+	}
+	theirs.Normalize()
+	m := flow.MergeRoutes(base, theirs, r.Route, resolve)
+	ref2 := out.Template
+	m.Route.Template = &ref2
+	out.Changes, out.Local, out.Conflicts, out.Unresolved, out.Route = m.Template, m.Local, m.Conflicts, m.Unresolved, m.Route
+	out.base, out.theirs = base, theirs
+	return out, nil
+}
+
+// routeUpgrade answers POST /route/upgrade: the merge, previewed with
+// dry_run, else applied as the route's new version once every conflict
+// has a side.
+func (h *Handlers) routeUpgrade(c *fiber.Ctx) error {
+	var in upgradeInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	if mediaType(c) != fiber.MIMEApplicationJSON {
+		readUpgradeForm(c.Context().PostArgs(), &in)
+	}
+	if _, err := h.member(c, in.ProjectID); err != nil {
+		return err
+	}
+	chosen := map[string]string{}
+	for _, res := range in.Resolutions {
+		chosen[strconv.Itoa(res.Block)+"."+res.Field] = res.Take
+	}
+	// A route changed between the merge and its write is merged again.
+	for attempt := 0; ; attempt++ {
+		r, err := h.store.Route(c.UserContext(), in.ProjectID, in.RouteID)
+		if err != nil {
+			return h.routeNotFound(err, in.ProjectID, in.RouteID)
+		}
+		if in.Version > 0 && r.Version != in.Version {
+			return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("route %s changed since the preview (version %d, now %d): preview the upgrade again", quote(r.RouteID), in.Version, r.Version))
+		}
+		used := map[string]bool{}
+		plan, err := h.upgradePlan(c, r, in.Values, func(cf flow.Conflict) string {
+			key := strconv.Itoa(cf.Block) + "." + cf.Field
+			used[key] = true
+			return chosen[key]
+		})
+		if err != nil {
+			return err
+		}
+		for i, res := range in.Resolutions {
+			if !used[strconv.Itoa(res.Block)+"."+res.Field] {
+				return &ValidationError{Fields: map[string]string{fmt.Sprintf("resolutions[%d]", i): fmt.Sprintf("names no conflict of this upgrade (block %d, field %s)", res.Block, res.Field)}}
+			}
+		}
+		if !in.DryRun && plan.Unresolved > 0 {
+			return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("%d of the upgrade's conflicts have no side chosen: give each a resolution, \"template\" or \"route\" (preview with dry_run to list them)", plan.Unresolved))
+		}
+		warnings, err := h.checkRunnable(c, plan.Route)
+		if err != nil {
+			return err
+		}
+		if in.DryRun {
+			return h.respond(c, Reply{Message: "Upgrade previewed", Data: plan, Warnings: warnings})
+		}
+		note := in.Note
+		if note == "" {
+			note = fmt.Sprintf("Upgraded to version %d of template %s", plan.ToVersion, plan.Template.Name)
+		}
+		sr := store.StoredRoute{Route: plan.Route, SavedBy: &current(c).User.ID, Note: note}
+		err = h.store.UpgradeRoute(c.UserContext(), r.RouteID, &sr, r.Version)
+		if errors.Is(err, store.ErrStale) && attempt < 3 && in.Version == 0 {
+			continue
+		} else if errors.Is(err, store.ErrStale) {
+			return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("route %s keeps changing while it is upgraded: try again", quote(r.RouteID)))
+		} else if err != nil {
+			return err
+		}
+		h.routesChanged(c, sr.ProjectID)
+		plan.Applied, plan.Version, plan.Route = true, sr.Version, sr.Route
+		h.flash(c, "success", fmt.Sprintf("Upgraded to version %d of template %s as route version %d.", plan.ToVersion, plan.Template.Name, sr.Version))
+		return h.respond(c, Reply{Message: "Route upgraded", Data: plan, Warnings: warnings,
+			Redirect: "/web/routes/view?project_id=" + url.QueryEscape(sr.ProjectID) + "&route_id=" + url.QueryEscape(sr.RouteID)})
+	}
+}
+
+// upgradeView is the upgrade page: the preview of the merge with the
+// values and sides chosen so far.
+type upgradeView struct {
+	Base
+	Route      store.StoredRoute
+	Plan       upgradeDTO
+	Refused    string // why the route cannot be upgraded
+	Problems   map[string]string
+	Variables  []upgradeVariable
+	Template   *diffView // what the template changed
+	Local      *diffView // what the route's edits changed
+	Result     *diffView // the route today against the result
+	Conflicts  []conflictView
+	Self       string
+	Warnings   []string
+	ValueField string
+	// After a preview the keyboard goes on at the first conflict still
+	// open (FirstOpen, -1 for none), else at Upgrade (Focus "upgrade").
+	FirstOpen int
+	Focus     string
+	Next      int64 // the route's version the upgrade makes
+	Previewed bool  // the form was sent: its problems are shown
+}
+
+type upgradeVariable struct {
+	flow.Variable
+	Value   string
+	New     bool // not in the version the route was made from
+	Given   bool // a value was kept or given (else the default shows)
+	Problem string
+}
+
+type conflictView struct {
+	flow.Conflict
+	Name   string // the form field choosing its side
+	Chosen string
+	Where  string // the block or part it is in, as people read it
+}
+
+// routeUpgradePage renders /web/routes/upgrade.
+func (h *Handlers) routeUpgradePage(c *fiber.Ctx) error {
+	p, r, err := h.memberRoute(c)
+	if err != nil {
+		return err
+	}
+	var in upgradeInput
+	readUpgradeForm(c.Context().QueryArgs(), &in)
+	chosen := map[string]string{}
+	for _, res := range in.Resolutions {
+		chosen[strconv.Itoa(res.Block)+":"+res.Field] = res.Take
+	}
+	key := "project_id=" + url.QueryEscape(p.ID) + "&route_id=" + url.QueryEscape(r.RouteID)
+	view := upgradeView{Base: h.base(c, "Upgrade · "+r.RouteID), Route: r, Self: "/web/routes/upgrade?" + key, ValueField: formValue, FirstOpen: -1, Next: r.Version + 1}
+	previewed := c.Context().QueryArgs().Has("version")
+	plan, err := h.upgradePlan(c, r, in.Values, func(cf flow.Conflict) string { return chosen[strconv.Itoa(cf.Block)+":"+cf.Field] })
+	var verr *ValidationError
+	switch {
+	case errors.As(err, &verr) && verr.Fields["route_id"] != "":
+		view.Refused = verr.Fields["route_id"]
+		return h.respond(c, Reply{Page: "routes/upgrade", View: view})
+	case errors.As(err, &verr):
+		view.Problems = verr.Fields
+		view.Previewed = previewed
+	case err != nil:
+		return err
+	}
+	view.Plan = plan
+	// The newest version's variables: the new ones to fill, the kept ones
+	// shown as they are (a value given here changes one).
+	t, err := h.templateFor(c, r.Template.ID, r.ProjectID)
+	if err != nil {
+		return err
+	}
+	isNew := map[string]bool{}
+	for _, v := range plan.NewVariables {
+		isNew[v.Key] = true
+	}
+	for _, v := range t.Variables {
+		uv := upgradeVariable{Variable: v, New: isNew[v.Key]}
+		if previewed {
+			uv.Problem = view.Problems["values."+v.Key]
+		}
+		if given, ok := in.Values[v.Key]; ok && given != nil {
+			uv.Value, uv.Given = *given, true
+		} else if kept, ok := r.Template.Values[v.Key]; ok {
+			uv.Value, uv.Given = kept, true
+		} else if v.DefaultValue != nil {
+			uv.Value = *v.DefaultValue
+		}
+		if uv.New || uv.Given {
+			view.Variables = append(view.Variables, uv)
+		}
+	}
+	if view.Problems != nil {
+		return h.respond(c, Reply{Page: "routes/upgrade", View: view})
+	}
+	view.Template = newDiffView(plan.FromVersion, plan.ToVersion, plan.base, plan.theirs, nil)
+	view.Local = newDiffView(0, r.Version, plan.base, r.Route, nil)
+	view.Result = newDiffView(r.Version, r.Version+1, r.Route, plan.Route, nil)
+	blocks := blockViews(r.Flow, nil)
+	for _, cf := range plan.Conflicts {
+		cv := conflictView{Conflict: cf, Name: formResolve + strconv.Itoa(cf.Block) + ":" + cf.Field, Chosen: chosen[strconv.Itoa(cf.Block)+":"+cf.Field]}
+		switch {
+		case cf.Field == "order":
+			cv.Where = "The order of the blocks"
+		case cf.Block < 0:
+			cv.Where = "The request"
+		case cf.RouteBlock >= 0:
+			cv.Where = fmt.Sprintf("Block #%d %s", cf.RouteBlock+1, cf.Type)
+			if s := blocks[cf.RouteBlock].Summary; s != "" {
+				cv.Where += " · " + string(s)
+			}
+		default:
+			cv.Where = fmt.Sprintf("Block %s, removed from this route", cf.Type)
+		}
+		if previewed && cv.Chosen == "" && view.FirstOpen < 0 {
+			view.FirstOpen = len(view.Conflicts)
+		}
+		view.Conflicts = append(view.Conflicts, cv)
+	}
+	if previewed && view.FirstOpen < 0 {
+		view.Focus = "upgrade"
+	}
+	if w, err := h.checkRunnable(c, plan.Route); err == nil {
+		view.Warnings = w
+	} else if errors.As(err, &verr) {
+		view.Problems = verr.Fields
+	}
+	return h.respond(c, Reply{Page: "routes/upgrade", View: view})
+}
+
+// templateNewer says which version of a route's template is newer than
+// the one it was made from, 0 when none is (or it cannot be upgraded).
+func (h *Handlers) templateNewer(c *fiber.Ctx, r store.StoredRoute) int64 {
+	if r.Template == nil || r.Template.Version == 0 {
+		return 0
+	}
+	t, err := h.templateFor(c, r.Template.ID, r.ProjectID)
+	if err != nil || t.Version <= r.Template.Version {
+		return 0
+	}
+	return t.Version
+}
