@@ -86,7 +86,7 @@ func TestRouteUpgrade(t *testing.T) {
 			headers: browser(ta.signIn(t, "author")), status: 200, want: []string{"Version 2 of the template is out.", "/web/routes/upgrade?project_id=shop&amp;route_id=list_books"}},
 		{name: "the upgrade page asks the new variable", method: "GET", path: "/web/routes/upgrade?project_id=shop&route_id=list_books",
 			headers: browser(ta.signIn(t, "author")), status: 200,
-			want: []string{"Upgrade from its template", `name="value:label"`, "required", "Give the new variables their values, then Preview."},
+			want:     []string{"Upgrade from its template", `name="value:label"`, "required", "Give the new variables their values, then Preview."},
 			unwanted: []string{"Error:", "Upgrade to version 2"}},
 		{name: "the upgrade page's preview goes on at the open conflict", method: "GET", path: "/web/routes/upgrade?project_id=shop&route_id=list_books&version=2&value%3Alabel=Shop",
 			headers: browser(ta.signIn(t, "author")), status: 200,
