@@ -36,9 +36,11 @@ type Conflict struct {
 	// removed block.
 	Template string `json:"template"`
 	Route    string `json:"route"`
-	// RouteBlock is the block's index in the route today, -1 when the
-	// route removed it or the conflict is not of one block.
-	RouteBlock int `json:"route_block"`
+	// RouteBlock and TemplateBlock are the block's indexes in the route
+	// today and in the template's newest version, -1 where it was removed
+	// or the conflict is not of one block.
+	RouteBlock    int `json:"route_block"`
+	TemplateBlock int `json:"template_block"`
 }
 
 // Merge is an upgrade's outcome.
@@ -87,7 +89,7 @@ func MergeRoutes(base, theirs, ours Route, resolve func(Conflict) string) Merge 
 		if t == b || t == o {
 			continue
 		}
-		if o == b || take(Conflict{Block: -1, Field: f.name, Label: requestLabels[f.name], Template: t, Route: o, RouteBlock: -1}) {
+		if o == b || take(Conflict{Block: -1, Field: f.name, Label: requestLabels[f.name], Template: t, Route: o, RouteBlock: -1, TemplateBlock: -1}) {
 			reflect.ValueOf(f.into).Elem().Set(reflect.ValueOf(f.t).Elem())
 		}
 	}
@@ -110,7 +112,7 @@ func mergeBlocks(base, theirs, ours []Block, take func(Conflict) bool) []Block {
 	skeletonTheirs := false
 	if reordered(at) {
 		skeletonTheirs = !reordered(ao) || take(Conflict{Block: -1, Field: "order", Label: "Order of blocks",
-			Template: orderOf(at), Route: orderOf(ao), RouteBlock: -1})
+			Template: orderOf(at), Route: orderOf(ao), RouteBlock: -1, TemplateBlock: -1})
 	}
 	sides := [2][]Block{ours, theirs}
 	aligns := [2]alignment{ao, at}
@@ -129,18 +131,18 @@ func mergeBlocks(base, theirs, ours []Block, take func(Conflict) bool) []Block {
 		changedT := jt >= 0 && at.keys[1][jt] != at.keys[0][i]
 		switch {
 		case jo >= 0 && jt >= 0:
-			b := mergeBlock(i, jo, base[i], theirs[jt], ours[jo], take)
+			b := mergeBlock(i, jo, jt, base[i], theirs[jt], ours[jo], take)
 			merged[i] = &b
 		case jo < 0 && jt < 0:
 		case jo < 0: // the route removed it
 			if changedT && take(Conflict{Block: i, Type: base[i].Type, Field: "block", Label: "Block removed by the route, changed by the template",
-				Template: compact(theirs[jt].wire()), RouteBlock: -1}) {
+				Template: compact(theirs[jt].wire()), RouteBlock: -1, TemplateBlock: jt}) {
 				b := theirs[jt]
 				merged[i] = &b
 			}
 		default: // the template removed it
 			if changedO && !take(Conflict{Block: i, Type: base[i].Type, Field: "block", Label: "Block removed by the template, changed by the route",
-				Route: compact(ours[jo].wire()), RouteBlock: jo}) {
+				Route: compact(ours[jo].wire()), RouteBlock: jo, TemplateBlock: -1}) {
 				b := ours[jo]
 				merged[i] = &b
 			}
@@ -184,10 +186,10 @@ func mergeBlocks(base, theirs, ours []Block, take func(Conflict) bool) []Block {
 	return out
 }
 
-// mergeBlock merges base block i (the route's block jo today) field by
-// field: the side that changed a field gives it; both changing it
-// differently is a conflict.
-func mergeBlock(i, jo int, base, theirs, ours Block, take func(Conflict) bool) Block {
+// mergeBlock merges base block i (the route's block jo today, the
+// template's jt) field by field: the side that changed a field gives it;
+// both changing it differently is a conflict.
+func mergeBlock(i, jo, jt int, base, theirs, ours Block, take func(Conflict) bool) Block {
 	out := ours
 	if base.Type != theirs.Type || base.Type != ours.Type {
 		// Paired blocks share their type; guard anyway.
@@ -195,7 +197,7 @@ func mergeBlock(i, jo int, base, theirs, ours Block, take func(Conflict) bool) B
 	}
 	if theirs.Depth != base.Depth && theirs.Depth != ours.Depth {
 		if ours.Depth == base.Depth || take(Conflict{Block: i, Type: base.Type, Field: "depth", Label: "Indent",
-			Template: strconv.Itoa(theirs.Depth), Route: strconv.Itoa(ours.Depth), RouteBlock: jo}) {
+			Template: strconv.Itoa(theirs.Depth), Route: strconv.Itoa(ours.Depth), RouteBlock: jo, TemplateBlock: jt}) {
 			out.Depth = theirs.Depth
 		}
 	}
@@ -205,7 +207,7 @@ func mergeBlock(i, jo int, base, theirs, ours Block, take func(Conflict) bool) B
 		if t == b || t == o {
 			continue
 		}
-		if o == b || take(Conflict{Block: i, Type: base.Type, Field: f.name, Label: fieldLabel(f.name), Template: t, Route: o, RouteBlock: jo}) {
+		if o == b || take(Conflict{Block: i, Type: base.Type, Field: f.name, Label: fieldLabel(f.name), Template: t, Route: o, RouteBlock: jo, TemplateBlock: jt}) {
 			reflect.ValueOf(out.slot(f.name)).Elem().Set(reflect.ValueOf(theirs.slot(f.name)).Elem())
 		}
 	}

@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"fmt"
+	"html/template"
 	"net/url"
 	"strconv"
 	"strings"
@@ -269,7 +270,10 @@ type conflictView struct {
 	flow.Conflict
 	Name   string // the form field choosing its side
 	Chosen string
-	Where  string // the block or part it is in, as people read it
+	Where  string // the block or part it is in
+	// Each side's block as the outline reads it, when the conflict is of
+	// one block that side has.
+	TemplateWords, RouteWords template.HTML
 }
 
 // routeUpgradePage renders /web/routes/upgrade.
@@ -332,7 +336,7 @@ func (h *Handlers) routeUpgradePage(c *fiber.Ctx) error {
 	view.Template = newDiffView(plan.FromVersion, plan.ToVersion, plan.base, plan.theirs, nil)
 	view.Local = newDiffView(0, r.Version, plan.base, r.Route, nil)
 	view.Result = newDiffView(r.Version, r.Version+1, r.Route, plan.Route, nil)
-	blocks := blockViews(r.Flow, nil)
+	ours, theirs := blockViews(r.Flow, nil), blockViews(plan.theirs.Flow, nil)
 	for _, cf := range plan.Conflicts {
 		cv := conflictView{Conflict: cf, Name: formResolve + strconv.Itoa(cf.Block) + ":" + cf.Field, Chosen: chosen[strconv.Itoa(cf.Block)+":"+cf.Field]}
 		switch {
@@ -342,11 +346,14 @@ func (h *Handlers) routeUpgradePage(c *fiber.Ctx) error {
 			cv.Where = "The request"
 		case cf.RouteBlock >= 0:
 			cv.Where = fmt.Sprintf("Block #%d %s", cf.RouteBlock+1, cf.Type)
-			if s := blocks[cf.RouteBlock].Summary; s != "" {
-				cv.Where += " · " + string(s)
-			}
 		default:
-			cv.Where = fmt.Sprintf("Block %s, removed from this route", cf.Type)
+			cv.Where = fmt.Sprintf("A %s block this route removed", cf.Type)
+		}
+		if cf.RouteBlock >= 0 {
+			cv.RouteWords = ours[cf.RouteBlock].Summary
+		}
+		if cf.TemplateBlock >= 0 {
+			cv.TemplateWords = theirs[cf.TemplateBlock].Summary
 		}
 		if previewed && cv.Chosen == "" && view.FirstOpen < 0 {
 			view.FirstOpen = len(view.Conflicts)

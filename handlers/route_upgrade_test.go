@@ -102,7 +102,7 @@ func TestRouteUpgrade(t *testing.T) {
 		{name: "the preview", method: "POST", path: "/route/upgrade", headers: h, body: up("list_books", `,"values":{"label":"Shop"},"dry_run":true`), status: 200,
 			want: []string{`"from_version":1`, `"to_version":2`, `"new_variables":[{"key":"label"`, `"values":{"col":"books","label":"Shop"}`,
 				`"field":"route_path","label":"Path","old":"\"/books\"","new":"\"/books/list\""`, `"kind":"added","from":-1,"to":1,"type":"FILTER"`,
-				conflict, `"route_block":2`, `"unresolved":1`, `"applied":false`, `"route_path":"/books/list"`}},
+				conflict, `"route_block":2,"template_block":1`, `"unresolved":1`, `"applied":false`, `"route_path":"/books/list"`}},
 		{name: "a conflict without a side", method: "POST", path: "/route/upgrade", headers: h, body: up("list_books", `,"values":{"label":"Shop"}`), status: 409,
 			want: []string{"1 of the upgrade's conflicts have no side chosen"}},
 		{name: "a resolution naming no conflict", method: "POST", path: "/route/upgrade", headers: h,
