@@ -89,6 +89,8 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Patch("/vault/update", admin, h.vaultUpdate)
 	app.Delete("/vault/delete", admin, h.vaultDelete)
 	app.Get("/vault/versions", admin, h.vaultVersionList)
+	app.Post("/vault/import", admin, h.vaultImport)
+	app.Get("/vault/export", admin, h.vaultExport)
 	app.Post("/vault/restore", admin, h.vaultRestore)
 	app.Post("/vault/undelete", admin, h.vaultUndelete)
 	app.Delete("/vault/destroy", admin, h.vaultDestroy)
@@ -99,6 +101,7 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/web/vault/row", admin, h.vaultRow)
 	app.Get("/web/vault/log", admin, h.vaultLog)
 	app.Get("/web/vault/versions", admin, h.vaultVersionList)
+	app.Get("/web/vault/import", admin, h.vaultImportPage)
 	app.Get("/web/vault/trash", admin, h.vaultTrash)
 
 	author := h.atLeast(store.RoleAuthor)

@@ -46,6 +46,23 @@
     if (evt.target.matches("[data-autosubmit]")) {
       evt.target.form.requestSubmit();
     }
+    // A file chosen in an input with data-file-into="<selector>" is read
+    // into that field as text (at most 4 MiB), and the field takes the focus.
+    var into = evt.target.getAttribute && evt.target.getAttribute("data-file-into");
+    var file = into && evt.target.files && evt.target.files[0];
+    var field = file && document.querySelector(into);
+    if (field) {
+      if (file.size > 4 << 20) {
+        field.setCustomValidity("The file is larger than 4 MiB.");
+        field.reportValidity();
+        return;
+      }
+      file.text().then(function (text) {
+        field.setCustomValidity("");
+        field.value = text;
+        field.focus();
+      });
+    }
   });
   document.addEventListener("click", function (evt) {
     var button = evt.target.closest("[data-copy]");

@@ -1,0 +1,266 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/hashicorp/go-envparse"
+
+	"stencil/store"
+)
+
+// .env import and export (SPEC §12): a file pasted or uploaded is parsed
+// as common .env parsers read it (github.com/hashicorp/go-envparse:
+// comments, export, single quotes taken literally, double quotes with JSON
+// escapes; no $NAME expansion), its keys compared with the vault's, and
+// applied in one transaction; the vault is exported as such a file, which
+// reads back the same values. Values are never shown.
+
+// maxImportKeys bounds the keys of one import.
+const maxImportKeys = 5000
+
+type vaultImportInput struct {
+	ProjectID     string `json:"project_id" form:"project_id" validate:"required"`
+	Env           string `json:"env" form:"env" validate:"max=4194304"`
+	DeleteMissing bool   `json:"delete_missing" form:"delete_missing"`
+	DryRun        bool   `json:"dry_run" form:"dry_run"`
+}
+
+// vaultImportDTO is an import's outcome: keys only.
+type vaultImportDTO struct {
+	Added     []string          `json:"added"`
+	Changed   []string          `json:"changed"`
+	Unchanged []string          `json:"unchanged"`
+	Deleted   []string          `json:"deleted"`
+	Invalid   []invalidEnvKey   `json:"invalid"`
+	Applied   bool              `json:"applied"`
+	reasons   map[string]string // Invalid by key
+}
+
+type invalidEnvKey struct {
+	Key    string `json:"key"`
+	Reason string `json:"reason"`
+}
+
+var vaultKeyPattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,254}$`)
+
+// vaultImport answers POST /vault/import: what the file would add, change,
+// leave and delete, and, unless dry_run, all of it applied at once. A file
+// with an invalid key or value is applied not at all.
+func (h *Handlers) vaultImport(c *fiber.Ctx) error {
+	var in vaultImportInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	p, err := h.member(c, in.ProjectID)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(in.Env) == "" {
+		return &ValidationError{Fields: map[string]string{"env": "is empty: paste a .env file or choose one"}}
+	}
+	parsed, err := envparse.Parse(strings.NewReader(in.Env))
+	if err != nil {
+		return &ValidationError{Fields: map[string]string{"env": "cannot be read as a .env file: " + err.Error()}}
+	}
+	if len(parsed) > maxImportKeys {
+		return &ValidationError{Fields: map[string]string{"env": fmt.Sprintf("has %d keys: at most %d can be imported at once", len(parsed), maxImportKeys)}}
+	}
+	keys := make([]string, 0, len(parsed))
+	for k := range parsed {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := vaultImportDTO{Added: []string{}, Changed: []string{}, Unchanged: []string{}, Deleted: []string{}, Invalid: []invalidEnvKey{}, reasons: map[string]string{}}
+	invalid := func(key, reason string) {
+		out.Invalid = append(out.Invalid, invalidEnvKey{Key: key, Reason: reason})
+		out.reasons[key] = reason
+	}
+	ev := vaultAccess(c, in.ProjectID, "")
+	_, err = h.store.ImportVault(c.UserContext(), in.ProjectID, ev, h.cfg.VaultVersions, in.DryRun, func(live map[string]store.VaultEntry, trash map[string]time.Time) (store.VaultImport, error) {
+		var im store.VaultImport
+		for _, k := range keys {
+			value := parsed[k]
+			switch {
+			case !vaultKeyPattern.MatchString(k):
+				invalid(k, "a key must be 1–255 upper-case letters, digits or _, starting with a letter")
+				continue
+			case value == "":
+				invalid(k, "has no value (a vault value is 1 to 65,536 bytes)")
+				continue
+			case len(value) > 65536:
+				invalid(k, "has a value longer than 65,536 bytes")
+				continue
+			}
+			if at, ok := trash[k]; ok {
+				invalid(k, "was deleted on "+at.UTC().Format("2006-01-02 15:04")+" UTC and can still be undeleted: undelete it, or destroy it first")
+				continue
+			}
+			e, ok := live[k]
+			if !ok {
+				out.Added = append(out.Added, k)
+				if !in.DryRun {
+					sealed, err := h.sealed(in.ProjectID, k, value)
+					if err != nil {
+						return im, err
+					}
+					im.Add = append(im.Add, sealed)
+				}
+				continue
+			}
+			old, err := h.keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
+			if err != nil {
+				return im, err
+			}
+			im.Read = append(im.Read, k)
+			if string(old) == value {
+				out.Unchanged = append(out.Unchanged, k)
+				continue
+			}
+			out.Changed = append(out.Changed, k)
+			if !in.DryRun {
+				sealed, err := h.sealed(in.ProjectID, k, value)
+				if err != nil {
+					return im, err
+				}
+				im.Change = append(im.Change, sealed)
+			}
+		}
+		if in.DeleteMissing {
+			for k := range live {
+				if _, ok := parsed[k]; !ok {
+					out.Deleted = append(out.Deleted, k)
+				}
+			}
+			slices.Sort(out.Deleted)
+			im.Delete = out.Deleted
+		}
+		if len(out.Invalid) > 0 && !in.DryRun {
+			return im, errImportInvalid
+		}
+		return im, nil
+	})
+	if errors.Is(err, errImportInvalid) {
+		fields := map[string]string{}
+		for _, iv := range out.Invalid {
+			fields["env."+iv.Key] = iv.Reason
+		}
+		return &ValidationError{Fields: fields}
+	}
+	if err != nil {
+		return err
+	}
+	out.Applied = !in.DryRun
+	view := vaultImportView{Base: h.base(c, "Import · "+p.Name), Project: p, Result: out, DeleteMissing: in.DeleteMissing}
+	if in.DryRun {
+		return h.respond(c, Reply{Message: "Import previewed", Data: out, Fragment: "vault/import_preview", View: view})
+	}
+	h.flash(c, "success", fmt.Sprintf("Imported: %d added, %d changed, %d unchanged, %d deleted.", len(out.Added), len(out.Changed), len(out.Unchanged), len(out.Deleted)))
+	return h.respond(c, Reply{Message: "Vault imported", Data: out, Redirect: vaultURL(in.ProjectID)})
+}
+
+var errImportInvalid = errors.New("the file has invalid keys")
+
+// sealed seals value as the entry key of project.
+func (h *Handlers) sealed(project, key, value string) (store.VaultEntry, error) {
+	e := store.VaultEntry{ProjectID: project, Key: key}
+	var err error
+	e.KeyID, e.Sealed, err = h.keyring.Seal(project, key, []byte(value))
+	return e, err
+}
+
+type vaultImportView struct {
+	Base
+	Project       store.Project
+	Result        vaultImportDTO
+	DeleteMissing bool
+}
+
+// vaultImportPage renders /web/vault/import.
+func (h *Handlers) vaultImportPage(c *fiber.Ctx) error {
+	var q struct {
+		ProjectID string `query:"project_id" validate:"required"`
+	}
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	p, err := h.member(c, q.ProjectID)
+	if err != nil {
+		return err
+	}
+	return h.respond(c, Reply{Page: "vault/import", View: vaultImportView{Base: h.base(c, "Import · "+p.Name), Project: p}})
+}
+
+// vaultExport answers GET /vault/export: the vault as a .env file, every
+// value read logged; never cached.
+func (h *Handlers) vaultExport(c *fiber.Ctx) error {
+	var q struct {
+		ProjectID string `query:"project_id" validate:"required"`
+	}
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	if _, err := h.member(c, q.ProjectID); err != nil {
+		return err
+	}
+	ev := vaultAccess(c, q.ProjectID, "")
+	values := map[string]string{}
+	for offset := 0; ; offset += 1000 {
+		page, _, err := h.store.ListVaultEntries(c.UserContext(), q.ProjectID, store.Page{Offset: offset, Limit: 1000}, &ev)
+		if err != nil {
+			return err
+		}
+		for _, e := range page {
+			v, err := h.keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
+			if err != nil {
+				return err
+			}
+			values[e.Key] = string(v)
+		}
+		if len(page) < 1000 {
+			break
+		}
+	}
+	text := envText(values)
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+url.PathEscape(q.ProjectID)+`.env"`)
+	c.Set(fiber.HeaderContentType, "text/plain; charset=utf-8")
+	return c.SendString(text)
+}
+
+// envText writes values as a .env file, sorted by key: a value without a
+// single quote or a control character in single quotes (literal for every
+// common parser, $ and # included), any other as a JSON string in double
+// quotes.
+func envText(values map[string]string) string {
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		v := values[k]
+		b.WriteString(k)
+		b.WriteByte('=')
+		if !strings.ContainsRune(v, '\'') && !strings.ContainsFunc(v, unicode.IsControl) {
+			b.WriteString("'" + v + "'\n")
+			continue
+		}
+		var quoted bytes.Buffer
+		enc := json.NewEncoder(&quoted)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(v) // a string always encodes; Encode ends it with a line break
+		b.Write(quoted.Bytes())
+	}
+	return b.String()
+}

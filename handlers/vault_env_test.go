@@ -1,0 +1,147 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"stencil/store"
+)
+
+// TestVaultEnvImportExport: a .env file with comments, export, quotes and
+// escapes previews as keys only, applies in one go with every write
+// logged, and round-trips through the export (=, #, quotes, line breaks,
+// unicode); invalid keys refuse the whole file; delete_missing moves the
+// others to the trash; an AUTHOR may do none of it.
+func TestVaultEnvImportExport(t *testing.T) {
+	ta, _, h := vaultApp(t)
+	author := ta.newUser(t, "writer", store.RoleAuthor)
+	if err := ta.h.store.AddMember(context.Background(), "shop", author.ID); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := ta.call(t, "POST", "/vault/create", `{"project_id":"shop","key":"KEEP","value":"same"}`, h); status != 201 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	if status, body := ta.call(t, "POST", "/vault/create", `{"project_id":"shop","key":"OLD","value":"before"}`, h); status != 201 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	if status, body := ta.call(t, "POST", "/vault/create", `{"project_id":"shop","key":"GONE","value":"x"}`, h); status != 201 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	env := "# the shop's secrets\n" +
+		"export API_KEY=\"abc=def#notcomment\"\n" +
+		"BACKSLASH=\"it's \\\\ $5\"\n" +
+		"KEEP=same\n" +
+		"OLD='after $HOME # kept'\n" +
+		`PEM="-----BEGIN-----\nline two\n-----END-----"` + "\n" +
+		`QUOTED="say \"hi\"" # a comment` + "\n" +
+		"UNICODE=ünïcødé ☃\n"
+	importJSON := func(env string, extra string) string {
+		raw, _ := json.Marshal(env)
+		return `{"project_id":"shop","env":` + string(raw) + extra + `}`
+	}
+	logged := func() int {
+		var n int
+		if err := ta.pool.QueryRow(context.Background(), "SELECT count(*)::int FROM vault_access_log WHERE project_id = 'shop'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := logged()
+	cookie, csrf := ta.signIn(t, "keeper")
+	page := browser(cookie, csrf)
+	ta.run(t, []scenario{
+		{name: "the import page", method: "GET", path: "/web/vault/import?project_id=shop", headers: page, status: 200,
+			want: []string{"Import a .env file", `name="env"`, `data-file-into="#import-env"`, `name="delete_missing"`}},
+		{name: "the vault page links import and export", method: "GET", path: "/web/vault?project_id=shop", headers: page, status: 200,
+			want: []string{`/web/vault/import?project_id=shop`, `/vault/export?project_id=shop`}},
+		{name: "the page's preview", method: "POST", path: "/vault/import", headers: merge(page, asHTMXHeaders, map[string]string{"Content-Type": "application/x-www-form-urlencoded"}),
+			body: "project_id=shop&dry_run=true&env=NEW_KEY%3D1%0AKEEP%3Dsame%0A", status: 200,
+			want: []string{`data-testid="import-added"`, "NEW_KEY", `data-testid="import-unchanged"`, "Apply: 1 added, 0 changed, 0 deleted"}},
+	})
+	before = logged()
+	ta.run(t, []scenario{
+		{name: "the preview names keys only", method: "POST", path: "/vault/import", headers: h, body: importJSON(env, `,"dry_run":true,"delete_missing":true`), status: 200,
+			want:     []string{`"added":["API_KEY","BACKSLASH","PEM","QUOTED","UNICODE"]`, `"changed":["OLD"]`, `"unchanged":["KEEP"]`, `"deleted":["GONE"]`, `"invalid":[]`, `"applied":false`},
+			unwanted: []string{"abc=def", "after", "line two", "same"}},
+		{name: "an author may not import", method: "POST", path: "/vault/import", headers: as(ta.token(t, author)), body: importJSON(env, ""), status: 403},
+		{name: "an author may not export", method: "GET", path: "/vault/export?project_id=shop", headers: as(ta.token(t, author)), status: 403},
+		{name: "an empty file", method: "POST", path: "/vault/import", headers: h, body: importJSON(" \n", ""), status: 422, want: []string{`"env":"is empty`}},
+		{name: "a file that is no .env", method: "POST", path: "/vault/import", headers: h, body: importJSON("not a line\n", ""), status: 422,
+			want: []string{`"env":"cannot be read as a .env file`}},
+		{name: "invalid keys refuse the whole file", method: "POST", path: "/vault/import", headers: h, body: importJSON(env+"lower=1\nEMPTY=\n", ""), status: 422,
+			want: []string{`"env.lower":"a key must be 1–255 upper-case letters`, `"env.EMPTY":"has no value`}},
+		{name: "an unquoted # starts a comment; the last of a key counts", method: "POST", path: "/vault/import", headers: h,
+			body: importJSON("NEW=a#b\nNEW=c # d\n", `,"dry_run":true`), status: 200, want: []string{`"added":["NEW"]`}},
+		{name: "invalid keys in the preview", method: "POST", path: "/vault/import", headers: h, body: importJSON(env+"lower=1\n", `,"dry_run":true`), status: 200,
+			want: []string{`"invalid":[{"key":"lower","reason":"a key must be`}},
+	})
+	// Compared values were read (KEEP, OLD: twice each over the previews
+	// and the refused import), nothing else was written.
+	var entries int
+	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*)::int FROM vault_entries WHERE project_id = 'shop'").Scan(&entries); err != nil || entries != 3 {
+		t.Fatalf("after refusals: %d entries, %v", entries, err)
+	}
+	if got := logged() - before; got != 4 {
+		t.Errorf("the previews logged %d reads, want 4 (KEEP and OLD twice)", got)
+	}
+
+	before = logged()
+	status, body := ta.call(t, "POST", "/vault/import", importJSON(env, `,"delete_missing":true`), h)
+	if status != 200 || !strings.Contains(body, `"applied":true`) {
+		t.Fatalf("import: %d %s", status, body)
+	}
+	// Two reads (KEEP, OLD), five creates, one update, one delete.
+	var creates, updates, deletes, reads int
+	if err := ta.pool.QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE action = 'create'), count(*) FILTER (WHERE action = 'update'),
+		count(*) FILTER (WHERE action = 'delete'), count(*) FILTER (WHERE action = 'read') FROM vault_access_log WHERE project_id = 'shop' AND id > (SELECT max(id) - $1 FROM vault_access_log)`,
+		logged()-before).Scan(&creates, &updates, &deletes, &reads); err != nil {
+		t.Fatal(err)
+	}
+	if creates != 5 || updates != 1 || deletes != 1 || reads != 2 {
+		t.Errorf("logged %d creates, %d updates, %d deletes, %d reads; want 5, 1, 1, 2", creates, updates, deletes, reads)
+	}
+	if _, body := ta.call(t, "GET", "/vault/versions?project_id=shop&key=OLD", "", h); !strings.Contains(body, `"version":2`) || !strings.Contains(body, `"version":1`) {
+		t.Errorf("the update kept no version: %s", body)
+	}
+	if _, body := ta.call(t, "GET", "/vault/trash?project_id=shop", "", h); !strings.Contains(body, "GONE") {
+		t.Errorf("GONE is not in the trash: %s", body)
+	}
+
+	// The export reads back what was imported.
+	before = logged()
+	req := httptest.NewRequest("GET", "/vault/export?project_id=shop", nil)
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, text := ta.do(t, req)
+	if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != "no-store" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") ||
+		!strings.Contains(resp.Header.Get("Content-Disposition"), `filename="shop.env"`) {
+		t.Fatalf("export: %d %v", resp.StatusCode, resp.Header)
+	}
+	if got := logged() - before; got != 7 {
+		t.Errorf("the export logged %d reads, want 7", got)
+	}
+	want := map[string]string{"API_KEY": "abc=def#notcomment", "BACKSLASH": `it's \ $5`, "KEEP": "same", "OLD": "after $HOME # kept", "PEM": "-----BEGIN-----\nline two\n-----END-----",
+		"QUOTED": `say "hi"`, "UNICODE": "ünïcødé ☃"}
+	// Imported again, the export is all unchanged.
+	raw, _ := json.Marshal(text)
+	status, body = ta.call(t, "POST", "/vault/import", `{"project_id":"shop","dry_run":true,"env":`+string(raw)+`}`, h)
+	if status != 200 || !strings.Contains(body, `"unchanged":["API_KEY","BACKSLASH","KEEP","OLD","PEM","QUOTED","UNICODE"]`) || !strings.Contains(body, `"added":[],"changed":[]`) {
+		t.Fatalf("the export imported again: %d %s\n%s", status, body, text)
+	}
+	for k, v := range want {
+		status, body := ta.call(t, "GET", "/vault/fetch/one?project_id=shop&key="+k, "", h)
+		raw, _ := json.Marshal(v)
+		if status != 200 || !strings.Contains(body, `"value":`+string(raw)) {
+			t.Errorf("%s: %d %s, want %s", k, status, body, raw)
+		}
+	}
+	// From the page's form.
+	status, body = ta.call(t, "POST", "/vault/import", "project_id=shop&env=NEW_ONE%3D1%0A", merge(h, map[string]string{"Content-Type": "application/x-www-form-urlencoded"}))
+	if status != 200 || !strings.Contains(body, `"added":["NEW_ONE"]`) {
+		t.Fatalf("by form: %d %s", status, body)
+	}
+}

@@ -1,0 +1,139 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// VaultImport is what an import of a .env file writes: entries to add and
+// entries whose value changes (both sealed), and keys to delete.
+type VaultImport struct {
+	Add, Change []VaultEntry
+	Delete      []string
+	// Read names the entries whose values planning read (to compare them):
+	// each is logged as read.
+	Read []string
+}
+
+// VaultImportPlan decides an import given the project's live entries and
+// the keys in its trash (with when they were deleted).
+type VaultImportPlan func(live map[string]VaultEntry, trash map[string]time.Time) (VaultImport, error)
+
+// ImportVault plans an import and, unless dryRun, applies it, in one
+// transaction: the live entries are locked while plan compares them, so
+// no save can slip in between; every value plan read is logged as read;
+// every write is logged as a create, update or delete; updates keep the
+// values they replace (keep of them), deletes go to the trash. A dry run
+// commits only the read log rows.
+func (s *Store) ImportVault(ctx context.Context, project string, ev VaultAccess, keep int, dryRun bool, plan VaultImportPlan) (VaultImport, error) {
+	var out VaultImport
+	err := s.InTx(ctx, func(tx *Store) error {
+		lock := " FOR UPDATE"
+		if dryRun {
+			lock = ""
+		}
+		rows, err := tx.db.Query(ctx, "SELECT "+vaultColumns+" FROM vault_entries WHERE project_id = $1"+lock, project)
+		if err != nil {
+			return err
+		}
+		live := map[string]VaultEntry{}
+		entries, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (VaultEntry, error) {
+			var e VaultEntry
+			return e, r.Scan(e.columns()...)
+		})
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			live[e.Key] = e
+		}
+		trash := map[string]time.Time{}
+		rows, err = tx.db.Query(ctx, "SELECT key, deleted_at FROM vault_trash WHERE project_id = $1", project)
+		if err != nil {
+			return err
+		}
+		var key string
+		var at time.Time
+		if _, err := pgx.ForEachRow(rows, []any{&key, &at}, func() error { trash[key] = at; return nil }); err != nil {
+			return err
+		}
+		if out, err = plan(live, trash); err != nil {
+			return err
+		}
+		if err := tx.logMany(ctx, ev, "read", out.Read); err != nil {
+			return err
+		}
+		if dryRun {
+			return nil
+		}
+		return tx.importWrites(ctx, project, ev, keep, out)
+	})
+	return out, err
+}
+
+// importWrites writes an import's entries, each logged.
+func (s *Store) importWrites(ctx context.Context, project string, ev VaultAccess, keep int, im VaultImport) error {
+	columns := func(list []VaultEntry) (keys, keyIDs []string, sealed [][]byte) {
+		for _, e := range list {
+			keys, keyIDs, sealed = append(keys, e.Key), append(keyIDs, e.KeyID), append(sealed, e.Sealed)
+		}
+		return
+	}
+	if len(im.Add) > 0 {
+		keys, keyIDs, sealed := columns(im.Add)
+		if _, err := s.db.Exec(ctx, `INSERT INTO vault_entries (project_id, key, key_id, sealed, created_by, updated_by)
+			SELECT $1, k, i, s, $5, $5 FROM unnest($2::text[], $3::text[], $4::bytea[]) AS t(k, i, s)`, project, keys, keyIDs, sealed, ev.UserID); err != nil {
+			return translate(err)
+		}
+		if err := s.logMany(ctx, ev, "create", keys); err != nil {
+			return err
+		}
+	}
+	if len(im.Change) > 0 {
+		keys, keyIDs, sealed := columns(im.Change)
+		// The values replaced become older versions; then the new ones;
+		// then what is past keep goes.
+		if _, err := s.db.Exec(ctx, `INSERT INTO vault_versions (project_id, key, version, key_id, sealed, set_at, set_by)
+			SELECT project_id, key, version, key_id, sealed, updated_at, updated_by FROM vault_entries
+			WHERE project_id = $1 AND key = ANY($2)`, project, keys); err != nil {
+			return err
+		}
+		if _, err := s.db.Exec(ctx, `UPDATE vault_entries e SET key_id = t.i, sealed = t.s, updated_at = now(), updated_by = $5, version = e.version + 1
+			FROM unnest($2::text[], $3::text[], $4::bytea[]) AS t(k, i, s) WHERE e.project_id = $1 AND e.key = t.k`,
+			project, keys, keyIDs, sealed, ev.UserID); err != nil {
+			return err
+		}
+		if _, err := s.db.Exec(ctx, `DELETE FROM vault_versions v USING vault_entries e
+			WHERE v.project_id = $1 AND v.key = ANY($2) AND e.project_id = v.project_id AND e.key = v.key AND v.version < e.version - $3`,
+			project, keys, keep); err != nil {
+			return err
+		}
+		if err := s.logMany(ctx, ev, "update", keys); err != nil {
+			return err
+		}
+	}
+	if len(im.Delete) > 0 {
+		if _, err := s.db.Exec(ctx, `WITH gone AS (DELETE FROM vault_entries WHERE project_id = $1 AND key = ANY($2) RETURNING *)
+			INSERT INTO vault_trash (project_id, key, version, key_id, sealed, created_at, updated_at, created_by, updated_by, deleted_by)
+			SELECT project_id, key, version, key_id, sealed, created_at, updated_at, created_by, updated_by, $3 FROM gone`,
+			project, im.Delete, ev.UserID); err != nil {
+			return err
+		}
+		if err := s.logMany(ctx, ev, "delete", im.Delete); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// logMany writes one access-log row per key, with ev's who and channel.
+func (s *Store) logMany(ctx context.Context, ev VaultAccess, action string, keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	_, err := s.db.Exec(ctx, `INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel)
+		SELECT $1, $2, $3, $4, k, $5, $6 FROM unnest($7::text[]) AS k`, ev.UserID, ev.Username, ev.TokenID, ev.ProjectID, action, ev.Channel, keys)
+	return err
+}
