@@ -49,7 +49,7 @@ func TestVaultEnvImportExport(t *testing.T) {
 		}
 		return n
 	}
-	before := logged()
+	var before int
 	cookie, csrf := ta.signIn(t, "keeper")
 	page := browser(cookie, csrf)
 	ta.run(t, []scenario{
