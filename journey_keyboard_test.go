@@ -29,12 +29,13 @@ func TestJourneyVaultKeyboard(t *testing.T) {
 		b.do(chromedp.Navigate(app.URL + "/web/vault?project_id=shop"))
 		b.waitText("1–10 of 12")
 		// The first Tab offers a skip past the navigation; from there the
-		// filter is three Tabs away.
+		// filter is five Tabs away (past the back link, the access log,
+		// import and export).
 		b.press("\t")
 		b.focusOn(`a[href="#main"]`)
 		b.press("\r")
 		b.focusOn("#main")
-		for range 3 {
+		for range 5 {
 			b.press("\t")
 		}
 		b.focusOn(`#vault-table-filter, input[type=search]`)
