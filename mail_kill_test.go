@@ -18,25 +18,14 @@ import (
 // ends sent, and a message goes twice only if it was in flight at the kill
 // (taken, its outcome not yet recorded).
 func TestMailSurvivesKill(t *testing.T) {
-	url := storetest.URL(t)
-	ctx := context.Background()
-	db, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(ctx)
 	const n = 1000
-	for _, sql := range []string{
+	url, db := seededDB(t,
 		`INSERT INTO users (username, email, password_hash, role) VALUES ('owner', 'owner@example.com', 'x', 'ROOT')`,
 		`INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop')`,
 		`INSERT INTO email_templates (project_id, name, subject, text) VALUES ('shop', 'receipt', 'Receipt {n}', 'Thanks for order {n}.')`,
 		fmt.Sprintf(`INSERT INTO outbox (project_id, route_id, template, recipients, pairs)
-			SELECT 'shop', 'orders', 'receipt', ARRAY['c' || i || '@example.com'], jsonb_build_object('n', i) FROM generate_series(1, %d) i`, n),
-	} {
-		if _, err := db.Exec(ctx, sql); err != nil {
-			t.Fatal(err)
-		}
-	}
+			SELECT 'shop', 'orders', 'receipt', ARRAY['c' || i || '@example.com'], jsonb_build_object('n', i) FROM generate_series(1, %d) i`, n))
+	ctx := context.Background()
 	srv := smtptest.Start(t)
 	// A server that takes its time, so that the kill finds messages in
 	// flight.
@@ -85,4 +74,23 @@ func TestMailSurvivesKill(t *testing.T) {
 		t.Errorf("%d messages went twice, more than the %d in flight at the kill", twice, inFlight)
 	}
 	t.Logf("killed after %d accepted (%d recorded sent, %d in flight); %d delivered twice", accepted, sent, inFlight, twice)
+}
+
+// seededDB is a fresh database for a service in a process of its own, its
+// address, and a connection to it on which statements have run.
+func seededDB(t *testing.T, statements ...string) (string, *pgx.Conn) {
+	t.Helper()
+	url := storetest.URL(t)
+	ctx := context.Background()
+	db, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close(ctx) })
+	for _, sql := range statements {
+		if _, err := db.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return url, db
 }

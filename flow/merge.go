@@ -190,11 +190,7 @@ func mergeBlocks(base, theirs, ours []Block, take func(Conflict) bool) []Block {
 // template's jt) field by field: the side that changed a field gives it;
 // both changing it differently is a conflict.
 func mergeBlock(i, jo, jt int, base, theirs, ours Block, take func(Conflict) bool) Block {
-	out := ours
-	if base.Type != theirs.Type || base.Type != ours.Type {
-		// Paired blocks share their type; guard anyway.
-		return out
-	}
+	out := ours // paired blocks share their type (alignBlocks)
 	if theirs.Depth != base.Depth && theirs.Depth != ours.Depth {
 		if ours.Depth == base.Depth || take(Conflict{Block: i, Type: base.Type, Field: "depth", Label: "Indent",
 			Template: strconv.Itoa(theirs.Depth), Route: strconv.Itoa(ours.Depth), RouteBlock: jo, TemplateBlock: jt}) {

@@ -46,6 +46,10 @@ const (
 	formResolve = "resolve:"
 )
 
+// conflictKey names a conflict by its block and field, as resolutions
+// and the page's form fields name it.
+func conflictKey(block int, field string) string { return strconv.Itoa(block) + ":" + field }
+
 // readUpgradeForm fills in's values and resolutions from a form or query.
 func readUpgradeForm(args *fasthttp.Args, in *upgradeInput) {
 	args.VisitAll(func(k, v []byte) {
@@ -69,21 +73,21 @@ func readUpgradeForm(args *fasthttp.Args, in *upgradeInput) {
 // upgradeDTO is an upgrade's answer: what it merges, and, applied, the
 // route's new version.
 type upgradeDTO struct {
-	RouteID      string            `json:"route_id"`
-	Template     flow.TemplateRef  `json:"template"` // the newest version, with the values it is applied with
-	FromVersion  int64             `json:"from_version"`
-	ToVersion    int64             `json:"to_version"`
-	NewVariables []flow.Variable   `json:"new_variables"`
-	Changes      flow.RouteDiff    `json:"changes"`
-	Local        flow.RouteDiff    `json:"local"`
-	Conflicts    []flow.Conflict   `json:"conflicts"`
-	Unresolved   int               `json:"unresolved"`
-	Route        flow.Route        `json:"route"`
-	Applied      bool              `json:"applied"`
-	Version      int64             `json:"version"` // the route's version: the new one when applied
-	Values       map[string]string `json:"-"`       // the values kept or given, as the route records them
+	RouteID      string           `json:"route_id"`
+	Template     flow.TemplateRef `json:"template"` // the newest version, with the values it is applied with
+	FromVersion  int64            `json:"from_version"`
+	ToVersion    int64            `json:"to_version"`
+	NewVariables []flow.Variable  `json:"new_variables"`
+	Changes      flow.RouteDiff   `json:"changes"`
+	Local        flow.RouteDiff   `json:"local"`
+	Conflicts    []flow.Conflict  `json:"conflicts"`
+	Unresolved   int              `json:"unresolved"`
+	Route        flow.Route       `json:"route"`
+	Applied      bool             `json:"applied"`
+	Version      int64            `json:"version"` // the route's version: the new one when applied
 
-	base, theirs flow.Route // the older and the newest version applied
+	base, theirs flow.Route      // the older and the newest version applied
+	variables    []flow.Variable // the newest version's
 }
 
 // upgradePlan merges the route with its template's newest version; given
@@ -134,7 +138,7 @@ func (h *Handlers) upgradePlan(c *fiber.Ctx, r store.StoredRoute, given map[stri
 		}
 	}
 	out := upgradeDTO{RouteID: r.RouteID, Template: flow.TemplateRef{ID: t.ID, Name: t.Name, Version: t.Version, Values: values},
-		FromVersion: ref.Version, ToVersion: t.Version, NewVariables: []flow.Variable{}, Version: r.Version, Values: values}
+		FromVersion: ref.Version, ToVersion: t.Version, NewVariables: []flow.Variable{}, Version: r.Version, variables: t.Variables}
 	if len(values) == 0 {
 		out.Template.Values = nil
 	}
@@ -178,7 +182,7 @@ func (h *Handlers) routeUpgrade(c *fiber.Ctx) error {
 	}
 	chosen := map[string]string{}
 	for _, res := range in.Resolutions {
-		chosen[strconv.Itoa(res.Block)+"."+res.Field] = res.Take
+		chosen[conflictKey(res.Block, res.Field)] = res.Take
 	}
 	// A route changed between the merge and its write is merged again.
 	for attempt := 0; ; attempt++ {
@@ -191,7 +195,7 @@ func (h *Handlers) routeUpgrade(c *fiber.Ctx) error {
 		}
 		used := map[string]bool{}
 		plan, err := h.upgradePlan(c, r, in.Values, func(cf flow.Conflict) string {
-			key := strconv.Itoa(cf.Block) + "." + cf.Field
+			key := conflictKey(cf.Block, cf.Field)
 			used[key] = true
 			return chosen[key]
 		})
@@ -199,7 +203,7 @@ func (h *Handlers) routeUpgrade(c *fiber.Ctx) error {
 			return err
 		}
 		for i, res := range in.Resolutions {
-			if !used[strconv.Itoa(res.Block)+"."+res.Field] {
+			if !used[conflictKey(res.Block, res.Field)] {
 				return &ValidationError{Fields: map[string]string{fmt.Sprintf("resolutions[%d]", i): fmt.Sprintf("names no conflict of this upgrade (block %d, field %s)", res.Block, res.Field)}}
 			}
 		}
@@ -247,7 +251,6 @@ type upgradeView struct {
 	Local      *diffView // what the route's edits changed
 	Result     *diffView // the route today against the result
 	Conflicts  []conflictView
-	Self       string
 	Warnings   []string
 	ValueField string
 	// After a preview the keyboard goes on at the first conflict still
@@ -278,7 +281,7 @@ type conflictView struct {
 
 // routeUpgradePage renders /web/routes/upgrade.
 func (h *Handlers) routeUpgradePage(c *fiber.Ctx) error {
-	p, r, err := h.memberRoute(c)
+	_, r, err := h.memberRoute(c)
 	if err != nil {
 		return err
 	}
@@ -286,12 +289,11 @@ func (h *Handlers) routeUpgradePage(c *fiber.Ctx) error {
 	readUpgradeForm(c.Context().QueryArgs(), &in)
 	chosen := map[string]string{}
 	for _, res := range in.Resolutions {
-		chosen[strconv.Itoa(res.Block)+":"+res.Field] = res.Take
+		chosen[conflictKey(res.Block, res.Field)] = res.Take
 	}
-	key := "project_id=" + url.QueryEscape(p.ID) + "&route_id=" + url.QueryEscape(r.RouteID)
-	view := upgradeView{Base: h.base(c, "Upgrade · "+r.RouteID), Route: r, Self: "/web/routes/upgrade?" + key, ValueField: formValue, FirstOpen: -1, Next: r.Version + 1}
+	view := upgradeView{Base: h.base(c, "Upgrade · "+r.RouteID), Route: r, ValueField: formValue, FirstOpen: -1, Next: r.Version + 1}
 	previewed := c.Context().QueryArgs().Has("version")
-	plan, err := h.upgradePlan(c, r, in.Values, func(cf flow.Conflict) string { return chosen[strconv.Itoa(cf.Block)+":"+cf.Field] })
+	plan, err := h.upgradePlan(c, r, in.Values, func(cf flow.Conflict) string { return chosen[conflictKey(cf.Block, cf.Field)] })
 	var verr *ValidationError
 	switch {
 	case errors.As(err, &verr) && verr.Fields["route_id"] != "":
@@ -306,15 +308,11 @@ func (h *Handlers) routeUpgradePage(c *fiber.Ctx) error {
 	view.Plan = plan
 	// The newest version's variables: the new ones to fill, the kept ones
 	// shown as they are (a value given here changes one).
-	t, err := h.templateFor(c, r.Template.ID, r.ProjectID)
-	if err != nil {
-		return err
-	}
 	isNew := map[string]bool{}
 	for _, v := range plan.NewVariables {
 		isNew[v.Key] = true
 	}
-	for _, v := range t.Variables {
+	for _, v := range plan.variables {
 		uv := upgradeVariable{Variable: v, New: isNew[v.Key]}
 		if previewed {
 			uv.Problem = view.Problems["values."+v.Key]
@@ -338,7 +336,8 @@ func (h *Handlers) routeUpgradePage(c *fiber.Ctx) error {
 	view.Result = newDiffView(r.Version, r.Version+1, r.Route, plan.Route, nil)
 	ours, theirs := blockViews(r.Flow, nil), blockViews(plan.theirs.Flow, nil)
 	for _, cf := range plan.Conflicts {
-		cv := conflictView{Conflict: cf, Name: formResolve + strconv.Itoa(cf.Block) + ":" + cf.Field, Chosen: chosen[strconv.Itoa(cf.Block)+":"+cf.Field]}
+		key := conflictKey(cf.Block, cf.Field)
+		cv := conflictView{Conflict: cf, Name: formResolve + key, Chosen: chosen[key]}
 		switch {
 		case cf.Field == "order":
 			cv.Where = "The order of the blocks"

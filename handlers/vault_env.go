@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -51,8 +50,6 @@ type invalidEnvKey struct {
 	Reason string `json:"reason"`
 }
 
-var vaultKeyPattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,254}$`)
-
 // vaultImport answers POST /vault/import: what the file would add, change,
 // leave and delete, and, unless dry_run, all of it applied at once. A file
 // with an invalid key or value is applied not at all.
@@ -90,15 +87,13 @@ func (h *Handlers) vaultImport(c *fiber.Ctx) error {
 		var im store.VaultImport
 		for _, k := range keys {
 			value := parsed[k]
-			switch {
-			case !vaultKeyPattern.MatchString(k):
-				invalid(k, "a key must be 1–255 upper-case letters, digits or _, starting with a letter")
+			// The rules of a key and a value typed into the vault's form.
+			if rule := stringRules["vault_key"]; !rule.ok(k) {
+				invalid(k, "a key "+rule.msg)
 				continue
-			case value == "":
-				invalid(k, "has no value (a vault value is 1 to 65,536 bytes)")
-				continue
-			case len(value) > 65536:
-				invalid(k, "has a value longer than 65,536 bytes")
+			}
+			if rule := stringRules["vault_value"]; !rule.ok(value) {
+				invalid(k, "the value "+rule.msg)
 				continue
 			}
 			if at, ok := trash[k]; ok {
@@ -156,6 +151,9 @@ func (h *Handlers) vaultImport(c *fiber.Ctx) error {
 		}
 		return &ValidationError{Fields: fields}
 	}
+	if errors.Is(err, store.ErrConflict) {
+		return fiber.NewError(fiber.StatusConflict, "the vault changed while the file was imported (a key was created meanwhile); nothing was written: preview it again")
+	}
 	if err != nil {
 		return err
 	}
@@ -187,9 +185,7 @@ type vaultImportView struct {
 
 // vaultImportPage renders /web/vault/import.
 func (h *Handlers) vaultImportPage(c *fiber.Ctx) error {
-	var q struct {
-		ProjectID string `query:"project_id" validate:"required"`
-	}
+	var q projectQuery
 	if err := bindQuery(c, &q); err != nil {
 		return err
 	}
@@ -203,9 +199,7 @@ func (h *Handlers) vaultImportPage(c *fiber.Ctx) error {
 // vaultExport answers GET /vault/export: the vault as a .env file, every
 // value read logged; never cached.
 func (h *Handlers) vaultExport(c *fiber.Ctx) error {
-	var q struct {
-		ProjectID string `query:"project_id" validate:"required"`
-	}
+	var q projectQuery
 	if err := bindQuery(c, &q); err != nil {
 		return err
 	}

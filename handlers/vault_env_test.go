@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"stencil/store"
@@ -72,11 +74,11 @@ func TestVaultEnvImportExport(t *testing.T) {
 		{name: "a file that is no .env", method: "POST", path: "/vault/import", headers: h, body: importJSON("not a line\n", ""), status: 422,
 			want: []string{`"env":"cannot be read as a .env file`}},
 		{name: "invalid keys refuse the whole file", method: "POST", path: "/vault/import", headers: h, body: importJSON(env+"lower=1\nEMPTY=\n", ""), status: 422,
-			want: []string{`"env.lower":"a key must be 1–255 upper-case letters`, `"env.EMPTY":"has no value`}},
+			want: []string{`"env.lower":"a key must be 1–255 upper-case letters`, `"env.EMPTY":"the value must be 1 to 65,536 bytes"`}},
 		{name: "an unquoted # starts a comment; the last of a key counts", method: "POST", path: "/vault/import", headers: h,
 			body: importJSON("NEW=a#b\nNEW=c # d\n", `,"dry_run":true`), status: 200, want: []string{`"added":["NEW"]`}},
 		{name: "invalid keys in the preview", method: "POST", path: "/vault/import", headers: h, body: importJSON(env+"lower=1\n", `,"dry_run":true`), status: 200,
-			want: []string{`"invalid":[{"key":"lower","reason":"a key must be`}},
+			want: []string{`"invalid":[{"key":"lower","reason":"a key must be 1–255`}},
 	})
 	// Compared values were read (KEEP, OLD: twice each over the previews
 	// and the refused import), nothing else was written.
@@ -144,4 +146,53 @@ func TestVaultEnvImportExport(t *testing.T) {
 	if status != 200 || !strings.Contains(body, `"added":["NEW_ONE"]`) {
 		t.Fatalf("by form: %d %s", status, body)
 	}
+}
+
+// TestVaultImportsAtOnce: six clients import the same file of 50 new keys
+// at the same moment: every import succeeds, each key exists once, and
+// each was created — and logged as created — once. A file past 5,000 keys
+// is refused whole.
+func TestVaultImportsAtOnce(t *testing.T) {
+	ta, _, h := vaultApp(t)
+	var env strings.Builder
+	for i := range 50 {
+		env.WriteString("KEY_" + strings.Repeat("X", i%3) + string(rune('A'+i%26)) + "_" + strconv.Itoa(i) + "=v\n")
+	}
+	raw, _ := json.Marshal(env.String())
+	body := `{"project_id":"shop","env":` + string(raw) + `}`
+	const clients = 6
+	statuses := make([]int, clients)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			statuses[i], _ = ta.call(t, "POST", "/vault/import", body, h)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, s := range statuses {
+		if s != 200 {
+			t.Errorf("import %d answered %d", i, s)
+		}
+	}
+	var entries, created int
+	if err := ta.pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM vault_entries WHERE project_id = 'shop'),
+		(SELECT count(*) FROM vault_access_log WHERE project_id = 'shop' AND action = 'create')`).Scan(&entries, &created); err != nil {
+		t.Fatal(err)
+	}
+	if entries != 50 || created != 50 {
+		t.Errorf("%d entries, %d logged creates; want 50 and 50", entries, created)
+	}
+
+	var big strings.Builder
+	for i := range 5001 {
+		big.WriteString("K" + strconv.Itoa(i) + "=1\n")
+	}
+	raw, _ = json.Marshal(big.String())
+	ta.run(t, []scenario{{name: "more than 5,000 keys", method: "POST", path: "/vault/import", headers: h,
+		body: `{"project_id":"shop","dry_run":true,"env":` + string(raw) + `}`, status: 422, want: []string{`"env":"has 5001 keys: at most 5000`}}})
 }

@@ -22,8 +22,10 @@ type VaultImport struct {
 type VaultImportPlan func(live map[string]VaultEntry, trash map[string]time.Time) (VaultImport, error)
 
 // ImportVault plans an import and, unless dryRun, applies it, in one
-// transaction: the live entries are locked while plan compares them, so
-// no save can slip in between; every value plan read is logged as read;
+// transaction: imports of a project take turns, and the live entries are
+// locked while plan compares them, so no save can slip in between (a key
+// created meanwhile is a conflict on vault_entries_pkey, and nothing is
+// written); every value plan read is logged as read;
 // every write is logged as a create, update or delete; updates keep the
 // values they replace (keep of them), deletes go to the trash. A dry run
 // commits only the read log rows.
@@ -33,6 +35,13 @@ func (s *Store) ImportVault(ctx context.Context, project string, ev VaultAccess,
 		lock := " FOR UPDATE"
 		if dryRun {
 			lock = ""
+		} else {
+			// Imports of one project take turns: the second plans against
+			// what the first wrote (row locks cannot hold back keys that do
+			// not exist yet).
+			if _, err := tx.db.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('vault-import:' || $1, 0))", project); err != nil {
+				return err
+			}
 		}
 		rows, err := tx.db.Query(ctx, "SELECT "+vaultColumns+" FROM vault_entries WHERE project_id = $1"+lock, project)
 		if err != nil {
