@@ -181,7 +181,7 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 	if err := reportAPIPathClashes(ctx, st, log); err != nil {
 		return err
 	}
-	go housekeeping(ctx, st, log)
+	go housekeeping(ctx, st, cfg.EventRetention, log)
 
 	h, err := handlers.New(cfg, pool, log)
 	if err != nil {
@@ -245,7 +245,7 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 // housekeeping deletes expired browser sessions and sign-in failures past
 // their window every ten minutes until ctx ends. Several instances doing it
 // at once is harmless.
-func housekeeping(ctx context.Context, st *store.Store, log *slog.Logger) {
+func housekeeping(ctx context.Context, st *store.Store, eventsKept time.Duration, log *slog.Logger) {
 	tick := time.NewTicker(10 * time.Minute)
 	defer tick.Stop()
 	for {
@@ -253,7 +253,7 @@ func housekeeping(ctx context.Context, st *store.Store, log *slog.Logger) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			if err := st.Sweep(ctx); err != nil && ctx.Err() == nil {
+			if err := st.Sweep(ctx, eventsKept); err != nil && ctx.Err() == nil {
 				log.Error("housekeeping", "err", err)
 			}
 		}

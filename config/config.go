@@ -66,6 +66,9 @@ type Config struct {
 	// VaultVersions is how many older values of a vault entry are kept
 	// (SPEC §12).
 	VaultVersions int
+	// EventRetention is how long the event log keeps an event
+	// (EVENT_RETENTION, 90 days by default).
+	EventRetention time.Duration
 }
 
 // SMTPServer is where mail is delivered, read from SMTP_URL.
@@ -142,6 +145,25 @@ func (r RootAccount) Set() bool {
 
 // wholeNumber reads the variable name as a whole number from least to
 // most, def when it is not set.
+// days reads a duration given in days ("90d") or as a Go duration
+// ("720h"), from one hour to ten years; def days when unset.
+func days(getenv func(string) string, name string, def int) (time.Duration, error) {
+	raw := getenv(name)
+	if raw == "" {
+		return time.Duration(def) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(raw)
+	if n, cut := strings.CutSuffix(raw, "d"); cut {
+		var count int
+		count, err = strconv.Atoi(n)
+		d = time.Duration(count) * 24 * time.Hour
+	}
+	if err != nil || d < time.Hour || d > 3650*24*time.Hour {
+		return 0, fmt.Errorf("%s must be a number of days such as %dd (or a duration such as 720h), from 1h to 3650d, got %q", name, def, raw)
+	}
+	return d, nil
+}
+
 func wholeNumber(getenv func(string) string, name string, def, least, most int) (int, error) {
 	v := getenv(name)
 	if v == "" {
@@ -238,6 +260,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.VaultVersions, err = wholeNumber(getenv, "VAULT_VERSIONS", 10, 1, 1000); err != nil {
+		return c, err
+	}
+	if c.EventRetention, err = days(getenv, "EVENT_RETENTION", 90); err != nil {
 		return c, err
 	}
 	if c.DataDir, err = filepath.Abs(c.DataDir); err != nil {

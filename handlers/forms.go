@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/go-playground/validator/v10"
 	"github.com/gofiber/fiber/v2"
+
+	"stencil/store"
 )
 
 // validate is the one validator; field names follow the json tags.
@@ -57,7 +60,9 @@ var stringRules = map[string]stringRule{
 	"timestamp": {ok: func(s string) bool { _, err := parseTime(s); return err == nil },
 		msg: "must be a date (YYYY-MM-DD) or an RFC 3339 time"},
 	"run_status": matches(`^[1-5](xx|[0-9]{2})$`, "must be a class such as 4xx or a status such as 404"),
-	"vault_key":  matches(`^[A-Z][A-Z0-9_]{0,254}$`, "must be 1–255 upper-case letters, digits or _, starting with a letter"),
+	"event_type": {ok: func(s string) bool { return slices.Contains(store.EventTypes, s) },
+		msg: "must be an event type such as route_update, vault_create or member_add (see the API reference)"},
+	"vault_key": matches(`^[A-Z][A-Z0-9_]{0,254}$`, "must be 1–255 upper-case letters, digits or _, starting with a letter"),
 	"vault_value": {ok: func(s string) bool { return len(s) >= 1 && len(s) <= 65536 },
 		msg: "must be 1 to 65,536 bytes"},
 	// A name people read in lists: no control characters (tabs, escapes, line breaks).

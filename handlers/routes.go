@@ -191,4 +191,6 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Patch("/config/update", root, h.configUpdate)
 	app.Delete("/config/delete", root, h.configDelete)
 	app.Get("/web/configs", root, h.configList)
+	app.Get("/event/fetch", admin, h.events)
+	app.Get("/web/events", admin, h.events)
 }

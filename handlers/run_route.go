@@ -550,7 +550,7 @@ func (e *runEnv) Insert(ctx context.Context, collection string, data []byte) (in
 		return 0, err
 	}
 	r := store.Record{ProjectID: e.project, CollectionID: collection, Data: data}
-	err := e.tx.CreateRecord(ctx, &r)
+	err := e.tx.InsertRecord(ctx, &r)
 	if errors.Is(err, store.ErrNotFound) {
 		return 0, engine.ErrNoCollection
 	}

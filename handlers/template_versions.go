@@ -122,7 +122,7 @@ func (h *Handlers) templateRestore(c *fiber.Ctx) error {
 	if note == "" {
 		note = fmt.Sprintf("Restored version %d", in.Version)
 	}
-	st := store.RouteTemplate{Template: v.Template.Template, Note: note, SavedBy: &current(c).User.ID}
+	st := store.RouteTemplate{Template: v.Template.Template, Note: note, SavedBy: &current(c).User.ID, RestoredFrom: in.Version}
 	st.ProjectID = t.ProjectID
 	if err := h.store.SaveTemplate(c.UserContext(), &st); err != nil {
 		return err

@@ -113,6 +113,7 @@ var navItems = []struct {
 	{"Data", "/web/data", []string{"/web/data"}, store.RoleViewer},
 	{"Vaults", "/web/vaults", []string{"/web/vault"}, store.RoleAdmin},
 	{"Access tokens", "/web/pats", []string{"/web/pats"}, store.RoleViewer},
+	{"Events", "/web/events", []string{"/web/events"}, store.RoleAdmin},
 	{"Users", "/web/users", []string{"/web/users"}, store.RoleRoot},
 	{"Configs", "/web/configs", []string{"/web/configs"}, store.RoleRoot},
 	{"API reference", "/scalar", []string{"/scalar"}, ""},
@@ -211,6 +212,18 @@ func (h *Handlers) templateFuncs() map[string]any {
 				return "bg-sky-100 text-sky-800"
 			}
 			return "bg-slate-100 text-slate-700"
+		},
+		// eventClass colours an event's type: removals red, additions
+		// green, the rest blue.
+		"eventClass": func(kind string) string {
+			_, verb, _ := strings.Cut(kind, "_")
+			switch verb[strings.LastIndex(verb, "_")+1:] {
+			case "delete", "destroy", "revoke", "remove":
+				return "bg-red-100 text-red-800"
+			case "create", "add", "accept":
+				return "bg-emerald-100 text-emerald-800"
+			}
+			return "bg-sky-100 text-sky-800"
 		},
 	}
 }

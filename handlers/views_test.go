@@ -73,12 +73,16 @@ func sampleViews() map[string]sample {
 	reset := resetView{Base: base, Token: "t", Sent: "ada@example.com", Form: form}
 	invite := inviteView{Base: base, Token: "t", Invitation: store.Invitation{Email: "kim@example.com", Role: store.RoleAuthor}, Project: shop, Form: form}
 	return map[string]sample{
-		"mail/templates":      {page: true, view: emailTemplates},
-		"mail/template_form":  {view: emailTemplates},
-		"mail/body_fields":    {view: map[string]any{"Text": "t", "HTML": "<b>h</b>", "Form": form}},
-		"mail/template":       {page: true, view: emailTemplate},
-		"mail/template_edit":  {view: emailTemplate},
-		"mail/outbox":         {page: true, view: outbox},
+		"mail/templates":     {page: true, view: emailTemplates},
+		"mail/template_form": {view: emailTemplates},
+		"mail/body_fields":   {view: map[string]any{"Text": "t", "HTML": "<b>h</b>", "Form": form}},
+		"mail/template":      {page: true, view: emailTemplate},
+		"mail/template_edit": {view: emailTemplate},
+		"mail/outbox":        {page: true, view: outbox},
+		"events/index": {page: true, view: eventsView{Base: base, EventDays: 90, Types: store.EventTypes, Projects: []store.Project{shop},
+			Users: []store.Member{{UserID: 1, Username: "ada"}}, Query: eventQuery{Type: "route_update"},
+			Events: []eventRow{{Event: store.Event{ID: 1, At: now, UserID: &uid, Username: "ada", TokenID: &uid, Type: "route_update", ProjectID: &shop.ID,
+				Object: "books", Summary: "GET /books updated, version 2"}, Href: "/web/routes/history?project_id=shop&route_id=books"}}}},
 		"mail/message":        {page: true, view: outboxMessageView{Base: base, Project: shop, Message: message, Rendered: rendered{Message: mail.Message{Subject: "s", Text: "t", HTML: "<b>h</b>"}}}},
 		"projects/invite":     {view: project},
 		"session/forgot":      {page: true, view: reset},

@@ -139,13 +139,25 @@ func scanCollection(row pgx.Row) (Collection, error) {
 
 // CreateCollection inserts c, made by user uid.
 func (s *Store) CreateCollection(ctx context.Context, c *Collection, uid int64) error {
-	err := s.db.QueryRow(ctx, `INSERT INTO collections (project_id, id, name, description, created_by)
-		VALUES ($1, $2, $3, $4, $5) RETURNING created_at, updated_at`,
-		c.ProjectID, c.ID, c.Name, c.Description, uid).Scan(&c.CreatedAt, &c.UpdatedAt)
-	if err == nil {
-		c.CreatedBy, c.Records = &uid, 0
-	}
-	return translate(err)
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		err := tx.db.QueryRow(ctx, `INSERT INTO collections (project_id, id, name, description, created_by)
+			VALUES ($1, $2, $3, $4, $5) RETURNING created_at, updated_at`,
+			c.ProjectID, c.ID, c.Name, c.Description, uid).Scan(&c.CreatedAt, &c.UpdatedAt)
+		if err == nil {
+			c.CreatedBy, c.Records = &uid, 0
+		}
+		return collectionEvent("create", c.ProjectID, c.ID, "collection "+c.ID+" created"), translate(err)
+	})
+}
+
+func collectionEvent(verb, project, id, summary string) Event {
+	return Event{Type: "collection_" + verb, ProjectID: in(project), Object: id, Summary: summary}
+}
+
+// recordEvent names a record collection/id.
+func recordEvent(verb, project, collection string, id int64, summary string) Event {
+	object := collection + "/" + strconv.FormatInt(id, 10)
+	return Event{Type: "record_" + verb, ProjectID: in(project), Object: object, Summary: "record " + object + " " + summary}
 }
 
 // Collection returns collection id of project with its record count.
@@ -173,19 +185,23 @@ func (s *Store) ListCollections(ctx context.Context, project string, p Page) ([]
 // UpdateCollection stores c's name and description (c.Records stays as
 // the caller read it).
 func (s *Store) UpdateCollection(ctx context.Context, c *Collection) error {
-	err := s.db.QueryRow(ctx, `UPDATE collections SET name = $3, description = $4, updated_at = now()
-		WHERE project_id = $1 AND id = $2 RETURNING created_by, created_at, updated_at`,
-		c.ProjectID, c.ID, c.Name, c.Description).Scan(&c.CreatedBy, &c.CreatedAt, &c.UpdatedAt)
-	return translate(err)
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		err := tx.db.QueryRow(ctx, `UPDATE collections SET name = $3, description = $4, updated_at = now()
+			WHERE project_id = $1 AND id = $2 RETURNING created_by, created_at, updated_at`,
+			c.ProjectID, c.ID, c.Name, c.Description).Scan(&c.CreatedBy, &c.CreatedAt, &c.UpdatedAt)
+		return collectionEvent("update", c.ProjectID, c.ID, "collection "+c.ID+" renamed "+c.Name), translate(err)
+	})
 }
 
 // DeleteCollection removes a collection and, by cascade, its records.
 func (s *Store) DeleteCollection(ctx context.Context, project, id string) error {
-	tag, err := s.db.Exec(ctx, "DELETE FROM collections WHERE project_id = $1 AND id = $2", project, id)
-	if err == nil && tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return err
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		tag, err := tx.db.Exec(ctx, "DELETE FROM collections WHERE project_id = $1 AND id = $2", project, id)
+		if err == nil && tag.RowsAffected() == 0 {
+			err = ErrNotFound
+		}
+		return collectionEvent("delete", project, id, "collection "+id+" deleted with its records"), err
+	})
 }
 
 const recordColumns = "id, project_id, collection_id, data, created_at, updated_at"
@@ -199,8 +215,18 @@ func scanRecord(row pgx.Row) (Record, error) {
 }
 
 // CreateRecord inserts r (its Data checked with RecordData first) into its
-// collection; a collection that does not exist is ErrNotFound.
+// collection, an event of the log; a collection that does not exist is
+// ErrNotFound.
 func (s *Store) CreateRecord(ctx context.Context, r *Record) error {
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		err := tx.InsertRecord(ctx, r)
+		return recordEvent("create", r.ProjectID, r.CollectionID, r.ID, "created"), err
+	})
+}
+
+// InsertRecord is CreateRecord as a run writes: a run's writes are
+// traffic, told by the run log, not events.
+func (s *Store) InsertRecord(ctx context.Context, r *Record) error {
 	data, err := RecordData(r.Data)
 	if err != nil {
 		return err
@@ -298,11 +324,14 @@ func (s *Store) UpdateRecord(ctx context.Context, r *Record) error {
 	if err != nil {
 		return err
 	}
-	row := s.db.QueryRow(ctx, `UPDATE records SET data = $4, updated_at = now()
-		WHERE project_id = $1 AND collection_id = $2 AND id = $3 RETURNING `+recordColumns,
-		r.ProjectID, r.CollectionID, r.ID, string(data))
-	*r, err = scanRecord(row)
-	return err
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		row := tx.db.QueryRow(ctx, `UPDATE records SET data = $4, updated_at = now()
+			WHERE project_id = $1 AND collection_id = $2 AND id = $3 RETURNING `+recordColumns,
+			r.ProjectID, r.CollectionID, r.ID, string(data))
+		ev := recordEvent("update", r.ProjectID, r.CollectionID, r.ID, "replaced")
+		*r, err = scanRecord(row)
+		return ev, err
+	})
 }
 
 // UpdateRecords replaces the data of many records of one collection in one
@@ -335,11 +364,13 @@ func (s *Store) DeleteRecords(ctx context.Context, project, collection string, i
 
 // DeleteRecord removes record id of a collection.
 func (s *Store) DeleteRecord(ctx context.Context, project, collection string, id int64) error {
-	tag, err := s.db.Exec(ctx, "DELETE FROM records WHERE project_id = $1 AND collection_id = $2 AND id = $3", project, collection, id)
-	if err == nil && tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return err
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		tag, err := tx.db.Exec(ctx, "DELETE FROM records WHERE project_id = $1 AND collection_id = $2 AND id = $3", project, collection, id)
+		if err == nil && tag.RowsAffected() == 0 {
+			err = ErrNotFound
+		}
+		return recordEvent("delete", project, collection, id, "deleted"), err
+	})
 }
 
 // CollectionIDs returns the ids of a project's collections.

@@ -17,9 +17,17 @@ type Config struct {
 
 // CreateConfig inserts c; an existing key is a conflict on configs_pkey.
 func (s *Store) CreateConfig(ctx context.Context, c *Config) error {
-	err := s.db.QueryRow(ctx, "INSERT INTO configs (key, value) VALUES ($1, $2) RETURNING created_at, updated_at", c.Key, c.Value).
-		Scan(&c.CreatedAt, &c.UpdatedAt)
-	return translate(err)
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		err := tx.db.QueryRow(ctx, "INSERT INTO configs (key, value) VALUES ($1, $2) RETURNING created_at, updated_at", c.Key, c.Value).
+			Scan(&c.CreatedAt, &c.UpdatedAt)
+		return configEvent("create", c.Key, "config "+c.Key+" created"), translate(err)
+	})
+}
+
+// configEvent tells of a change of config key; the summary leaves its value
+// out, which may be a credential.
+func configEvent(verb, key, summary string) Event {
+	return Event{Type: "config_" + verb, Object: key, Summary: summary}
 }
 
 // ConfigByKey returns config key.
@@ -49,16 +57,20 @@ func (s *Store) ListConfigs(ctx context.Context, p Page) ([]Config, int, error) 
 
 // UpdateConfig sets the value of an existing config.
 func (s *Store) UpdateConfig(ctx context.Context, c *Config) error {
-	err := s.db.QueryRow(ctx, "UPDATE configs SET value = $2, updated_at = now() WHERE key = $1 RETURNING created_at, updated_at",
-		c.Key, c.Value).Scan(&c.CreatedAt, &c.UpdatedAt)
-	return translate(err)
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		err := tx.db.QueryRow(ctx, "UPDATE configs SET value = $2, updated_at = now() WHERE key = $1 RETURNING created_at, updated_at",
+			c.Key, c.Value).Scan(&c.CreatedAt, &c.UpdatedAt)
+		return configEvent("update", c.Key, "config "+c.Key+" changed"), translate(err)
+	})
 }
 
 // DeleteConfig removes config key.
 func (s *Store) DeleteConfig(ctx context.Context, key string) error {
-	tag, err := s.db.Exec(ctx, "DELETE FROM configs WHERE key = $1", key)
-	if err == nil && tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return err
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		tag, err := tx.db.Exec(ctx, "DELETE FROM configs WHERE key = $1", key)
+		if err == nil && tag.RowsAffected() == 0 {
+			err = ErrNotFound
+		}
+		return configEvent("delete", key, "config "+key+" deleted"), err
+	})
 }

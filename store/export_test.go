@@ -71,3 +71,6 @@ func (s *Store) QueuedSessionFindsForTest() int { return len(s.groups.sessions.q
 
 // QueuedRunReadsForTest is how many shared run reads wait for a worker.
 func (s *Store) QueuedRunReadsForTest() int { return len(s.groups.runReads.queue) }
+
+// DocumentOf is the JSON a route's save stores.
+var DocumentOf = documentOf

@@ -93,9 +93,10 @@ func (s *Store) ForgetLoginAttempts(ctx context.Context, ids []int64, scope stri
 const loginAttemptsKept = time.Hour
 
 // Sweep deletes what has run out: browser sessions past their expiry,
-// sign-in attempts past every window and runs older than RunsKept. Several instances sweeping at once is
-// harmless.
-func (s *Store) Sweep(ctx context.Context) error {
+// sign-in attempts past every window, runs older than RunsKept, the vault's
+// trash after its days and events older than eventsKept. Several instances
+// sweeping at once is harmless.
+func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) error {
 	if _, err := s.db.Exec(ctx, "DELETE FROM sessions WHERE expiry < current_timestamp"); err != nil {
 		return err
 	}
@@ -109,6 +110,9 @@ func (s *Store) Sweep(ctx context.Context) error {
 		return err
 	}
 	if err := s.sweepVaultTrash(ctx); err != nil {
+		return err
+	}
+	if err := s.sweepEvents(ctx, eventsKept); err != nil {
 		return err
 	}
 	_, err := s.db.Exec(ctx, "DELETE FROM route_runs WHERE at < $1", time.Now().Add(-RunsKept))

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,10 +35,16 @@ func scanEmailTemplate(row pgx.Row) (EmailTemplate, error) {
 // CreateEmailTemplate stores t; a name the project has already is a
 // ConflictError.
 func (s *Store) CreateEmailTemplate(ctx context.Context, t *EmailTemplate, creator int64) error {
-	err := s.db.QueryRow(ctx, `INSERT INTO email_templates (project_id, name, subject, text, html, created_by)
-		VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_by, created_at, updated_at`,
-		t.ProjectID, t.Name, t.Subject, t.Text, t.HTML, creator).Scan(&t.CreatedBy, &t.CreatedAt, &t.UpdatedAt)
-	return translate(err)
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		err := tx.db.QueryRow(ctx, `INSERT INTO email_templates (project_id, name, subject, text, html, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_by, created_at, updated_at`,
+			t.ProjectID, t.Name, t.Subject, t.Text, t.HTML, creator).Scan(&t.CreatedBy, &t.CreatedAt, &t.UpdatedAt)
+		return emailTemplateEvent("create", t.ProjectID, t.Name, "email template "+t.Name+" created"), translate(err)
+	})
+}
+
+func emailTemplateEvent(verb, project, name, summary string) Event {
+	return Event{Type: "email_template_" + verb, ProjectID: in(project), Object: name, Summary: summary}
 }
 
 // EmailTemplate returns a project's template by name.
@@ -56,17 +64,22 @@ func (s *Store) EmailTemplates(ctx context.Context, project string) ([]EmailTemp
 
 // UpdateEmailTemplate stores the subject and bodies of t.
 func (s *Store) UpdateEmailTemplate(ctx context.Context, t *EmailTemplate) error {
-	return translate(s.db.QueryRow(ctx, `UPDATE email_templates SET subject = $3, text = $4, html = $5, updated_at = now()
-		WHERE project_id = $1 AND name = $2 RETURNING updated_at`, t.ProjectID, t.Name, t.Subject, t.Text, t.HTML).Scan(&t.UpdatedAt))
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		err := tx.db.QueryRow(ctx, `UPDATE email_templates SET subject = $3, text = $4, html = $5, updated_at = now()
+			WHERE project_id = $1 AND name = $2 RETURNING updated_at`, t.ProjectID, t.Name, t.Subject, t.Text, t.HTML).Scan(&t.UpdatedAt)
+		return emailTemplateEvent("update", t.ProjectID, t.Name, "email template "+t.Name+" updated"), translate(err)
+	})
 }
 
 // DeleteEmailTemplate deletes a project's template.
 func (s *Store) DeleteEmailTemplate(ctx context.Context, project, name string) error {
-	tag, err := s.db.Exec(ctx, "DELETE FROM email_templates WHERE project_id = $1 AND name = $2", project, name)
-	if err == nil && tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return err
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		tag, err := tx.db.Exec(ctx, "DELETE FROM email_templates WHERE project_id = $1 AND name = $2", project, name)
+		if err == nil && tag.RowsAffected() == 0 {
+			err = ErrNotFound
+		}
+		return emailTemplateEvent("delete", project, name, "email template "+name+" deleted"), err
+	})
 }
 
 // Email statuses (SPEC §11).
@@ -182,26 +195,34 @@ var ErrEmailState = errors.New("the message's status does not allow it")
 // RetryEmail queues a project's held or failed message again, or a
 // queued one at once.
 func (s *Store) RetryEmail(ctx context.Context, project string, id int64) (Email, error) {
-	return s.moveEmail(ctx, project, id, `status = 'queued', next_attempt_at = now(), last_error = ''`, "held", "queued", "failed")
+	return s.moveEmail(ctx, project, id, "retry", `status = 'queued', next_attempt_at = now(), last_error = ''`, "held", "queued", "failed")
 }
 
 // CancelEmail ends a project's held, queued or failed message unsent.
 func (s *Store) CancelEmail(ctx context.Context, project string, id int64) (Email, error) {
-	return s.moveEmail(ctx, project, id, `status = 'cancelled'`, "held", "queued", "failed")
+	return s.moveEmail(ctx, project, id, "cancel", `status = 'cancelled'`, "held", "queued", "failed")
 }
 
-func (s *Store) moveEmail(ctx context.Context, project string, id int64, set string, from ...string) (Email, error) {
-	m, err := scanEmail(s.db.QueryRow(ctx, "UPDATE outbox SET "+set+
-		" WHERE project_id = $1 AND id = $2 AND status = ANY($3) RETURNING "+emailColumns, project, id, from))
-	if errors.Is(err, ErrNotFound) {
-		var exists bool
-		if err := s.db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM outbox WHERE project_id = $1 AND id = $2)", project, id).Scan(&exists); err != nil {
-			return m, err
+// moveEmail sets a message's status, an event of type email_<verb>.
+func (s *Store) moveEmail(ctx context.Context, project string, id int64, verb, set string, from ...string) (Email, error) {
+	var m Email
+	err := s.change(ctx, func(tx *Store) (Event, error) {
+		var err error
+		m, err = scanEmail(tx.db.QueryRow(ctx, "UPDATE outbox SET "+set+
+			" WHERE project_id = $1 AND id = $2 AND status = ANY($3) RETURNING "+emailColumns, project, id, from))
+		if errors.Is(err, ErrNotFound) {
+			var exists bool
+			if err := tx.db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM outbox WHERE project_id = $1 AND id = $2)", project, id).Scan(&exists); err != nil {
+				return Event{}, err
+			}
+			if exists {
+				err = ErrEmailState
+			}
 		}
-		if exists {
-			return m, ErrEmailState
-		}
-	}
+		what := map[string]string{"retry": "sent again now", "cancel": "cancelled"}[verb]
+		return Event{Type: "email_" + verb, ProjectID: in(project), Object: strconv.FormatInt(id, 10),
+			Summary: "message " + strconv.FormatInt(id, 10) + " (" + m.Template + " to " + strings.Join(m.Recipients, ", ") + ") " + what}, err
+	})
 	return m, err
 }
 
@@ -331,19 +352,20 @@ func scanInvitation(row pgx.Row) (Invitation, error) {
 // CreateInvitation stores v under token's hash, valid for ttl, and queues
 // its message m in the same transaction.
 func (s *Store) CreateInvitation(ctx context.Context, v *Invitation, token string, ttl time.Duration, m *Email) error {
-	return s.InTx(ctx, func(tx *Store) error {
+	return s.change(ctx, func(tx *Store) (Event, error) {
 		// A new invitation of the address replaces those still pending.
 		if _, err := tx.db.Exec(ctx, `UPDATE invitations SET revoked_at = now()
 			WHERE project_id = $1 AND lower(email) = lower($2) AND accepted_at IS NULL AND revoked_at IS NULL`, v.ProjectID, v.Email); err != nil {
-			return err
+			return Event{}, err
 		}
 		err := tx.db.QueryRow(ctx, `INSERT INTO invitations (project_id, email, role, token_hash, invited_by, expires_at)
 			VALUES ($1, $2, $3, $4, $5, now() + $6::interval) RETURNING id, created_at, expires_at`,
 			v.ProjectID, v.Email, v.Role, tokenHash(token), v.InvitedBy, ttl).Scan(&v.ID, &v.CreatedAt, &v.ExpiresAt)
 		if err != nil {
-			return translate(err)
+			return Event{}, translate(err)
 		}
-		return tx.QueueEmail(ctx, m)
+		return Event{Type: "invitation_create", ProjectID: in(v.ProjectID), Object: strconv.FormatInt(v.ID, 10),
+			Summary: v.Email + " invited as " + v.Role}, tx.QueueEmail(ctx, m)
 	})
 }
 
@@ -359,12 +381,13 @@ func (s *Store) Invitations(ctx context.Context, project string) ([]Invitation, 
 
 // RevokeInvitation ends a project's pending invitation.
 func (s *Store) RevokeInvitation(ctx context.Context, project string, id int64) error {
-	tag, err := s.db.Exec(ctx, `UPDATE invitations SET revoked_at = now()
-		WHERE project_id = $1 AND id = $2 AND accepted_at IS NULL AND revoked_at IS NULL`, project, id)
-	if err == nil && tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return err
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		var email string
+		err := tx.db.QueryRow(ctx, `UPDATE invitations SET revoked_at = now()
+			WHERE project_id = $1 AND id = $2 AND accepted_at IS NULL AND revoked_at IS NULL RETURNING email`, project, id).Scan(&email)
+		return Event{Type: "invitation_revoke", ProjectID: in(project), Object: strconv.FormatInt(id, 10),
+			Summary: "invitation of " + email + " revoked"}, translate(err)
+	})
 }
 
 // ErrTokenGone refuses an invitation or reset token that was used,
@@ -386,25 +409,27 @@ func (s *Store) Invitation(ctx context.Context, token string) (Invitation, error
 // one transaction: of two accepting the same token at once, one does.
 func (s *Store) AcceptInvitation(ctx context.Context, token string, u *User) (Invitation, error) {
 	var v Invitation
-	err := s.InTx(ctx, func(tx *Store) error {
+	err := s.change(ctx, func(tx *Store) (Event, error) {
 		var err error
 		v, err = scanInvitation(tx.db.QueryRow(ctx, "SELECT "+invitationColumns+` FROM invitations
 			WHERE token_hash = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now() FOR UPDATE`, tokenHash(token)))
 		if errors.Is(err, ErrNotFound) {
-			return ErrTokenGone
+			return Event{}, ErrTokenGone
 		}
 		if err != nil {
-			return err
+			return Event{}, err
 		}
 		u.Email, u.Role = v.Email, v.Role
-		if err := tx.CreateUser(ctx, u); err != nil {
-			return err
+		if err := tx.createUser(ctx, u); err != nil {
+			return Event{}, err
 		}
-		if err := tx.AddMember(ctx, v.ProjectID, u.ID); err != nil {
-			return err
+		if _, err := tx.addMember(ctx, v.ProjectID, u.ID); err != nil {
+			return Event{}, err
 		}
 		_, err = tx.db.Exec(ctx, "UPDATE invitations SET accepted_at = now(), accepted_by = $2 WHERE id = $1", v.ID, u.ID)
-		return err
+		// The new user is who accepted: the event names them.
+		return Event{Type: "invitation_accept", UserID: &u.ID, Username: u.Username, ProjectID: in(v.ProjectID), Object: strconv.FormatInt(v.ID, 10),
+			Summary: u.Username + " (" + v.Email + ") joined as " + v.Role}, err
 	})
 	return v, err
 }
@@ -417,12 +442,13 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (User, error) {
 // CreatePasswordReset stores a reset of user under token's hash, valid for
 // ttl, and queues its message m in the same transaction.
 func (s *Store) CreatePasswordReset(ctx context.Context, user int64, token string, ttl time.Duration, m *Email) error {
-	return s.InTx(ctx, func(tx *Store) error {
+	return s.change(ctx, func(tx *Store) (Event, error) {
 		if _, err := tx.db.Exec(ctx, `INSERT INTO password_resets (user_id, token_hash, expires_at) VALUES ($1, $2, now() + $3::interval)`,
 			user, tokenHash(token), ttl); err != nil {
-			return err
+			return Event{}, err
 		}
-		return tx.QueueEmail(ctx, m)
+		return Event{Type: "password_reset_request", Object: strconv.FormatInt(user, 10),
+			Summary: "password reset link mailed to " + strings.Join(m.Recipients, ", ")}, tx.QueueEmail(ctx, m)
 	})
 }
 
@@ -431,20 +457,21 @@ func (s *Store) CreatePasswordReset(ctx context.Context, user int64, token strin
 // every other reset of the user still pending is spent with it.
 func (s *Store) ResetPassword(ctx context.Context, token, hash string) (int64, error) {
 	var user int64
-	err := s.InTx(ctx, func(tx *Store) error {
+	err := s.change(ctx, func(tx *Store) (Event, error) {
 		err := tx.db.QueryRow(ctx, `SELECT user_id FROM password_resets
 			WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now() FOR UPDATE`, tokenHash(token)).Scan(&user)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrTokenGone
+			return Event{}, ErrTokenGone
 		}
 		if err != nil {
-			return err
+			return Event{}, err
 		}
 		if _, err := tx.db.Exec(ctx, "UPDATE password_resets SET used_at = now() WHERE user_id = $1 AND used_at IS NULL", user); err != nil {
-			return err
+			return Event{}, err
 		}
-		_, err = tx.SetPassword(ctx, user, hash)
-		return err
+		_, name, err := tx.setPassword(ctx, user, hash)
+		// Whoever held the link acted as its user.
+		return Event{Type: "password_reset", UserID: &user, Username: name, Object: strconv.FormatInt(user, 10), Summary: "password of " + name + " set from a reset link"}, err
 	})
 	return user, err
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,10 +36,12 @@ func (s *Store) CreatePAT(ctx context.Context, p *PAT) error {
 	if !p.ValidFrom.IsZero() {
 		from = &p.ValidFrom
 	}
-	err := s.db.QueryRow(ctx, `INSERT INTO personal_access_tokens (user_id, name, token_hash, hint, valid_from, valid_to)
-		VALUES ($1, $2, $3, $4, COALESCE($5, now()), $6) RETURNING id, valid_from, created_at`,
-		p.UserID, p.Name, p.Hash, p.Hint, from, p.ValidTo).Scan(&p.ID, &p.ValidFrom, &p.CreatedAt)
-	return translate(err)
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		err := tx.db.QueryRow(ctx, `INSERT INTO personal_access_tokens (user_id, name, token_hash, hint, valid_from, valid_to)
+			VALUES ($1, $2, $3, $4, COALESCE($5, now()), $6) RETURNING id, valid_from, created_at`,
+			p.UserID, p.Name, p.Hash, p.Hint, from, p.ValidTo).Scan(&p.ID, &p.ValidFrom, &p.CreatedAt)
+		return Event{Type: "token_create", Object: strconv.FormatInt(p.ID, 10), Summary: "personal access token " + p.Name + " (" + p.Hint + ") created"}, translate(err)
+	})
 }
 
 // ListPATs returns the tokens of user uid, newest first.
@@ -53,9 +56,10 @@ func (s *Store) ListPATs(ctx context.Context, uid int64) ([]PAT, error) {
 // RevokePAT revokes token id of user uid; another user's token, an unknown
 // one or one revoked already is ErrNotFound.
 func (s *Store) RevokePAT(ctx context.Context, uid, id int64) error {
-	tag, err := s.db.Exec(ctx, "UPDATE personal_access_tokens SET revoked_at = now() WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL", id, uid)
-	if err == nil && tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return err
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		var name, hint string
+		err := tx.db.QueryRow(ctx, `UPDATE personal_access_tokens SET revoked_at = now() WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL
+			RETURNING name, hint`, id, uid).Scan(&name, &hint)
+		return Event{Type: "token_revoke", Object: strconv.FormatInt(id, 10), Summary: "personal access token " + name + " (" + hint + ") revoked"}, translate(err)
+	})
 }

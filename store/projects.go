@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -61,15 +63,16 @@ func (s *Store) CreateProject(ctx context.Context, p *Project, creator int64) er
 	if p.XRateBurst == 0 {
 		p.XRateBurst = DefaultXRateBurst
 	}
-	return s.InTx(ctx, func(tx *Store) error {
+	return s.change(ctx, func(tx *Store) (Event, error) {
 		err := tx.db.QueryRow(ctx, `INSERT INTO projects (id, name, description, api_path, x_rate_limit, x_rate_burst, created_by)
 			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING api_path, created_at, updated_at, vault_version`,
 			p.ID, p.Name, p.Description, p.APIPath, p.XRateLimit, p.XRateBurst, creator).Scan(&p.APIPath, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion)
 		if err != nil {
-			return translate(err)
+			return Event{}, translate(err)
 		}
 		p.CreatedBy, p.Members, p.IsMember = &creator, 1, true
-		return tx.AddMember(ctx, p.ID, creator)
+		_, err = tx.addMember(ctx, p.ID, creator)
+		return projectEvent("create", p.ID, "project "+p.Name+" created at /x"+p.APIPath), err
 	})
 }
 
@@ -99,37 +102,62 @@ func (s *Store) ListProjects(ctx context.Context, uid int64, all bool, p Page) (
 
 // UpdateProject stores the name, description, api_path and rate limit of p.
 func (s *Store) UpdateProject(ctx context.Context, p *Project) error {
-	err := s.db.QueryRow(ctx, `UPDATE projects SET name = $2, description = $3, api_path = $4, x_rate_limit = $5, x_rate_burst = $6, updated_at = now()
-		WHERE id = $1 RETURNING api_path, created_by, created_at, updated_at, vault_version,
-			(SELECT count(*) FROM project_members WHERE project_id = $1)`, p.ID, p.Name, p.Description, p.APIPath, p.XRateLimit, p.XRateBurst).
-		Scan(&p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.Members)
-	return translate(err)
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		err := tx.db.QueryRow(ctx, `UPDATE projects SET name = $2, description = $3, api_path = $4, x_rate_limit = $5, x_rate_burst = $6, updated_at = now()
+			WHERE id = $1 RETURNING api_path, created_by, created_at, updated_at, vault_version,
+				(SELECT count(*) FROM project_members WHERE project_id = $1)`, p.ID, p.Name, p.Description, p.APIPath, p.XRateLimit, p.XRateBurst).
+			Scan(&p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.Members)
+		rate := "no rate limit"
+		if p.XRateLimit > 0 {
+			rate = fmt.Sprintf("%d requests/s (burst %d)", p.XRateLimit, p.XRateBurst)
+		}
+		return projectEvent("update", p.ID, fmt.Sprintf("project %s updated: /x%s, %s", p.Name, p.APIPath, rate)), translate(err)
+	})
+}
+
+func projectEvent(verb, id, summary string) Event {
+	return Event{Type: "project_" + verb, ProjectID: in(id), Object: id, Summary: summary}
 }
 
 // DeleteProject removes project id with its members (and, by cascade,
 // everything the project owns).
 func (s *Store) DeleteProject(ctx context.Context, id string) error {
-	tag, err := s.db.Exec(ctx, "DELETE FROM projects WHERE id = $1", id)
-	if err == nil && tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return translate(err)
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		var name string
+		err := tx.db.QueryRow(ctx, "DELETE FROM projects WHERE id = $1 RETURNING name", id).Scan(&name)
+		return projectEvent("delete", id, "project "+name+" deleted with everything in it"), translate(err)
+	})
 }
 
 // AddMember makes user uid a member of project id; a second time is a
 // conflict on project_members_pkey.
 func (s *Store) AddMember(ctx context.Context, id string, uid int64) error {
-	_, err := s.db.Exec(ctx, "INSERT INTO project_members (project_id, user_id) VALUES ($1, $2)", id, uid)
-	return translate(err)
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		name, err := tx.addMember(ctx, id, uid)
+		return memberEvent("add", id, uid, name+" added to the project"), err
+	})
+}
+
+// addMember adds the membership and returns the member's username.
+func (s *Store) addMember(ctx context.Context, id string, uid int64) (string, error) {
+	var name string
+	err := s.db.QueryRow(ctx, `INSERT INTO project_members (project_id, user_id) VALUES ($1, $2)
+		RETURNING (SELECT username FROM users WHERE id = $2)`, id, uid).Scan(&name)
+	return name, translate(err)
+}
+
+func memberEvent(verb, project string, uid int64, summary string) Event {
+	return Event{Type: "member_" + verb, ProjectID: in(project), Object: strconv.FormatInt(uid, 10), Summary: summary}
 }
 
 // RemoveMember ends the membership of uid in project id.
 func (s *Store) RemoveMember(ctx context.Context, id string, uid int64) error {
-	tag, err := s.db.Exec(ctx, "DELETE FROM project_members WHERE project_id = $1 AND user_id = $2", id, uid)
-	if err == nil && tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return translate(err)
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		var name string
+		err := tx.db.QueryRow(ctx, `DELETE FROM project_members WHERE project_id = $1 AND user_id = $2
+			RETURNING (SELECT username FROM users WHERE id = $2)`, id, uid).Scan(&name)
+		return memberEvent("remove", id, uid, name+" removed from the project"), translate(err)
+	})
 }
 
 // Members lists the members of project id by username.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -87,14 +88,30 @@ func (s *Store) CreateRoute(ctx context.Context, r *StoredRoute) error {
 			tversion = &r.Template.Version
 		}
 	}
+	from := ""
+	if r.Template != nil {
+		from = fmt.Sprintf(" from template %s (version %d)", r.Template.Name, r.Template.Version)
+	}
+	// The route, its first version and its event, in one statement.
 	err = s.db.QueryRow(ctx, `WITH r AS (
 			INSERT INTO routes (project_id, route_id, method, route_path, document, template_id, template_name, template_version, template_values, created_by)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $10, $11, $8) RETURNING project_id, route_id, document, template_version, template_values, created_at, updated_at, version),
 		v AS (INSERT INTO route_versions (project_id, route_id, version, document, template_version, template_values, note, created_by, created_at)
-			SELECT project_id, route_id, version, document, template_version, template_values, $9, $8, updated_at FROM r)
+			SELECT project_id, route_id, version, document, template_version, template_values, $9, $8, updated_at FROM r)`+eventCTE(12)+`
 		SELECT created_at, updated_at, version FROM r`,
-		r.ProjectID, r.RouteID, r.Method, r.RoutePath, doc, tid, tname, r.CreatedBy, r.Note, tversion, tvalues).Scan(&r.CreatedAt, &r.UpdatedAt, &r.Version)
+		append([]any{r.ProjectID, r.RouteID, r.Method, r.RoutePath, doc, tid, tname, r.CreatedBy, r.Note, tversion, tvalues},
+			eventArgs(ctx, routeEvent("create", r, "created"+from))...)...).Scan(&r.CreatedAt, &r.UpdatedAt, &r.Version)
 	return translate(err)
+}
+
+// routeEvent tells of a change of route r, for eventCTE: "GET /users/{id}
+// created …, version %s: the note given with it".
+func routeEvent(verb string, r *StoredRoute, what string) Event {
+	summary := strings.ReplaceAll(r.Method+" "+r.RoutePath+" "+what, "%", "%%") + ", version %s"
+	if r.Note != "" {
+		summary += ": " + strings.ReplaceAll(r.Note, "%", "%%")
+	}
+	return Event{Type: "route_" + verb, ProjectID: in(r.ProjectID), Object: r.RouteID, Summary: summary}
 }
 
 // Route returns route id of project.
@@ -145,7 +162,11 @@ func (s *Store) listRoutes(ctx context.Context, scope string, owner any, p Page)
 // and stores the new version, saved by r.SavedBy with r.Note, in the same
 // statement; the template snapshot stays as it was.
 func (s *Store) UpdateRoute(ctx context.Context, id string, r *StoredRoute) error {
-	return s.updateRoute(ctx, id, r, 0, false)
+	what := "updated"
+	if id != r.RouteID {
+		what = "updated (was " + id + ")"
+	}
+	return s.updateRoute(ctx, id, r, 0, false, "update", what)
 }
 
 // UpgradeRoute is UpdateRoute for a route upgraded from its template: it
@@ -155,7 +176,7 @@ func (s *Store) UpgradeRoute(ctx context.Context, id string, r *StoredRoute, fro
 	if r.Template == nil || from < 1 {
 		return errors.New("store: an upgrade needs the template and the version it starts from")
 	}
-	err := s.updateRoute(ctx, id, r, from, true)
+	err := s.updateRoute(ctx, id, r, from, true, "upgrade", fmt.Sprintf("upgraded to template %s version %d", r.Template.Name, r.Template.Version))
 	if errors.Is(err, ErrNotFound) {
 		if _, e := s.Route(ctx, r.ProjectID, id); e == nil {
 			return ErrStale
@@ -168,13 +189,13 @@ func (s *Store) UpgradeRoute(ctx context.Context, id string, r *StoredRoute, fro
 // template version and values go back to v's too.
 func (s *Store) RestoreRoute(ctx context.Context, id string, r *StoredRoute, v RouteVersion) error {
 	r.Template = &flow.TemplateRef{Version: v.TemplateVersion, Values: v.TemplateValues}
-	return s.updateRoute(ctx, id, r, 0, true)
+	return s.updateRoute(ctx, id, r, 0, true, "restore", fmt.Sprintf("restored to version %d", v.Version))
 }
 
 // updateRoute writes r over route id; from > 0 writes it only over that
 // version; setTemplate writes r.Template's version and values too (its
-// id and name stay).
-func (s *Store) updateRoute(ctx context.Context, id string, r *StoredRoute, from int64, setTemplate bool) error {
+// id and name stay). The event is route_<verb>, what it says of the route.
+func (s *Store) updateRoute(ctx context.Context, id string, r *StoredRoute, from int64, setTemplate bool, verb, what string) error {
 	doc, err := documentOf(r.Route)
 	if err != nil {
 		return err
@@ -192,6 +213,7 @@ func (s *Store) updateRoute(ctx context.Context, id string, r *StoredRoute, from
 	var tid, tversion *int64
 	var tname *string
 	var tvalues map[string]string
+	// The route, its new version and its event, in one statement.
 	err = s.db.QueryRow(ctx, `WITH r AS (
 			UPDATE routes SET route_id = $3, method = $4, route_path = $5, document = $6, updated_at = now(), version = version + 1,
 				template_version = CASE WHEN $10 THEN $11 ELSE template_version END,
@@ -199,9 +221,10 @@ func (s *Store) updateRoute(ctx context.Context, id string, r *StoredRoute, from
 			WHERE project_id = $1 AND route_id = $2 AND ($9 = 0 OR version = $9)
 			RETURNING project_id, route_id, document, template_id, template_name, template_version, template_values, created_by, created_at, updated_at, version),
 		v AS (INSERT INTO route_versions (project_id, route_id, version, document, template_version, template_values, note, created_by, created_at)
-			SELECT project_id, route_id, version, document, template_version, template_values, $7, $8, updated_at FROM r)
+			SELECT project_id, route_id, version, document, template_version, template_values, $7, $8, updated_at FROM r)`+eventCTE(13)+`
 		SELECT template_id, template_name, template_version, template_values, created_by, created_at, updated_at, version FROM r`,
-		r.ProjectID, id, r.RouteID, r.Method, r.RoutePath, doc, r.Note, r.SavedBy, from, setTemplate, newVersion, newValues).Scan(&tid, &tname, &tversion, &tvalues, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt, &r.Version)
+		append([]any{r.ProjectID, id, r.RouteID, r.Method, r.RoutePath, doc, r.Note, r.SavedBy, from, setTemplate, newVersion, newValues},
+			eventArgs(ctx, routeEvent(verb, r, what))...)...).Scan(&tid, &tname, &tversion, &tvalues, &r.CreatedBy, &r.CreatedAt, &r.UpdatedAt, &r.Version)
 	if err != nil {
 		return translate(err)
 	}
@@ -276,9 +299,10 @@ func (s *Store) RouteVersionOf(ctx context.Context, project, id string, n int64)
 
 // DeleteRoute removes route id of project.
 func (s *Store) DeleteRoute(ctx context.Context, project, id string) error {
-	tag, err := s.db.Exec(ctx, "DELETE FROM routes WHERE project_id = $1 AND route_id = $2", project, id)
-	if err == nil && tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return err
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		var method, path string
+		err := tx.db.QueryRow(ctx, "DELETE FROM routes WHERE project_id = $1 AND route_id = $2 RETURNING method, route_path", project, id).
+			Scan(&method, &path)
+		return Event{Type: "route_delete", ProjectID: in(project), Object: id, Summary: method + " " + path + " deleted"}, translate(err)
+	})
 }

@@ -108,7 +108,7 @@ func TestRunLogAndOutbox(t *testing.T) {
 	if len(list) != 1 || list[0].Duration != 1500*time.Microsecond || list[0].Username != "root" || *list[0].UserID != 1 {
 		t.Fatalf("a run read back: %+v", list)
 	}
-	if err := st.Sweep(ctx); err != nil {
+	if err := st.Sweep(ctx, store.EventsKept); err != nil {
 		t.Fatal(err)
 	}
 	if _, total, _ := st.ListRuns(ctx, "shop", store.RunQuery{Page: store.Page{Limit: 25}}); total != 3 {

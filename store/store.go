@@ -60,8 +60,12 @@ func (s *Store) on(db DB) *Store {
 }
 
 // InTx runs fn with a Store bound to one transaction, committed when fn
-// returns nil and rolled back otherwise.
+// returns nil and rolled back otherwise. On a Store already in a
+// transaction, fn runs in that one.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
+	if inTransaction(s.db) {
+		return fn(s)
+	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		return fn(s.on(tx))
 	})

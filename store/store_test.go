@@ -100,7 +100,7 @@ func TestSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Sweep(ctx); err != nil {
+	if err := st.Sweep(ctx, store.EventsKept); err != nil {
 		t.Fatal(err)
 	}
 	var sessions, attempts string

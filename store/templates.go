@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,9 +27,11 @@ type RouteTemplate struct {
 	DocumentSize int
 
 	// What saving writes into the version it makes, never read back: who
-	// saves it (creation: CreatedBy) and a note.
-	SavedBy *int64
-	Note    string
+	// saves it (creation: CreatedBy), a note, and the version it restores
+	// (0: none).
+	SavedBy      *int64
+	Note         string
+	RestoredFrom int64
 }
 
 // templateDocument is what the document column holds: the template less
@@ -88,6 +91,24 @@ func (s *Store) SaveTemplate(ctx context.Context, t *RouteTemplate) error {
 			SELECT id, created_by, created_at, updated_at, version FROM t`, n, n+1)
 	}
 	const returning = " RETURNING id, name, description, method, document, created_by, created_at, updated_at, version)"
+	verb, what := "update", "updated"
+	switch {
+	case t.ID == 0:
+		verb, what = "create", "created"
+	case t.RestoredFrom > 0:
+		verb, what = "restore", fmt.Sprintf("restored to version %d", t.RestoredFrom)
+	}
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		err := tx.save(ctx, t, doc, returning, keep)
+		summary := fmt.Sprintf("template %s %s, version %d", t.Name, what, t.Version)
+		if t.Note != "" && t.RestoredFrom == 0 {
+			summary += ": " + t.Note
+		}
+		return Event{Type: "template_" + verb, ProjectID: t.ProjectID, Object: strconv.FormatInt(t.ID, 10), Summary: summary}, translate(err)
+	})
+}
+
+func (s *Store) save(ctx context.Context, t *RouteTemplate, doc []byte, returning string, keep func(int) string) (err error) {
 	if t.ID == 0 {
 		err = s.db.QueryRow(ctx, `WITH t AS (INSERT INTO route_templates (name, description, project_id, method, document, created_by)
 			VALUES ($1, $2, $3, $4, $5, $7)`+returning+keep(6),
@@ -97,7 +118,7 @@ func (s *Store) SaveTemplate(ctx context.Context, t *RouteTemplate) error {
 			updated_at = now(), version = version + 1 WHERE id = $6`+returning+keep(7),
 			t.Name, t.Description, t.ProjectID, t.Method, doc, t.ID, t.Note, t.SavedBy).Scan(&t.ID, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt, &t.Version)
 	}
-	return translate(err)
+	return err
 }
 
 // TemplateVersion is one kept version of a template.
@@ -196,11 +217,12 @@ func (s *Store) ListTemplates(ctx context.Context, projects []string, global boo
 
 // DeleteTemplate removes template id; routes made from it keep their copy.
 func (s *Store) DeleteTemplate(ctx context.Context, id int64) error {
-	tag, err := s.db.Exec(ctx, "DELETE FROM route_templates WHERE id = $1", id)
-	if err == nil && tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return err
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		var name string
+		var project *string
+		err := tx.db.QueryRow(ctx, "DELETE FROM route_templates WHERE id = $1 RETURNING name, project_id", id).Scan(&name, &project)
+		return Event{Type: "template_delete", ProjectID: project, Object: strconv.FormatInt(id, 10), Summary: "template " + name + " deleted"}, translate(err)
+	})
 }
 
 // MemberProjects lists the ids of the projects uid is a member of.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,8 +63,20 @@ func scanUser(row pgx.Row) (User, error) {
 	return u, translate(err)
 }
 
-// CreateUser inserts u and fills its id and times.
+// CreateUser inserts u and fills its id and times; the event log has it
+// as user_create.
 func (s *Store) CreateUser(ctx context.Context, u *User) error {
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		err := tx.createUser(ctx, u)
+		return userCreated(u, "user "+u.Username+" created as "+u.Role), err
+	})
+}
+
+func userCreated(u *User, summary string) Event {
+	return Event{Type: "user_create", Object: strconv.FormatInt(u.ID, 10), Summary: summary}
+}
+
+func (s *Store) createUser(ctx context.Context, u *User) error {
 	if u.Links == nil {
 		u.Links = []string{}
 	}
@@ -76,18 +89,19 @@ func (s *Store) CreateUser(ctx context.Context, u *User) error {
 // CreateFirstUser inserts u only while no user exists, safely against
 // concurrent setups; otherwise it returns ErrAlreadySetUp.
 func (s *Store) CreateFirstUser(ctx context.Context, u *User) error {
-	return s.InTx(ctx, func(tx *Store) error {
+	return s.change(ctx, func(tx *Store) (Event, error) {
 		if _, err := tx.db.Exec(ctx, "LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE"); err != nil {
-			return err
+			return Event{}, err
 		}
 		has, err := tx.HasUsers(ctx)
 		if err != nil {
-			return err
+			return Event{}, err
 		}
 		if has {
-			return ErrAlreadySetUp
+			return Event{}, ErrAlreadySetUp
 		}
-		return tx.CreateUser(ctx, u)
+		err = tx.createUser(ctx, u)
+		return userCreated(u, "first user "+u.Username+" created as "+u.Role), err
 	})
 }
 
@@ -143,30 +157,28 @@ func (s *Store) ListUsers(ctx context.Context, p Page) ([]User, int, error) {
 // with ErrLastRoot.
 func (s *Store) UpdateUserRole(ctx context.Context, id int64, role string) (User, error) {
 	var u User
-	err := s.InTx(ctx, func(tx *Store) error {
+	err := s.change(ctx, func(tx *Store) (Event, error) {
 		if role != RoleRoot {
 			if err := tx.guardLastRoot(ctx, id); err != nil {
-				return err
+				return Event{}, err
 			}
 		}
 		var err error
 		u, err = scanUser(tx.db.QueryRow(ctx, "UPDATE users SET role = $2, updated_at = now() WHERE id = $1 RETURNING "+userColumns, id, role))
-		return err
+		return Event{Type: "user_role", Object: strconv.FormatInt(id, 10), Summary: u.Username + " is now " + role}, err
 	})
 	return u, err
 }
 
 // DeleteUser removes user id; deleting the last ROOT fails with ErrLastRoot.
 func (s *Store) DeleteUser(ctx context.Context, id int64) error {
-	return s.InTx(ctx, func(tx *Store) error {
+	return s.change(ctx, func(tx *Store) (Event, error) {
 		if err := tx.guardLastRoot(ctx, id); err != nil {
-			return err
+			return Event{}, err
 		}
-		tag, err := tx.db.Exec(ctx, "DELETE FROM users WHERE id = $1", id)
-		if err == nil && tag.RowsAffected() == 0 {
-			return ErrNotFound
-		}
-		return err
+		var name string
+		err := tx.db.QueryRow(ctx, "DELETE FROM users WHERE id = $1 RETURNING username", id).Scan(&name)
+		return Event{Type: "user_delete", Object: strconv.FormatInt(id, 10), Summary: "user " + name + " deleted"}, translate(err)
 	})
 }
 
@@ -192,7 +204,17 @@ func (s *Store) guardLastRoot(ctx context.Context, id int64) error {
 // returns the new version.
 func (s *Store) SetPassword(ctx context.Context, id int64, hash string) (int, error) {
 	var version int
-	err := s.db.QueryRow(ctx, `UPDATE users SET password_hash = $2, credential_version = credential_version + 1, updated_at = now()
-		WHERE id = $1 RETURNING credential_version`, id, hash).Scan(&version)
-	return version, translate(err)
+	err := s.change(ctx, func(tx *Store) (Event, error) {
+		var name string
+		var err error
+		version, name, err = tx.setPassword(ctx, id, hash)
+		return Event{Type: "user_password", Object: strconv.FormatInt(id, 10), Summary: "password of " + name + " changed"}, err
+	})
+	return version, err
+}
+
+func (s *Store) setPassword(ctx context.Context, id int64, hash string) (version int, username string, err error) {
+	err = s.db.QueryRow(ctx, `UPDATE users SET password_hash = $2, credential_version = credential_version + 1, updated_at = now()
+		WHERE id = $1 RETURNING credential_version, username`, id, hash).Scan(&version, &username)
+	return version, username, translate(err)
 }

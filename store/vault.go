@@ -53,6 +53,16 @@ func (e *VaultEntry) columns() []any {
 	return []any{&e.ProjectID, &e.Key, &e.KeyID, &e.Sealed, &e.CreatedAt, &e.UpdatedAt, &e.CreatedBy, &e.UpdatedBy, &e.Version}
 }
 
+// logVaultChange writes the access-log row of a change of the entry ev
+// names and its event, vault_<action>: the key and what happened, never
+// the value.
+func (s *Store) logVaultChange(ctx context.Context, ev VaultAccess, summary string) error {
+	if err := s.logAccess(ctx, ev); err != nil {
+		return err
+	}
+	return s.writeEvent(ctx, Event{Type: "vault_" + ev.Action, ProjectID: in(ev.ProjectID), Object: ev.Key, Summary: ev.Key + " " + summary})
+}
+
 // logAccess writes one access-log row for the entry ev names.
 func (s *Store) logAccess(ctx context.Context, ev VaultAccess) error {
 	_, err := s.db.Exec(ctx, `INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel, route_id, version)
@@ -79,7 +89,7 @@ func (s *Store) CreateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAcc
 			return translate(err)
 		}
 		ev.Action = "create"
-		return tx.logAccess(ctx, ev)
+		return tx.logVaultChange(ctx, ev, "created")
 	})
 }
 
@@ -179,7 +189,7 @@ func (s *Store) UpdateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAcc
 			return err
 		}
 		ev.Action = "update"
-		return tx.logAccess(ctx, ev)
+		return tx.logVaultChange(ctx, ev, fmt.Sprintf("updated to version %d", e.Version))
 	})
 }
 
@@ -222,7 +232,7 @@ func (s *Store) DeleteVaultEntry(ctx context.Context, project, key string, ev Va
 			return ErrNotFound
 		}
 		ev.Action = "delete"
-		return tx.logAccess(ctx, ev)
+		return tx.logVaultChange(ctx, ev, fmt.Sprintf("deleted: in the trash for %d days", VaultTrashDays))
 	})
 }
 

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -77,9 +79,39 @@ func (s *Store) ImportVault(ctx context.Context, project string, ev VaultAccess,
 		if dryRun {
 			return nil
 		}
-		return tx.importWrites(ctx, project, ev, keep, out)
+		if err := tx.importWrites(ctx, project, ev, keep, out); err != nil {
+			return err
+		}
+		if len(out.Add)+len(out.Change)+len(out.Delete) == 0 {
+			return nil // nothing changed, nothing to tell
+		}
+		return tx.writeEvent(ctx, Event{Type: "vault_import", ProjectID: in(project), Object: ".env", Summary: out.summary()})
 	})
 	return out, err
+}
+
+// summary tells what an import wrote, keys only, the counts first:
+// ".env imported: 2 added, 1 deleted — A, B; C".
+func (im VaultImport) summary() string {
+	var counts, keys []string
+	for _, part := range []struct {
+		what string
+		keys []string
+	}{{"added", entryKeys(im.Add)}, {"changed", entryKeys(im.Change)}, {"deleted", im.Delete}} {
+		if len(part.keys) > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", len(part.keys), part.what))
+			keys = append(keys, strings.Join(part.keys, ", "))
+		}
+	}
+	return ".env imported: " + strings.Join(counts, ", ") + " — " + strings.Join(keys, "; ")
+}
+
+func entryKeys(es []VaultEntry) []string {
+	keys := make([]string, len(es))
+	for i, e := range es {
+		keys[i] = e.Key
+	}
+	return keys
 }
 
 // importWrites writes an import's entries, each logged.

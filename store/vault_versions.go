@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -72,7 +73,7 @@ func (s *Store) RestoreVaultVersion(ctx context.Context, project, key string, n 
 			return err
 		}
 		ev.Action, ev.Version = "restore", &n
-		return tx.logAccess(ctx, ev)
+		return tx.logVaultChange(ctx, ev, fmt.Sprintf("restored to version %d as version %d", n, e.Version))
 	})
 	e.Sealed = nil
 	return e, err
@@ -116,7 +117,7 @@ func (s *Store) UndeleteVaultEntry(ctx context.Context, project, key string, ev 
 			return err
 		}
 		ev.Action = "undelete"
-		return tx.logAccess(ctx, ev)
+		return tx.logVaultChange(ctx, ev, fmt.Sprintf("undeleted at version %d", e.Version))
 	})
 	e.Sealed = nil
 	return e, err
@@ -139,7 +140,7 @@ func (s *Store) DestroyVaultEntry(ctx context.Context, project, key string, ev V
 			return ErrNotFound
 		}
 		ev.Action = "destroy"
-		return tx.logAccess(ctx, ev)
+		return tx.logVaultChange(ctx, ev, "destroyed with every version it kept")
 	})
 }
 

@@ -1,0 +1,178 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Actor is who makes the changes of a request: the signed-in user and, when
+// the request came with a personal access token, that token. Handlers put
+// it on the request's context (WithActor); the store writes it into every
+// event. A change without one (the first user made at start-up, a test
+// calling the store) is written with no user.
+type Actor struct {
+	UserID   int64
+	Username string
+	TokenID  *int64
+}
+
+type actorKey struct{}
+
+// WithActor returns ctx carrying a as the author of the changes made with it.
+func WithActor(ctx context.Context, a Actor) context.Context {
+	return context.WithValue(ctx, actorKey{}, a)
+}
+
+// Event is one change in the event log (SPEC §12): who made it, when, its
+// type (route_update, vault_create, member_add …), the project it belongs
+// to (nil for users, configs and global templates), the object's id or key
+// and a short summary, which never holds a secret value.
+type Event struct {
+	ID        int64     `json:"id"`
+	At        time.Time `json:"at"`
+	UserID    *int64    `json:"uid"`
+	Username  string    `json:"username"`
+	TokenID   *int64    `json:"token_id"`
+	Type      string    `json:"type"`
+	ProjectID *string   `json:"project_id"`
+	Object    string    `json:"object"`
+	Summary   string    `json:"summary"`
+}
+
+// EventTypes are the types of events, by the object they tell of.
+var EventTypes = []string{
+	"user_create", "user_role", "user_delete", "user_password", "password_reset_request", "password_reset",
+	"token_create", "token_revoke",
+	"config_create", "config_update", "config_delete",
+	"project_create", "project_update", "project_delete", "member_add", "member_remove",
+	"invitation_create", "invitation_revoke", "invitation_accept",
+	"route_create", "route_update", "route_upgrade", "route_restore", "route_delete",
+	"template_create", "template_update", "template_restore", "template_delete",
+	"collection_create", "collection_update", "collection_delete", "record_create", "record_update", "record_delete",
+	"vault_create", "vault_update", "vault_restore", "vault_delete", "vault_undelete", "vault_destroy", "vault_import",
+	"email_template_create", "email_template_update", "email_template_delete", "email_retry", "email_cancel",
+}
+
+// EventsKept is how long the event log keeps an event unless
+// EVENT_RETENTION says otherwise.
+const EventsKept = 90 * 24 * time.Hour
+
+// summaryMax bounds a summary; what it quotes (a route's path, a name) is
+// cut to fit.
+const summaryMax = 300
+
+// in returns the project id as an event's, nil for "".
+func in(project string) *string {
+	if project == "" {
+		return nil
+	}
+	return &project
+}
+
+// change runs fn in one transaction (the caller's, when s is in one) and
+// writes the event fn returns in it: the change and its event commit
+// together or not at all. An error from fn writes nothing.
+func (s *Store) change(ctx context.Context, fn func(tx *Store) (Event, error)) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		ev, err := fn(tx)
+		if err != nil {
+			return err
+		}
+		return tx.writeEvent(ctx, ev)
+	})
+}
+
+// writeEvent inserts ev with the context's actor, unless ev names its
+// user already (a user who accepts an invitation is the actor of it).
+func (s *Store) writeEvent(ctx context.Context, ev Event) error {
+	ev.Summary = strings.ReplaceAll(ev.Summary, "%", "%%")
+	_, err := s.db.Exec(ctx, `INSERT INTO events (uid, username, token_id, type, project_id, object, summary)
+		VALUES ($1, $2, $3, $4, $5, $6, `+summarySQL("$7", "")+`)`, eventArgs(ctx, ev)...)
+	return err
+}
+
+// eventCTE is a data-modifying CTE that writes an event in the statement
+// it ends, for each row of that statement's CTE r (none: no event): a
+// change that is one statement stays one round trip. Its parameters are
+// $n to $n+6 (eventArgs); "%s" in the summary stands for r.version.
+func eventCTE(n int) string {
+	return fmt.Sprintf(`, e AS (INSERT INTO events (uid, username, token_id, type, project_id, object, summary)
+		SELECT $%d, $%d, $%d, $%d, $%d, $%d, %s FROM r)`, n, n+1, n+2, n+3, n+4, n+5, summarySQL(fmt.Sprintf("$%d", n+6), ", r.version"))
+}
+
+// summarySQL is the summary as stored: the format param filled with args
+// and cut to summaryMax characters with an ellipsis.
+func summarySQL(param, args string) string {
+	return fmt.Sprintf(`(SELECT CASE WHEN length(x) > %d THEN left(x, %d) || '…' ELSE x END FROM format(%s%s) AS x)`,
+		summaryMax, summaryMax-1, param, args)
+}
+
+// eventArgs are the parameters of ev's row: the context's actor (unless
+// ev names one), then type, project, object and summary.
+func eventArgs(ctx context.Context, ev Event) []any {
+	if a, ok := ctx.Value(actorKey{}).(Actor); ok && ev.UserID == nil {
+		ev.UserID, ev.Username, ev.TokenID = &a.UserID, a.Username, a.TokenID
+	}
+	return []any{ev.UserID, ev.Username, ev.TokenID, ev.Type, ev.ProjectID, ev.Object, ev.Summary}
+}
+
+// EventQuery selects events: those of Projects only (nil: every event, for
+// ROOT), narrowed by ProjectID, Type and UserID when set, newest first.
+type EventQuery struct {
+	Projects  []string
+	ProjectID string
+	Type      string
+	UserID    int64
+	Offset    int
+	Limit     int
+}
+
+// Events returns a page of the events q selects, newest first, and how many
+// it selects, counted up to LogCountCap.
+func (s *Store) Events(ctx context.Context, q EventQuery) ([]Event, int, error) {
+	var where []string
+	var args []any
+	arg := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
+	}
+	if q.Projects != nil {
+		arg("project_id = ANY($?)", q.Projects)
+	}
+	if q.ProjectID != "" {
+		arg("project_id = $?", q.ProjectID)
+	}
+	if q.Type != "" {
+		arg("type = $?", q.Type)
+	}
+	if q.UserID != 0 {
+		arg("uid = $?", q.UserID)
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = " WHERE " + strings.Join(where, " AND ")
+	}
+	var total int
+	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM (SELECT 1 FROM events"+cond+" LIMIT "+strconv.Itoa(LogCountCap)+") AS capped", args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	n := len(args)
+	rows, err := s.db.Query(ctx, `SELECT id, at, uid, username, token_id, type, project_id, object, summary FROM events`+cond+
+		" ORDER BY id DESC OFFSET $"+strconv.Itoa(n+1)+" LIMIT $"+strconv.Itoa(n+2), append(args, q.Offset, q.Limit)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	list, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Event])
+	return list, total, err
+}
+
+// sweepEvents removes the events older than kept.
+func (s *Store) sweepEvents(ctx context.Context, kept time.Duration) error {
+	_, err := s.db.Exec(ctx, "DELETE FROM events WHERE at < $1", time.Now().Add(-kept))
+	return err
+}
