@@ -48,6 +48,15 @@ func TestDefaults(t *testing.T) {
 	if c.DBMaxConns < 32 || c.RequestTimeout != 15*time.Second {
 		t.Fatalf("pool %d, timeout %v", c.DBMaxConns, c.RequestTimeout)
 	}
+	if c.EventRetention != 90*24*time.Hour {
+		t.Fatalf("events kept %v", c.EventRetention)
+	}
+	for raw, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "720h": 720 * time.Hour, "1h": time.Hour} {
+		c, err := Load(env(map[string]string{"DATA_DIR": dir, "EVENT_RETENTION": raw}))
+		if err != nil || c.EventRetention != want {
+			t.Fatalf("EVENT_RETENTION=%s: %v, %v", raw, c.EventRetention, err)
+		}
+	}
 }
 
 // TestDevelopmentKeyIDsDifferAcrossDataDirs: each DATA_DIR's generated vault
@@ -116,25 +125,29 @@ func TestBadSettings(t *testing.T) {
 		vars map[string]string
 		want string
 	}{
-		"port":             {map[string]string{"PORT": "http"}, "PORT"},
-		"port range":       {map[string]string{"PORT": "70000"}, "PORT"},
-		"app env":          {map[string]string{"APP_ENV": "staging"}, "APP_ENV"},
-		"ttl":              {map[string]string{"JWT_TTL": "soon"}, "JWT_TTL"},
-		"negative ttl":     {map[string]string{"JWT_TTL": "-1h"}, "JWT_TTL"},
-		"short secret":     {map[string]string{"JWT_SECRET": "short"}, "at least 32 bytes"},
-		"key format":       {map[string]string{"VAULT_KEYS": key32}, "id:base64key"},
-		"key length":       {map[string]string{"VAULT_KEYS": "k1:" + base64.StdEncoding.EncodeToString(make([]byte, 16))}, "32 bytes"},
-		"key not b64":      {map[string]string{"VAULT_KEYS": "k1:@@@"}, "32 bytes"},
-		"duplicate ids":    {map[string]string{"VAULT_KEYS": "k1:" + key32 + ",k1:" + key32}, "twice"},
-		"pool size":        {map[string]string{"DB_MAX_CONNS": "1"}, "DB_MAX_CONNS"},
-		"pool not int":     {map[string]string{"DB_MAX_CONNS": "many"}, "DB_MAX_CONNS"},
-		"run pool size":    {map[string]string{"RUN_DB_MAX_CONNS": "1001"}, "RUN_DB_MAX_CONNS"},
-		"run pool not int": {map[string]string{"RUN_DB_MAX_CONNS": "few"}, "RUN_DB_MAX_CONNS"},
-		"timeout":          {map[string]string{"REQUEST_TIMEOUT": "fast"}, "REQUEST_TIMEOUT"},
-		"tiny timeout":     {map[string]string{"REQUEST_TIMEOUT": "1ms"}, "REQUEST_TIMEOUT"},
-		"metrics addr":     {map[string]string{"METRICS_ADDR": "9100"}, "METRICS_ADDR"},
-		"public debug":     {map[string]string{"DEBUG_ADDR": "0.0.0.0:6060"}, "DEBUG_ADDR"},
-		"debug no port":    {map[string]string{"DEBUG_ADDR": "127.0.0.1"}, "DEBUG_ADDR"},
+		"port":              {map[string]string{"PORT": "http"}, "PORT"},
+		"port range":        {map[string]string{"PORT": "70000"}, "PORT"},
+		"app env":           {map[string]string{"APP_ENV": "staging"}, "APP_ENV"},
+		"ttl":               {map[string]string{"JWT_TTL": "soon"}, "JWT_TTL"},
+		"negative ttl":      {map[string]string{"JWT_TTL": "-1h"}, "JWT_TTL"},
+		"short secret":      {map[string]string{"JWT_SECRET": "short"}, "at least 32 bytes"},
+		"key format":        {map[string]string{"VAULT_KEYS": key32}, "id:base64key"},
+		"key length":        {map[string]string{"VAULT_KEYS": "k1:" + base64.StdEncoding.EncodeToString(make([]byte, 16))}, "32 bytes"},
+		"key not b64":       {map[string]string{"VAULT_KEYS": "k1:@@@"}, "32 bytes"},
+		"duplicate ids":     {map[string]string{"VAULT_KEYS": "k1:" + key32 + ",k1:" + key32}, "twice"},
+		"pool size":         {map[string]string{"DB_MAX_CONNS": "1"}, "DB_MAX_CONNS"},
+		"pool not int":      {map[string]string{"DB_MAX_CONNS": "many"}, "DB_MAX_CONNS"},
+		"run pool size":     {map[string]string{"RUN_DB_MAX_CONNS": "1001"}, "RUN_DB_MAX_CONNS"},
+		"run pool not int":  {map[string]string{"RUN_DB_MAX_CONNS": "few"}, "RUN_DB_MAX_CONNS"},
+		"timeout":           {map[string]string{"REQUEST_TIMEOUT": "fast"}, "REQUEST_TIMEOUT"},
+		"tiny timeout":      {map[string]string{"REQUEST_TIMEOUT": "1ms"}, "REQUEST_TIMEOUT"},
+		"metrics addr":      {map[string]string{"METRICS_ADDR": "9100"}, "METRICS_ADDR"},
+		"public debug":      {map[string]string{"DEBUG_ADDR": "0.0.0.0:6060"}, "DEBUG_ADDR"},
+		"debug no port":     {map[string]string{"DEBUG_ADDR": "127.0.0.1"}, "DEBUG_ADDR"},
+		"events kept never": {map[string]string{"EVENT_RETENTION": "0d"}, "EVENT_RETENTION must be a number of days"},
+		"events kept weeks": {map[string]string{"EVENT_RETENTION": "2w"}, "EVENT_RETENTION"},
+		"events kept long":  {map[string]string{"EVENT_RETENTION": "4000d"}, "EVENT_RETENTION"},
+		"events kept brief": {map[string]string{"EVENT_RETENTION": "5m"}, "EVENT_RETENTION"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tc.vars["DATA_DIR"] = t.TempDir()

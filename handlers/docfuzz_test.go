@@ -113,7 +113,9 @@ func TestDocumentFuzz(t *testing.T) {
 				req.Header.Set("Authorization", a["Authorization"])
 			}
 			cases++
+			before := lastEventID(t, ta)
 			resp, raw := ta.do(t, req)
+			checkEvents(t, ta, o.o.OperationID, o.method, resp.StatusCode, body, before)
 			if resp.StatusCode == http.StatusUnprocessableEntity {
 				if msg := shapeRefusal(raw); msg != "" {
 					refused++
@@ -128,6 +130,30 @@ func TestDocumentFuzz(t *testing.T) {
 	t.Logf("%d generated requests over %d operations in %s; %d refused for their shape", cases, len(ops), time.Since(start).Round(time.Millisecond), refused)
 	if cases < 10*len(ops) {
 		t.Errorf("only %d requests were valid by the document: the generator falls short", cases)
+	}
+}
+
+// checkEvents holds a generated request to the event log's rule: a refusal
+// writes no event; a success of an operation that changes something
+// writes one, unless it was a dry run or may have found nothing to change
+// (an import of what the vault holds, a reset for an address no account
+// has).
+func checkEvents(t *testing.T, ta *testApp, op, method string, status int, body []byte, before int64) {
+	t.Helper()
+	events := eventsAfter(t, ta, before)
+	switch {
+	case status >= 300 && len(events) > 0:
+		t.Errorf("%s refused (%d) wrote %+v", op, status, events)
+	case status >= 300 || method == http.MethodGet || slices.Contains(noEventOperations, op):
+		if len(events) > 0 {
+			t.Errorf("%s wrote %+v", op, events)
+		}
+	case bytes.Contains(body, []byte(`"dry_run":true`)) || op == "vaultImport" || op == "passwordForgot":
+		if len(events) > 1 {
+			t.Errorf("%s wrote %d events", op, len(events))
+		}
+	case len(events) != 1:
+		t.Errorf("%s succeeded (%d) with %d events: %+v", op, status, len(events), events)
 	}
 }
 
