@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"stencil/store"
 )
 
@@ -60,6 +62,30 @@ func TestFetchNewestOpen(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(plan, "\n"), "records_data_idx") {
 		t.Fatalf("the read is not planned on the GIN index:\n%s", strings.Join(plan, "\n"))
+	}
+	// The three books beside the 100,000 tickets are read on the
+	// collection's index, never by walking the table in id order: so a
+	// prepared statement plans it, after many executions too.
+	tx, err := ta.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, "PREPARE books AS "+store.RunRecordsSQL); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if _, err := tx.Exec(ctx, "EXECUTE books('shop', 'books', 10001)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err = tx.Query(ctx, "EXPLAIN EXECUTE books('shop', 'books', 10001)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if plan := strings.Join(lines, "\n"); err != nil || !strings.Contains(plan, "records_collection_idx") {
+		t.Fatalf("a small collection's read is not planned on its index (%v):\n%s", err, plan)
 	}
 	runnable{id: "everything", method: "GET", path: "/tickets/all", blocks: []string{
 		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"tickets"}`,

@@ -154,8 +154,13 @@ func runRecordsSQL(shape recordsShape) string {
 	if shape.lock {
 		locking = " FOR UPDATE"
 	}
+	// The records are chosen by the parameters themselves, not by the
+	// collections row's columns: PostgreSQL then estimates the collection's
+	// size from its statistics of that collection, and a read of a small
+	// collection beside a big one walks the collection's index, not the
+	// whole table in id order.
 	return fmt.Sprintf(`SELECT r.id, r.data FROM collections c LEFT JOIN LATERAL (
-		SELECT id, data FROM records WHERE project_id = c.project_id AND collection_id = c.id%s ORDER BY %s LIMIT $3%s
+		SELECT id, data FROM records WHERE project_id = $1 AND collection_id = $2%s ORDER BY %s LIMIT $3%s
 	) r ON true WHERE c.project_id = $1 AND c.id = $2`, filter, order, locking)
 }
 
