@@ -397,3 +397,16 @@ func TestEventFetch(t *testing.T) {
 			want: []string{"No events that match."}},
 	})
 }
+
+// TestEventTypesDocumented: the document's list of event types is the
+// store's, in the same order.
+func TestEventTypesDocumented(t *testing.T) {
+	ta := newTestApp(t)
+	var listed []string
+	for _, v := range ta.h.api.doc.Components.Schemas["EventType"].Value.Enum {
+		listed = append(listed, v.(string))
+	}
+	if !slices.Equal(listed, store.EventTypes) {
+		t.Fatalf("the document lists %v\nthe store writes %v", listed, store.EventTypes)
+	}
+}
