@@ -52,11 +52,14 @@ type Env interface {
 }
 
 // Query is a read of records: those whose data contains Match (JSON
-// containment; nil: all), ordered by the property at the dot path Sort
-// (records without it last, then by id; nil: by id), at most Limit, and
+// containment; nil: all) and, with ByID, whose id is ID (a record's _id is
+// not in its data), ordered by the property at the dot path Sort (records
+// without it last, then by id; nil, or _id: by id), at most Limit, and
 // with Lock locked for the run's writes.
 type Query struct {
 	Match      map[string]any
+	ByID       bool
+	ID         int64
 	Sort       []string
 	Descending bool
 	Limit      int

@@ -187,11 +187,11 @@ func (m *memEnv) Select(_ context.Context, col string, q Query) ([]Record, error
 	}
 	var found []memRecord
 	for _, r := range recs {
-		if q.Match == nil || contains(map[string]any(r.Data), q.Match) {
+		if (q.Match == nil || contains(map[string]any(r.Data), q.Match)) && (!q.ByID || r.ID == q.ID) {
 			found = append(found, r)
 		}
 	}
-	if q.Sort != nil {
+	if q.Sort != nil && !slices.Equal(q.Sort, []string{"_id"}) {
 		// As PostgreSQL orders jsonb: numbers, strings; records without
 		// the property last; then by id.
 		slices.SortStableFunc(found, func(a, b memRecord) int {
@@ -216,6 +216,9 @@ func (m *memEnv) Select(_ context.Context, col string, q Query) ([]Record, error
 			}
 			return c
 		})
+	}
+	if q.Descending && slices.Equal(q.Sort, []string{"_id"}) {
+		slices.Reverse(found)
 	}
 	var out []Record
 	for _, r := range found {

@@ -1004,11 +1004,8 @@ func (r *runner) sel(s *step, q Query) ([]Record, error) {
 // fetchQuery is what a FETCH reads: its match, sort and limit (SPEC §9.5).
 func (r *runner) fetchQuery(s *step) (Query, error) {
 	q := Query{Sort: s.path, Descending: s.desc}
-	if len(s.pairs) > 0 {
-		q.Match = map[string]any{}
-		for _, p := range s.pairs {
-			nest(q.Match, splitPath(p.id), r.value(p.v))
-		}
+	for _, p := range s.pairs {
+		q.where(splitPath(p.id), r.value(p.v))
 	}
 	if s.a != nil {
 		v := r.value(*s.a)
@@ -1019,6 +1016,24 @@ func (r *runner) fetchQuery(s *step) (Query, error) {
 		q.Limit = int(n) // a null limit is none
 	}
 	return q, nil
+}
+
+// where adds to q that the property at path equals v: the record's id for
+// _id, which its data never holds (an _id no record can have selects
+// none), else a part of the containment object.
+func (q *Query) where(path []string, v any) {
+	if len(path) == 1 && path[0] == "_id" {
+		id, ok := v.(float64)
+		if !ok || id != math.Trunc(id) || id < 1 || id > 1<<53 || (q.ByID && q.ID != int64(id)) {
+			id = 0
+		}
+		q.ByID, q.ID = true, int64(id)
+		return
+	}
+	if q.Match == nil {
+		q.Match = map[string]any{}
+	}
+	nest(q.Match, path, v)
 }
 
 // nest sets the value at path inside m, making the objects on the way: the
@@ -1038,7 +1053,7 @@ func nest(m map[string]any, path []string, v any) {
 // remove runs DELETE: the records its targets select are deleted when
 // save, and it gives how many were.
 func (r *runner) remove(s *step) (int, error) {
-	recs, err := r.sel(s, Query{Match: r.containment(s), Lock: s.save})
+	recs, err := r.sel(s, r.targeted(s, Query{Lock: s.save}))
 	if err != nil {
 		return 0, err
 	}
@@ -1054,7 +1069,7 @@ func (r *runner) remove(s *step) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("record %d: %w", rec.ID, err)
 		}
-		if r.selects(s, data) {
+		if r.selects(s, rec.ID, data) {
 			ids = append(ids, rec.ID)
 		}
 	}
@@ -1071,11 +1086,11 @@ func (r *runner) remove(s *step) (int, error) {
 // update runs UPDATE and SIMPLE_UPDATE: select the records, change the
 // property, write them when save.
 func (r *runner) update(s *step) error {
-	var match map[string]any
+	q := Query{Lock: s.save}
 	if s.kind == kSimpleUpdate {
-		match = r.containment(s)
+		q = r.targeted(s, q)
 	}
-	recs, err := r.sel(s, Query{Match: match, Lock: s.save})
+	recs, err := r.sel(s, q)
 	if err != nil {
 		return err
 	}
@@ -1092,7 +1107,7 @@ func (r *runner) update(s *step) error {
 		if err != nil {
 			return fmt.Errorf("record %d: %w", rec.ID, err)
 		}
-		if !r.selects(s, old) {
+		if !r.selects(s, rec.ID, old) {
 			continue
 		}
 		data, err := r.change(s, old)
@@ -1115,11 +1130,11 @@ func (r *runner) update(s *step) error {
 	return nil
 }
 
-// containment is the part of SIMPLE_UPDATE's and DELETE's targets that the database can
-// test with an index: targets whose field is a path of names and whose
-// value is a string, number or boolean. selects still tests them all.
-func (r *runner) containment(s *step) map[string]any {
-	var match map[string]any
+// targeted adds to q the part of SIMPLE_UPDATE's and DELETE's targets
+// that the database can test with an index: targets whose field is a path
+// of names and whose value is a string, number or boolean. selects still
+// tests them all.
+func (r *runner) targeted(s *step, q Query) Query {
 	for _, t := range s.targets {
 		v := r.value(t.value)
 		switch v.(type) {
@@ -1133,23 +1148,25 @@ func (r *runner) containment(s *step) map[string]any {
 				named = false
 			}
 		}
-		if !named {
-			continue
+		if named {
+			q.where(t.path, v)
 		}
-		if match == nil {
-			match = map[string]any{}
-		}
-		nest(match, t.path, v)
 	}
-	return match
+	return q
 }
 
 // selects tests a record against the step's targets: every target must
 // hold (none: every record). UPDATE's target conditions read the record's
 // field as the variable item; SIMPLE_UPDATE's field must equal its value.
-func (r *runner) selects(s *step, data map[string]any) bool {
+// A field _id is the record's id.
+func (r *runner) selects(s *step, id int64, data map[string]any) bool {
 	for _, t := range s.targets {
-		field := lookup(data, t.path)
+		var field any
+		if len(t.path) > 0 && t.path[0] == "_id" {
+			field = lookup(float64(id), t.path[1:])
+		} else {
+			field = lookup(data, t.path)
+		}
 		if s.kind != kUpdate {
 			if !equal(field, r.value(t.value)) {
 				return false

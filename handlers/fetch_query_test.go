@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,6 +47,38 @@ func TestFetchNewestOpen(t *testing.T) {
 			t.Fatalf("row %d is ticket %d, want %d", i, r.N, want)
 		}
 	}
+	// The same by _id: the newest first. Open tickets are found among the
+	// nearest records in that order; the three escalated ones, rare, only
+	// through the GIN index, and all of them.
+	if _, err := ta.pool.Exec(ctx, `UPDATE records SET data = data || '{"status":"escalated"}'
+		WHERE project_id = 'shop' AND collection_id = 'tickets' AND (data->>'n')::int IN (7, 77, 777)`); err != nil {
+		t.Fatal(err)
+	}
+	runnable{id: "newest_by_id", method: "GET", path: "/tickets/newest", params: `[{"id":"status","bdtype":"STRING"}]`, blocks: []string{
+		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"tickets","match":[{"id":"status","data":` + ref("status") + `}],` +
+			`"sort":{"property":"_id","descending":true},"limit":` + lit("INTEGER", "20") + `}`,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("rows", ref("rows")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+	for status, want := range map[string][]int{"open": {100000, 99975, 99950}, "escalated": {777, 77, 7}} {
+		code, body := ta.call(t, "GET", "/x/shop/tickets/newest?status="+status, "", nil)
+		var got struct{ Rows []struct{ N int } }
+		if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil || len(got.Rows) < len(want) {
+			t.Fatalf("%s: %d %.300s", status, code, body)
+		}
+		if status == "open" && len(got.Rows) != 20 || status == "escalated" && len(got.Rows) != 3 {
+			t.Fatalf("%s: %d rows", status, len(got.Rows))
+		}
+		for i, n := range want {
+			if got.Rows[i].N != n {
+				t.Fatalf("%s: row %d is ticket %d, want %d", status, i, got.Rows[i].N, n)
+			}
+		}
+	}
+	near := explain(t, ta, store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x"), Sort: []string{"_id"}, Descending: true, Limit: 20}),
+		"shop", "tickets", 20, `{"status":"open"}`)
+	if !strings.Contains(near, "Index Scan Backward using records_") || !strings.Contains(near, "records_data_idx") {
+		t.Fatalf("the read of the newest is not planned on both indexes:\n%s", near)
+	}
 	// The statement the route ran, as PostgreSQL plans it.
 	rows, err := ta.pool.Query(ctx, "EXPLAIN "+store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x"), Sort: []string{"created"}, Descending: true}),
 		"shop", "tickets", 20, `{"status":"open"}`, []string{"created"})
@@ -86,6 +119,23 @@ func TestFetchNewestOpen(t *testing.T) {
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if plan := strings.Join(lines, "\n"); err != nil || !strings.Contains(plan, "records_collection_idx") {
 		t.Fatalf("a small collection's read is not planned on its index (%v):\n%s", err, plan)
+	}
+	// So is its read of the newest matches.
+	if _, err := tx.Exec(ctx, "PREPARE newest AS "+store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x"), Sort: []string{"_id"}, Descending: true, Limit: 20})); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if _, err := tx.Exec(ctx, `EXECUTE newest('shop', 'books', 20, '{"title":"Dune"}')`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err = tx.Query(ctx, `EXPLAIN EXECUTE newest('shop', 'books', 20, '{"title":"Dune"}')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if plan := strings.Join(lines, "\n"); err != nil || !strings.Contains(plan, "Index Scan Backward using records_collection_idx") {
+		t.Fatalf("a small collection's read of its newest is not planned on its index (%v):\n%s", err, plan)
 	}
 	runnable{id: "everything", method: "GET", path: "/tickets/all", blocks: []string{
 		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"tickets"}`,
@@ -166,4 +216,67 @@ func TestDeleteInATemplate(t *testing.T) {
 	if status, body := ta.call(t, "DELETE", "/x/shop/books/Dune", "", nil); status != 200 || body != `{"deleted":1,"left":[]}` {
 		t.Fatalf("run: %d %s", status, body)
 	}
+}
+
+// TestRecordsByID: a record's _id selects it in a FETCH's match and in the
+// targets of SIMPLE_UPDATE and DELETE, and orders a FETCH's sort, although
+// the stored data never holds it (it is the record's own id).
+func TestRecordsByID(t *testing.T) {
+	ta, h := runApp(t)
+	recs, err := ta.h.store.Records(context.Background(), "shop", "books", nil, 0, 10)
+	if err != nil || len(recs) != 3 {
+		t.Fatal(len(recs), err)
+	}
+	emma := strconv.FormatInt(recs[1].ID, 10)
+	idParam := `[{"id":"id","bdtype":"INTEGER"}]`
+	runnable{id: "one", method: "GET", path: "/books/one", params: idParam, blocks: []string{
+		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"books","match":[{"id":"_id","data":` + ref("id") + `}],"sort":null,"limit":null}`,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("rows", ref("rows")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+	if status, body := ta.call(t, "GET", "/x/shop/books/one?id="+emma, "", nil); status != 200 || !strings.Contains(body, `"title":"Emma"`) || strings.Contains(body, "Dune") {
+		t.Fatalf("match by _id: %d %s", status, body)
+	}
+	if status, body := ta.call(t, "GET", "/x/shop/books/one?id=999999", "", nil); status != 200 || body != `{"rows":[]}` {
+		t.Fatalf("match by an _id no record has: %d %s", status, body)
+	}
+	runnable{id: "newest", method: "GET", path: "/books/newest", blocks: []string{
+		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"books","match":null,"sort":{"property":"_id","descending":true},"limit":` + lit("INTEGER", "1") + `}`,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("rows", ref("rows")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+	if status, body := ta.call(t, "GET", "/x/shop/books/newest", "", nil); status != 200 || !strings.Contains(body, `"title":"Solaris"`) {
+		t.Fatalf("sort by _id descending: %d %s", status, body)
+	}
+	runnable{id: "rename", method: "PATCH", path: "/books/rename", params: idParam, blocks: []string{
+		`{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"books","ref_property":"title","save":true,"targets":[{"field":"_id","value":` + ref("id") + `}],"set":` + lit("STRING", "Persuasion") + `}`,
+	}}.save(t, ta, h)
+	if status, body := ta.call(t, "PATCH", "/x/shop/books/rename?id="+emma, "", nil); status != 200 {
+		t.Fatalf("update by _id: %d %s", status, body)
+	}
+	if got := ta.records(t, "books"); !strings.Contains(got, "Persuasion") || strings.Contains(got, "Emma") {
+		t.Fatalf("after the update by _id: %s", got)
+	}
+	runnable{id: "drop", method: "DELETE", path: "/books/drop", params: idParam, blocks: []string{
+		`{"type":"DELETE","depth":0,"ref_col":"books","targets":[{"field":"_id","value":` + ref("id") + `}],"conditions":[],"save":true,"local_name":"n"}`,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("deleted", ref("n")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+	if status, body := ta.call(t, "DELETE", "/x/shop/books/drop?id="+emma, "", nil); status != 200 || body != `{"deleted":1}` {
+		t.Fatalf("delete by _id: %d %s", status, body)
+	}
+	if got := ta.records(t, "books"); strings.Contains(got, "Persuasion") || !strings.Contains(got, "Dune") || !strings.Contains(got, "Solaris") {
+		t.Fatalf("after the delete by _id: %s", got)
+	}
+}
+
+// explain is PostgreSQL's plan of sql with args, as text.
+func explain(t *testing.T, ta *testApp, sql string, args ...any) string {
+	t.Helper()
+	rows, err := ta.pool.Query(context.Background(), "EXPLAIN "+sql, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
 }

@@ -65,6 +65,7 @@ type Handlers struct {
 	runReads *store.Store  // what runs read outside a transaction
 	runTx    *store.Store  // where runs that write hold their transactions
 	txGate   *txGate       // a project's share of runTx's connections
+	turns    *turns        // the write routes whose runs take turns
 	runGate  *runGate      // runs under way at once
 	limits   engine.Limits // of every run
 
@@ -91,7 +92,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*Handlers, er
 	limits := engine.DefaultLimits
 	limits.Shared = engine.NewBudget(cfg.RunMemory)
 	h := &Handlers{cfg: cfg, jwts: auth.NewJWTVerifier(cfg.JWTSecret), store: st, routes: newRouteTable(st, log), runs: newRunLog(st, log), runReads: st, limits: limits, probe: st,
-		runTx: st, txGate: newTxGate(cfg.RunTxMaxConns), runGate: newRunGate(cfg.RunConcurrency), metrics: newMetrics(pool, st), sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
+		runTx: st, txGate: newTxGate(cfg.RunTxMaxConns), turns: newTurns(), runGate: newRunGate(cfg.RunConcurrency), metrics: newMetrics(pool, st), sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
 		keyring: keyring, passwordParams: auth.DefaultPasswordParams, hashSlots: make(chan struct{}, max(2, runtime.NumCPU())), hashWait: defaultHashWait,
 		memoryLimit: debug.SetMemoryLimit(-1),
 		csrfKey:     derivedKey(cfg.JWTSecret, "stencil visitor csrf"), csrfHole: newCSRFHole()}

@@ -127,7 +127,12 @@ func (ta *testApp) listen(t testing.TB) string {
 		t.Fatal(err)
 	}
 	go func() { _ = ta.app.Listener(ln) }()
-	t.Cleanup(func() { _ = ta.app.Shutdown() })
+	// Clients' idle keep-alive connections are closed first: the server
+	// would otherwise wait for them until its read timeout (30 s).
+	t.Cleanup(func() {
+		http.DefaultClient.CloseIdleConnections()
+		_ = ta.app.Shutdown()
+	})
 	return "http://" + ln.Addr().String()
 }
 

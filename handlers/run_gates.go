@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,4 +78,109 @@ func (g *txGate) enter(ctx context.Context, project string) (release func(), err
 	case <-ctx.Done():
 		return nil, engine.ErrBusy
 	}
+}
+
+// turns makes the runs of a write route take turns in this instance once
+// two of them have collided (failed to serialize or to get a row lock):
+// runs that read and write the same records — a counter, a stock, a
+// balance — then queue here, in order of arrival, instead of beginning
+// together in PostgreSQL, where all but one would fail and be run again,
+// over and over. The run at the head of the queue leads: it takes up to
+// batchRuns queued runs and runs them one after the other in one
+// serializable transaction, each in a savepoint of its own, and commits
+// them together (see Handlers.lead). A route whose runs have not collided
+// for contendedFor runs them side by side again. Collisions with runs of
+// other routes or instances are still settled by running again.
+type turns struct {
+	mu     sync.Mutex
+	routes map[string]*turn
+	// batches counts the batches led.
+	batches atomic.Int64
+}
+
+type turn struct {
+	until   time.Time    // the last collision plus contendedFor
+	queue   []*queuedRun // the runs waiting for their turn
+	leading bool         // a run is leading a batch
+}
+
+// queuedRun is a run waiting for its turn, then its outcome.
+type queuedRun struct {
+	ctx    context.Context
+	plan   *engine.Plan
+	vars   map[string]any
+	caller *principal
+	opts   runOptions
+	// wake is signalled once: the run has its outcome (finished), or it
+	// is at the head of the queue and leads the next batch.
+	wake     chan struct{}
+	finished bool
+	res      engine.Result
+	err      error
+}
+
+const (
+	// contendedFor is how long a route's runs take turns after a
+	// collision.
+	contendedFor = 2 * time.Second
+	// batchRuns bounds the runs of one batch: each that writes holds a
+	// subtransaction, and a backend keeps 64 of them in shared memory.
+	batchRuns = 32
+)
+
+func newTurns() *turns { return &turns{routes: map[string]*turn{}} }
+
+// collided notes that runs of route collided.
+func (t *turns) collided(route string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tn := t.routes[route]
+	if tn == nil {
+		tn = &turn{}
+		t.routes[route] = tn
+	}
+	tn.until = time.Now().Add(contendedFor)
+}
+
+// join queues q when route's runs take turns, and tells whether it does
+// and whether q leads the next batch at once (no run leads one now).
+func (t *turns) join(route string, q *queuedRun) (queued, leads bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tn := t.routes[route]
+	if tn == nil || !tn.leading && len(tn.queue) == 0 && time.Now().After(tn.until) {
+		delete(t.routes, route)
+		return false, false
+	}
+	tn.queue = append(tn.queue, q)
+	if tn.leading {
+		return true, false
+	}
+	tn.leading = true
+	return true, true
+}
+
+// take removes the next batch of route's queue; the caller leads it.
+func (t *turns) take(route string) []*queuedRun {
+	t.batches.Add(1)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tn := t.routes[route]
+	n := min(len(tn.queue), batchRuns)
+	batch := slices.Clone(tn.queue[:n])
+	tn.queue = slices.Delete(tn.queue, 0, n)
+	return batch
+}
+
+// handOn ends a batch: the run now at the head of route's queue leads the
+// next one, or none does.
+func (t *turns) handOn(route string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tn := t.routes[route]
+	if len(tn.queue) == 0 {
+		tn.leading = false
+		return
+	}
+	tn.queue[0].wake <- struct{}{}
 }

@@ -217,19 +217,44 @@ func (h *Handlers) execute(ctx context.Context, plan *engine.Plan, req routeRequ
 	ctx, cancel := context.WithTimeout(ctx, h.limits.Time)
 	defer cancel()
 	deadline, _ := ctx.Deadline()
-	if plan.Writes {
-		// The run keeps its place among its project's transactions from
-		// one attempt to the next: a run begun again does not queue anew
-		// behind the runs it collided with.
-		release, err := h.txGate.enter(ctx, plan.Route.ProjectID)
-		if err != nil {
-			return engine.Result{}, err
+	// A run that writes takes a place among its project's transactions
+	// (txGate), which it keeps from one attempt to the next; once runs of
+	// its route collided, it queues for its turn instead (see turns).
+	route := plan.Route.ProjectID + "/" + plan.Route.RouteID
+	var place func()
+	defer func() {
+		if place != nil {
+			place()
 		}
-		defer release()
-	}
+	}()
 	for attempt := 1; ; attempt++ {
 		run.Attempts = attempt
-		res, err := h.attempt(ctx, plan, vars, caller, opts)
+		var res engine.Result
+		q := &queuedRun{ctx: ctx, plan: plan, vars: vars, caller: caller, opts: opts, wake: make(chan struct{}, 1)}
+		queued, leads := false, false
+		if plan.Writes && !opts.dry {
+			queued, leads = h.turns.join(route, q)
+		}
+		if queued {
+			if place != nil {
+				place()
+				place = nil
+			}
+			if !leads {
+				<-q.wake
+			}
+			if !q.finished {
+				h.lead(route)
+			}
+			res, err = q.res, q.err
+		} else {
+			if plan.Writes && place == nil {
+				if place, err = h.txGate.enter(ctx, plan.Route.ProjectID); err != nil {
+					return engine.Result{}, err
+				}
+			}
+			res, err = h.attempt(ctx, plan, vars, caller, opts)
+		}
 		if attempt > 1 && res.Fault != nil && ctx.Err() != nil {
 			// Its time ran out in an attempt after a collision.
 			err = errContention
@@ -238,7 +263,7 @@ func (h *Handlers) execute(ctx context.Context, plan *engine.Plan, req routeRequ
 			run.Ended = "BUSY"
 			return contention, nil
 		}
-		if !store.Retryable(err) {
+		if !store.Retryable(err) && !errors.Is(err, errRunAgain) {
 			if err != nil {
 				return res, err
 			}
@@ -248,17 +273,106 @@ func (h *Handlers) execute(ctx context.Context, plan *engine.Plan, req routeRequ
 			}
 			return res, nil
 		}
-		// Up to 2, 4, 8 … 64 ms, drawn at random so that the runs that
-		// collided do not meet again.
+		if opts.restart != nil {
+			opts.restart()
+		}
+		h.turns.collided(route)
+		if plan.Writes && !opts.dry {
+			continue // it queues for its turn
+		}
+		// A dry run is not queued: up to 2, 4, 8 … 64 ms, drawn at random
+		// so that the runs that collided do not meet again.
 		wait := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 6)))
 		if time.Now().Add(wait).After(deadline) {
 			run.Ended = "BUSY"
 			return contention, nil
 		}
-		if opts.restart != nil {
-			opts.restart()
-		}
 		time.Sleep(wait)
+	}
+}
+
+// errRunAgain is the outcome of a run whose batch could not commit: the
+// run begins again.
+var errRunAgain = errors.New("the run's batch did not commit")
+
+// lead runs the next batch of route's queue (see turns): one after the
+// other in one serializable transaction, each in a savepoint, a run that
+// does not end normally taking back what it wrote, and commits them
+// together. A run a later one sees is one that commits before it, so the
+// batch is as if each had run alone, in order. When a run fails to
+// serialize, or the transaction fails, no run of the batch commits and
+// each begins again. The leader hands the queue on to the next run, which
+// leads the next batch.
+func (h *Handlers) lead(route string) {
+	batch := h.turns.take(route)
+	defer h.turns.handOn(route)
+	defer func() {
+		for _, q := range batch {
+			q.wake <- struct{}{}
+		}
+	}()
+	// settle gives each run of the batch not yet finished err; again
+	// makes every run begin again, what each read being void.
+	settle := func(err error) {
+		for _, q := range batch {
+			if !q.finished {
+				q.err, q.finished = err, true
+			}
+		}
+	}
+	again := func() {
+		for _, q := range batch {
+			q.res, q.err, q.finished = engine.Result{}, errRunAgain, true
+		}
+	}
+	// The batch's own statements run under its own time, not a run's: a
+	// run whose time is up ends alone, not the batch.
+	ctx, cancel := context.WithTimeout(context.Background(), h.limits.Time)
+	defer cancel()
+	project := batch[0].plan.Route.ProjectID
+	place, err := h.txGate.enter(ctx, project)
+	if err != nil {
+		settle(err)
+		return
+	}
+	defer place()
+	tx, err := h.runTx.BeginRuns(ctx)
+	if err != nil {
+		settle(err)
+		return
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	ran := 0
+	for _, q := range batch {
+		if q.ctx.Err() != nil {
+			q.err, q.finished = errContention, true
+			continue
+		}
+		if ran > 0 {
+			tx.NextRun()
+		}
+		ran++
+		env := &runEnv{h: h, project: project, route: q.plan.Route.RouteID, caller: q.caller, tx: tx, release: func() {}, serializable: true, gated: true}
+		res, err := engine.RunTraced(q.ctx, q.plan, q.vars, env, h.limits, q.opts.trace)
+		if store.Retryable(err) {
+			again()
+			return
+		}
+		if err != nil || !res.Commit() {
+			if err := tx.UndoRun(ctx); err != nil {
+				again()
+				return
+			}
+		}
+		q.res, q.err, q.finished = res, err, true
+	}
+	if err := tx.Commit(ctx); store.Retryable(err) {
+		again()
+	} else if err != nil {
+		// Whether it committed is unknown: no run begins again.
+		for _, q := range batch {
+			q.res, q.err = engine.Result{}, err
+		}
 	}
 }
 
@@ -514,7 +628,7 @@ func (e *runEnv) Select(ctx context.Context, collection string, q engine.Query) 
 			return nil, err
 		}
 	}
-	rq := store.RecordQuery{Sort: q.Sort, Descending: q.Descending, Limit: q.Limit, Lock: q.Lock}
+	rq := store.RecordQuery{ByID: q.ByID, ID: q.ID, Sort: q.Sort, Descending: q.Descending, Limit: q.Limit, Lock: q.Lock}
 	if q.Match != nil {
 		var err error
 		if rq.Where, err = json.Marshal(q.Match); err != nil {

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -127,7 +128,7 @@ func TestCounterUnderConcurrency(t *testing.T) {
 				Scan(&runs, &retried); err != nil || runs != 160 {
 				t.Fatalf("run log: %d rows (%d retried), %v", runs, retried, err)
 			}
-			t.Logf("%d of 160 runs began again at least once", retried)
+			t.Logf("%d of 160 runs began again at least once; %d batches", retried, ta.h.turns.batches.Load())
 		})
 	}
 }
@@ -217,4 +218,36 @@ func TestContentionAnswers503(t *testing.T) {
 	if err := ta.pool.QueryRow(ctx, `SELECT ended, attempts FROM route_runs WHERE route_id = 'inc'`).Scan(&ended, &attempts); err != nil || ended != "BUSY" || attempts < 2 {
 		t.Fatalf("run log: %s after %d attempts, %v", ended, attempts, err)
 	}
+}
+
+// TestBatchKeepsEachRunsOutcome: runs of a route whose runs take turns
+// are run in batches, one transaction each; a run of a batch that FAILs
+// after its write takes back its write and its email alone, and the
+// others of its batch commit. The count ends at exactly the runs answered
+// 200, and the outbox holds one message per such run.
+func TestBatchKeepsEachRunsOutcome(t *testing.T) {
+	ta, h := runApp(t)
+	newCollection(t, ta, "counters", `{"name":"c","n":0}`)
+	runnable{id: "inc", method: "POST", path: "/inc", body: `[{"id":"fail","bdtype":"BOOLEAN"}]`, blocks: append(append([]string{}, readCounter...),
+		`{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"counters","ref_property":"n","save":true,"targets":[{"field":"name","value":`+lit("STRING", "c")+`}],"set":`+ref("next")+`}`,
+		`{"type":"EMAIL","depth":0,"template":"counted","recipients":[`+lit("STRING", "ops@example.com")+`],"pairs":[],"conditions":[]}`,
+		`{"type":"CONDITION","depth":0,"conditions":[`+cond(ref("fail"), "EQUAL_TO", lit("BOOLEAN", "true"))+`],"action":"FAIL","fail":{"status":409,"message":"refused after the write"}}`,
+		`{"type":"RETURN","depth":0,"pairs":`+pairsOf("n", ref("next"))+`,"conditions":[]}`)}.save(t, ta, h)
+	ta.h.turns.collided("shop/inc") // as after a first collision
+	base := ta.listen(t)
+	statuses := concurrently(t, base, 32, 120, func(i int) (string, string) {
+		return "/x/shop/inc", fmt.Sprintf(`{"fail":%t}`, i%3 == 0)
+	}, nil)
+	n := recordsOf(t, ta, "counters")[0]["n"]
+	if statuses[200] != 80 || statuses[409] != 40 || n != 80.0 {
+		t.Fatalf("answers %v; the counter is %v", statuses, n)
+	}
+	var queued int
+	if err := ta.pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE route_id = 'inc'`).Scan(&queued); err != nil || queued != 80 {
+		t.Fatalf("%d messages queued, %v", queued, err)
+	}
+	if b := ta.h.turns.batches.Load(); b == 0 || b >= 120 {
+		t.Fatalf("%d batches for 120 runs", b)
+	}
+	t.Logf("120 runs in %d batches", ta.h.turns.batches.Load())
 }

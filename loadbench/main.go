@@ -356,7 +356,8 @@ func (b *bench) seed(ctx context.Context) error {
 
 // seedWrites makes the counter (one record) and its route, which reads
 // the counter, adds 1 and writes it back, serializable; and 100,000
-// tickets, one in 25 open, with a route reading the 20 newest open ones.
+// tickets, one in 25 open, with a route reading the 20 newest open ones
+// and one reading the 20 open ones of the latest property created.
 func (b *bench) seedWrites(ctx context.Context, operand func(bool, string, string) string) error {
 	for _, call := range [][2]string{
 		{"/collection/create", `{"project_id":"bench","id":"counters","name":"Counters"}`},
@@ -369,6 +370,10 @@ func (b *bench) seedWrites(ctx context.Context, operand func(bool, string, strin
 		{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"counters","ref_property":"n","save":true,"targets":[{"field":"name","value":` + operand(false, "STRING", "c") + `}],"set":` + operand(true, "OTHER", "next") + `},
 		{"type":"RETURN","depth":0,"pairs":[{"id":"n","data":` + operand(true, "OTHER", "next") + `}],"conditions":[]}]}}}`},
 		{"/route/create", `{"project_id":"bench","route":{"route_id":"open_tickets","route_path":"/tickets/open","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},
+		"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[
+		{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"tickets","match":[{"id":"status","data":` + operand(false, "STRING", "open") + `}],"sort":{"property":"_id","descending":true},"limit":` + operand(false, "INTEGER", "20") + `},
+		{"type":"RETURN","depth":0,"pairs":[{"id":"items","data":` + operand(true, "ARRAY", "rows") + `}],"conditions":[]}]}}}`},
+		{"/route/create", `{"project_id":"bench","route":{"route_id":"open_tickets_by_created","route_path":"/tickets/open/by-created","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},
 		"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[
 		{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"tickets","match":[{"id":"status","data":` + operand(false, "STRING", "open") + `}],"sort":{"property":"created","descending":true},"limit":` + operand(false, "INTEGER", "20") + `},
 		{"type":"RETURN","depth":0,"pairs":[{"id":"items","data":` + operand(true, "ARRAY", "rows") + `}],"conditions":[]}]}}}`},

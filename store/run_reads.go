@@ -14,16 +14,18 @@ type runRecord struct {
 }
 
 // runRead is one read of a run outside a transaction: a collection of a
-// project, a containment filter ("" for none), an order (a dot path joined
-// by ".", "" for none) and a limit.
+// project, a containment filter ("" for none), an id (with byID), an order
+// (a dot path joined by ".", "" for none) and a limit.
 type runRead struct {
 	project, collection, where, sort string
+	byID                             bool
+	id                               int64
 	descending                       bool
 	limit                            int
 }
 
 func (r runRead) query() RecordQuery {
-	q := RecordQuery{Where: []byte(r.where), Descending: r.descending, Limit: r.limit}
+	q := RecordQuery{Where: []byte(r.where), ByID: r.byID, ID: r.id, Descending: r.descending, Limit: r.limit}
 	if r.sort != "" {
 		q.Sort = strings.Split(r.sort, ".")
 	}
@@ -39,7 +41,7 @@ func (r runRead) query() RecordQuery {
 // must not be changed.
 func (s *Store) SharedRunRecords(ctx context.Context, project, collection string, q RecordQuery, each func(id int64, data []byte)) error {
 	read := runRead{project: project, collection: collection, where: string(q.Where), sort: strings.Join(q.Sort, "."),
-		descending: q.Descending, limit: q.Limit}
+		byID: q.ByID, id: q.ID, descending: q.Descending, limit: q.Limit}
 	recs, err := s.groups.runReads.do(ctx, s.db, read)
 	for _, r := range recs {
 		each(r.ID, r.Data)

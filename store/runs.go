@@ -8,17 +8,20 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Tx is a transaction whose end the caller decides: a route's run commits
 // its writes when it ends normally and rolls them back otherwise.
 type Tx struct {
 	*Store
-	tx pgx.Tx
+	tx   pgx.Tx
+	runs *runsTx // of a BeginRuns
 }
 
 // Begin starts a transaction.
@@ -37,11 +40,138 @@ func (s *Store) Begin(ctx context.Context) (*Tx, error) {
 // opposite orders are both run again at once rather than after the
 // server's deadlock check, a second later.
 func (s *Store) BeginSerializable(ctx context.Context) (*Tx, error) {
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = '100ms'"})
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: serializableBegin})
 	if err != nil {
 		return nil, err
 	}
 	return &Tx{Store: s.on(tx), tx: tx}, nil
+}
+
+// serializableBegin is BeginSerializable's statement.
+const serializableBegin = "BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = '100ms'"
+
+// BeginRuns starts a SERIALIZABLE transaction as BeginSerializable does,
+// for several runs one after the other, each within a savepoint: the first
+// begins with the transaction, each next one with NextRun, and UndoRun
+// takes back what the current one wrote.
+func (s *Store) BeginRuns(ctx context.Context) (*Tx, error) {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: serializableBegin + "; SAVEPOINT run"})
+	if err != nil {
+		return nil, err
+	}
+	runs := &runsTx{Tx: tx}
+	return &Tx{Store: s.on(runs), tx: tx, runs: runs}, nil
+}
+
+// NextRun begins the next run of a BeginRuns transaction, keeping what
+// the one before wrote. Its savepoint goes with the run's first statement,
+// in the same round trip.
+func (t *Tx) NextRun() { t.runs.next = true }
+
+// UndoRun takes back what the current run of a BeginRuns transaction
+// wrote, and ends a failed statement of it.
+func (t *Tx) UndoRun(ctx context.Context) error {
+	if t.runs.next {
+		return nil // it sent no statement
+	}
+	_, err := t.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT run")
+	return err
+}
+
+// runsTx is the transaction of a BeginRuns: when next is set, the
+// savepoint that begins a run goes before the next statement, in one
+// batch with it.
+type runsTx struct {
+	pgx.Tx
+	next bool
+}
+
+func (t *runsTx) batch(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
+	t.next = false
+	b := &pgx.Batch{}
+	b.Queue("RELEASE SAVEPOINT run")
+	b.Queue("SAVEPOINT run")
+	b.Queue(sql, args...)
+	br := t.Tx.SendBatch(ctx, b)
+	for range 2 {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return nil, err
+		}
+	}
+	return br, nil
+}
+
+func (t *runsTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if !t.next {
+		return t.Tx.Exec(ctx, sql, args...)
+	}
+	br, err := t.batch(ctx, sql, args)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	tag, err := br.Exec()
+	return tag, errors.Join(err, br.Close())
+}
+
+func (t *runsTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if !t.next {
+		return t.Tx.Query(ctx, sql, args...)
+	}
+	br, err := t.batch(ctx, sql, args)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		br.Close()
+		return nil, err
+	}
+	return &batchRows{Rows: rows, br: br}, nil
+}
+
+func (t *runsTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if !t.next {
+		return t.Tx.QueryRow(ctx, sql, args...)
+	}
+	rows, err := t.Query(ctx, sql, args...)
+	return firstRow{rows: rows, err: err}
+}
+
+// batchRows are the rows of a batch's last statement: closing them closes
+// the batch.
+type batchRows struct {
+	pgx.Rows
+	br pgx.BatchResults
+}
+
+func (r *batchRows) Close() {
+	r.Rows.Close()
+	_ = r.br.Close()
+}
+
+// firstRow is QueryRow's answer from rows, as pgx gives it.
+type firstRow struct {
+	rows pgx.Rows
+	err  error
+}
+
+func (r firstRow) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	defer r.rows.Close()
+	if !r.rows.Next() {
+		if err := r.rows.Err(); err != nil {
+			return err
+		}
+		return pgx.ErrNoRows
+	}
+	if err := r.rows.Scan(dest...); err != nil {
+		return err
+	}
+	r.rows.Close()
+	return r.rows.Err()
 }
 
 // Commit commits the transaction.
@@ -96,14 +226,17 @@ func (s *Store) ProjectRouting(ctx context.Context, id string) (RoutingProject, 
 // missing collection (no row) from an empty one (one row of NULLs).
 // Exported for the load harness, which runs exactly this SQL as its
 // anchor.
-var RunRecordsSQL = runRecordsSQL(recordsShape{})
+var RunRecordsSQL = runRecordsSQL(RecordQuery{Limit: 10001}.shape())
 
 // RecordQuery is a read of a run: the records whose data contains Where
-// (a JSON object; none: all), ordered by the property at the dot path Sort
-// (records without it last, then by id; none: by id), at most Limit, with
-// Lock locked until the transaction ends.
+// (a JSON object; none: all) and, with ByID, whose id is ID, ordered by the
+// property at the dot path Sort (records without it last, then by id;
+// none, or _id: by id), at most Limit, with Lock locked until the
+// transaction ends.
 type RecordQuery struct {
 	Where      []byte
+	ByID       bool
+	ID         int64
 	Sort       []string
 	Descending bool
 	Limit      int
@@ -112,61 +245,105 @@ type RecordQuery struct {
 
 // recordsShape is what a RecordQuery's SQL depends on.
 type recordsShape struct {
-	where, lock, sort, descending bool
+	where, byID, lock bool
+	// property: ordered by a property of the data rather than by id.
+	property, descending bool
+	// near: the read looks first among the nearest records in its order
+	// (see nearRecords).
+	near bool
 }
+
+// nearRecords and nearMaxLimit shape a filtered read in id order with a
+// small limit: it first walks the collection's index in that order over
+// at most nearRecords records, and when these hold limit matches they are
+// the answer; otherwise the GIN index finds the matches. A common value
+// (the 20 newest open tickets) is then found in the first few hundred
+// records instead of among all its matches, and a rare one costs at most
+// that walk more.
+const (
+	nearRecords  = 2000
+	nearMaxLimit = 100
+)
 
 func (q RecordQuery) shape() recordsShape {
-	return recordsShape{where: len(q.Where) > 0, lock: q.Lock, sort: len(q.Sort) > 0, descending: q.Descending && len(q.Sort) > 0}
+	sh := recordsShape{where: len(q.Where) > 0, byID: q.ByID, lock: q.Lock, descending: q.Descending}
+	sh.property = len(q.Sort) > 0 && !(len(q.Sort) == 1 && q.Sort[0] == "_id")
+	sh.near = sh.where && !sh.byID && !sh.lock && !sh.property && q.Limit <= nearMaxLimit
+	return sh
 }
 
-// runRecordsSQLs holds runRecordsSQL for each shape.
-var runRecordsSQLs = func() map[recordsShape]string {
-	out := map[recordsShape]string{}
-	for _, where := range []bool{false, true} {
-		for _, lock := range []bool{false, true} {
-			for _, order := range []recordsShape{{}, {sort: true}, {sort: true, descending: true}} {
-				shape := recordsShape{where: where, lock: lock, sort: order.sort, descending: order.descending}
-				out[shape] = runRecordsSQL(shape)
-			}
-		}
-	}
-	return out
-}()
+// runRecordsSQLs holds runRecordsSQL for each shape met so far.
+var runRecordsSQLs sync.Map
 
-// runRecordsSQL is RunRecordsSQL, with a containment filter $4 (ordered by
-// an expression so that the GIN index serves it: see recordsOrder), ordered
-// by the property at the path $4 or $5, and with the records locked for
-// the run's writes.
-func runRecordsSQL(shape recordsShape) string {
-	filter, order, locking := "", "id", ""
-	next := 4
-	if shape.where {
-		filter, order = " AND data @> $4::jsonb", "id + 0"
-		next = 5
+func runRecordsSQLOf(sh recordsShape) string {
+	if sql, ok := runRecordsSQLs.Load(sh); ok {
+		return sql.(string)
 	}
-	if shape.sort {
-		direction := "ASC"
-		if shape.descending {
-			direction = "DESC"
-		}
-		order = fmt.Sprintf("data #> $%d::text[] %s NULLS LAST, id", next, direction)
+	sql := runRecordsSQL(sh)
+	runRecordsSQLs.Store(sh, sql)
+	return sql
+}
+
+// runRecordsSQL is RunRecordsSQL with what the shape adds, each a
+// parameter after $3 in this order: a containment filter (ordered by an
+// expression so that the GIN index serves it: see recordsOrder), the
+// property path to order by, the id; and the records locked for the run's
+// writes.
+func runRecordsSQL(sh recordsShape) string {
+	filter, next := "", 4
+	param := func() string {
+		next++
+		return "$" + strconv.Itoa(next-1)
 	}
-	if shape.lock {
+	if sh.where {
+		filter += " AND data @> " + param() + "::jsonb"
+	}
+	direction := " ASC"
+	if sh.descending {
+		direction = " DESC"
+	}
+	order := "id" + direction
+	if sh.where {
+		order = "id + 0" + direction
+	}
+	if sh.property {
+		order = "data #> " + param() + "::text[]" + direction + " NULLS LAST, id"
+	}
+	if sh.byID {
+		filter += " AND id = " + param() + "::bigint"
+	}
+	locking := ""
+	if sh.lock {
 		locking = " FOR UPDATE"
+	}
+	const records = "SELECT id, data FROM records WHERE project_id = $1 AND collection_id = $2"
+	read := records + filter + " ORDER BY " + order + " LIMIT $3" + locking
+	if sh.near {
+		// The nearest records in the order, their matches, and the GIN
+		// index's read only when these are fewer than the limit (a
+		// condition of no record, which PostgreSQL checks once, before
+		// that read).
+		read = fmt.Sprintf(`WITH near AS MATERIALIZED (
+			SELECT id, data FROM (%s ORDER BY id%s LIMIT %d) w WHERE data @> $4::jsonb ORDER BY id%s LIMIT $3
+		)
+		SELECT id, data FROM near WHERE (SELECT count(*) FROM near) = $3
+		UNION ALL
+		(%s AND (SELECT count(*) FROM near) < $3 ORDER BY %s LIMIT $3)
+		ORDER BY id%s`, records, direction, nearRecords, direction, records+filter, order, direction)
 	}
 	// The records are chosen by the parameters themselves, not by the
 	// collections row's columns: PostgreSQL then estimates the collection's
 	// size from its statistics of that collection, and a read of a small
 	// collection beside a big one walks the collection's index, not the
 	// whole table in id order.
-	return fmt.Sprintf(`SELECT r.id, r.data FROM collections c LEFT JOIN LATERAL (
-		SELECT id, data FROM records WHERE project_id = $1 AND collection_id = $2%s ORDER BY %s LIMIT $3%s
-	) r ON true WHERE c.project_id = $1 AND c.id = $2`, filter, order, locking)
+	return `SELECT r.id, r.data FROM collections c LEFT JOIN LATERAL (
+		` + read + `
+	) r ON true WHERE c.project_id = $1 AND c.id = $2`
 }
 
 // RunRecordsSQLFor is the statement a read of shape q runs (for tests and
 // the load harness to run or explain).
-func RunRecordsSQLFor(q RecordQuery) string { return runRecordsSQLs[q.shape()] }
+func RunRecordsSQLFor(q RecordQuery) string { return runRecordsSQLOf(q.shape()) }
 
 // RunRecords returns the records q asks for of a collection, their Data
 // the stored JSON. A collection that does not exist is ErrNotFound.
@@ -191,14 +368,18 @@ func (s *Store) EachRunRecord(ctx context.Context, project, collection string, q
 }
 
 func eachRunRecord(ctx context.Context, db DB, project, collection string, q RecordQuery, each func(id int64, data []byte)) error {
+	sh := q.shape()
 	args := []any{project, collection, q.Limit}
-	if len(q.Where) > 0 {
+	if sh.where {
 		args = append(args, string(q.Where))
 	}
-	if len(q.Sort) > 0 {
+	if sh.property {
 		args = append(args, q.Sort)
 	}
-	rows, err := db.Query(ctx, runRecordsSQLs[q.shape()], args...)
+	if sh.byID {
+		args = append(args, q.ID)
+	}
+	rows, err := db.Query(ctx, runRecordsSQLOf(sh), args...)
 	if err != nil {
 		return err
 	}
