@@ -342,18 +342,51 @@ func (h *Handlers) lead(route string) {
 		return
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	ran := 0
-	for _, q := range batch {
+	// ran holds the runs begun, by their number in the transaction.
+	var ran []*queuedRun
+	// failed settles the run whose write failed (an earlier run's write
+	// sent with a later statement, or the last write sent before the
+	// commit): its writes are taken back and it answers the error; when
+	// the error is a collision, every run begins again instead.
+	failed := func(e *store.EarlierRunError) bool {
+		if store.Retryable(e.Err) {
+			again()
+			return false
+		}
+		if err := tx.UndoEarlierRun(ctx); err != nil {
+			again()
+			return false
+		}
+		ran[e.Run].res, ran[e.Run].err = engine.Result{}, e.Err
+		return true
+	}
+	for i := 0; i < len(batch); i++ {
+		q := batch[i]
 		if q.ctx.Err() != nil {
 			q.err, q.finished = errContention, true
 			continue
 		}
-		if ran > 0 {
-			tx.NextRun()
+		if len(ran) == 0 || ran[len(ran)-1] != q { // not begun again
+			if len(ran) > 0 {
+				tx.NextRun()
+			}
+			ran = append(ran, q)
 		}
-		ran++
 		env := &runEnv{h: h, project: project, route: q.plan.Route.RouteID, caller: q.caller, tx: tx, release: func() {}, serializable: true, gated: true}
 		res, err := engine.RunTraced(q.ctx, q.plan, q.vars, env, h.limits, q.opts.trace)
+		var earlier *store.EarlierRunError
+		if errors.As(err, &earlier) {
+			if !failed(earlier) {
+				return
+			}
+			// This run's first statement did not run: it begins again,
+			// within the savepoint of the run taken back.
+			if q.opts.restart != nil {
+				q.opts.restart()
+			}
+			i--
+			continue
+		}
 		if store.Retryable(err) {
 			again()
 			return
@@ -365,6 +398,15 @@ func (h *Handlers) lead(route string) {
 			}
 		}
 		q.res, q.err, q.finished = res, err, true
+	}
+	if err := tx.Flush(ctx); err != nil {
+		var earlier *store.EarlierRunError
+		if !errors.As(err, &earlier) {
+			earlier = &store.EarlierRunError{Run: len(ran) - 1, Err: err}
+		}
+		if !failed(earlier) {
+			return
+		}
 	}
 	if err := tx.Commit(ctx); store.Retryable(err) {
 		again()

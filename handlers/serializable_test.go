@@ -251,3 +251,32 @@ func TestBatchKeepsEachRunsOutcome(t *testing.T) {
 	}
 	t.Logf("120 runs in %d batches", ta.h.turns.batches.Load())
 }
+
+// TestBatchWriteFailsLate: a batch sends a run's last write with the next
+// run's first statement (or before the commit); when that write fails, the
+// run it belongs to takes back its writes and answers 500, the next run
+// begins again, and the other runs of the batch commit.
+func TestBatchWriteFailsLate(t *testing.T) {
+	ta, h := runApp(t)
+	newCollection(t, ta, "counters", `{"name":"c","n":0}`)
+	ctx := context.Background()
+	if _, err := ta.pool.Exec(ctx, `CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF NEW.data->>'boom' = 'true' THEN RAISE EXCEPTION 'boom refused'; END IF; RETURN NEW; END $$;
+		CREATE TRIGGER refuse_boom BEFORE UPDATE ON records FOR EACH ROW EXECUTE FUNCTION refuse_boom()`); err != nil {
+		t.Fatal(err)
+	}
+	runnable{id: "inc", method: "POST", path: "/inc", body: `[{"id":"boom","bdtype":"BOOLEAN"}]`, blocks: append(append([]string{}, readCounter...),
+		`{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"counters","ref_property":"n","save":true,"targets":[{"field":"name","value":`+lit("STRING", "c")+`}],"set":`+ref("next")+`}`,
+		`{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"counters","ref_property":"boom","save":true,"targets":[{"field":"name","value":`+lit("STRING", "c")+`}],"set":`+ref("boom")+`}`,
+		`{"type":"RETURN","depth":0,"pairs":`+pairsOf("n", ref("next"))+`,"conditions":[]}`)}.save(t, ta, h)
+	ta.h.turns.collided("shop/inc")
+	base := ta.listen(t)
+	statuses := concurrently(t, base, 32, 100, func(i int) (string, string) {
+		return "/x/shop/inc", fmt.Sprintf(`{"boom":%t}`, i%10 == 9)
+	}, nil)
+	rec := recordsOf(t, ta, "counters")[0]
+	if statuses[200] != 90 || statuses[500] != 10 || rec["n"] != 90.0 || rec["boom"] != false {
+		t.Fatalf("answers %v; the counter %v", statuses, rec)
+	}
+	t.Logf("100 runs in %d batches", ta.h.turns.batches.Load())
+}

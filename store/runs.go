@@ -54,6 +54,12 @@ const serializableBegin = "BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_ti
 // for several runs one after the other, each within a savepoint: the first
 // begins with the transaction, each next one with NextRun, and UndoRun
 // takes back what the current one wrote.
+//
+// To save round trips, what a run sends is held back where it can be: the
+// savepoint that begins a run goes with the run's first statement, and a
+// statement without rows (Exec, the runs' UPDATE and DELETE) goes with the
+// statement after it, or with Flush. Its error comes with that statement:
+// as an *EarlierRunError when the failed write was a run's before.
 func (s *Store) BeginRuns(ctx context.Context) (*Tx, error) {
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: serializableBegin + "; SAVEPOINT run"})
 	if err != nil {
@@ -63,14 +69,31 @@ func (s *Store) BeginRuns(ctx context.Context) (*Tx, error) {
 	return &Tx{Store: s.on(runs), tx: tx, runs: runs}, nil
 }
 
+// EarlierRunError is the error of a write of an earlier run of a BeginRuns
+// transaction, which failed when sent with a later statement. The
+// transaction is then within that run's savepoint: UndoEarlierRun takes
+// that run's writes back, and the current run begins again.
+type EarlierRunError struct {
+	Run int // the run's number: 0 for the first, 1 after one NextRun…
+	Err error
+}
+
+func (e *EarlierRunError) Error() string { return "an earlier run's write: " + e.Err.Error() }
+func (e *EarlierRunError) Unwrap() error { return e.Err }
+
 // NextRun begins the next run of a BeginRuns transaction, keeping what
-// the one before wrote. Its savepoint goes with the run's first statement,
-// in the same round trip.
-func (t *Tx) NextRun() { t.runs.next = true }
+// the one before wrote.
+func (t *Tx) NextRun() {
+	t.runs.next = true
+	t.runs.run++
+}
 
 // UndoRun takes back what the current run of a BeginRuns transaction
 // wrote, and ends a failed statement of it.
 func (t *Tx) UndoRun(ctx context.Context) error {
+	if t.runs.held != nil && t.runs.heldRun == t.runs.run {
+		t.runs.held = nil // never sent
+	}
 	if t.runs.next {
 		return nil // it sent no statement
 	}
@@ -78,47 +101,90 @@ func (t *Tx) UndoRun(ctx context.Context) error {
 	return err
 }
 
-// runsTx is the transaction of a BeginRuns: when next is set, the
-// savepoint that begins a run goes before the next statement, in one
-// batch with it.
-type runsTx struct {
-	pgx.Tx
-	next bool
+// UndoEarlierRun takes back the writes of the run whose write failed (see
+// EarlierRunError); the current run then runs within its savepoint.
+func (t *Tx) UndoEarlierRun(ctx context.Context) error {
+	t.runs.held, t.runs.next = nil, false
+	_, err := t.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT run")
+	return err
 }
 
-func (t *runsTx) batch(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
-	t.next = false
+// Flush sends the write held back, if any: before the commit, so that
+// its error is the last run's (an *EarlierRunError when it was not the
+// current run's).
+func (t *Tx) Flush(ctx context.Context) error { return t.runs.flush(ctx) }
+
+// runsTx is the transaction of a BeginRuns. next: the savepoint that
+// begins the current run (numbered run) is still to be sent; held: a
+// statement without rows of run heldRun still to be sent.
+type runsTx struct {
+	pgx.Tx
+	next    bool
+	run     int
+	held    *pgx.QueuedQuery
+	heldRun int
+}
+
+// send sends what is held back, then sql with args, in one batch, and
+// gives the batch with the results of what was held back read.
+func (t *runsTx) send(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
 	b := &pgx.Batch{}
-	b.Queue("RELEASE SAVEPOINT run")
-	b.Queue("SAVEPOINT run")
+	held, heldRun := t.held, t.heldRun
+	if held != nil {
+		b.Queue(held.SQL, held.Arguments...)
+	}
+	if t.next {
+		b.Queue("RELEASE SAVEPOINT run")
+		b.Queue("SAVEPOINT run")
+	}
 	b.Queue(sql, args...)
+	t.held, t.next = nil, false
 	br := t.Tx.SendBatch(ctx, b)
-	for range 2 {
+	for i := range b.Len() - 1 {
 		if _, err := br.Exec(); err != nil {
 			br.Close()
+			if i == 0 && held != nil && heldRun != t.run {
+				return nil, &EarlierRunError{Run: heldRun, Err: err}
+			}
 			return nil, err
 		}
 	}
 	return br, nil
 }
 
+func (t *runsTx) flush(ctx context.Context) error {
+	if t.held == nil {
+		return nil
+	}
+	held, heldRun := t.held, t.heldRun
+	t.held = nil
+	_, err := t.Tx.Exec(ctx, held.SQL, held.Arguments...)
+	if err != nil && heldRun != t.run {
+		return &EarlierRunError{Run: heldRun, Err: err}
+	}
+	return err
+}
+
+// Exec holds the statement back (its command tag is empty), sending what
+// was held back before.
 func (t *runsTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if !t.next {
-		return t.Tx.Exec(ctx, sql, args...)
+	if t.held != nil || t.next {
+		br, err := t.send(ctx, sql, args)
+		if err != nil {
+			return pgconn.CommandTag{}, err
+		}
+		tag, err := br.Exec()
+		return tag, errors.Join(err, br.Close())
 	}
-	br, err := t.batch(ctx, sql, args)
-	if err != nil {
-		return pgconn.CommandTag{}, err
-	}
-	tag, err := br.Exec()
-	return tag, errors.Join(err, br.Close())
+	t.held, t.heldRun = &pgx.QueuedQuery{SQL: sql, Arguments: args}, t.run
+	return pgconn.CommandTag{}, nil
 }
 
 func (t *runsTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if !t.next {
+	if t.held == nil && !t.next {
 		return t.Tx.Query(ctx, sql, args...)
 	}
-	br, err := t.batch(ctx, sql, args)
+	br, err := t.send(ctx, sql, args)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +197,7 @@ func (t *runsTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 }
 
 func (t *runsTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if !t.next {
+	if t.held == nil && !t.next {
 		return t.Tx.QueryRow(ctx, sql, args...)
 	}
 	rows, err := t.Query(ctx, sql, args...)
