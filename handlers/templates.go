@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -147,26 +148,41 @@ func (h *Handlers) templateList(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	data, err := storedTemplatesJSON(list)
+	out := listBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if out.Cap() <= listBufferKept {
+			out.Reset()
+			listBuffers.Put(out)
+		}
+	}()
+	data, err := storedTemplatesJSON(out, list)
 	if err != nil {
 		return err
 	}
+	// respond copies data into the response's own pooled buffer.
 	return h.respond(c, Reply{Data: data, Amount: &total})
 }
+
+// listBuffers are the buffers template lists are written in, reused from
+// one list to the next (up to listBufferKept each): a page of 50 large
+// templates is a few hundred KiB, and under load a new buffer for each
+// was most of the service's garbage.
+var listBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const listBufferKept = 4 << 20
 
 // storedTemplatesJSON encodes listed templates as the API shows them: each
 // one's columns, then the fields of its stored document, which passes
 // through as PostgreSQL returns it (no decoding, no re-encoding). The list
-// is written in one pass into one buffer sized for it.
-func storedTemplatesJSON(list []store.RouteTemplate) (rawJSON, error) {
+// is written in one pass into out, grown to its size.
+func storedTemplatesJSON(out *bytes.Buffer, list []store.RouteTemplate) (rawJSON, error) {
 	size := 2
 	for _, t := range list {
 		size += len(t.Document) + 320
 	}
-	var out bytes.Buffer
 	out.Grow(size)
 	out.WriteByte('[')
-	enc := json.NewEncoder(&out)
+	enc := json.NewEncoder(out)
 	for i, t := range list {
 		if i > 0 {
 			out.WriteByte(',')

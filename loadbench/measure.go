@@ -70,7 +70,7 @@ func (b *bench) measure(ctx context.Context) error {
 	var rows []row
 	add := func(what result, a *result, goal string, ok bool) {
 		rows = append(rows, row{what: what, anchor: a, goal: goal, ok: ok})
-		fmt.Printf("  %-34s %9.0f/s  p50 %7.2f ms  p99 %7.2f ms  errors %d\n", what.name, what.rps, what.p50, what.p99, what.errors)
+		fmt.Printf("  %-34s %9.0f/s  p50 %7.2f ms  p99 %7.2f ms  errors %d  (peak RSS so far %.0f MiB)\n", what.name, what.rps, what.p50, what.p99, what.errors, b.peakRSS())
 		if a != nil {
 			fmt.Printf("  %-34s %9.0f/s  p50 %7.2f ms  p99 %7.2f ms\n", "  "+a.name, a.rps, a.p50, a.p99)
 		}
