@@ -96,6 +96,8 @@ type turns struct {
 	routes map[string]*turn
 	// batches counts the batches led.
 	batches atomic.Int64
+	// batchTime is the time a batch begins runs in (batchTime).
+	batchTime time.Duration
 }
 
 type turn struct {
@@ -126,9 +128,13 @@ const (
 	// batchRuns bounds the runs of one batch: each that writes holds a
 	// subtransaction, and a backend keeps 64 of them in shared memory.
 	batchRuns = 32
+	// batchTime bounds the time a batch begins runs in: runs of a slow
+	// route past it wait for the next batch, so that a batch commits
+	// well within any run's time.
+	batchTime = 100 * time.Millisecond
 )
 
-func newTurns() *turns { return &turns{routes: map[string]*turn{}} }
+func newTurns() *turns { return &turns{routes: map[string]*turn{}, batchTime: batchTime} }
 
 // collided notes that runs of route collided.
 func (t *turns) collided(route string) {
@@ -170,6 +176,14 @@ func (t *turns) take(route string) []*queuedRun {
 	batch := slices.Clone(tn.queue[:n])
 	tn.queue = slices.Delete(tn.queue, 0, n)
 	return batch
+}
+
+// putBack returns runs a batch did not begin to the head of route's queue.
+func (t *turns) putBack(route string, runs []*queuedRun) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tn := t.routes[route]
+	tn.queue = append(slices.Clone(runs), tn.queue...)
 }
 
 // handOn ends a batch: the run now at the head of route's queue leads the

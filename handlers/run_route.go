@@ -360,8 +360,14 @@ func (h *Handlers) lead(route string) {
 		ran[e.Run].res, ran[e.Run].err = engine.Result{}, e.Err
 		return true
 	}
+	began := time.Now()
 	for i := 0; i < len(batch); i++ {
 		q := batch[i]
+		if i > 0 && time.Since(began) > h.turns.batchTime && ran[len(ran)-1] != q {
+			h.turns.putBack(route, batch[i:])
+			batch = batch[:i]
+			break
+		}
 		if q.ctx.Err() != nil {
 			q.err, q.finished = errContention, true
 			continue

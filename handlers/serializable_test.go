@@ -226,7 +226,16 @@ func TestContentionAnswers503(t *testing.T) {
 // others of its batch commit. The count ends at exactly the runs answered
 // 200, and the outbox holds one message per such run.
 func TestBatchKeepsEachRunsOutcome(t *testing.T) {
+	t.Run("batches", func(t *testing.T) { batchKeepsEachRunsOutcome(t, false) })
+	// A batch past its time leaves the runs it has not begun to the next.
+	t.Run("one run a batch", func(t *testing.T) { batchKeepsEachRunsOutcome(t, true) })
+}
+
+func batchKeepsEachRunsOutcome(t *testing.T, oneByOne bool) {
 	ta, h := runApp(t)
+	if oneByOne {
+		ta.h.turns.batchTime = -1
+	}
 	newCollection(t, ta, "counters", `{"name":"c","n":0}`)
 	runnable{id: "inc", method: "POST", path: "/inc", body: `[{"id":"fail","bdtype":"BOOLEAN"}]`, blocks: append(append([]string{}, readCounter...),
 		`{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"counters","ref_property":"n","save":true,"targets":[{"field":"name","value":`+lit("STRING", "c")+`}],"set":`+ref("next")+`}`,
@@ -246,7 +255,7 @@ func TestBatchKeepsEachRunsOutcome(t *testing.T) {
 	if err := ta.pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE route_id = 'inc'`).Scan(&queued); err != nil || queued != 80 {
 		t.Fatalf("%d messages queued, %v", queued, err)
 	}
-	if b := ta.h.turns.batches.Load(); b == 0 || b >= 120 {
+	if b := ta.h.turns.batches.Load(); b == 0 || b >= 120 && !oneByOne || b < 120 && oneByOne {
 		t.Fatalf("%d batches for 120 runs", b)
 	}
 	t.Logf("120 runs in %d batches", ta.h.turns.batches.Load())
