@@ -69,8 +69,8 @@ func (s *Store) SessionStatementsForTest() int64 { return s.groups.sessions.stat
 // QueuedSessionFindsForTest is how many session finds wait for a worker.
 func (s *Store) QueuedSessionFindsForTest() int { return len(s.groups.sessions.queue) }
 
-// QueuedRunReadsForTest is how many shared run reads wait for a worker.
-func (s *Store) QueuedRunReadsForTest() int { return len(s.groups.runReads.queue) }
+// QueuedRunReadsForTest is how many shared run reads wait for a statement.
+func (s *Store) QueuedRunReadsForTest() int { return s.groups.runReads.waitingForTest() }
 
 // DocumentOf is the JSON a route's save stores.
 var DocumentOf = documentOf

@@ -33,11 +33,7 @@ const (
 	// groupWorkers is how many statements of a group run at once: for
 	// reads that write their log, a few commits in flight at once.
 	groupWorkers = 4
-	// sharedReadWorkers is that for shared run reads, which write
-	// nothing: fewer statements at once make larger groups, more of whose
-	// reads are the same one, and leave the cores to the runs.
-	sharedReadWorkers = 2
-	groupBatch        = 256
+	groupBatch   = 256
 	// groupTimeout bounds a group's statement, which serves many requests
 	// and so runs under none of their contexts.
 	groupTimeout = 10 * time.Second

@@ -11,12 +11,8 @@ import (
 	"stencil/store/storetest"
 )
 
-// groupWorkers is how many statements of one group run at once;
-// sharedReadWorkers that of shared run reads.
-const (
-	groupWorkers      = 4
-	sharedReadWorkers = 2
-)
+// groupWorkers is how many statements of one group run at once.
+const groupWorkers = 4
 
 // groupedStore is a store on a new database whose pool has room for the
 // lock's connection, every worker's and the test's own.

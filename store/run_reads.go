@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
-	"errors"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // runRecord is a record as a run reads it: its id and its data, the stored
@@ -33,12 +35,12 @@ func (r runRead) query() RecordQuery {
 }
 
 // SharedRunRecords reads as EachRunRecord does without a lock, for a run
-// outside a transaction. Reads that overlap in time are grouped (see
-// group), and the same read asked by several requests of a group runs
-// once: each of them gets the records of one statement that began after
-// it asked, which is what a statement of its own would have read, or
-// newer. The data given to each are shared between those requests and
-// must not be changed.
+// outside a transaction. The same read asked by requests that overlap in
+// time runs once for all of them (see flights): each of them gets the
+// records of one statement that began after it asked, which is what a
+// statement of its own would have read, or newer. Different reads never
+// wait for each other. The data given to each are shared between those
+// requests and must not be changed.
 func (s *Store) SharedRunRecords(ctx context.Context, project, collection string, q RecordQuery, each func(id int64, data []byte)) error {
 	read := runRead{project: project, collection: collection, where: string(q.Where), sort: strings.Join(q.Sort, "."),
 		byID: q.ByID, id: q.ID, descending: q.Descending, limit: q.Limit}
@@ -54,28 +56,116 @@ func (s *Store) RunReadStatements() int64 {
 	return s.groups.runReads.statements.Load()
 }
 
-// readRunRecords runs each distinct read of qs once and gives each query
-// its records (nil for a collection that does not exist), in their order.
-func readRunRecords(ctx context.Context, db DB, qs []runRead) ([]*[]runRecord, error) {
-	found := make([]*[]runRecord, len(qs))
-	done := make(map[runRead]*[]runRecord, 1)
-	for i, q := range qs {
-		if recs, ok := done[q]; ok {
-			found[i] = recs
+// flights runs the shared run reads: one statement at a time for each
+// distinct read, which every request that asked it while the statement
+// before was under way waits for and shares. Under load, the same read of
+// many runs costs one statement after another, each answering all the
+// requests that came during the one before; distinct reads run side by
+// side, on connections of their own. A flight's goroutine ends when no
+// request waits, so a Store owns no goroutine while it is idle.
+type flights struct {
+	mu         sync.Mutex
+	reads      map[runRead]*flight
+	statements atomic.Int64
+}
+
+// flight is a read's requests waiting for its next statement, and whether
+// a goroutine runs its statements.
+type flight struct {
+	waiting []*sharedRead
+	flying  bool
+}
+
+// sharedRead is one request of a read, then its outcome.
+type sharedRead struct {
+	ctx  context.Context
+	recs []runRecord
+	err  error
+	done chan struct{}
+}
+
+func newFlights() *flights { return &flights{reads: map[runRead]*flight{}} }
+
+// do returns the records q finds (ErrNotFound for a missing collection)
+// from the next statement of q that begins, or ctx's error when it ends
+// first.
+func (f *flights) do(ctx context.Context, db DB, q runRead) ([]runRecord, error) {
+	if inTransaction(db) {
+		return f.read(db, q) // its own, in the transaction
+	}
+	r := &sharedRead{ctx: ctx, done: make(chan struct{})}
+	f.mu.Lock()
+	fl := f.reads[q]
+	if fl == nil {
+		fl = &flight{}
+		f.reads[q] = fl
+	}
+	fl.waiting = append(fl.waiting, r)
+	if !fl.flying {
+		fl.flying = true
+		go f.fly(db, q, fl)
+	}
+	f.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.recs, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// fly runs q's statements while requests wait for one.
+func (f *flights) fly(db DB, q runRead, fl *flight) {
+	for {
+		f.mu.Lock()
+		batch := fl.waiting
+		fl.waiting = nil
+		if len(batch) == 0 {
+			fl.flying = false
+			delete(f.reads, q)
+			f.mu.Unlock()
+			return
+		}
+		f.mu.Unlock()
+		live := slices.DeleteFunc(batch, func(r *sharedRead) bool {
+			if err := r.ctx.Err(); err != nil {
+				r.err = err
+				close(r.done)
+				return true
+			}
+			return false
+		})
+		if len(live) == 0 {
 			continue
 		}
-		recs := make([]runRecord, 0, min(q.limit, 128))
-		err := eachRunRecord(ctx, db, q.project, q.collection, q.query(), func(id int64, data []byte) {
-			recs = append(recs, runRecord{ID: id, Data: data})
-		})
-		switch {
-		case errors.Is(err, ErrNotFound):
-			done[q] = nil
-		case err != nil:
-			return nil, err
-		default:
-			done[q], found[i] = &recs, &recs
+		recs, err := f.read(db, q)
+		for _, r := range live {
+			r.recs, r.err = recs, err
+			close(r.done)
 		}
 	}
-	return found, nil
+}
+
+// read runs one statement of q, under no request's context: it serves
+// many.
+func (f *flights) read(db DB, q runRead) ([]runRecord, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+	defer cancel()
+	f.statements.Add(1)
+	recs := make([]runRecord, 0, min(q.limit, 128))
+	err := eachRunRecord(ctx, db, q.project, q.collection, q.query(), func(id int64, data []byte) {
+		recs = append(recs, runRecord{ID: id, Data: data})
+	})
+	return recs, err
+}
+
+// waitingForTest is how many requests wait for a statement of their read.
+func (f *flights) waitingForTest() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, fl := range f.reads {
+		n += len(fl.waiting)
+	}
+	return n
 }

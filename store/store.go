@@ -37,7 +37,7 @@ type groups struct {
 	callers    *group[callerQuery, Caller] // by user id
 	patCallers *group[callerQuery, Caller] // by personal access token
 	sessions   *group[string, storedSession]
-	runReads   *group[runRead, []runRecord]
+	runReads   *flights
 }
 
 // New returns a Store on pool.
@@ -47,7 +47,7 @@ func New(pool *pgxpool.Pool) *Store {
 		callers:    newGroup(groupWorkers, userCallers),
 		patCallers: newGroup(groupWorkers, patCallers),
 		sessions:   newGroup(groupWorkers, findSessions),
-		runReads:   newGroup(sharedReadWorkers, readRunRecords),
+		runReads:   newFlights(),
 	}, listings: newVaultListings()}
 }
 
