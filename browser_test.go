@@ -196,12 +196,22 @@ func (b *browser) waitText(s string) {
 	}
 }
 
+// typeKeys types keys into the element that selector names, as
+// chromedp.SendKeys does (it focuses the element once visible, then sends a
+// key event for each character), without SendKeys' read of the node's
+// attributes outside the node's lock, which the race detector catches when
+// the page changes an attribute of that node meanwhile.
+func (b *browser) typeKeys(selector, keys string) {
+	b.t.Helper()
+	b.do(chromedp.Focus(chromedp.CSS(selector), chromedp.NodeVisible), chromedp.KeyEvent(keys))
+}
+
 // fill types value into the field that selector names, replacing its content.
 func (b *browser) fill(selector, value string) {
 	b.t.Helper()
 	b.do(chromedp.WaitVisible(chromedp.CSS(selector)))
 	eval[bool](b, fmt.Sprintf("(el => { el.value = ''; return true })(document.querySelector(%q))", selector))
-	b.do(chromedp.SendKeys(chromedp.CSS(selector), value))
+	b.typeKeys(selector, value)
 }
 
 // choose selects value in the select element that selector names.
@@ -416,7 +426,7 @@ func (b *browser) addBlock(typ string) {
 	b.t.Helper()
 	b.click(`[data-action="add-block"]`)
 	b.focusOn("#palette-filter")
-	b.do(chromedp.SendKeys(chromedp.CSS("#palette-filter"), typ))
+	b.typeKeys("#palette-filter", typ)
 	b.do(chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#palette-list button[data-block-type=%q]`, typ))))
 	b.press("\r")
 	b.focusOn("[data-block] *")
@@ -434,7 +444,7 @@ func (b *browser) confirm() {
 	b.mu.Unlock()
 	if eval[bool](b, `!!document.getElementById("confirm-typed")`) {
 		name := eval[string](b, `document.querySelector("#confirm-hint .font-mono").textContent`)
-		b.do(chromedp.SendKeys(chromedp.CSS("#confirm-typed"), name))
+		b.typeKeys("#confirm-typed", name)
 	}
 	b.do(chromedp.Click(chromedp.CSS("#confirm-dialog [data-confirm]"), chromedp.NodeVisible))
 	b.do(chromedp.WaitNotPresent(chromedp.CSS("#confirm-dialog[open]")))

@@ -191,7 +191,7 @@ func TestJourneyEditorKeyboard(t *testing.T) {
 		eval[bool](b, `(document.querySelector('[data-action="add-block"]').focus(), true)`)
 		b.press("\r")
 		b.focusOn("#palette-filter")
-		b.do(chromedp.SendKeys(chromedp.CSS("#palette-filter"), "fet"))
+		b.typeKeys("#palette-filter", "fet")
 		b.do(chromedp.KeyEvent(kb.ArrowDown))
 		b.focusOn(`#palette-list button[data-block-type="FETCH"]`)
 		if b.text() == "" || !strings.Contains(b.text(), "Read records of a collection") {
@@ -200,7 +200,7 @@ func TestJourneyEditorKeyboard(t *testing.T) {
 		b.press("\r")
 		i := map[string]int{"a": 0, "b": 1, "c": 2}[name]
 		b.focusOn(fmt.Sprintf(`[data-path="flow.blocks[%d].local_name"]`, i))
-		b.do(chromedp.SendKeys(chromedp.CSS(fmt.Sprintf(`[data-path="flow.blocks[%d].local_name"]`, i)), name))
+		b.typeKeys(fmt.Sprintf(`[data-path="flow.blocks[%d].local_name"]`, i), name)
 		b.fill(fmt.Sprintf(`[data-path="flow.blocks[%d].ref_col"]`, i), "items")
 	}
 	names := func() string {

@@ -26,7 +26,7 @@ func TestJourneyImportAndEvents(t *testing.T) {
 		b.waitText("Import a .env file")
 		b.loaded()
 		b.tabToMatch("#import-env")
-		b.do(chromedp.SendKeys(chromedp.CSS("#import-env"), "# keys of the shop\n"+a+"='one # not a comment'\nexport "+c+"=\"three\\nlines\"\n"))
+		b.typeKeys("#import-env", "# keys of the shop\n"+a+"='one # not a comment'\nexport "+c+"=\"three\\nlines\"\n")
 		b.tabToMatch("#import-form button.btn-primary")
 		b.press("\r")
 		b.waitText("To add (2)")
@@ -47,7 +47,7 @@ func TestJourneyImportAndEvents(t *testing.T) {
 		b.waitText(".env imported: 2 added — " + a + ", " + c)
 		b.loaded()
 		b.tabToMatch("#events-type")
-		b.do(chromedp.SendKeys(chromedp.CSS("#events-type"), "vault_import"))
+		b.typeKeys("#events-type", "vault_import")
 		b.waitGone("project Shop created") // the project's own events are filtered out
 		b.waitText("1–" + fmt.Sprint(i+1) + " of " + fmt.Sprint(i+1))
 		b.focusOn("#events-type")

@@ -45,13 +45,13 @@ func TestJourneyFirstDay(t *testing.T) {
 	b.waitText("No projects yet.")
 	b.click(`[data-testid="projects-empty"] a`)
 	b.focusOn("#f-name")
-	b.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "Shop EU Café"))
+	b.typeKeys("#f-name", "Shop EU Café")
 	if id, path := eval[string](b, `document.getElementById("f-id").value`), eval[string](b, `document.getElementById("f-api_path").value`); id != "shop_eu_cafe" || path != "/shop-eu-cafe" {
 		t.Fatalf("from the name the form made id %q and path %q", id, path)
 	}
 	// An id typed by hand stays as typed when the name changes.
 	b.fill("#f-id", "eu_shop")
-	b.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "s"))
+	b.typeKeys("#f-name", "s")
 	if id := eval[string](b, `document.getElementById("f-id").value`); id != "eu_shop" {
 		t.Fatalf("the id typed by hand became %q", id)
 	}

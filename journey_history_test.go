@@ -33,7 +33,7 @@ func TestJourneyRouteHistory(t *testing.T) {
 	eval[bool](b, `(() => { const s = JSON.parse(document.getElementById("raw-json").value); s.flow.blocks[0].pairs[0].data.data = "Goodbye";
 		const raw = document.getElementById("raw-json"); raw.value = JSON.stringify(s); raw.dispatchEvent(new Event("input", {bubbles: true})); return true })()`)
 	b.click("#save-note")
-	b.do(chromedp.SendKeys(chromedp.CSS("#save-note"), "say goodbye"))
+	b.typeKeys("#save-note", "say goodbye")
 	b.press("\r") // Enter in the note saves
 	b.waitText("(version 2)")
 	if status, body := api(t, "GET", app.URL+"/x/shop/hello", "", ""); status != 200 || !strings.Contains(body, "Goodbye") {
@@ -150,7 +150,7 @@ func TestJourneyRouteUpgrade(t *testing.T) {
 		b.press("\r")
 		b.waitText("Give the new variables their values, then Preview.")
 		b.tabToMatch("#var-label")
-		b.do(chromedp.SendKeys(chromedp.CSS("#var-label"), "Shop"))
+		b.typeKeys("#var-label", "Shop")
 		b.press("\r")
 		b.waitText("What the template changed (version 1 → 2)")
 		b.focusOn(`input[name="resolve:0:pairs"][value="template"]`)
