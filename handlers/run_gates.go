@@ -136,16 +136,23 @@ const (
 
 func newTurns() *turns { return &turns{routes: map[string]*turn{}, batchTime: batchTime} }
 
-// collided notes that runs of route collided.
+// collided notes that runs of route collided, and forgets the routes
+// whose runs no longer take turns.
 func (t *turns) collided(route string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	now := time.Now()
+	for r, tn := range t.routes {
+		if !tn.leading && len(tn.queue) == 0 && now.After(tn.until) {
+			delete(t.routes, r)
+		}
+	}
 	tn := t.routes[route]
 	if tn == nil {
 		tn = &turn{}
 		t.routes[route] = tn
 	}
-	tn.until = time.Now().Add(contendedFor)
+	tn.until = now.Add(contendedFor)
 }
 
 // join queues q when route's runs take turns, and tells whether it does

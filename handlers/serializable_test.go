@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -288,4 +290,23 @@ func TestBatchWriteFailsLate(t *testing.T) {
 		t.Fatalf("answers %v; the counter %v", statuses, rec)
 	}
 	t.Logf("100 runs in %d batches", ta.h.turns.batches.Load())
+}
+
+// TestTurnsForgetQuietRoutes: a route whose runs collided is forgotten
+// once its 2 s have passed with none of its runs waiting; one with a run
+// waiting is kept.
+func TestTurnsForgetQuietRoutes(t *testing.T) {
+	tt := newTurns()
+	tt.collided("shop/a")
+	tt.collided("shop/b")
+	tt.routes["shop/a"].until = time.Now().Add(-time.Second)
+	tt.routes["shop/b"].until = time.Now().Add(-time.Second)
+	tt.routes["shop/b"].queue = []*queuedRun{{}}
+	tt.collided("shop/c")
+	if _, ok := tt.routes["shop/a"]; ok || len(tt.routes) != 2 {
+		t.Fatalf("routes kept: %v", slices.Collect(maps.Keys(tt.routes)))
+	}
+	if queued, _ := tt.join("shop/a", &queuedRun{wake: make(chan struct{}, 1)}); queued {
+		t.Fatal("a forgotten route's run was queued")
+	}
 }
