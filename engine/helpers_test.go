@@ -191,7 +191,8 @@ func (m *memEnv) Select(_ context.Context, col string, q Query) ([]Record, error
 			found = append(found, r)
 		}
 	}
-	if q.Sort != nil && !slices.Equal(q.Sort, []string{"_id"}) {
+	byID := slices.Equal(q.Sort, []string{"_id"}) // the record's id: found is in its order
+	if q.Sort != nil && !byID {
 		// As PostgreSQL orders jsonb: numbers, strings; records without
 		// the property last; then by id.
 		slices.SortStableFunc(found, func(a, b memRecord) int {
@@ -217,7 +218,7 @@ func (m *memEnv) Select(_ context.Context, col string, q Query) ([]Record, error
 			return c
 		})
 	}
-	if q.Descending && slices.Equal(q.Sort, []string{"_id"}) {
+	if q.Descending && byID {
 		slices.Reverse(found)
 	}
 	var out []Record

@@ -32,11 +32,7 @@ func TestFetchNewestOpen(t *testing.T) {
 		ANALYZE records`); err != nil {
 		t.Fatal(err)
 	}
-	runnable{id: "newest_open", method: "GET", path: "/tickets/open", params: `[{"id":"status","bdtype":"STRING"}]`, blocks: []string{
-		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"tickets","match":[{"id":"status","data":` + ref("status") + `}],` +
-			`"sort":{"property":"created","descending":true},"limit":` + lit("INTEGER", "20") + `}`,
-		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("rows", ref("rows")) + `,"conditions":[]}`,
-	}}.save(t, ta, h)
+	newestRoute("newest_open", "/tickets/open", "created").save(t, ta, h)
 	status, body := ta.call(t, "GET", "/x/shop/tickets/open?status=open", "", nil)
 	var got struct{ Rows []struct{ N int } }
 	if err := json.Unmarshal([]byte(body), &got); status != 200 || err != nil || len(got.Rows) != 20 {
@@ -54,11 +50,7 @@ func TestFetchNewestOpen(t *testing.T) {
 		WHERE project_id = 'shop' AND collection_id = 'tickets' AND (data->>'n')::int IN (7, 77, 777)`); err != nil {
 		t.Fatal(err)
 	}
-	runnable{id: "newest_by_id", method: "GET", path: "/tickets/newest", params: `[{"id":"status","bdtype":"STRING"}]`, blocks: []string{
-		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"tickets","match":[{"id":"status","data":` + ref("status") + `}],` +
-			`"sort":{"property":"_id","descending":true},"limit":` + lit("INTEGER", "20") + `}`,
-		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("rows", ref("rows")) + `,"conditions":[]}`,
-	}}.save(t, ta, h)
+	newestRoute("newest_by_id", "/tickets/newest", "_id").save(t, ta, h)
 	for status, want := range map[string][]int{"open": {100000, 99975, 99950}, "escalated": {777, 77, 7}} {
 		code, body := ta.call(t, "GET", "/x/shop/tickets/newest?status="+status, "", nil)
 		var got struct{ Rows []struct{ N int } }
@@ -74,68 +66,31 @@ func TestFetchNewestOpen(t *testing.T) {
 			}
 		}
 	}
-	near := explain(t, ta, store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x"), Sort: []string{"_id"}, Descending: true, Limit: 20}),
+	near := explain(t, ta.pool, store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x"), Sort: []string{"_id"}, Descending: true, Limit: 20}),
 		"shop", "tickets", 20, `{"status":"open"}`)
 	if !strings.Contains(near, "Index Scan Backward using records_") || !strings.Contains(near, "records_data_idx") {
 		t.Fatalf("the read of the newest is not planned on both indexes:\n%s", near)
 	}
 	// The statement the route ran, as PostgreSQL plans it.
-	rows, err := ta.pool.Query(ctx, "EXPLAIN "+store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x"), Sort: []string{"created"}, Descending: true}),
-		"shop", "tickets", 20, `{"status":"open"}`, []string{"created"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, line)
-	}
-	if !strings.Contains(strings.Join(plan, "\n"), "records_data_idx") {
-		t.Fatalf("the read is not planned on the GIN index:\n%s", strings.Join(plan, "\n"))
+	if plan := explain(t, ta.pool, store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x"), Sort: []string{"created"}, Descending: true}),
+		"shop", "tickets", 20, `{"status":"open"}`, []string{"created"}); !strings.Contains(plan, "records_data_idx") {
+		t.Fatalf("the read is not planned on the GIN index:\n%s", plan)
 	}
 	// The three books beside the 100,000 tickets are read on the
 	// collection's index, never by walking the table in id order: so a
-	// prepared statement plans it, after many executions too.
+	// prepared statement plans it, after many executions too; and so its
+	// read of the newest matches.
 	tx, err := ta.pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, "PREPARE books AS "+store.RunRecordsSQL); err != nil {
-		t.Fatal(err)
+	if plan := preparedPlan(t, tx, "books", store.RunRecordsSQL, "('shop', 'books', 10001)"); !strings.Contains(plan, "records_collection_idx") {
+		t.Fatalf("a small collection's read is not planned on its index:\n%s", plan)
 	}
-	for range 10 {
-		if _, err := tx.Exec(ctx, "EXECUTE books('shop', 'books', 10001)"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rows, err = tx.Query(ctx, "EXPLAIN EXECUTE books('shop', 'books', 10001)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if plan := strings.Join(lines, "\n"); err != nil || !strings.Contains(plan, "records_collection_idx") {
-		t.Fatalf("a small collection's read is not planned on its index (%v):\n%s", err, plan)
-	}
-	// So is its read of the newest matches.
-	if _, err := tx.Exec(ctx, "PREPARE newest AS "+store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x"), Sort: []string{"_id"}, Descending: true, Limit: 20})); err != nil {
-		t.Fatal(err)
-	}
-	for range 10 {
-		if _, err := tx.Exec(ctx, `EXECUTE newest('shop', 'books', 20, '{"title":"Dune"}')`); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rows, err = tx.Query(ctx, `EXPLAIN EXECUTE newest('shop', 'books', 20, '{"title":"Dune"}')`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
-	if plan := strings.Join(lines, "\n"); err != nil || !strings.Contains(plan, "Index Scan Backward using records_collection_idx") {
-		t.Fatalf("a small collection's read of its newest is not planned on its index (%v):\n%s", err, plan)
+	newest := store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x"), Sort: []string{"_id"}, Descending: true, Limit: 20})
+	if plan := preparedPlan(t, tx, "newest", newest, `('shop', 'books', 20, '{"title":"Dune"}')`); !strings.Contains(plan, "Index Scan Backward using records_collection_idx") {
+		t.Fatalf("a small collection's read of its newest is not planned on its index:\n%s", plan)
 	}
 	runnable{id: "everything", method: "GET", path: "/tickets/all", blocks: []string{
 		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"tickets"}`,
@@ -267,10 +222,38 @@ func TestRecordsByID(t *testing.T) {
 	}
 }
 
-// explain is PostgreSQL's plan of sql with args, as text.
-func explain(t *testing.T, ta *testApp, sql string, args ...any) string {
+// newestRoute reads the 20 newest tickets whose status is the query's,
+// newest by the property sort.
+func newestRoute(id, path, sort string) runnable {
+	return runnable{id: id, method: "GET", path: path, params: `[{"id":"status","bdtype":"STRING"}]`, blocks: []string{
+		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"tickets","match":[{"id":"status","data":` + ref("status") + `}],` +
+			`"sort":{"property":"` + sort + `","descending":true},"limit":` + lit("INTEGER", "20") + `}`,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("rows", ref("rows")) + `,"conditions":[]}`,
+	}}
+}
+
+// preparedPlan prepares sql as name, executes it ten times with args (a
+// parenthesised list), and returns the plan PostgreSQL then keeps for it.
+func preparedPlan(t *testing.T, tx pgx.Tx, name, sql, args string) string {
 	t.Helper()
-	rows, err := ta.pool.Query(context.Background(), "EXPLAIN "+sql, args...)
+	ctx := context.Background()
+	if _, err := tx.Exec(ctx, "PREPARE "+name+" AS "+sql); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if _, err := tx.Exec(ctx, "EXECUTE "+name+args); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return explain(t, tx, "EXECUTE "+name+args)
+}
+
+// explain is PostgreSQL's plan of sql with args, as text.
+func explain(t *testing.T, db interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, sql string, args ...any) string {
+	t.Helper()
+	rows, err := db.Query(context.Background(), "EXPLAIN "+sql, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -361,24 +361,28 @@ func (h *Handlers) lead(route string) {
 		return true
 	}
 	began := time.Now()
+	rerun := false // the run at i begins again, within the same savepoint
 	for i := 0; i < len(batch); i++ {
 		q := batch[i]
-		if i > 0 && time.Since(began) > h.turns.batchTime && ran[len(ran)-1] != q {
-			h.turns.putBack(route, batch[i:])
-			batch = batch[:i]
-			break
-		}
-		if q.ctx.Err() != nil {
-			q.err, q.finished = errContention, true
-			continue
-		}
-		if len(ran) == 0 || ran[len(ran)-1] != q { // not begun again
+		if !rerun {
+			if i > 0 && time.Since(began) > h.turns.batchTime {
+				h.turns.putBack(route, batch[i:])
+				batch = batch[:i]
+				break
+			}
+			if q.ctx.Err() != nil {
+				q.err, q.finished = errContention, true
+				continue
+			}
 			if len(ran) > 0 {
 				tx.NextRun()
 			}
 			ran = append(ran, q)
 		}
-		env := &runEnv{h: h, project: project, route: q.plan.Route.RouteID, caller: q.caller, tx: tx, release: func() {}, serializable: true, gated: true}
+		rerun = false
+		// The run's Env is on the batch's transaction: it never begins,
+		// commits or ends one of its own.
+		env := &runEnv{h: h, project: project, route: q.plan.Route.RouteID, caller: q.caller, tx: tx}
 		res, err := engine.RunTraced(q.ctx, q.plan, q.vars, env, h.limits, q.opts.trace)
 		var earlier *store.EarlierRunError
 		if errors.As(err, &earlier) {
@@ -390,6 +394,7 @@ func (h *Handlers) lead(route string) {
 			if q.opts.restart != nil {
 				q.opts.restart()
 			}
+			rerun = true
 			i--
 			continue
 		}

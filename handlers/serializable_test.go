@@ -289,6 +289,11 @@ func TestBatchWriteFailsLate(t *testing.T) {
 	if statuses[200] != 90 || statuses[500] != 10 || rec["n"] != 90.0 || rec["boom"] != false {
 		t.Fatalf("answers %v; the counter %v", statuses, rec)
 	}
+	// Every run's last write was held back, so runs in batches are what
+	// the late failures went through.
+	if b := ta.h.turns.batches.Load(); b == 0 || b >= 100 {
+		t.Fatalf("%d batches for 100 runs", b)
+	}
 	t.Logf("100 runs in %d batches", ta.h.turns.batches.Load())
 }
 

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"stencil/flow"
@@ -327,4 +330,49 @@ func TestRouteAPI(t *testing.T) {
 		{name: "delete unknown", method: "DELETE", path: "/route/delete?project_id=shop&route_id=all_items", headers: h, status: 404},
 		{name: "unknown project", method: "GET", path: "/route/fetch?project_id=nope", headers: h, status: 404},
 	})
+}
+
+// TestTemplateListsAtOnce: lists answered at once, each written in a
+// buffer reused from list to list, each answer exactly the one it gets
+// alone.
+func TestTemplateListsAtOnce(t *testing.T) {
+	ta, h := templateApp(t)
+	var paths []string
+	for i := range 6 {
+		name := fmt.Sprintf("list_%d", i)
+		if status, body := ta.call(t, "POST", "/route/template/create", fetchByID(name, nil), h); status != 201 {
+			t.Fatalf("%d %s", status, body)
+		}
+		paths = append(paths, fmt.Sprintf("/route/template/fetch?filter=%s&limit=%d", name[:len(name)-1], i+1))
+	}
+	want := map[string]string{}
+	for _, p := range paths {
+		status, body := ta.call(t, "GET", p, "", h)
+		if status != 200 {
+			t.Fatalf("%s: %d %s", p, status, body)
+		}
+		want[p] = body
+	}
+	base := ta.listen(t)
+	var wg sync.WaitGroup
+	for i := range 400 {
+		wg.Go(func() {
+			p := paths[i%len(paths)]
+			req, _ := http.NewRequest("GET", base+p, nil)
+			for k, v := range h {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			if string(raw) != want[p] {
+				t.Errorf("%s at once:\n%s\nalone:\n%s", p, raw, want[p])
+			}
+		})
+	}
+	wg.Wait()
 }

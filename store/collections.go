@@ -336,7 +336,8 @@ func (s *Store) UpdateRecord(ctx context.Context, r *Record) error {
 
 // UpdateRecords replaces the data of many records of one collection in one
 // statement (each Data checked with RecordData first) and returns how many
-// it found; records of other collections are left alone.
+// it found (0 in a BeginRuns transaction, which sends the statement later:
+// runs do not ask); records of other collections are left alone.
 func (s *Store) UpdateRecords(ctx context.Context, project, collection string, recs []Record) (int, error) {
 	ids := make([]int64, len(recs))
 	docs := make([]string, len(recs))

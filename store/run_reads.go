@@ -91,7 +91,7 @@ func newFlights() *flights { return &flights{reads: map[runRead]*flight{}} }
 // first.
 func (f *flights) do(ctx context.Context, db DB, q runRead) ([]runRecord, error) {
 	if inTransaction(db) {
-		return f.read(db, q) // its own, in the transaction
+		return f.read(ctx, db, q) // its own, in the transaction
 	}
 	r := &sharedRead{ctx: ctx, done: make(chan struct{})}
 	f.mu.Lock()
@@ -138,7 +138,11 @@ func (f *flights) fly(db DB, q runRead, fl *flight) {
 		if len(live) == 0 {
 			continue
 		}
-		recs, err := f.read(db, q)
+		// The statement serves many requests, and so runs under none of
+		// their contexts.
+		ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+		recs, err := f.read(ctx, db, q)
+		cancel()
 		for _, r := range live {
 			r.recs, r.err = recs, err
 			close(r.done)
@@ -146,11 +150,8 @@ func (f *flights) fly(db DB, q runRead, fl *flight) {
 	}
 }
 
-// read runs one statement of q, under no request's context: it serves
-// many.
-func (f *flights) read(db DB, q runRead) ([]runRecord, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
-	defer cancel()
+// read runs one statement of q.
+func (f *flights) read(ctx context.Context, db DB, q runRead) ([]runRecord, error) {
 	f.statements.Add(1)
 	recs := make([]runRecord, 0, min(q.limit, 128))
 	err := eachRunRecord(ctx, db, q.project, q.collection, q.query(), func(id int64, data []byte) {
