@@ -141,6 +141,7 @@ func TestJourneyEditorDelete(t *testing.T) {
 	b.fill(`[data-path="flow.blocks[0].match[0].id"]`, "status")
 	b.fill(`[data-path="flow.blocks[0].match[0].data.data"]`, "done")
 	b.click(`[data-path="flow.blocks[0].sort?"]`)
+	b.screenshot("editor-sort-1280")
 	b.fill(`[data-path="flow.blocks[0].sort.property"]`, "finished")
 	b.click(`[data-path="flow.blocks[0].sort.descending"]`)
 	b.addBlock("DELETE")
@@ -294,6 +295,17 @@ func TestJourneyEditorOnAPhone(t *testing.T) {
 		b.addBlock(typ)
 	}
 	b.click(`[data-action="add:flow.blocks[1].conditions"]`)
+	// The FETCH's sort, switched on from the keyboard: the focus stays on
+	// the switch, and the property says _id is the record's id.
+	eval[bool](b, `(document.querySelector('[data-path="flow.blocks[0].sort?"]').focus(), true)`)
+	b.press(" ")
+	b.focusOn(`[data-path="flow.blocks[0].sort?"]`)
+	if got := eval[string](b, `document.querySelector('[data-path="flow.blocks[0].sort.property"]').placeholder`); !strings.Contains(got, "_id") {
+		t.Fatalf("the sort property's placeholder reads %q", got)
+	}
+	if eval[bool](b, `document.documentElement.scrollWidth > innerWidth`) {
+		t.Fatal("the form scrolls sideways at 390 px")
+	}
 	if n := eval[int](b, `document.querySelectorAll('[aria-expanded="false"]').length`); n != 0 {
 		t.Fatalf("%d blocks were folded by adding them", n)
 	}

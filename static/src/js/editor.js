@@ -356,7 +356,7 @@
       case "sort-or-null":
         return optional(path, label, function () { return { property: "", descending: false }; }, function () {
           return el("div", { class: "flex items-end gap-2" }, [
-            textInput(path + ".property", "Property", { mono: true, grow: true, placeholder: "created; _id orders by record id" }),
+            textInput(path + ".property", "Property", { mono: true, grow: true, placeholder: "created, or _id" }),
             checkbox(path + ".descending", "Descending")
           ]);
         });
