@@ -143,15 +143,20 @@ func TestJourneyVault(t *testing.T) {
 	b.waitText("SMTP_PASSWORD")
 	b.click(`#row-SMTP_PASSWORD button[hx-delete]`)
 	b.confirm()
-	b.waitText("Entry SMTP_PASSWORD deleted: it can be undeleted for 7 days.")
+	if q := b.dialogs[len(b.dialogs)-1]; !strings.Contains(q, "SMTP_PASSWORD") || !strings.Contains(q, "cannot be undone") {
+		t.Errorf("the delete's confirmation must name the key and say it cannot be undone: %q", q)
+	}
+	b.waitText("Entry SMTP_PASSWORD deleted with every version.")
 	b.waitText("No keys match")
-	// The deleted entry waits in the trash: undeleted by keyboard.
-	b.waitText("Deleted entries")
-	b.tabToMatch(`[aria-label="Undelete SMTP_PASSWORD"]`)
+	// Deleting is permanent, and the key is free at once: created again
+	// from the keyboard, where the focus went after the delete.
+	b.focusOn("#vault-create #f-key")
+	b.fill("#vault-create #f-key", "SMTP_PASSWORD")
+	b.fill("#vault-create #f-value", "mail-secret-new")
 	b.press("\r")
-	b.waitText("Entry SMTP_PASSWORD undeleted.")
-	b.waitGone("Deleted entries")
-	b.waitText("SMTP_PASSWORD")
+	b.waitText("Entry SMTP_PASSWORD created.")
+	b.click(`button[aria-label="Reveal SMTP_PASSWORD"]`)
+	b.waitText("mail-secret-new")
 
 	// DB_PASSWORD's first value is kept: revealed and restored from its
 	// versions, by keyboard.
@@ -183,7 +188,7 @@ func TestJourneyVault(t *testing.T) {
 	b.do(chromedp.Navigate(app.URL + "/web/vault/log?project_id=shop&limit=100"))
 	b.waitText("Access log")
 	text := b.text()
-	for _, want := range []string{"delete\tSMTP_PASSWORD", "undelete\tSMTP_PASSWORD", "restore version 1\tDB_PASSWORD", "read version 1\tDB_PASSWORD",
+	for _, want := range []string{"delete\tSMTP_PASSWORD", "create\tSMTP_PASSWORD", "restore version 1\tDB_PASSWORD", "read version 1\tDB_PASSWORD",
 		"update\tDB_PASSWORD", "read\tSTRIPE_KEY", "create\tDB_PASSWORD", "read\tDB_PASSWORD"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the log lacks %q:\n%s", want, text)

@@ -84,8 +84,8 @@ func TestVaultRotation(t *testing.T) {
 			t.Fatalf("create K%d: %d %s", i, status, body)
 		}
 	}
-	// Kept versions and a deleted entry are sealed too: K1 has two older
-	// values, K2 is in the trash.
+	// Kept versions are sealed too: K1 has two older values; K2 is deleted,
+	// so nothing of it is left to reseal.
 	for _, call := range [][3]string{
 		{"PATCH", "/vault/update", `{"project_id":"shop","key":"K1","value":"value-1b"}`},
 		{"PATCH", "/vault/update", `{"project_id":"shop","key":"K1","value":"value-1c"}`},
@@ -113,13 +113,13 @@ func TestVaultRotation(t *testing.T) {
 	if err := run(context.Background(), []string{"vault", "rotate"}, func(k string) string { return env[k] }, logs, nil); err != nil {
 		t.Fatalf("vault rotate: %v\n%s", err, logs)
 	}
-	// 1,202 live entries, K1's two older values, K2 in the trash.
-	if !strings.Contains(logs.String(), fmt.Sprintf("entries=%d", entries+2)) || !strings.Contains(logs.String(), "key_ids_in_use=new") {
+	// 1,199 live entries and K1's two older values.
+	if !strings.Contains(logs.String(), fmt.Sprintf("entries=%d", entries+1)) || !strings.Contains(logs.String(), "key_ids_in_use=new") {
 		t.Fatalf("rotate log: %s", logs)
 	}
 	var old int
 	if err := conn.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM vault_entries WHERE key_id <> 'new')
-		+ (SELECT count(*) FROM vault_versions WHERE key_id <> 'new') + (SELECT count(*) FROM vault_trash WHERE key_id <> 'new')`).Scan(&old); err != nil || old != 0 {
+		+ (SELECT count(*) FROM vault_versions WHERE key_id <> 'new')`).Scan(&old); err != nil || old != 0 {
 		t.Fatalf("%d rows still under another key (%v)", old, err)
 	}
 	tok = apiLogin(t, serving.URL, "root", "root-password-1")
@@ -142,14 +142,14 @@ func TestVaultRotation(t *testing.T) {
 		case 1:
 			want = `"key":"K1","value":"value-1c"`
 		case 2:
-			continue // in the trash
+			continue // deleted
 		}
 		if !strings.Contains(body, want) && !strings.Contains(body2, want) {
 			t.Fatalf("K%d does not read back", i)
 		}
 	}
 	// The older values read under "new" alone, each read logged with its
-	// version; the deleted entry comes back readable.
+	// version.
 	for v, want := range map[int]string{1: "value-1", 2: "value-1b"} {
 		if status, body := api(t, "GET", in.URL+fmt.Sprintf("/vault/fetch/one?project_id=shop&key=K1&version=%d", v), tok, ""); status != 200 || !strings.Contains(body, `"value":"`+want+`"`) {
 			t.Fatalf("version %d of K1 after rotation: %d %s", v, status, body)
@@ -159,10 +159,7 @@ func TestVaultRotation(t *testing.T) {
 	if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM vault_access_log WHERE key = 'K1' AND action = 'read' AND version IN (1, 2)").Scan(&logged); err != nil || logged != 2 {
 		t.Fatalf("reads of older versions logged: %d (%v)", logged, err)
 	}
-	if status, body := api(t, "POST", in.URL+"/vault/undelete", tok, `{"project_id":"shop","key":"K2"}`); status != 200 {
-		t.Fatalf("undelete K2: %d %s", status, body)
-	}
-	if status, body := api(t, "GET", in.URL+"/vault/fetch/one?project_id=shop&key=K2", tok, ""); status != 200 || !strings.Contains(body, `"value":"value-2"`) {
-		t.Fatalf("K2 after its undelete: %d %s", status, body)
+	if status, body := api(t, "GET", in.URL+"/vault/fetch/one?project_id=shop&key=K2", tok, ""); status != 404 {
+		t.Fatalf("K2 after its delete: %d %s", status, body)
 	}
 }

@@ -170,13 +170,11 @@ func TestEventPerChange(t *testing.T) {
 	refuse("a version not kept", boss, "POST", "/vault/restore", `{"project_id":"shop","key":"API_KEY","version":99}`, 404)
 	ok("secret delete", boss, "DELETE", "/vault/delete?project_id=shop&key=API_KEY", "", 200, "vault_delete", "API_KEY", "shop")
 	refuse("a secret deleted twice", boss, "DELETE", "/vault/delete?project_id=shop&key=API_KEY", "", 404)
-	ok("secret undelete", boss, "POST", "/vault/undelete", `{"project_id":"shop","key":"API_KEY"}`, 200, "vault_undelete", "API_KEY", "shop")
-	refuse("an undelete of a live key", boss, "POST", "/vault/undelete", `{"project_id":"shop","key":"API_KEY"}`, 404)
+	ok("a deleted key created again", boss, "POST", "/vault/create", `{"project_id":"shop","key":"API_KEY","value":"again-secret"}`, 201, "vault_create", "API_KEY", "shop")
 	refuse("a dry run imports nothing", boss, "POST", "/vault/import", `{"project_id":"shop","env":"NEW_ONE=1\n","dry_run":true}`, 200)
 	ok("import", boss, "POST", "/vault/import", `{"project_id":"shop","env":"NEW_ONE=1\nAPI_KEY=third-secret\n"}`, 200, "vault_import", ".env", "shop")
 	refuse("an import with a bad key", boss, "POST", "/vault/import", `{"project_id":"shop","env":"bad key=1\n"}`, 422)
-	ok("destroy", boss, "DELETE", "/vault/destroy?project_id=shop&key=NEW_ONE", "", 200, "vault_destroy", "NEW_ONE", "shop")
-	refuse("destroyed twice", boss, "DELETE", "/vault/destroy?project_id=shop&key=NEW_ONE", "", 404)
+	ok("an imported secret deleted", boss, "DELETE", "/vault/delete?project_id=shop&key=NEW_ONE", "", 200, "vault_delete", "NEW_ONE", "shop")
 	for _, e := range eventsAfter(t, ta, 0) {
 		if strings.Contains(e.Summary, "secret") {
 			t.Errorf("an event quotes a value: %+v", e)

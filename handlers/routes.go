@@ -92,9 +92,6 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Post("/vault/import", admin, h.vaultImport)
 	app.Get("/vault/export", admin, h.vaultExport)
 	app.Post("/vault/restore", admin, h.vaultRestore)
-	app.Post("/vault/undelete", admin, h.vaultUndelete)
-	app.Delete("/vault/destroy", admin, h.vaultDestroy)
-	app.Get("/vault/trash", admin, h.vaultTrash)
 	app.Get("/vault/log", admin, h.vaultLog)
 	app.Get("/web/vaults", admin, h.vaultProjects)
 	app.Get("/web/vault", admin, h.vaultIndex)
@@ -102,7 +99,6 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/web/vault/log", admin, h.vaultLog)
 	app.Get("/web/vault/versions", admin, h.vaultVersionList)
 	app.Get("/web/vault/import", admin, h.vaultImportPage)
-	app.Get("/web/vault/trash", admin, h.vaultTrash)
 
 	author := h.atLeast(store.RoleAuthor)
 

@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -74,11 +72,6 @@ func (h *Handlers) vaultCreate(c *fiber.Ctx) error {
 		return err
 	}
 	if err := h.store.CreateVaultEntry(c.UserContext(), &e, vaultAccess(c, in.ProjectID, in.Key)); err != nil {
-		var trash *store.InTrashError
-		if errors.As(err, &trash) {
-			err = &ValidationError{Fields: map[string]string{"key": "was deleted on " + trash.DeletedAt.UTC().Format("2006-01-02 15:04") +
-				" UTC and can still be undeleted: undelete it, or destroy it first"}}
-		}
 		return h.vaultFormError(c, err, in.ProjectID)
 	}
 	// In the page: a fresh form, the table refreshed where the user is.
@@ -207,8 +200,8 @@ func (h *Handlers) vaultUpdate(c *fiber.Ctx) error {
 		Fragment: "vault/row", View: newVaultRow(e), Redirect: vaultURL(in.ProjectID)})
 }
 
-// vaultDelete answers DELETE /vault/delete: the entry goes to the trash,
-// from which POST /vault/undelete brings it back for 7 days.
+// vaultDelete answers DELETE /vault/delete: the entry and every version it
+// kept are gone at once, for good (SPEC §12).
 func (h *Handlers) vaultDelete(c *fiber.Ctx) error {
 	var q vaultKeyQuery
 	if err := bindQuery(c, &q); err != nil {
@@ -220,8 +213,8 @@ func (h *Handlers) vaultDelete(c *fiber.Ctx) error {
 	if err := h.store.DeleteVaultEntry(c.UserContext(), q.ProjectID, q.Key, vaultAccess(c, q.ProjectID, q.Key)); err != nil {
 		return err
 	}
-	h.flash(c, "success", fmt.Sprintf("Entry %s deleted: it can be undeleted for %d days.", q.Key, store.VaultTrashDays))
-	return h.respond(c, Reply{Message: "Entry deleted (it can be undeleted for 7 days)", Fragment: "partials/gone", Event: vaultChanged, Redirect: vaultURL(q.ProjectID)})
+	h.flash(c, "success", "Entry "+q.Key+" deleted with every version.")
+	return h.respond(c, Reply{Message: "Entry deleted", Fragment: "partials/gone", Event: vaultChanged, Redirect: vaultURL(q.ProjectID)})
 }
 
 func vaultURL(project string) string {

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 	"unicode"
 
 	"github.com/gofiber/fiber/v2"
@@ -83,7 +82,7 @@ func (h *Handlers) vaultImport(c *fiber.Ctx) error {
 		out.reasons[key] = reason
 	}
 	ev := vaultAccess(c, in.ProjectID, "")
-	_, err = h.store.ImportVault(c.UserContext(), in.ProjectID, ev, h.cfg.VaultVersions, in.DryRun, func(live map[string]store.VaultEntry, trash map[string]time.Time) (store.VaultImport, error) {
+	_, err = h.store.ImportVault(c.UserContext(), in.ProjectID, ev, h.cfg.VaultVersions, in.DryRun, func(live map[string]store.VaultEntry) (store.VaultImport, error) {
 		var im store.VaultImport
 		for _, k := range keys {
 			value := parsed[k]
@@ -94,10 +93,6 @@ func (h *Handlers) vaultImport(c *fiber.Ctx) error {
 			}
 			if rule := stringRules["vault_value"]; !rule.ok(value) {
 				invalid(k, "the value "+rule.msg)
-				continue
-			}
-			if at, ok := trash[k]; ok {
-				invalid(k, "was deleted on "+at.UTC().Format("2006-01-02 15:04")+" UTC and can still be undeleted: undelete it, or destroy it first")
 				continue
 			}
 			e, ok := live[k]

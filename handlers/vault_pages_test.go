@@ -163,7 +163,7 @@ func TestVaultPages(t *testing.T) {
 		t.Fatalf("update must answer the masked row in place, with no table reload: %d %q %s", status, trigger, body)
 	}
 	status, trigger, body = form("DELETE", "/vault/delete?project_id=shop&key=KEY_01", nil)
-	if status != 200 || trigger != "vault-changed" || strings.Contains(body, "KEY_01<") || !strings.Contains(body, "Entry KEY_01 deleted: it can be undeleted for 7 days.") {
+	if status != 200 || trigger != "vault-changed" || strings.Contains(body, "KEY_01<") || !strings.Contains(body, "Entry KEY_01 deleted with every version.") {
 		t.Fatalf("delete must answer an empty row: %d %q %s", status, trigger, body)
 	}
 	ta.run(t, []scenario{{name: "the table reloads where the user is", method: "GET", path: "/web/vault?project_id=shop&filter=key&offset=10",

@@ -12,10 +12,8 @@ import (
 	"stencil/store"
 )
 
-// Vault versions and the trash (SPEC §12): an update keeps the value it
-// replaces; an ADMIN reads an older one (logged with its number) and
-// restores it; a deleted entry can be undeleted for 7 days, or destroyed
-// at once with every version.
+// Vault versions (SPEC §12): an update keeps the value it replaces; an
+// ADMIN reads an older one (logged with its number) and restores it.
 
 // vaultVersionDTO is a version of an entry: never its value.
 type vaultVersionDTO struct {
@@ -134,80 +132,4 @@ func (h *Handlers) vaultRestore(c *fiber.Ctx) error {
 type vaultKeyInput struct {
 	ProjectID string `json:"project_id" form:"project_id" validate:"required"`
 	Key       string `json:"key" form:"key" validate:"required"`
-}
-
-// vaultUndelete answers POST /vault/undelete: an entry back from the
-// trash, with its versions.
-func (h *Handlers) vaultUndelete(c *fiber.Ctx) error {
-	var in vaultKeyInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	if _, err := h.member(c, in.ProjectID); err != nil {
-		return err
-	}
-	e, err := h.store.UndeleteVaultEntry(c.UserContext(), in.ProjectID, in.Key, vaultAccess(c, in.ProjectID, in.Key))
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return fiber.NewError(fiber.StatusNotFound, "vault entry "+quote(in.Key)+" is not in the trash")
-		}
-		return err
-	}
-	h.flash(c, "success", "Entry "+e.Key+" undeleted.")
-	return h.respond(c, Reply{Message: "Entry undeleted", Data: newVaultEntryDTO(e, nil), Redirect: vaultURL(in.ProjectID)})
-}
-
-// vaultDestroy answers DELETE /vault/destroy: an entry, live or in the
-// trash, removed now with every version it keeps.
-func (h *Handlers) vaultDestroy(c *fiber.Ctx) error {
-	var q vaultKeyQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	if _, err := h.member(c, q.ProjectID); err != nil {
-		return err
-	}
-	if err := h.store.DestroyVaultEntry(c.UserContext(), q.ProjectID, q.Key, vaultAccess(c, q.ProjectID, q.Key)); err != nil {
-		return vaultNotFound(err, q.Key)
-	}
-	h.flash(c, "success", "Entry "+q.Key+" destroyed with every version.")
-	return h.respond(c, Reply{Message: "Entry destroyed", Redirect: vaultURL(q.ProjectID)})
-}
-
-// deletedEntryDTO is an entry in the trash.
-type deletedEntryDTO struct {
-	Key           string    `json:"key"`
-	Version       int64     `json:"version"`
-	DeletedAt     time.Time `json:"deleted_at"`
-	DeletedBy     *int64    `json:"deleted_by"`
-	DeletedByName string    `json:"deleted_by_name"`
-	DestroyedAt   time.Time `json:"destroyed_at"`
-}
-
-type vaultTrashView struct {
-	Project store.Project
-	Entries []deletedEntryDTO
-}
-
-// vaultTrash answers GET /vault/trash and renders the vault page's
-// Deleted entries: what can still be undeleted, and when it goes.
-func (h *Handlers) vaultTrash(c *fiber.Ctx) error {
-	var q projectQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	p, err := h.member(c, q.ProjectID)
-	if err != nil {
-		return err
-	}
-	list, err := h.store.VaultTrash(c.UserContext(), p.ID)
-	if err != nil {
-		return err
-	}
-	dtos := make([]deletedEntryDTO, len(list))
-	for i, d := range list {
-		dtos[i] = deletedEntryDTO{Key: d.Key, Version: d.Version, DeletedAt: d.DeletedAt, DeletedBy: d.DeletedBy, DeletedByName: d.DeletedByName,
-			DestroyedAt: d.DeletedAt.AddDate(0, 0, store.VaultTrashDays)}
-	}
-	return h.respond(c, Reply{Data: dtos, Fragment: "vault/trash", View: vaultTrashView{Project: p, Entries: dtos}})
 }

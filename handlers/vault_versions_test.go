@@ -10,12 +10,12 @@ import (
 	"stencil/store"
 )
 
-// TestVaultVersionsAndTrash: updates keep the values they replace (the
+// TestVaultVersionsAndDelete: updates keep the values they replace (the
 // newest VAULT_VERSIONS of them); an older one reads with its log row and
-// restores as a new version; delete is soft, undelete brings the entry and
-// its versions back, destroy removes every version; an AUTHOR may do none
-// of it; bad input changes nothing.
-func TestVaultVersionsAndTrash(t *testing.T) {
+// restores as a new version; delete removes the entry and every version at
+// once and frees its key; an AUTHOR may do none of it; bad input changes
+// nothing.
+func TestVaultVersionsAndDelete(t *testing.T) {
 	ta, _, h := vaultApp(t)
 	ta.h.cfg.VaultVersions = 3
 	author := ta.newUser(t, "writer", store.RoleAuthor)
@@ -71,36 +71,33 @@ func TestVaultVersionsAndTrash(t *testing.T) {
 		t.Fatalf("the restore logged %d times", n)
 	}
 
-	// Delete is soft.
-	if status, body := ta.call(t, "DELETE", "/vault/delete?project_id=shop&key=API_KEY", "", h); status != 200 || !strings.Contains(body, "undeleted for 7 days") {
+	// Delete is permanent: the entry and every version go at once, and
+	// the key is free again (SPEC §12).
+	if status, body := ta.call(t, "DELETE", "/vault/delete?project_id=shop&key=API_KEY", "", a); status != 403 {
+		t.Fatalf("an author deleted: %d %s", status, body)
+	}
+	if status, body := ta.call(t, "DELETE", "/vault/delete?project_id=shop&key=API_KEY", "", h); status != 200 || !strings.Contains(body, `"Entry deleted"`) {
 		t.Fatalf("delete: %d %s", status, body)
+	}
+	var left int
+	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*)::int FROM vault_versions").Scan(&left); err != nil || left != 0 {
+		t.Fatalf("versions left after the delete: %d %v", left, err)
 	}
 	ta.run(t, []scenario{
 		{name: "a deleted entry does not read", method: "GET", path: "/vault/fetch/one?project_id=shop&key=API_KEY", headers: h, status: 404},
-		{name: "it is in the trash", method: "GET", path: "/vault/trash?project_id=shop", headers: h, status: 200,
-			want: []string{`"key":"API_KEY"`, `"version":6`, `"deleted_by_name":"keeper"`, `"destroyed_at"`}},
-		{name: "its key cannot be created again", method: "POST", path: "/vault/create", headers: h, body: `{"project_id":"shop","key":"API_KEY","value":"x"}`, status: 422,
-			want: []string{"can still be undeleted: undelete it, or destroy it first"}},
-		{name: "an author may not undelete", method: "POST", path: "/vault/undelete", headers: a, body: `{"project_id":"shop","key":"API_KEY"}`, status: 403},
-		{name: "undelete of a key not in the trash", method: "POST", path: "/vault/undelete", headers: h, body: `{"project_id":"shop","key":"OTHER"}`, status: 404},
-		{name: "undelete", method: "POST", path: "/vault/undelete", headers: h, body: `{"project_id":"shop","key":"API_KEY"}`, status: 200,
-			want: []string{`"version":6`}},
-		{name: "its versions came back", method: "GET", path: "/vault/fetch/one?project_id=shop&key=API_KEY&version=4", headers: h, status: 200,
-			want: []string{`"value":"v4"`}},
-		{name: "an author may not destroy", method: "DELETE", path: "/vault/destroy?project_id=shop&key=API_KEY", headers: a, status: 403},
-		{name: "destroy", method: "DELETE", path: "/vault/destroy?project_id=shop&key=API_KEY", headers: h, status: 200},
-		{name: "destroyed", method: "DELETE", path: "/vault/destroy?project_id=shop&key=API_KEY", headers: h, status: 404},
-		{name: "the key is free again", method: "POST", path: "/vault/create", headers: h, body: `{"project_id":"shop","key":"API_KEY","value":"new"}`, status: 201,
+		{name: "nor does a version it kept", method: "GET", path: "/vault/fetch/one?project_id=shop&key=API_KEY&version=4", headers: h, status: 404},
+		{name: "deleted twice", method: "DELETE", path: "/vault/delete?project_id=shop&key=API_KEY", headers: h, status: 404},
+		{name: "there is no undelete", method: "POST", path: "/vault/undelete", headers: h, body: `{"project_id":"shop","key":"API_KEY"}`, status: 404},
+		{name: "nor a destroy", method: "DELETE", path: "/vault/destroy?project_id=shop&key=API_KEY", headers: h, status: 404},
+		{name: "the key is free again at once", method: "POST", path: "/vault/create", headers: h, body: `{"project_id":"shop","key":"API_KEY","value":"new"}`, status: 201,
 			want: []string{`"version":1`}},
 		{name: "and keeps no older version", method: "GET", path: "/vault/versions?project_id=shop&key=API_KEY", headers: h, status: 200,
 			want: []string{`"version":1`}, unwanted: []string{`"version":2`}},
+		{name: "the new value is the one read", method: "GET", path: "/vault/fetch/one?project_id=shop&key=API_KEY", headers: h, status: 200,
+			want: []string{`"value":"new"`}},
 	})
-	var left int
-	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*)::int FROM vault_versions").Scan(&left); err != nil || left != 0 {
-		t.Fatalf("versions left after destroy: %d %v", left, err)
-	}
-	if n := logged("action IN ('delete', 'undelete', 'destroy')"); n != 3 {
-		t.Fatalf("delete, undelete and destroy logged %d rows", n)
+	if n := logged("action = 'delete'"); n != 1 {
+		t.Fatalf("the delete logged %d rows", n)
 	}
 }
 

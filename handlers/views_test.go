@@ -149,7 +149,6 @@ func sampleViews() map[string]sample {
 		"vault/versions": {page: true, view: vaultVersionsView{Base: base, Project: shop, Key: "API_KEY", Query: "project_id=shop&key=API_KEY", Keep: 10,
 			Versions: []vaultVersionDTO{{Version: 2, SetAt: now, SetByName: "ada", Live: true}, {Version: 1, SetAt: now}}}},
 		"vault/version_value": {view: vaultVersionValueView{Entry: entry, Version: 1, Value: "s3cret"}},
-		"vault/trash":         {view: vaultTrashView{Project: shop, Entries: []deletedEntryDTO{{Key: "OLD", Version: 3, DeletedAt: now, DeletedByName: "ada", DestroyedAt: now}}}},
 		"routes/runs":         {page: true, view: runs},
 		"routes/run":          {page: true, view: runView{Base: base, Project: project.Project, Run: runDTO{ID: 7, At: "2026-11-24T10:00:00.000Z", RouteID: "read_books", Method: "GET", Path: "/x/shop/books", Status: 422, Ended: "FAIL", Query: "q=1", Message: "no such book", Attempts: 1}, Trace: []traceRow{{Block: 0, Type: "FETCH", Held: true, Variable: "rows", Preview: "[]"}, {Block: 1, Type: "CONDITION", Held: true, Outcome: "FAIL", Message: "no such book"}}, CanRetry: true}},
 		"partials/blocks":     {view: blocks},

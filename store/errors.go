@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -54,14 +53,4 @@ func translate(err error) error {
 func Retryable(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01" || pgErr.Code == "55P03")
-}
-
-// InTrashError refuses a new vault entry whose key a deleted entry still
-// holds: undelete it or destroy it first.
-type InTrashError struct {
-	DeletedAt time.Time
-}
-
-func (e *InTrashError) Error() string {
-	return "the key was deleted on " + e.DeletedAt.UTC().Format("2006-01-02 15:04") + " UTC and is in the trash"
 }

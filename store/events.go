@@ -45,6 +45,8 @@ type Event struct {
 }
 
 // EventTypes are the types of events, by the object they tell of.
+// vault_undelete and vault_destroy are no longer written (a delete is
+// permanent since migration 024); the log keeps those it has.
 var EventTypes = []string{
 	"user_create", "user_role", "user_delete", "user_password", "password_reset_request", "password_reset",
 	"token_create", "token_revoke",

@@ -93,8 +93,8 @@ func (s *Store) ForgetLoginAttempts(ctx context.Context, ids []int64, scope stri
 const loginAttemptsKept = time.Hour
 
 // Sweep deletes what has run out: browser sessions past their expiry,
-// sign-in attempts past every window, runs older than RunsKept, the vault's
-// trash after its days and events older than eventsKept. Several instances
+// sign-in attempts past every window, runs older than RunsKept and events
+// older than eventsKept. Several instances
 // sweeping at once is harmless.
 func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) error {
 	if _, err := s.db.Exec(ctx, "DELETE FROM sessions WHERE expiry < current_timestamp"); err != nil {
@@ -107,9 +107,6 @@ func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) error {
 		return err
 	}
 	if err := s.sweepMail(ctx); err != nil {
-		return err
-	}
-	if err := s.sweepVaultTrash(ctx); err != nil {
 		return err
 	}
 	if err := s.sweepEvents(ctx, eventsKept); err != nil {

@@ -34,7 +34,7 @@ type VaultAccess struct {
 	TokenID   *int64
 	ProjectID string
 	Key       string
-	Action    string  // create, read, update, delete, restore, undelete, destroy
+	Action    string  // create, read, update, delete, restore
 	Channel   string  // api, web, route
 	RouteID   *string // the route whose VAULT block read, on channel route
 	Version   *int64  // a read of an older version: its number; a restore: the version restored
@@ -74,15 +74,7 @@ func (s *Store) logAccess(ctx context.Context, ev VaultAccess) error {
 // key is a conflict on vault_entries_pkey.
 func (s *Store) CreateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAccess) error {
 	return s.InTx(ctx, func(tx *Store) error {
-		// A key in the trash is still that entry's: undelete or destroy it.
-		var deleted time.Time
-		err := tx.db.QueryRow(ctx, "SELECT deleted_at FROM vault_trash WHERE project_id = $1 AND key = $2", e.ProjectID, e.Key).Scan(&deleted)
-		if err == nil {
-			return &InTrashError{DeletedAt: deleted}
-		} else if err != pgx.ErrNoRows {
-			return err
-		}
-		err = tx.db.QueryRow(ctx, `INSERT INTO vault_entries (project_id, key, key_id, sealed, created_by, updated_by)
+		err := tx.db.QueryRow(ctx, `INSERT INTO vault_entries (project_id, key, key_id, sealed, created_by, updated_by)
 			VALUES ($1, $2, $3, $4, $5, $5) RETURNING created_at, updated_at, created_by, updated_by, version`,
 			e.ProjectID, e.Key, e.KeyID, e.Sealed, ev.UserID).Scan(&e.CreatedAt, &e.UpdatedAt, &e.CreatedBy, &e.UpdatedBy, &e.Version)
 		if err != nil {
@@ -218,22 +210,29 @@ func (s *Store) setVaultValue(ctx context.Context, e *VaultEntry, by *int64, kee
 	return err
 }
 
-// DeleteVaultEntry moves entry key of project to the trash, from which it
-// can be undeleted until it is destroyed, and logs it.
+// DeleteVaultEntry removes entry key of project with every version it
+// keeps, and logs it, in one transaction: deleting is permanent (SPEC §12),
+// and the key can be created again at once.
 func (s *Store) DeleteVaultEntry(ctx context.Context, project, key string, ev VaultAccess) error {
 	return s.InTx(ctx, func(tx *Store) error {
-		tag, err := tx.db.Exec(ctx, `WITH gone AS (DELETE FROM vault_entries WHERE project_id = $1 AND key = $2 RETURNING *)
-			INSERT INTO vault_trash (project_id, key, version, key_id, sealed, created_at, updated_at, created_by, updated_by, deleted_by)
-			SELECT project_id, key, version, key_id, sealed, created_at, updated_at, created_by, updated_by, $3 FROM gone`, project, key, ev.UserID)
+		n, err := tx.deleteVaultKeys(ctx, project, []string{key})
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
+		if n == 0 {
 			return ErrNotFound
 		}
 		ev.Action = "delete"
-		return tx.logVaultChange(ctx, ev, fmt.Sprintf("deleted: in the trash for %d days", VaultTrashDays))
+		return tx.logVaultChange(ctx, ev, "deleted with every version it kept")
 	})
+}
+
+// deleteVaultKeys removes the entries keys of project and every version
+// they keep, and returns how many entries went.
+func (s *Store) deleteVaultKeys(ctx context.Context, project string, keys []string) (int64, error) {
+	tag, err := s.db.Exec(ctx, `WITH v AS (DELETE FROM vault_versions WHERE project_id = $1 AND key = ANY($2))
+		DELETE FROM vault_entries WHERE project_id = $1 AND key = ANY($2)`, project, keys)
+	return tag.RowsAffected(), err
 }
 
 // VaultLogQuery selects access-log rows: a key fragment and an action.
@@ -291,8 +290,7 @@ func (s *Store) ListVaultProjects(ctx context.Context, uid int64, p Page) ([]Vau
 
 // VaultKeyIDs lists the master key ids that sealed at least one entry.
 func (s *Store) VaultKeyIDs(ctx context.Context) ([]string, error) {
-	rows, err := s.db.Query(ctx, `SELECT key_id FROM vault_entries UNION SELECT key_id FROM vault_versions
-		UNION SELECT key_id FROM vault_trash ORDER BY key_id`)
+	rows, err := s.db.Query(ctx, `SELECT key_id FROM vault_entries UNION SELECT key_id FROM vault_versions ORDER BY key_id`)
 	if err != nil {
 		return nil, err
 	}

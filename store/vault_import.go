@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -19,9 +18,8 @@ type VaultImport struct {
 	Read []string
 }
 
-// VaultImportPlan decides an import given the project's live entries and
-// the keys in its trash (with when they were deleted).
-type VaultImportPlan func(live map[string]VaultEntry, trash map[string]time.Time) (VaultImport, error)
+// VaultImportPlan decides an import given the project's live entries.
+type VaultImportPlan func(live map[string]VaultEntry) (VaultImport, error)
 
 // ImportVault plans an import and, unless dryRun, applies it, in one
 // transaction: imports of a project take turns, and the live entries are
@@ -29,7 +27,7 @@ type VaultImportPlan func(live map[string]VaultEntry, trash map[string]time.Time
 // created meanwhile is a conflict on vault_entries_pkey, and nothing is
 // written); every value plan read is logged as read;
 // every write is logged as a create, update or delete; updates keep the
-// values they replace (keep of them), deletes go to the trash. A dry run
+// values they replace (keep of them), deletes are permanent. A dry run
 // commits only the read log rows.
 func (s *Store) ImportVault(ctx context.Context, project string, ev VaultAccess, keep int, dryRun bool, plan VaultImportPlan) (VaultImport, error) {
 	var out VaultImport
@@ -60,17 +58,7 @@ func (s *Store) ImportVault(ctx context.Context, project string, ev VaultAccess,
 		for _, e := range entries {
 			live[e.Key] = e
 		}
-		trash := map[string]time.Time{}
-		rows, err = tx.db.Query(ctx, "SELECT key, deleted_at FROM vault_trash WHERE project_id = $1", project)
-		if err != nil {
-			return err
-		}
-		var key string
-		var at time.Time
-		if _, err := pgx.ForEachRow(rows, []any{&key, &at}, func() error { trash[key] = at; return nil }); err != nil {
-			return err
-		}
-		if out, err = plan(live, trash); err != nil {
+		if out, err = plan(live); err != nil {
 			return err
 		}
 		if err := tx.logMany(ctx, ev, "read", out.Read); err != nil {
@@ -156,10 +144,7 @@ func (s *Store) importWrites(ctx context.Context, project string, ev VaultAccess
 		}
 	}
 	if len(im.Delete) > 0 {
-		if _, err := s.db.Exec(ctx, `WITH gone AS (DELETE FROM vault_entries WHERE project_id = $1 AND key = ANY($2) RETURNING *)
-			INSERT INTO vault_trash (project_id, key, version, key_id, sealed, created_at, updated_at, created_by, updated_by, deleted_by)
-			SELECT project_id, key, version, key_id, sealed, created_at, updated_at, created_by, updated_by, $3 FROM gone`,
-			project, im.Delete, ev.UserID); err != nil {
+		if _, err := s.deleteVaultKeys(ctx, project, im.Delete); err != nil {
 			return err
 		}
 		if err := s.logMany(ctx, ev, "delete", im.Delete); err != nil {

@@ -79,86 +79,12 @@ func (s *Store) RestoreVaultVersion(ctx context.Context, project, key string, n 
 	return e, err
 }
 
-// DeletedVaultEntry is an entry in the trash: its metadata, never its
-// value.
-type DeletedVaultEntry struct {
-	Key           string
-	Version       int64
-	DeletedAt     time.Time
-	DeletedBy     *int64
-	DeletedByName string
-}
-
-// VaultTrashDays is how long a deleted entry can be undeleted.
-const VaultTrashDays = 7
-
-// VaultTrash lists the deleted entries of project that can still be
-// undeleted, newest deletion first.
-func (s *Store) VaultTrash(ctx context.Context, project string) ([]DeletedVaultEntry, error) {
-	rows, err := s.db.Query(ctx, `SELECT t.key, t.version, t.deleted_at, t.deleted_by, coalesce(u.username, '')
-		FROM vault_trash t LEFT JOIN users u ON u.id = t.deleted_by WHERE t.project_id = $1 ORDER BY t.deleted_at DESC, t.key`, project)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[DeletedVaultEntry])
-}
-
-// UndeleteVaultEntry moves entry key of project back from the trash, with
-// its versions, and logs it. A key not in the trash is ErrNotFound.
-func (s *Store) UndeleteVaultEntry(ctx context.Context, project, key string, ev VaultAccess) (VaultEntry, error) {
-	var e VaultEntry
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		e, err = scanVaultEntry(tx.db.QueryRow(ctx, `WITH back AS (DELETE FROM vault_trash WHERE project_id = $1 AND key = $2 RETURNING *)
-			INSERT INTO vault_entries (project_id, key, key_id, sealed, created_at, updated_at, created_by, updated_by, version)
-			SELECT project_id, key, key_id, sealed, created_at, updated_at, created_by, updated_by, version FROM back
-			RETURNING `+vaultColumns, project, key))
-		if err != nil {
-			return err
-		}
-		ev.Action = "undelete"
-		return tx.logVaultChange(ctx, ev, fmt.Sprintf("undeleted at version %d", e.Version))
-	})
-	e.Sealed = nil
-	return e, err
-}
-
-// DestroyVaultEntry removes entry key of project, live or in the trash,
-// with every version it keeps, and logs it. A key neither live nor in the
-// trash is ErrNotFound.
-func (s *Store) DestroyVaultEntry(ctx context.Context, project, key string, ev VaultAccess) error {
-	return s.InTx(ctx, func(tx *Store) error {
-		var gone int
-		err := tx.db.QueryRow(ctx, `WITH l AS (DELETE FROM vault_entries WHERE project_id = $1 AND key = $2 RETURNING 1),
-			t AS (DELETE FROM vault_trash WHERE project_id = $1 AND key = $2 RETURNING 1),
-			v AS (DELETE FROM vault_versions WHERE project_id = $1 AND key = $2)
-			SELECT (SELECT count(*) FROM l) + (SELECT count(*) FROM t)`, project, key).Scan(&gone)
-		if err != nil {
-			return err
-		}
-		if gone == 0 {
-			return ErrNotFound
-		}
-		ev.Action = "destroy"
-		return tx.logVaultChange(ctx, ev, "destroyed with every version it kept")
-	})
-}
-
-// sweepVaultTrash destroys the entries deleted more than VaultTrashDays
-// ago, with their versions.
-func (s *Store) sweepVaultTrash(ctx context.Context) error {
-	_, err := s.db.Exec(ctx, `WITH gone AS (DELETE FROM vault_trash WHERE deleted_at < now() - make_interval(days => $1) RETURNING project_id, key)
-		DELETE FROM vault_versions v USING gone WHERE v.project_id = gone.project_id AND v.key = gone.key`, VaultTrashDays)
-	return err
-}
-
-// resealKept re-encrypts up to limit kept versions and deleted entries not
-// sealed under active, in tx, and returns how many.
+// resealKept re-encrypts up to limit kept versions not sealed under
+// active, in tx, and returns how many.
 func (s *Store) resealKept(ctx context.Context, active string, limit int, reseal func(VaultEntry) (string, []byte, error)) (int, error) {
 	n := 0
 	for _, table := range []struct{ name, key, where string }{
 		{"vault_versions", "project_id, key, version", "project_id = $1 AND key = $2 AND version = $3"},
-		{"vault_trash", "project_id, key, version", "project_id = $1 AND key = $2 AND version = $3"},
 	} {
 		rows, err := s.db.Query(ctx, "SELECT "+table.key+", key_id, sealed FROM "+table.name+
 			" WHERE key_id <> $1 ORDER BY "+table.key+" LIMIT $2 FOR UPDATE", active, limit-n)
