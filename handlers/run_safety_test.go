@@ -422,6 +422,9 @@ func TestRateLimitForm(t *testing.T) {
 			body: "project_id=shop&name=Shop&api_path=%2Fshop&description=&x_rate_limit=5&x_rate_burst=0", want: []string{`id="e-x_rate_burst"`}},
 		{name: "saved", method: "PATCH", path: "/project/update", headers: form, status: 200,
 			body: "project_id=shop&name=Shop&api_path=%2Fshop&description=&x_rate_limit=5&x_rate_burst=7"},
+		// Read as the request's own project, as the page's links name it.
+		{name: "the page shows what was saved", method: "GET", path: "/web/project?project_id=shop", headers: b, status: 200,
+			want: []string{`value="5"`, `value="7"`}},
 	})
 	p, err := ta.h.store.Project(context.Background(), "shop", 0)
 	if err != nil || p.XRateLimit != 5 || p.XRateBurst != 7 {
