@@ -3,6 +3,8 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -198,5 +200,63 @@ func TestInvitationMailed(t *testing.T) {
 	token := linkToken(t, linkInMail.FindString(got[0].Text))
 	if status, body := ta.call(t, "GET", "/web/invite?token="+token, "", asBrowserHeaders); status != 200 || !strings.Contains(body, "Join Shop") {
 		t.Fatalf("the page: %d", status)
+	}
+}
+
+// TestSignedOutBrowserUsesLinks: a browser that signed out keeps its
+// session cookie; the invitation, reset and forgot pages it then opens
+// carry a visitor's CSRF token, and their forms must be taken with it.
+func TestSignedOutBrowserUsesLinks(t *testing.T) {
+	ta, _, a := mailApp(t)
+	ada := ta.newUser(t, "ada", store.RoleAuthor)
+	cookie, csrf := ta.signIn(t, "boss")
+	post := func(path, cookie string, form url.Values) (*http.Response, string) {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Accept", "text/html")
+		req.Header.Set("Cookie", cookie)
+		return ta.do(t, req)
+	}
+	resp, body := post("/web/logout", cookie, url.Values{"csrf_token": {csrf}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign out: %d %s", resp.StatusCode, body)
+	}
+	for _, c := range resp.Cookies() {
+		if c.Name == "stencil_session" && c.Value != "" {
+			cookie = c.Name + "=" + c.Value // the renewed session stays
+		}
+	}
+
+	status, body := ta.call(t, "POST", "/project/invite", `{"project_id":"shop","email":"new@example.com","role":"AUTHOR"}`, a)
+	var env struct{ Data invitationDTO }
+	if err := json.Unmarshal([]byte(body), &env); err != nil || status != 201 {
+		t.Fatalf("invite: %d %s", status, body)
+	}
+	jar, token := ta.pageToken(t, "/web/invite?token="+linkToken(t, env.Data.Link), cookie)
+	resp, body = post("/user/invite/accept", jar, url.Values{"csrf_token": {token}, "token": {linkToken(t, env.Data.Link)},
+		"username": {"newbie"}, "password": {"a-long-password"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("accepting an invitation after signing out: %d %s", resp.StatusCode, body)
+	}
+
+	reset := "reset-token-for-the-signed-out-browser"
+	if err := ta.h.store.CreatePasswordReset(context.Background(), ada.ID, reset, time.Hour,
+		&store.Email{Kind: store.EmailOfReset, Recipients: []string{ada.Email}, Status: store.EmailHeld}); err != nil {
+		t.Fatal(err)
+	}
+	jar, token = ta.pageToken(t, "/web/reset?token="+reset, cookie)
+	resp, body = post("/user/password/reset", jar, url.Values{"csrf_token": {token}, "token": {reset}, "new_password": {"another-long-password"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("a reset after signing out: %d %s", resp.StatusCode, body)
+	}
+	jar, token = ta.pageToken(t, "/web/forgot", cookie)
+	resp, body = post("/user/password/forgot", jar, url.Values{"csrf_token": {token}, "email": {"ada@example.com"}})
+	if resp.StatusCode != http.StatusSeeOther && resp.StatusCode != http.StatusOK {
+		t.Fatalf("forgot after signing out: %d %s", resp.StatusCode, body)
+	}
+	// A forged post with no token is still refused.
+	if resp, _ := post("/user/password/forgot", jar, url.Values{"email": {"ada@example.com"}}); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a post without a token: %d", resp.StatusCode)
 	}
 }

@@ -132,7 +132,10 @@ func (h *Handlers) setSessionCookie(c *fiber.Ctx, token string, expiry time.Time
 // cookie and no bearer token (a request without the cookie has no ambient
 // authority to forge), and on the sign-in and setup forms whatever they
 // carry, so that no other site can sign a browser into an account of its
-// choosing (login CSRF).
+// choosing (login CSRF). A signed-in session takes its own token only; a
+// session with no one signed in (a browser that signed out keeps one) takes
+// the visitor's token its pages carry, as the sign-in form does, so that
+// the invitation, reset and forgot forms work after signing out.
 func (h *Handlers) checkCSRF(c *fiber.Ctx) error {
 	switch c.Method() {
 	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
@@ -152,7 +155,8 @@ func (h *Handlers) checkCSRF(c *fiber.Ctx) error {
 			return c.Next()
 		}
 	}
-	if ok && signInForm && h.validVisitorCSRFToken(c, token) {
+	visitor := signInForm || h.sessions.GetInt64(c.UserContext(), sessionUserKey) == 0
+	if ok && visitor && h.validVisitorCSRFToken(c, token) {
 		return c.Next()
 	}
 	return forbidden("CSRF token missing or invalid: reload the page and try again")
