@@ -240,8 +240,12 @@ func (h *Handlers) member(c *fiber.Ctx, id string) (store.Project, error) {
 }
 
 // signIn attaches user to the browser session under a new session token.
+// A request with a bearer token has no session to sign in.
 func (h *Handlers) signIn(c *fiber.Ctx, user store.User) error {
 	ctx := c.UserContext()
+	if !hasSession(ctx) {
+		return errNoBrowserSession
+	}
 	if err := h.sessions.RenewToken(ctx); err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func (h *Handlers) firstDay(c *fiber.Ctx, u *store.User) ([]homeStep, int, error
 		{Title: "Try it", Text: "Send a request from the playground and read each block it ran; a dry run writes nothing.",
 			Href: "/web/routes?id=" + project, Action: "Choose a route to try", Done: p.Runs},
 		{Title: "Read its document", Text: "Every project's routes are described in an OpenAPI document clients can be generated from.",
-			Href: "/web/routes/docs?project_id=" + project, Action: "Open the document", Done: h.sessions.GetInt64(c.UserContext(), docsReadKey) == 1},
+			Href: "/web/routes/docs?project_id=" + project, Action: "Open the document", Done: h.sessionInt(c, docsReadKey) == 1},
 	}
 	if p.Projects == 0 {
 		for i := 1; i < len(steps); i++ {

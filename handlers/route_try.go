@@ -501,7 +501,7 @@ func (h *Handlers) routeDocsPage(c *fiber.Ctx) error {
 		return err
 	}
 	// The home page's checklist ticks "read its docs" from this.
-	h.sessions.Put(c.UserContext(), docsReadKey, int64(1))
+	h.sessionPut(c, docsReadKey, int64(1))
 	return h.respond(c, Reply{Page: "api/scalar", View: scalarView{Base: h.base(c, p.Name+" routes"), Heading: p.Name + " routes",
 		DocURL: "/x" + strings.TrimSuffix(p.APIPath, "/") + projectDocPath, Back: "/web/routes?id=" + url.QueryEscape(p.ID), BackText: "Routes of " + p.Name}})
 }

@@ -161,6 +161,9 @@ func (h *Handlers) loginCreate(c *fiber.Ctx) error {
 // logout ends the browser session's sign-in under a new session token.
 func (h *Handlers) logout(c *fiber.Ctx) error {
 	ctx := c.UserContext()
+	if !hasSession(ctx) {
+		return errNoBrowserSession
+	}
 	if err := h.sessions.RenewToken(ctx); err != nil {
 		return err
 	}

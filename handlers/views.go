@@ -129,6 +129,26 @@ func (h *Handlers) flash(c *fiber.Ctx, kind, text string) {
 	h.sessions.Put(c.UserContext(), "flash_text", text)
 }
 
+// sessionInt reads key of the browser session; a request without one (an
+// API client's) reads 0.
+func (h *Handlers) sessionInt(c *fiber.Ctx, key string) int64 {
+	if !hasSession(c.UserContext()) {
+		return 0
+	}
+	return h.sessions.GetInt64(c.UserContext(), key)
+}
+
+// sessionPut keeps v under key in the browser session, if there is one.
+func (h *Handlers) sessionPut(c *fiber.Ctx, key string, v any) {
+	if hasSession(c.UserContext()) {
+		h.sessions.Put(c.UserContext(), key, v)
+	}
+}
+
+// errNoBrowserSession refuses to sign a request with a bearer token in or
+// out of a browser session: it has none.
+var errNoBrowserSession = fiber.NewError(fiber.StatusBadRequest, "signing in and out is for browsers: send no Authorization header")
+
 // popFlash takes the waiting flash message, if any.
 func (h *Handlers) popFlash(c *fiber.Ctx) *Flash {
 	ctx := c.UserContext()
