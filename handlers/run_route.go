@@ -470,7 +470,15 @@ func errorJSON(status int, message string) []byte {
 // and its record as auth.
 func (h *Handlers) routeInputs(ctx context.Context, r flow.Route, req routeRequest) (map[string]any, *principal, error) {
 	vars := make(map[string]any, len(req.params)+len(r.Params.Pairs)+len(r.Body)+1)
-	for name, v := range req.params {
+	// In the path's order, so that the first bad one is named.
+	for _, name := range engine.PathParams(r.RoutePath) {
+		v, ok := req.params[name]
+		if !ok {
+			continue
+		}
+		if !cleanText([]byte(v)) {
+			return nil, nil, &refusal{fiber.StatusBadRequest, "Error: path parameter " + name + " contains a NUL character or invalid UTF-8"}
+		}
 		vars[name] = v
 	}
 	if len(r.Params.Pairs) > 0 {

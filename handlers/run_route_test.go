@@ -491,3 +491,55 @@ func TestRoutesFollowOtherInstances(t *testing.T) {
 	ta.expectStatus(t, "delete", "DELETE", "/route/delete?project_id=shop&route_id=hello", "", h, 200)
 	eventually("deleted", "/x/store/hello", 404, "route not found")
 }
+
+// TestRunPathParameterText: a path parameter holding NUL or bytes that
+// are not UTF-8 is refused with 400 naming it, as a query parameter or a
+// body field is (SPEC §2.2), before the run reaches PostgreSQL; the run
+// log has it. (app.Test unescapes the path, so these go through a
+// listener as sent.)
+func TestRunPathParameterText(t *testing.T) {
+	ta, h := runApp(t)
+	runnable{id: "by_title", method: "GET", path: "/books/:title", blocks: []string{
+		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"books","match":[{"id":"title","data":` + ref("title") + `}]}`,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("rows", ref("rows")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+	base := ta.listen(t)
+	raw := func(path string) (int, string) {
+		t.Helper()
+		conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		got, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(got)
+	}
+	for _, path := range []string{"/x/shop/books/a%00b", "/x/shop/books/%FF", "/x/shop/books/ok%C3"} {
+		status, body := raw(path)
+		if status != 400 || body != `{"status":400,"message":"Error: path parameter title contains a NUL character or invalid UTF-8"}` {
+			t.Errorf("GET %s: %d %s", path, status, body)
+		}
+	}
+	if status, body := raw("/x/shop/books/Dune"); status != 200 || !strings.Contains(body, `"title":"Dune"`) {
+		t.Fatalf("a clean path parameter: %d %s", status, body)
+	}
+	if status, body := raw("/x/shop/books/%C3%A9t%C3%A9"); status != 200 || body != `{"rows":[]}` {
+		t.Fatalf("an escaped UTF-8 path parameter: %d %s", status, body)
+	}
+	if err := ta.h.runs.flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var logged int
+	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM route_runs WHERE route_id = 'by_title' AND status = 400").Scan(&logged); err != nil {
+		t.Fatal(err)
+	}
+	if logged != 3 {
+		t.Errorf("the run log has %d refusals, want 3", logged)
+	}
+}
