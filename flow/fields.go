@@ -41,7 +41,7 @@ var blockFields = map[string][]field{
 		{name: "data", kind: kOperands}, {name: "conditions", kind: kConditions}},
 	"CONDITION": {{name: "conditions", kind: kConditions}, {name: "action", kind: kEnum, enum: Actions}, {name: "fail", kind: kFailN}},
 	"LOOP": {{name: "local_name", kind: kText, required: true}, {name: "min", kind: kOperand}, {name: "max", kind: kOperand},
-		{name: "step", kind: kOperand}},
+		{name: "step", kind: kOperandN}}, // null or absent: 1 (SPEC §9.3)
 	"FILTER": {{name: "local_name", kind: kText, required: true}, {name: "source", kind: kText, required: true},
 		{name: "ref_property", kind: kText}, {name: "filters", kind: kFilters}},
 	"PROPERTY": {{name: "local_name", kind: kText, required: true}, {name: "data", kind: kOperand},

@@ -543,3 +543,26 @@ func TestRunPathParameterText(t *testing.T) {
 		t.Errorf("the run log has %d refusals, want 3", logged)
 	}
 }
+
+// TestLoopStepDefaults: a LOOP's step may be absent or null, and counts by
+// 1 (SPEC §9.3); a step of 0 is still a fault.
+func TestLoopStepDefaults(t *testing.T) {
+	ta, h := runApp(t)
+	body := func(step string) []string {
+		return []string{
+			`{"type":"LOOP","depth":0,"local_name":"i","min":` + lit("INTEGER", "0") + `,"max":` + lit("INTEGER", "3") + step + `}`,
+			`{"type":"ASSIGNMENT","depth":1,"local_name":"last","conditions":[],"operations":[{"left":` + ref("i") + `,"right":` + lit("INTEGER", "0") + `,"operation_type":"ADDITION","not":false,"next":"NONE"}]}`,
+			`{"type":"RETURN","depth":0,"pairs":` + pairsOf("last", ref("last")) + `,"conditions":[]}`,
+		}
+	}
+	runnable{id: "absent", method: "GET", path: "/absent", blocks: body("")}.save(t, ta, h)
+	runnable{id: "null", method: "GET", path: "/null", blocks: body(`,"step":null`)}.save(t, ta, h)
+	runnable{id: "zero", method: "GET", path: "/zero", blocks: body(`,"step":` + lit("INTEGER", "0"))}.save(t, ta, h)
+	ta.run(t, []scenario{
+		{name: "no step", method: "GET", path: "/x/shop/absent", status: 200, want: []string{`{"last":2}`}},
+		{name: "a null step", method: "GET", path: "/x/shop/null", status: 200, want: []string{`{"last":2}`}},
+		{name: "a step of 0", method: "GET", path: "/x/shop/zero", status: 500, want: []string{"step is 0"}},
+		{name: "the saved route says null", method: "GET", path: "/route/fetch/one?project_id=shop&route_id=absent", headers: h, status: 200,
+			want: []string{`"step":null`}},
+	})
+}
