@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1023,17 +1024,37 @@ func (r *runner) fetchQuery(s *step) (Query, error) {
 // none), else a part of the containment object.
 func (q *Query) where(path []string, v any) {
 	if len(path) == 1 && path[0] == "_id" {
-		id, ok := v.(float64)
-		if !ok || id != math.Trunc(id) || id < 1 || id > 1<<53 || (q.ByID && q.ID != int64(id)) {
+		id, ok := recordID(v)
+		if !ok || (q.ByID && q.ID != id) {
 			id = 0
 		}
-		q.ByID, q.ID = true, int64(id)
+		q.ByID, q.ID = true, id
 		return
 	}
 	if q.Match == nil {
 		q.Match = map[string]any{}
 	}
 	nest(q.Match, path, v)
+}
+
+// recordID reads v as a record's id: a whole number from 1 to 2^53, or a
+// string of such digits, as a path parameter brings it ("42"), since an id
+// is always an integer.
+func recordID(v any) (int64, bool) {
+	switch v := v.(type) {
+	case float64:
+		if v == math.Trunc(v) && v >= 1 && v <= 1<<53 {
+			return int64(v), true
+		}
+	case string:
+		if len(v) == 0 || len(v) > 16 || strings.TrimLeft(v, "0123456789") != "" {
+			return 0, false
+		}
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 1 && n <= 1<<53 {
+			return n, true
+		}
+	}
+	return 0, false
 }
 
 // nest sets the value at path inside m, making the objects on the way: the
@@ -1168,7 +1189,15 @@ func (r *runner) selects(s *step, id int64, data map[string]any) bool {
 			field = lookup(data, t.path)
 		}
 		if s.kind != kUpdate {
-			if !equal(field, r.value(t.value)) {
+			want := r.value(t.value)
+			if len(t.path) == 1 && t.path[0] == "_id" {
+				n, ok := recordID(want)
+				if !ok || n != id {
+					return false
+				}
+				continue
+			}
+			if !equal(field, want) {
 				return false
 			}
 			continue

@@ -222,6 +222,41 @@ func TestRecordsByID(t *testing.T) {
 	}
 }
 
+// TestRecordsByIDInThePath: a path parameter is text, and an _id is always
+// an integer: "42" selects record 42 in a FETCH's match and in the targets
+// of SIMPLE_UPDATE and DELETE; text that is not an id selects none.
+func TestRecordsByIDInThePath(t *testing.T) {
+	ta, h := runApp(t)
+	recs, err := ta.h.store.Records(context.Background(), "shop", "books", nil, 0, 10)
+	if err != nil || len(recs) != 3 {
+		t.Fatal(len(recs), err)
+	}
+	emma := strconv.FormatInt(recs[1].ID, 10)
+	runnable{id: "one", method: "GET", path: "/books/:id", blocks: []string{
+		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"books","match":[{"id":"_id","data":` + ref("id") + `}]}`,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("rows", ref("rows")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+	runnable{id: "rename", method: "PATCH", path: "/books/:id", blocks: []string{
+		`{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"books","ref_property":"title","save":true,"targets":[{"field":"_id","value":` + ref("id") + `}],"set":` + lit("STRING", "Persuasion") + `}`,
+	}}.save(t, ta, h)
+	runnable{id: "drop", method: "DELETE", path: "/books/:id", blocks: []string{
+		`{"type":"DELETE","depth":0,"ref_col":"books","targets":[{"field":"_id","value":` + ref("id") + `}],"conditions":[],"save":true,"local_name":"gone"}`,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("gone", ref("gone")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+	ta.run(t, []scenario{
+		{name: "match", method: "GET", path: "/x/shop/books/" + emma, status: 200, want: []string{`"title":"Emma"`}, unwanted: []string{"Dune"}},
+		{name: "not an id", method: "GET", path: "/x/shop/books/" + emma + "x", status: 200, want: []string{`{"rows":[]}`}},
+		{name: "a negative", method: "GET", path: "/x/shop/books/-" + emma, status: 200, want: []string{`{"rows":[]}`}},
+		{name: "past 2^53", method: "GET", path: "/x/shop/books/99999999999999999", status: 200, want: []string{`{"rows":[]}`}},
+		{name: "update", method: "PATCH", path: "/x/shop/books/" + emma, status: 200},
+		{name: "delete nothing for text", method: "DELETE", path: "/x/shop/books/one", status: 200, want: []string{`{"gone":0}`}},
+		{name: "delete", method: "DELETE", path: "/x/shop/books/" + emma, status: 200, want: []string{`{"gone":1}`}},
+	})
+	if got := ta.records(t, "books"); strings.Contains(got, "Emma") || strings.Contains(got, "Persuasion") || !strings.Contains(got, "Dune") {
+		t.Fatalf("after the update and delete by a path's _id: %s", got)
+	}
+}
+
 // newestRoute reads the 20 newest tickets whose status is the query's,
 // newest by the property sort.
 func newestRoute(id, path, sort string) runnable {
