@@ -609,7 +609,11 @@ func TestFetchMatchSortLimit(t *testing.T) {
 			body: `{"b":2,"c":null}`},
 		{name: "a null limit is none", blocks: []string{fetchWith("", "", ref("nothing")), returns("c", ref("rows.2._id"))}, body: `{"c":3}`},
 		{name: "a limit of 0 from a variable", blocks: []string{assign("n", num("0")), fetchWith("", "", ref("n"))}, status: 500,
-			body: `{"status":500,"message":"Error: flow.blocks[1] (FETCH): limit must be a whole number from 1 to 10000, not a number"}`},
+			body: `{"status":500,"message":"Error: flow.blocks[1] (FETCH): limit must be a whole number from 1 to 10000, not 0"}`},
+		{name: "a fractional limit from a variable", blocks: []string{assign("n", num("2.5")), fetchWith("", "", ref("n"))}, status: 500,
+			body: `{"status":500,"message":"Error: flow.blocks[1] (FETCH): limit must be a whole number from 1 to 10000, not 2.5"}`},
+		{name: "a text limit from a variable", blocks: []string{assign("n", str("ten")), fetchWith("", "", ref("n"))}, status: 500,
+			body: `{"status":500,"message":"Error: flow.blocks[1] (FETCH): limit must be a whole number from 1 to 10000, not a string of 3 characters"}`},
 		{name: "every field null", blocks: []string{`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"books","match":[],"sort":null,"limit":null}`, returns("c", ref("rows.2._id"))},
 			body: `{"c":3}`},
 	})

@@ -1012,7 +1012,11 @@ func (r *runner) fetchQuery(s *step) (Query, error) {
 		v := r.value(*s.a)
 		n, ok := v.(float64)
 		if v != nil && (!ok || n != float64(int(n)) || n < 1 || n > float64(r.limits.Records)) {
-			return q, r.fault(s, "limit must be a whole number from 1 to %d, not %s", r.limits.Records, describe(v))
+			got := describe(v)
+			if ok {
+				got = strconv.FormatFloat(n, 'f', -1, 64) // "not 0", never "not a number"
+			}
+			return q, r.fault(s, "limit must be a whole number from 1 to %d, not %s", r.limits.Records, got)
 		}
 		q.Limit = int(n) // a null limit is none
 	}

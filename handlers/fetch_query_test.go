@@ -257,6 +257,26 @@ func TestRecordsByIDInThePath(t *testing.T) {
 	}
 }
 
+// TestFetchLimitFromTheQuery: a limit the caller chose out of range is the
+// route's fault, and says what it was; a literal one is refused at save.
+func TestFetchLimitFromTheQuery(t *testing.T) {
+	ta, h := runApp(t)
+	runnable{id: "some", method: "GET", path: "/books/some", params: `[{"id":"n","bdtype":"INTEGER"}]`, blocks: []string{
+		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"books","limit":` + ref("n") + `}`,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("rows", ref("rows")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+	zero := runnable{id: "zero", method: "GET", path: "/books/zero", blocks: []string{
+		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"books","limit":` + lit("INTEGER", "0") + `}`,
+	}}
+	ta.run(t, []scenario{
+		{name: "a limit of 0", method: "GET", path: "/x/shop/books/some?n=0", status: 500,
+			want: []string{`"Error: flow.blocks[0] (FETCH): limit must be a whole number from 1 to 10000, not 0"`}},
+		{name: "a limit of 1", method: "GET", path: "/x/shop/books/some?n=1", status: 200, want: []string{`"title":"Dune"`}, unwanted: []string{"Emma"}},
+		{name: "a literal limit of 0", method: "POST", path: "/route/create", headers: h, body: `{"project_id":"shop","route":` + zero.JSON() + `}`, status: 422,
+			want: []string{`"route.flow.blocks[0].limit.data":"must be a whole number from 1 to 10000"`}},
+	})
+}
+
 // newestRoute reads the 20 newest tickets whose status is the query's,
 // newest by the property sort.
 func newestRoute(id, path, sort string) runnable {
