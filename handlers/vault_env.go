@@ -11,15 +11,14 @@ import (
 	"unicode"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/hashicorp/go-envparse"
 
 	"stencil/store"
 )
 
 // .env import and export (SPEC §12): a file pasted or uploaded is parsed
-// as common .env parsers read it (github.com/hashicorp/go-envparse:
-// comments, export, single quotes taken literally, double quotes with JSON
-// escapes; no $NAME expansion), its keys compared with the vault's, and
+// as common .env parsers read it (parseEnv: comments, export, single
+// quotes taken literally, double quotes with JSON escapes; no $NAME
+// expansion; lines of any length), its keys compared with the vault's, and
 // applied in one transaction; the vault is exported as such a file, which
 // reads back the same values. Values are never shown.
 
@@ -64,7 +63,7 @@ func (h *Handlers) vaultImport(c *fiber.Ctx) error {
 	if strings.TrimSpace(in.Env) == "" {
 		return &ValidationError{Fields: map[string]string{"env": "is empty: paste a .env file or choose one"}}
 	}
-	parsed, err := envparse.Parse(strings.NewReader(in.Env))
+	parsed, err := parseEnv(in.Env)
 	if err != nil {
 		return &ValidationError{Fields: map[string]string{"env": "cannot be read as a .env file: " + err.Error()}}
 	}
@@ -201,6 +200,12 @@ func (h *Handlers) vaultExport(c *fiber.Ctx) error {
 	if _, err := h.member(c, q.ProjectID); err != nil {
 		return err
 	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+url.PathEscape(q.ProjectID)+`.env"`)
+	c.Set(fiber.HeaderContentType, "text/plain; charset=utf-8")
+	if c.Method() == fiber.MethodHead {
+		return nil // no value is returned, so none is read or logged (SPEC §5.4)
+	}
 	ev := vaultAccess(c, q.ProjectID, "")
 	values := map[string]string{}
 	for offset := 0; ; offset += 1000 {
@@ -219,11 +224,7 @@ func (h *Handlers) vaultExport(c *fiber.Ctx) error {
 			break
 		}
 	}
-	text := envText(values)
-	c.Set(fiber.HeaderCacheControl, "no-store")
-	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+url.PathEscape(q.ProjectID)+`.env"`)
-	c.Set(fiber.HeaderContentType, "text/plain; charset=utf-8")
-	return c.SendString(text)
+	return c.SendString(envText(values))
 }
 
 // envText writes values as a .env file, sorted by key: a value without a

@@ -127,6 +127,19 @@ func TestVaultEnvImportExport(t *testing.T) {
 	if got := logged() - before; got != 7 {
 		t.Errorf("the export logged %d reads, want 7", got)
 	}
+	// HEAD returns no value: the same headers, nothing read or logged.
+	before = logged()
+	head := httptest.NewRequest("HEAD", "/vault/export?project_id=shop", nil)
+	for k, v := range h {
+		head.Header.Set(k, v)
+	}
+	if resp, body := ta.do(t, head); resp.StatusCode != 200 || body != "" || resp.Header.Get("Cache-Control") != "no-store" ||
+		!strings.Contains(resp.Header.Get("Content-Disposition"), `filename="shop.env"`) {
+		t.Fatalf("HEAD of the export: %d %v %q", resp.StatusCode, resp.Header, body)
+	}
+	if got := logged() - before; got != 0 {
+		t.Errorf("HEAD of the export logged %d reads", got)
+	}
 	want := map[string]string{"API_KEY": "abc=def#notcomment", "BACKSLASH": `it's \ $5`, "KEEP": "same", "OLD": "after $HOME # kept", "PEM": "-----BEGIN-----\nline two\n-----END-----",
 		"QUOTED": `say "hi"`, "UNICODE": "ünïcødé ☃"}
 	// Imported again, the export is all unchanged.
@@ -196,4 +209,42 @@ func TestVaultImportsAtOnce(t *testing.T) {
 	raw, _ = json.Marshal(big.String())
 	ta.run(t, []scenario{{name: "more than 5,000 keys", method: "POST", path: "/vault/import", headers: h,
 		body: `{"project_id":"shop","dry_run":true,"env":` + string(raw) + `}`, status: 422, want: []string{`"env":"has 5001 keys: at most 5000`}}})
+}
+
+// TestVaultExportOfLargeValuesImports: values of 65,530 and 65,536 bytes
+// (the most a value may be), with characters the export must escape,
+// export and import back unchanged; a bad line is named by its number in
+// the service's words, never a library's.
+func TestVaultExportOfLargeValuesImports(t *testing.T) {
+	ta, _, h := vaultApp(t)
+	values := map[string]string{
+		"PLAIN": strings.Repeat("p", 65536),
+		"LINES": strings.Repeat("line\n", 13106), // 65,530 bytes
+		"QUOTE": strings.Repeat("it's \"quoted\"\t", 4681) + "xx",
+	}
+	for k, v := range values {
+		raw, _ := json.Marshal(v)
+		if status, body := ta.call(t, "POST", "/vault/create", `{"project_id":"shop","key":"`+k+`","value":`+string(raw)+`}`, h); status != 201 {
+			t.Fatalf("create %s (%d bytes): %d %.200s", k, len(v), status, body)
+		}
+	}
+	req := httptest.NewRequest("GET", "/vault/export?project_id=shop", nil)
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, text := ta.do(t, req)
+	if resp.StatusCode != 200 {
+		t.Fatalf("export: %d", resp.StatusCode)
+	}
+	raw, _ := json.Marshal(text)
+	status, body := ta.call(t, "POST", "/vault/import", `{"project_id":"shop","dry_run":true,"env":`+string(raw)+`}`, h)
+	if status != 200 || !strings.Contains(body, `"unchanged":["LINES","PLAIN","QUOTE"]`) {
+		t.Fatalf("the export imported again: %d %.300s", status, body)
+	}
+	bad, _ := json.Marshal(text + "\nnot a line\n")
+	status, body = ta.call(t, "POST", "/vault/import", `{"project_id":"shop","env":`+string(bad)+`}`, h)
+	if status != 422 || !strings.Contains(body, `"env":"cannot be read as a .env file: line 5 is not KEY=value: it has no ="`) ||
+		strings.Contains(body, "bufio") || strings.Contains(body, "error on line") {
+		t.Fatalf("a bad line after large values: %d %.300s", status, body)
+	}
 }
