@@ -483,10 +483,13 @@ func (b *browser) smallTargets() []string {
 			const box = e.getBoundingClientRect();
 			if (!box.width || !box.height || getComputedStyle(e).visibility === "hidden" || e.type === "hidden") continue;
 			if (e.tagName === "A" && getComputedStyle(e).display === "inline" && e.closest("p")) continue;
-			const target = (e.type === "checkbox" || e.type === "radio") ? (e.closest("label") || e) : e;
+			const box2 = e.type === "checkbox" || e.type === "radio";
+			const target = box2 ? (e.closest("label") || e) : e;
 			const r = target.getBoundingClientRect();
-			const name = (e.getAttribute("aria-label") || e.textContent || e.name || e.getAttribute("data-path") || e.tagName).trim().slice(0, 40);
+			const name = (e.getAttribute("aria-label") || e.textContent || (box2 && target.textContent) || e.name || e.getAttribute("data-path") || e.tagName).trim().slice(0, 40);
 			if (r.width < 44 || r.height < 44) out.push(name + " " + Math.round(r.width) + "×" + Math.round(r.height));
+			// The box itself, where the eye aims, at least WCAG 2.2's 24 px.
+			if (box2 && (box.width < 24 || box.height < 24)) out.push(name + " box " + Math.round(box.width) + "×" + Math.round(box.height));
 			if (/^(INPUT|SELECT|TEXTAREA)$/.test(e.tagName) && e.type !== "checkbox" && e.type !== "radio" && parseFloat(getComputedStyle(e).fontSize) < 16)
 				out.push(name + " text " + getComputedStyle(e).fontSize);
 		}
