@@ -320,7 +320,7 @@ func (m *Mailer) compose(e store.Email) (*gomail.Msg, Message, error) {
 	if err := msg.To(e.Recipients...); err != nil {
 		return nil, r, fmt.Errorf("recipients: %w", err)
 	}
-	msg.Subject(r.Subject)
+	msg.Subject(FoldableSubject(r.Subject))
 	msg.SetMessageID()
 	msg.SetDate()
 	msg.SetBodyString(gomail.TypeTextPlain, r.Text)

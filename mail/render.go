@@ -4,6 +4,7 @@
 package mail
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // placeholder is {key} in a template: a pair's id.
@@ -98,4 +100,38 @@ func CheckAddress(s string) error {
 		return errors.New("is not an email address")
 	}
 	return nil
+}
+
+// longWord is the longest word a header keeps as it is: the mail library
+// folds header lines only between words, and a line may hold at most 998
+// characters (RFC 5322), so a subject with a longer word is sent encoded.
+const longWord = 60
+
+// FoldableSubject returns subject as it may be written in a header: as it
+// is when each of its words is short, else as RFC 2047 encoded-words of at
+// most 60 characters each, separated by spaces, between which the header
+// folds. A reader decodes them to the same text (white space between
+// encoded-words is not part of the text).
+func FoldableSubject(subject string) string {
+	long := false
+	for _, w := range strings.Fields(subject) {
+		long = long || len(w) > longWord
+	}
+	if !long {
+		return subject
+	}
+	var b strings.Builder
+	for rest := subject; rest != ""; {
+		// 33 bytes of text are 44 of base64: 56 with "=?UTF-8?B?" and "?=".
+		n := min(len(rest), 33)
+		for n < len(rest) && n > 0 && !utf8.RuneStart(rest[n]) {
+			n--
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString("=?UTF-8?B?" + base64.StdEncoding.EncodeToString([]byte(rest[:n])) + "?=")
+		rest = rest[n:]
+	}
+	return b.String()
 }
