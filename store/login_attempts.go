@@ -27,6 +27,18 @@ type LoginLocked struct {
 // attempts are counted one after the other. The ids of the rows written
 // are returned for ForgetLoginAttempts.
 func (s *Store) ReserveLoginAttempt(ctx context.Context, limits []LoginLimit, since time.Time) ([]int64, *LoginLocked, error) {
+	var ids []int64
+	var locked *LoginLocked
+	err := s.InTx(ctx, func(tx *Store) error {
+		var err error
+		ids, locked, err = tx.reserveAttempts(ctx, limits, since)
+		return err
+	})
+	return ids, locked, err
+}
+
+// reserveAttempts is ReserveLoginAttempt inside a transaction.
+func (s *Store) reserveAttempts(ctx context.Context, limits []LoginLimit, since time.Time) ([]int64, *LoginLocked, error) {
 	limits = slices.Clone(limits)
 	slices.SortFunc(limits, func(a, b LoginLimit) int { return strings.Compare(a.Scope, b.Scope) })
 	scopes := make([]string, len(limits))
@@ -35,7 +47,7 @@ func (s *Store) ReserveLoginAttempt(ctx context.Context, limits []LoginLimit, si
 	}
 	var ids []int64
 	var locked *LoginLocked
-	err := s.InTx(ctx, func(tx *Store) error {
+	err := func(tx *Store) error {
 		if _, err := tx.db.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(s, 8)) FROM unnest($1::text[]) AS t(s)", scopes); err != nil {
 			return err
 		}
@@ -76,7 +88,7 @@ func (s *Store) ReserveLoginAttempt(ctx context.Context, limits []LoginLimit, si
 			ids = append(ids, id)
 		}
 		return rows.Err()
-	})
+	}(s)
 	return ids, locked, err
 }
 

@@ -439,17 +439,38 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (User, error) {
 	return scanUser(s.db.QueryRow(ctx, "SELECT "+userColumns+" FROM users WHERE lower(email) = lower($1) ORDER BY id LIMIT 1", email))
 }
 
-// CreatePasswordReset stores a reset of user under token's hash, valid for
-// ttl, and queues its message m in the same transaction.
-func (s *Store) CreatePasswordReset(ctx context.Context, user int64, token string, ttl time.Duration, m *Email) error {
-	return s.change(ctx, func(tx *Store) (Event, error) {
-		if _, err := tx.db.Exec(ctx, `INSERT INTO password_resets (user_id, token_hash, expires_at) VALUES ($1, $2, now() + $3::interval)`,
-			user, tokenHash(token), ttl); err != nil {
-			return Event{}, err
+// ResetMail is the message a reset request mails: "{username}" in its
+// subject and bodies stands for the account's username (HTML-escaped in
+// HTML).
+type ResetMail struct {
+	Subject, Text, HTML string
+	Status              string // held or queued
+}
+
+// RequestPasswordReset counts the request against limits (as
+// ReserveLoginAttempt; locked names a scope over its limit, and then
+// nothing else is done) and, when an account has email, stores its reset
+// under token's hash, valid for ttl, queues m to it and writes the event,
+// all in one transaction. A request for an address with no account runs
+// the same statements and commits the same way, writing only the counts:
+// the answer's time does not tell whether an account exists.
+func (s *Store) RequestPasswordReset(ctx context.Context, limits []LoginLimit, since time.Time, email, token string, ttl time.Duration, m ResetMail) (
+	locked *LoginLocked, found bool, err error) {
+	err = s.InTx(ctx, func(tx *Store) error {
+		if _, locked, err = tx.reserveAttempts(ctx, limits, since); err != nil || locked != nil {
+			return err
 		}
-		return Event{Type: "password_reset_request", Object: strconv.FormatInt(user, 10),
-			Summary: "password reset link mailed to " + strings.Join(m.Recipients, ", ")}, tx.QueueEmail(ctx, m)
+		args := append([]any{email, tokenHash(token), ttl, m.Status, m.Subject, m.Text, m.HTML}, eventArgs(ctx, Event{Type: "password_reset_request", Summary: "password reset link mailed to %s"})...)
+		return tx.db.QueryRow(ctx, `WITH u AS (SELECT id, username, email FROM users WHERE lower(email) = lower($1)),
+				reset AS (INSERT INTO password_resets (user_id, token_hash, expires_at) SELECT id, $2, now() + $3::interval FROM u),
+				mail AS (INSERT INTO outbox (kind, template, recipients, pairs, status, subject, text, html)
+					SELECT 'reset', '', ARRAY[u.email], '{}', $4, replace($5, '{username}', u.username), replace($6, '{username}', u.username),
+						replace($7, '{username}', replace(replace(replace(replace(u.username, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;'))
+					FROM u),
+				r AS (SELECT u.id::text AS object, u.email AS version FROM u)`+strings.Replace(eventCTE(8), "$13, ", "coalesce(r.object, $13::text), ", 1)+`
+			SELECT EXISTS (SELECT 1 FROM u)`, args...).Scan(&found)
 	})
+	return locked, found, err
 }
 
 // ResetPassword spends token and sets its user's password hash, moving
