@@ -53,13 +53,16 @@ type Config struct {
 	MetricsAddr string
 	DebugAddr   string
 	// Mail (SPEC §11): SMTP is the server messages go to (nil: none, every
-	// message is held); MailFrom their sender; MailRate the messages a
-	// second one project sends at most; PublicURL the address links in
-	// messages start with (never taken from a request's Host).
-	SMTP      *SMTPServer
-	MailFrom  string
-	MailRate  int
-	PublicURL string
+	// message is held); MailFrom their sender; MailRate the recipients a
+	// second one project's messages reach at most; MailBacklog the
+	// messages a project may have waiting before its routes' EMAIL blocks
+	// answer 503; PublicURL the address links in messages start with
+	// (never taken from a request's Host).
+	SMTP        *SMTPServer
+	MailFrom    string
+	MailRate    int
+	MailBacklog int
+	PublicURL   string
 	// MailLease is how long a message an instance took for delivery is
 	// its own: if the instance dies, another takes the message after it.
 	MailLease time.Duration
@@ -300,11 +303,14 @@ func Load(getenv func(string) string) (Config, error) {
 	return c, nil
 }
 
-// loadMail reads SMTP_URL, SMTP_CA_FILE, MAIL_FROM, MAIL_RATE and
-// PUBLIC_URL.
+// loadMail reads SMTP_URL, SMTP_CA_FILE, MAIL_FROM, MAIL_RATE,
+// MAIL_BACKLOG and PUBLIC_URL.
 func (c *Config) loadMail(getenv func(string) string) error {
 	var err error
 	if c.MailRate, err = wholeNumber(getenv, "MAIL_RATE", 10, 1, 100_000); err != nil {
+		return err
+	}
+	if c.MailBacklog, err = wholeNumber(getenv, "MAIL_BACKLOG", 10_000, 1, 10_000_000); err != nil {
 		return err
 	}
 	if c.MailLease, err = time.ParseDuration(or(getenv("MAIL_LEASE"), "2m")); err != nil || c.MailLease < 5*time.Second || c.MailLease > time.Hour {

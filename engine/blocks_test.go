@@ -423,6 +423,18 @@ func TestVaultAndEmail(t *testing.T) {
 			body: `{"status":500,"message":"Error: flow.blocks[0] (EMAIL): recipients[0] is a number, not an address"}`},
 		{name: "EMAIL to nobody", blocks: []string{email("[]", "")}, status: 500,
 			body: `{"status":500,"message":"Error: flow.blocks[0] (EMAIL): the message has no recipient"}`},
+		{name: "EMAIL to 50", blocks: []string{assign("to", lit("ARRAY", `["a@x.io"`+strings.Repeat(`,"a@x.io"`, 49)+`]`)), email(list(ref("to")), "")},
+			body: `{"status":200,"message":"OK"}`},
+		{name: "EMAIL to 51", blocks: []string{assign("to", lit("ARRAY", `["a@x.io"`+strings.Repeat(`,"a@x.io"`, 50)+`]`)), email(list(ref("to")), "")}, status: 500,
+			body: `{"status":500,"message":"Error: flow.blocks[1] (EMAIL): a message has at most 50 recipients, not 51"}`},
+		{name: "100 messages in a run", blocks: []string{loop("i", num("0"), num("100"), num("1")), at(1, email(list(str("a@example.com")), ""))},
+			body: `{"status":200,"message":"OK"}`, after: func(t *testing.T, env *memEnv) {
+				if len(env.queued) != 100 {
+					t.Errorf("queued %d", len(env.queued))
+				}
+			}},
+		{name: "101 messages in a run", blocks: []string{loop("i", num("0"), num("3000"), num("1")), at(1, email(list(str("a@example.com")), ""))}, status: 500,
+			body: `{"status":500,"message":"Error: flow.blocks[1] (EMAIL): a run queues at most 100 messages"}`},
 	})
 }
 

@@ -71,4 +71,19 @@ type Query struct {
 var (
 	ErrNoCollection = errors.New("no such collection")
 	ErrNoVaultKey   = errors.New("no such vault key")
+	// ErrMailBacklog: the project has as many messages waiting as it may
+	// (docs/mail.md); the run faults with 503 and Retry-After.
+	ErrMailBacklog = errors.New("the project's outbox is full")
 )
+
+// Bounds of the mail one run queues (docs/mail.md): recipients of one
+// message, messages of one run.
+const (
+	MaxRecipients = 50
+	MaxMessages   = 100
+)
+
+// MailBacklogRetry is the Retry-After, in seconds, of a run that found its
+// project's outbox full: about what the worker needs to send a few
+// hundred of its messages at the default rate.
+const MailBacklogRetry = 60

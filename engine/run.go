@@ -130,6 +130,10 @@ type Fault struct {
 	Block  int
 	Type   string
 	Reason string
+	// Status is the answer's status when it is not 500, and RetryAfter
+	// the seconds to wait before trying again (0: none said).
+	Status     int
+	RetryAfter int
 }
 
 func (f *Fault) Error() string {
@@ -177,6 +181,7 @@ type runner struct {
 	// it) makes its charge for good.
 	fresh   []int64
 	stepMem int64 // bytes charged by the step under way
+	emails  int   // messages queued
 	putSlot int   // the slot the step under way set, or -1
 }
 
@@ -230,8 +235,12 @@ func RunTraced(ctx context.Context, plan *Plan, vars map[string]any, env Env, li
 	var fault *Fault
 	switch {
 	case errors.As(err, &fault):
-		r.result.Ended, r.result.Fault, r.result.Status = "FAULT", fault, 500
-		r.result.Body = errorBody(500, "Error: "+fault.Error())
+		status := 500
+		if fault.Status != 0 {
+			status = fault.Status
+		}
+		r.result.Ended, r.result.Fault, r.result.Status = "FAULT", fault, status
+		r.result.Body = errorBody(status, "Error: "+fault.Error())
 		return r.result, nil
 	case err != nil:
 		return r.result, err
@@ -369,6 +378,10 @@ func (r *runner) envError(s *step, err error) error {
 		return r.fault(s, "collection %s does not exist", s.coll)
 	case errors.Is(err, ErrNoVaultKey):
 		return r.fault(s, "vault key %s does not exist", s.name)
+	case errors.Is(err, ErrMailBacklog):
+		f := r.fault(s, "the project's outbox is full: too many messages wait to be sent; try again later").(*Fault)
+		f.Status, f.RetryAfter = 503, MailBacklogRetry
+		return f
 	case errors.Is(err, ErrBusy):
 		return ErrBusy
 	case errors.Is(err, ErrTooLarge):
@@ -1344,6 +1357,12 @@ func (r *runner) email(s *step) error {
 	}
 	if len(m.Recipients) == 0 {
 		return r.fault(s, "the message has no recipient")
+	}
+	if len(m.Recipients) > MaxRecipients {
+		return r.fault(s, "a message has at most %d recipients, not %d", MaxRecipients, len(m.Recipients))
+	}
+	if r.emails++; r.emails > MaxMessages {
+		return r.fault(s, "a run queues at most %d messages", MaxMessages)
 	}
 	if _, err := appendJSON(nil, m.Pairs, maxRecord); err != nil {
 		return r.fault(s, "the message's pairs pass 64 KiB")

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -145,4 +146,118 @@ func TestRouteEmailDelivered(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].Attempts != 1 {
 		t.Fatalf("outbox: %+v %v", list, err)
 	}
+}
+
+// TestMailBounds: one request to a public route queues at most 100
+// messages of at most 50 recipients each, nothing when it asks for more
+// (the run faults and rolls back); a recipient that is not an address
+// fails its message at once, held or not; a project with MAIL_BACKLOG
+// messages waiting gets 503 with Retry-After from its EMAIL blocks
+// (docs/mail.md).
+func TestMailBounds(t *testing.T) {
+	ta, h, a := mailApp(t)
+	if status, body := ta.call(t, "POST", "/email/template/create", `{"project_id":"shop","name":"news","subject":"News","text":"Hi"}`, a); status != 201 {
+		t.Fatalf("template: %d %s", status, body)
+	}
+	email := func(depth int, recipients string) string {
+		return fmt.Sprintf(`{"type":"EMAIL","depth":%d,"template":"news","recipients":[%s],"pairs":[],"conditions":[]}`, depth, recipients)
+	}
+	runnable{id: "to_list", method: "POST", path: "/news", body: `[{"id":"to","bdtype":"ARRAY"}]`, blocks: []string{email(0, ref("to"))}}.save(t, ta, h)
+	runnable{id: "to_one", method: "POST", path: "/one", body: `[{"id":"to","bdtype":"STRING"}]`, blocks: []string{email(0, ref("to"))}}.save(t, ta, h)
+	runnable{id: "flood", method: "POST", path: "/flood", params: `[{"id":"n","bdtype":"INTEGER"}]`, blocks: []string{
+		`{"type":"LOOP","depth":0,"local_name":"i","min":` + lit("INTEGER", "0") + `,"max":` + ref("n") + `}`,
+		email(1, lit("STRING", "ada@example.com")),
+	}}.save(t, ta, h)
+	addresses := func(n int) string {
+		var list []string
+		for i := range n {
+			list = append(list, fmt.Sprintf(`"r%d@example.com"`, i))
+		}
+		return `{"to":[` + strings.Join(list, ",") + `]}`
+	}
+	waiting := func() int {
+		var n int
+		if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM outbox WHERE project_id = 'shop'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	ta.run(t, []scenario{
+		{name: "20,000 recipients", method: "POST", path: "/x/shop/news", body: addresses(20000), status: 500,
+			want: []string{`"Error: flow.blocks[0] (EMAIL): a message has at most 50 recipients, not 20000"`}},
+		{name: "51 recipients", method: "POST", path: "/x/shop/news", body: addresses(51), status: 500},
+		{name: "3,000 messages", method: "POST", path: "/x/shop/flood?n=3000", status: 500,
+			want: []string{`"Error: flow.blocks[1] (EMAIL): a run queues at most 100 messages"`}},
+	})
+	if n := waiting(); n != 0 {
+		t.Fatalf("refused runs queued %d messages", n)
+	}
+	ta.run(t, []scenario{
+		{name: "50 recipients", method: "POST", path: "/x/shop/news", body: addresses(50), status: 200},
+		{name: "100 messages", method: "POST", path: "/x/shop/flood?n=100", status: 200},
+		{name: "not an address", method: "POST", path: "/x/shop/one", body: `{"to":"not an address"}`, status: 200},
+	})
+	if n := waiting(); n != 102 {
+		t.Fatalf("%d messages queued, want 102", n)
+	}
+	var status, reason string
+	if err := ta.pool.QueryRow(context.Background(), "SELECT status, last_error FROM outbox WHERE 'not an address' = ANY(recipients)").Scan(&status, &reason); err != nil {
+		t.Fatal(err)
+	}
+	if status != store.EmailFailed || reason != `recipient 1 "not an address" is not an email address` {
+		t.Fatalf("a message to no address is %s: %q", status, reason)
+	}
+	// The project's backlog: the 101 held messages are its limit here.
+	ta.h.cfg.MailBacklog = 101
+	status2, body := ta.call(t, "POST", "/x/shop/one", `{"to":"kim@example.com"}`, nil)
+	if status2 != 503 || !strings.Contains(body, `"Error: flow.blocks[0] (EMAIL): the project's outbox is full: too many messages wait to be sent; try again later"`) {
+		t.Fatalf("over the backlog: %d %s", status2, body)
+	}
+	req := httptest.NewRequest("POST", "/x/shop/one", strings.NewReader(`{"to":"kim@example.com"}`))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, _ := ta.do(t, req); resp.Header.Get("Retry-After") != "60" {
+		t.Fatalf("over the backlog, Retry-After %q", resp.Header.Get("Retry-After"))
+	}
+	if n := waiting(); n != 102 {
+		t.Fatalf("over the backlog, %d messages, want 102", n)
+	}
+}
+
+// TestPlatformMailAheadOfRoutes: an invitation is delivered within seconds
+// while 10,000 route messages wait to be sent at their project's rate.
+func TestPlatformMailAheadOfRoutes(t *testing.T) {
+	ta, srv := mailedApp(t)
+	boss := ta.newUser(t, "boss", store.RoleAdmin)
+	ctx := context.Background()
+	if err := ta.h.store.CreateProject(ctx, &store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}, boss.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := ta.h.store.CreateEmailTemplate(ctx, &store.EmailTemplate{ProjectID: "shop", Name: "news", Subject: "News", Text: "Hi"}, boss.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ta.pool.Exec(ctx, `INSERT INTO outbox (project_id, route_id, kind, template, recipients, pairs, status)
+		SELECT 'shop', 'news', 'route', 'news', ARRAY['r' || i || '@example.com'], '{}', 'queued' FROM generate_series(1, 10000) i`); err != nil {
+		t.Fatal(err)
+	}
+	// The route mail flows, and has used its project's burst of the rate.
+	srv.Wait(t, 60, 20*time.Second)
+	start := time.Now()
+	if status, body := ta.call(t, "POST", "/project/invite", `{"project_id":"shop","email":"kim@example.com","role":"VIEWER"}`, as(ta.token(t, boss))); status != 201 {
+		t.Fatalf("invite: %d %s", status, body)
+	}
+	for time.Since(start) < 10*time.Second {
+		for _, m := range srv.Messages() {
+			if m.To[0] == "kim@example.com" {
+				var left int
+				_ = ta.pool.QueryRow(ctx, "SELECT count(*) FROM outbox WHERE kind = 'route' AND status = 'queued'").Scan(&left)
+				t.Logf("the invitation arrived %v after it was sent, with %d route messages waiting", time.Since(start).Round(time.Millisecond), left)
+				if left < 9800 {
+					t.Fatalf("only %d route messages were waiting", left)
+				}
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("the invitation did not arrive in 10 s behind the route mail")
 }

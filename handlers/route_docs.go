@@ -160,7 +160,14 @@ func docOperation(r flow.Route, pathParams []string, limited bool) obj {
 	if limited {
 		responses["429"] = retryLater("Over the project's rate limit for the client's address: `Error: rate limit exceeded`.")
 	}
-	responses["503"] = retryLater("The service has no room for the run now (`Error: the service is busy: try again shortly`).")
+	busy := "The service has no room for the run now (`Error: the service is busy: try again shortly`)."
+	for _, b := range r.Flow.Blocks {
+		if b.Type == "EMAIL" {
+			busy += " Or the project has as many messages waiting to be sent as it may: `Error: flow.blocks[i] (EMAIL): the project's outbox is full …`, with `Retry-After: 60`."
+			break
+		}
+	}
+	responses["503"] = retryLater(busy)
 	fails := map[int][]string{}
 	for _, b := range r.Flow.Blocks {
 		if b.Type == "CONDITION" && b.Action == "FAIL" {

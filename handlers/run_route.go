@@ -16,6 +16,7 @@ import (
 
 	"stencil/engine"
 	"stencil/flow"
+	"stencil/mail"
 	"stencil/store"
 )
 
@@ -74,8 +75,11 @@ func (h *Handlers) runRoute(c *fiber.Ctx) error {
 		return err
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	if res.Ended == "BUSY" {
+	switch {
+	case res.Ended == "BUSY":
 		c.Set(fiber.HeaderRetryAfter, "1")
+	case res.Fault != nil && res.Fault.RetryAfter > 0:
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(res.Fault.RetryAfter))
 	}
 	return c.Status(res.Status).Send(res.Body)
 }
@@ -780,6 +784,21 @@ func (e *runEnv) Queue(ctx context.Context, m engine.Email) error {
 		return err
 	}
 	project := e.project
-	return e.tx.QueueEmail(ctx, &store.Email{ProjectID: &project, RouteID: e.route, Template: m.Template, Recipients: m.Recipients,
-		Pairs: pairs, Status: e.h.mail.Status()})
+	full, err := e.tx.MailBacklogFull(ctx, project, e.h.cfg.MailBacklog)
+	if err != nil {
+		return err
+	}
+	if full {
+		return engine.ErrMailBacklog
+	}
+	msg := &store.Email{ProjectID: &project, RouteID: e.route, Template: m.Template, Recipients: m.Recipients, Pairs: pairs, Status: e.h.mail.Status()}
+	// A recipient that is not an address fails the message now, held or
+	// not, with the reason: no server would take it later.
+	for i, to := range m.Recipients {
+		if err := mail.CheckAddress(to); err != nil {
+			msg.Status, msg.LastError = store.EmailFailed, fmt.Sprintf("recipient %d %q %s", i+1, flow.Printable(to), err)
+			break
+		}
+	}
+	return e.tx.QueueEmail(ctx, msg)
 }

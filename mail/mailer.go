@@ -17,6 +17,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"stencil/config"
+	"stencil/engine"
 	"stencil/flow"
 	"stencil/store"
 )
@@ -262,21 +263,27 @@ func (m *Mailer) round(ctx context.Context, b batch, before func() error) (<-cha
 	return recorded, before()
 }
 
-// reserve takes a turn of e's project's send rate; it returns how long
-// the message must wait instead (and then takes no turn).
+// reserve takes e's recipients from its project's send rate (MAIL_RATE
+// counts recipients, not messages); it returns how long the message must
+// wait instead (and then takes nothing).
 func (m *Mailer) reserve(e store.Email) time.Duration {
+	// The platform's own messages (an invitation names its project) have
+	// a lane of their own: a project's flood of route mail never holds
+	// them back.
 	project := ""
-	if e.ProjectID != nil {
+	if e.ProjectID != nil && e.Kind == store.EmailOfRoute {
 		project = *e.ProjectID
 	}
 	m.mu.Lock()
 	l := m.limiters[project]
 	if l == nil {
-		l = rate.NewLimiter(rate.Limit(m.rate), m.rate)
+		// A message of more recipients than a second's rate waits until
+		// it may reach them all.
+		l = rate.NewLimiter(rate.Limit(m.rate), max(m.rate, engine.MaxRecipients))
 		m.limiters[project] = l
 	}
 	m.mu.Unlock()
-	r := l.Reserve()
+	r := l.ReserveN(time.Now(), min(max(len(e.Recipients), 1), l.Burst()))
 	if d := r.Delay(); d > 0 {
 		r.Cancel()
 		return d

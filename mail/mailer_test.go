@@ -290,8 +290,10 @@ func TestTwoInstancesDeliverEachOnce(t *testing.T) {
 	}
 }
 
-// A project sends at most its rate a second; the rest wait their turn,
-// and another project's messages do not wait for them.
+// A project's messages reach at most its rate of recipients a second,
+// after a first burst of 50 (the most one message may have); the rest wait
+// their turn, and another project's messages do not wait for them. A
+// message of 50 recipients takes 50 of the rate.
 func TestSendRatePerProject(t *testing.T) {
 	o := newOutbox(t)
 	srv := smtptest.Start(t)
@@ -300,15 +302,25 @@ func TestSendRatePerProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := mailerOf(t, o.st, srv, 10)
-	for i := range 30 {
+	var fifty []string
+	for i := range 50 {
+		fifty = append(fifty, fmt.Sprintf("f%d@example.com", i))
+	}
+	raw, _ := json.Marshal(map[string]any{})
+	project := "shop"
+	many := store.Email{ProjectID: &project, RouteID: "news", Template: "welcome", Recipients: fifty, Pairs: raw, Status: store.EmailQueued}
+	if err := o.st.QueueEmail(ctx, &many); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
 		o.queue(t, "shop", fmt.Sprintf("s%d@example.com", i), nil)
 	}
 	blog := o.queue(t, "blog", "b@example.com", nil)
 	if _, err := m.Round(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(srv.Messages()); got != 11 {
-		t.Errorf("the first second sent %d messages, want shop's 10 and blog's 1", got)
+	if got := len(srv.Messages()); got != 2 {
+		t.Errorf("the first round sent %d messages, want shop's one to 50 and blog's 1", got)
 	}
 	if row, err := o.st.OutboxMessage(ctx, "blog", blog.ID); err != nil || row.Status != store.EmailSent {
 		t.Errorf("blog's message: %+v %v", row, err)

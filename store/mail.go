@@ -148,10 +148,20 @@ func (s *Store) QueueEmail(ctx context.Context, m *Email) error {
 	if m.Pairs == nil {
 		m.Pairs = json.RawMessage("{}")
 	}
-	return s.db.QueryRow(ctx, `INSERT INTO outbox (project_id, route_id, kind, template, recipients, pairs, status, subject, text, html)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id, queued_at, next_attempt_at`,
-		m.ProjectID, m.RouteID, m.Kind, m.Template, m.Recipients, string(m.Pairs), m.Status, m.Subject, m.Text, m.HTML).
+	return s.db.QueryRow(ctx, `INSERT INTO outbox (project_id, route_id, kind, template, recipients, pairs, status, subject, text, html, last_error)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id, queued_at, next_attempt_at`,
+		m.ProjectID, m.RouteID, m.Kind, m.Template, m.Recipients, string(m.Pairs), m.Status, m.Subject, m.Text, m.HTML, m.LastError).
 		Scan(&m.ID, &m.QueuedAt, &m.NextAttemptAt)
+}
+
+// MailBacklogFull says whether project has max messages or more waiting
+// to be sent (held or queued), counting no further than max on the
+// project's index of waiting messages.
+func (s *Store) MailBacklogFull(ctx context.Context, project string, max int) (bool, error) {
+	var full bool
+	err := s.db.QueryRow(ctx, `SELECT count(*) >= $2 FROM (SELECT 1 FROM outbox WHERE project_id = $1 AND status IN ('held', 'queued') LIMIT $2) w`,
+		project, max).Scan(&full)
+	return full, err
 }
 
 // Outbox returns a page of a project's messages, newest first, of one
@@ -226,20 +236,27 @@ func (s *Store) moveEmail(ctx context.Context, project string, id int64, verb, s
 	return m, err
 }
 
-// TakeEmails takes up to n queued messages that are due, oldest due first,
-// skipping those another instance holds: each gets an attempt more and a
+// TakeEmails takes up to n queued messages that are due — the platform's
+// own first (invitations and resets wait behind no route's mail), then
+// routes' messages, oldest due first — skipping those another instance
+// holds: each gets an attempt more and a
 // next attempt lease from now, so that if this instance dies before it
 // says how the delivery went, the message is taken again then. A route's
 // message comes with its project's template (Found).
 func (s *Store) TakeEmails(ctx context.Context, n int, lease time.Duration) ([]Email, error) {
-	rows, err := s.db.Query(ctx, `WITH taken AS (
+	rows, err := s.db.Query(ctx, `WITH platform AS (
+			SELECT id FROM outbox WHERE status = 'queued' AND kind <> 'route' AND next_attempt_at <= now()
+			ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED
+		), route AS (
+			SELECT id FROM outbox WHERE status = 'queued' AND kind = 'route' AND next_attempt_at <= now()
+			ORDER BY next_attempt_at, id LIMIT $1 - (SELECT count(*) FROM platform) FOR UPDATE SKIP LOCKED
+		), taken AS (
 			UPDATE outbox SET attempts = attempts + 1, next_attempt_at = now() + $2::interval
-			WHERE id IN (SELECT id FROM outbox WHERE status = 'queued' AND next_attempt_at <= now()
-				ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
+			WHERE id IN (SELECT id FROM platform UNION ALL SELECT id FROM route)
 			RETURNING `+emailColumns+`)
 		SELECT t.*, e.name IS NOT NULL, coalesce(e.subject, ''), coalesce(e.text, ''), coalesce(e.html, '')
 		FROM taken t LEFT JOIN email_templates e ON t.subject IS NULL AND e.project_id = t.project_id AND e.name = t.template
-		ORDER BY t.next_attempt_at, t.id`, n, lease)
+		ORDER BY t.kind = 'route', t.id`, n, lease)
 	if err != nil {
 		return nil, err
 	}
