@@ -94,10 +94,12 @@ func (g *txGate) enter(ctx context.Context, project string) (release func(), err
 type turns struct {
 	mu     sync.Mutex
 	routes map[string]*turn
-	// batches counts the batches led.
-	batches atomic.Int64
-	// batchTime is the time a batch begins runs in (batchTime).
-	batchTime time.Duration
+	// batches counts the batches led, left the runs that left a batch
+	// for taking too long.
+	batches, left atomic.Int64
+	// batchTime is the time a batch begins runs in (batchTime), runTime
+	// the time one run of a batch may take (runTime).
+	batchTime, runTime time.Duration
 }
 
 type turn struct {
@@ -132,9 +134,16 @@ const (
 	// route past it wait for the next batch, so that a batch commits
 	// well within any run's time.
 	batchTime = 100 * time.Millisecond
+	// runTime bounds the time one run of a batch takes: a run past it
+	// leaves the batch (its savepoint rolled back) and runs alone, so that
+	// a slow caller holds no batch — and with it every caller of the
+	// route — back.
+	runTime = 100 * time.Millisecond
 )
 
-func newTurns() *turns { return &turns{routes: map[string]*turn{}, batchTime: batchTime} }
+func newTurns() *turns {
+	return &turns{routes: map[string]*turn{}, batchTime: batchTime, runTime: runTime}
+}
 
 // collided notes that runs of route collided, and forgets the routes
 // whose runs no longer take turns.

@@ -231,12 +231,15 @@ func (h *Handlers) execute(ctx context.Context, plan *engine.Plan, req routeRequ
 			place()
 		}
 	}()
+	// alone: the run left a batch for taking too long, and runs by itself
+	// from then on.
+	alone := false
 	for attempt := 1; ; attempt++ {
 		run.Attempts = attempt
 		var res engine.Result
 		q := &queuedRun{ctx: ctx, plan: plan, vars: vars, caller: caller, opts: opts, wake: make(chan struct{}, 1)}
 		queued, leads := false, false
-		if plan.Writes && !opts.dry {
+		if plan.Writes && !opts.dry && !alone {
 			queued, leads = h.turns.join(route, q)
 		}
 		if queued {
@@ -251,6 +254,13 @@ func (h *Handlers) execute(ctx context.Context, plan *engine.Plan, req routeRequ
 				h.lead(route)
 			}
 			res, err = q.res, q.err
+			if errors.Is(err, errRunAlone) {
+				alone = true
+				if opts.restart != nil {
+					opts.restart()
+				}
+				continue
+			}
 		} else {
 			if plan.Writes && place == nil {
 				if place, err = h.txGate.enter(ctx, plan.Route.ProjectID); err != nil {
@@ -281,11 +291,12 @@ func (h *Handlers) execute(ctx context.Context, plan *engine.Plan, req routeRequ
 			opts.restart()
 		}
 		h.turns.collided(route)
-		if plan.Writes && !opts.dry {
+		if plan.Writes && !opts.dry && !alone {
 			continue // it queues for its turn
 		}
-		// A dry run is not queued: up to 2, 4, 8 … 64 ms, drawn at random
-		// so that the runs that collided do not meet again.
+		// A dry run, or one that runs alone, is not queued: up to 2, 4, 8
+		// … 64 ms, drawn at random so that the runs that collided do not
+		// meet again.
 		wait := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 6)))
 		if time.Now().Add(wait).After(deadline) {
 			run.Ended = "BUSY"
@@ -385,9 +396,14 @@ func (h *Handlers) lead(route string) {
 		}
 		rerun = false
 		// The run's Env is on the batch's transaction: it never begins,
-		// commits or ends one of its own.
-		env := &runEnv{h: h, project: project, route: q.plan.Route.RouteID, caller: q.caller, tx: tx}
-		res, err := engine.RunTraced(q.ctx, q.plan, q.vars, env, h.limits, q.opts.trace)
+		// commits or ends one of its own. A run gets runTime of the batch:
+		// one that takes longer leaves it (its writes taken back) and runs
+		// alone, so that no batch waits on one slow run.
+		env := &runEnv{h: h, project: project, route: q.plan.Route.RouteID, caller: q.caller, tx: tx, batch: ctx}
+		runCtx, stop := context.WithTimeout(q.ctx, h.turns.runTime)
+		res, err := engine.RunTraced(runCtx, q.plan, q.vars, env, h.limits, q.opts.trace)
+		slow := runCtx.Err() != nil && q.ctx.Err() == nil && (err != nil || res.Fault != nil)
+		stop()
 		var earlier *store.EarlierRunError
 		if errors.As(err, &earlier) {
 			if !failed(earlier) {
@@ -405,6 +421,15 @@ func (h *Handlers) lead(route string) {
 		if store.Retryable(err) {
 			again()
 			return
+		}
+		if slow {
+			if err := tx.UndoRun(ctx); err != nil {
+				again()
+				return
+			}
+			h.turns.left.Add(1)
+			q.res, q.err, q.finished = engine.Result{}, errRunAlone, true
+			continue
 		}
 		if err != nil || !res.Commit() {
 			if err := tx.UndoRun(ctx); err != nil {
@@ -432,6 +457,10 @@ func (h *Handlers) lead(route string) {
 		}
 	}
 }
+
+// errRunAlone is the outcome of a run that took longer than a batch
+// gives a run: its writes were taken back, and it begins again alone.
+var errRunAlone = errors.New("the run left its batch")
 
 // errContention ends a run whose time ran out while it was run again.
 var errContention = errors.New("the route could not complete under contention")
@@ -627,6 +656,20 @@ type runEnv struct {
 	// serializable: the run writes, and its transaction is SERIALIZABLE.
 	serializable bool
 	gated        bool // the run holds its project's place in txGate already
+	// batch is, for a run of a batch, the batch's context: the run's
+	// statements go on the batch's connection under it, not under the
+	// run's, since a statement stopped by its context closes its
+	// connection (pgx), and a run stopped midway (its time, or its share
+	// of the batch's) must leave the batch's transaction whole.
+	batch context.Context
+}
+
+// on is the context a statement of the run goes under.
+func (e *runEnv) on(ctx context.Context) context.Context {
+	if e.batch != nil {
+		return e.batch
+	}
+	return ctx
 }
 
 func (e *runEnv) db() *store.Store {
@@ -688,6 +731,7 @@ func (e *runEnv) end() {
 }
 
 func (e *runEnv) Select(ctx context.Context, collection string, q engine.Query) ([]engine.Record, error) {
+	ctx = e.on(ctx)
 	if q.Lock {
 		if err := e.begin(ctx); err != nil {
 			return nil, err
@@ -725,6 +769,7 @@ func (e *runEnv) Select(ctx context.Context, collection string, q engine.Query) 
 }
 
 func (e *runEnv) Insert(ctx context.Context, collection string, data []byte) (int64, error) {
+	ctx = e.on(ctx)
 	if err := e.begin(ctx); err != nil {
 		return 0, err
 	}
@@ -737,6 +782,7 @@ func (e *runEnv) Insert(ctx context.Context, collection string, data []byte) (in
 }
 
 func (e *runEnv) Update(ctx context.Context, collection string, writes []engine.Write) error {
+	ctx = e.on(ctx)
 	if err := e.begin(ctx); err != nil {
 		return err
 	}
@@ -749,6 +795,7 @@ func (e *runEnv) Update(ctx context.Context, collection string, writes []engine.
 }
 
 func (e *runEnv) Delete(ctx context.Context, collection string, ids []int64) error {
+	ctx = e.on(ctx)
 	if err := e.begin(ctx); err != nil {
 		return err
 	}
@@ -776,6 +823,7 @@ func (e *runEnv) Vault(ctx context.Context, key string) (string, error) {
 }
 
 func (e *runEnv) Queue(ctx context.Context, m engine.Email) error {
+	ctx = e.on(ctx)
 	if err := e.begin(ctx); err != nil {
 		return err
 	}

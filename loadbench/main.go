@@ -355,7 +355,8 @@ func (b *bench) seed(ctx context.Context) error {
 }
 
 // seedWrites makes the counter (one record) and its route, which reads
-// the counter, adds 1 and writes it back, serializable; and 100,000
+// the counter, adds 1 and writes it back, serializable (slowly, on
+// demand); and 100,000
 // tickets, one in 25 open, with a route reading the 20 newest open ones
 // and one reading the 20 open ones of the latest property created.
 func (b *bench) seedWrites(ctx context.Context, operand func(bool, string, string) string) error {
@@ -363,10 +364,17 @@ func (b *bench) seedWrites(ctx context.Context, operand func(bool, string, strin
 		{"/collection/create", `{"project_id":"bench","id":"counters","name":"Counters"}`},
 		{"/data/create", `{"project_id":"bench","collection_id":"counters","data":{"name":"c","n":0}}`},
 		{"/collection/create", `{"project_id":"bench","id":"tickets","name":"Tickets"}`},
+		// ?spin=N makes a run slow: N reads of 10,000 tickets before the
+		// write (the slow caller of the counter's second row); without it
+		// the run passes the LOOP once, at once.
 		{"/route/create", `{"project_id":"bench","route":{"route_id":"inc","route_path":"/inc","method":"POST","auth_jwt":{"active":false,"field":"","ref_col":""},
-		"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[
+		"params":{"delimiter":"&","pairs":[{"id":"spin","bdtype":"INTEGER"}]},"body":[],"flow":{"blocks":[
 		{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"counters","match":[{"id":"name","data":` + operand(false, "STRING", "c") + `}],"sort":null,"limit":` + operand(false, "INTEGER", "1") + `},
 		{"type":"ASSIGNMENT","depth":0,"local_name":"next","conditions":[],"operations":[{"left":` + operand(true, "OTHER", "rows.0.n") + `,"right":` + operand(false, "INTEGER", "1") + `,"operation_type":"ADDITION","not":false,"next":"NONE"}]},
+		{"type":"LOOP","depth":0,"local_name":"once","min":` + operand(false, "INTEGER", "0") + `,"max":` + operand(false, "INTEGER", "1") + `},
+		{"type":"CONDITION","depth":1,"conditions":[{"left":` + operand(true, "OTHER", "spin") + `,"right":` + operand(false, "OTHER", "null") + `,"condition_type":"EQUAL_TO","not":false,"next":"NONE"}],"action":"BREAK","fail":null},
+		{"type":"LOOP","depth":1,"local_name":"i","min":` + operand(false, "INTEGER", "0") + `,"max":` + operand(true, "OTHER", "spin") + `},
+		{"type":"FETCH","depth":2,"local_name":"burn","ref_col":"tickets","limit":` + operand(false, "INTEGER", "10000") + `},
 		{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"counters","ref_property":"n","save":true,"targets":[{"field":"name","value":` + operand(false, "STRING", "c") + `}],"set":` + operand(true, "OTHER", "next") + `},
 		{"type":"RETURN","depth":0,"pairs":[{"id":"n","data":` + operand(true, "OTHER", "next") + `}],"conditions":[]}]}}}`},
 		{"/route/create", `{"project_id":"bench","route":{"route_id":"open_tickets","route_path":"/tickets/open","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},

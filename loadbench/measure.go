@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -164,6 +165,27 @@ func (b *bench) measure(ctx context.Context) error {
 		}
 		add(counter, counterScript, "≥ 0.5, p99 < 50 ms, 0 lost", counter.rps >= 0.5*counterScript.rps && counter.p99 < 50 && lost == 0)
 		fmt.Printf("  increments acknowledged but not counted: %d\n", lost)
+		// The same load with one slow caller beside it, on one connection,
+		// sending runs of the same route that take 2–3 s: beside the load
+		// without it.
+		spin, err := b.slowSpin(ctx)
+		if err != nil {
+			return err
+		}
+		slowPath := "/x/bench/inc?spin=" + strconv.Itoa(spin)
+		withSlow, alone, err := alternate(b.rounds, func() (result, error) {
+			stop := b.slowCaller(slowPath)
+			r, err := b.wrkMethod("POST /x/… (counter, one slow caller beside)", "POST", "/x/bench/inc", "Accept: application/json")
+			slow := stop()
+			fmt.Printf("  the slow caller's runs meanwhile: %d\n", slow)
+			return r, err
+		}, func() (result, error) {
+			return b.wrkMethod("POST /x/… (counter, without it)", "POST", "/x/bench/inc", "Accept: application/json")
+		})
+		if err != nil {
+			return err
+		}
+		add(withSlow, alone, "≥ 0.5", withSlow.rps >= 0.5*alone.rps && withSlow.errors == 0)
 		return nil
 	}
 	// matchLoad loads a FETCH with match and limit 20 in 100,000 records,
@@ -381,4 +403,47 @@ func (b *bench) print(rows []row, peak float64) {
 	fmt.Printf("\npeak RSS of the service over the loads (seeding and its sign-ins before): %.0f MiB (goal < 128 MiB)\n", peak)
 	fmt.Printf("start to ready on an existing cluster with ROOT_* set: %.0f ms (goal < 400 ms)\n", b.startMs)
 	fmt.Printf("measured %s on %d cores\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU())
+}
+
+// slowSpin is the spin that makes a run of the counter route take about
+// 2.5 s on this machine (under its 5 s limit), from the time of a run of
+// spin 4 alone.
+func (b *bench) slowSpin(ctx context.Context) (int, error) {
+	start := time.Now()
+	if _, err := b.must(200, "POST", "/x/bench/inc?spin=4", "", ""); err != nil {
+		return 0, err
+	}
+	each := time.Since(start) / 4
+	spin := max(1, min(2000, int(2500*time.Millisecond/max(each, time.Millisecond))))
+	fmt.Printf("  a read of 10,000 tickets takes %v: the slow caller spins %d\n", each.Round(time.Microsecond), spin)
+	return spin, ctx.Err()
+}
+
+// slowCaller sends runs of path one after the other over one connection
+// until the function it returns is called, which returns how many it sent.
+func (b *bench) slowCaller(path string) (stop func() int) {
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}, Timeout: 10 * time.Second}
+	done := make(chan struct{})
+	sent := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-done:
+				sent <- n
+				return
+			default:
+			}
+			resp, err := client.Post(b.base+path, "application/json", nil)
+			if err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				n++
+			}
+		}
+	}()
+	return func() int {
+		close(done)
+		return <-sent
+	}
 }
