@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -122,6 +123,12 @@ func TestDocumentFuzz(t *testing.T) {
 					t.Errorf("%s %s refused a value its document allows: %s\nrequest: %s %s", o.method, o.path, msg, req.URL.RawQuery, body)
 				}
 			}
+			if resp.StatusCode == http.StatusBadRequest {
+				// A request the document takes is well formed: a 400 says
+				// the service requires what the document does not state.
+				refused++
+				t.Errorf("%s %s refused a request its document allows as malformed: %s\nrequest: %s %s", o.method, o.path, raw, req.URL.RawQuery, body)
+			}
 			if resp.StatusCode >= 500 {
 				t.Errorf("%s %s answered %d: %s", o.method, o.path, resp.StatusCode, raw)
 			}
@@ -223,8 +230,26 @@ func (g *gen) request(method, path string, o *openapi3.Operation) (*http.Request
 		if !p.Value.Required && g.rng.IntN(2) == 0 {
 			continue
 		}
+		if p.Value.Schema == nil {
+			// A parameter whose value is JSON (content, not schema).
+			mt := p.Value.Content.Get("application/json")
+			if mt == nil || mt.Schema == nil {
+				return nil, nil, false
+			}
+			raw, err := json.Marshal(g.value(p.Value.Name, mt.Schema.Value, 1))
+			if err != nil {
+				return nil, nil, false
+			}
+			q.Set(p.Value.Name, string(raw))
+			continue
+		}
 		v := g.param(p.Value.Name, p.Value.Schema.Value)
 		q.Set(p.Value.Name, fmt.Sprint(v))
+	}
+	// A pair of parameters of which one is required, which OpenAPI's
+	// parameters cannot state: the document says so by x-required-one-of.
+	if names, ok := o.Extensions["x-required-one-of"].([]any); ok && !slices.ContainsFunc(names, func(n any) bool { return q.Has(fmt.Sprint(n)) }) {
+		return nil, nil, false
 	}
 	var body []byte
 	if o.RequestBody != nil && o.RequestBody.Value != nil {
@@ -326,6 +351,14 @@ func (g *gen) value(name string, s *openapi3.Schema, depth int) any {
 		lo, hi := 0.0, 1000.0
 		if s.Min != nil {
 			lo = *s.Min
+		}
+		if g.rng.IntN(8) == 0 {
+			// The largest value the document allows: an integer without a
+			// maximum that the service bounds is found here.
+			if s.Max == nil || *s.Max >= math.MaxInt64 {
+				return int64(math.MaxInt64)
+			}
+			return int64(*s.Max)
 		}
 		if s.Max != nil {
 			hi = min(*s.Max, lo+1000)
@@ -442,9 +475,18 @@ func fromPattern(rng *rand.Rand, pattern string) string {
 	return b.String()
 }
 
-// pickRune picks a rune of a class (pairs of lo, hi), printable ASCII when
-// the class has some.
+// pickRune picks a rune of a class (pairs of lo, hi): printable ASCII when
+// the class has some, but one time in four any rune of it near the start
+// of one of its ranges — so that a class that allows what the service
+// refuses (a C1 control, 0x80–0x9f, say) is found.
 func pickRune(rng *rand.Rand, ranges []rune) rune {
+	if rng.IntN(4) == 0 {
+		i := 2 * rng.IntN(len(ranges)/2)
+		lo, hi := ranges[i], min(ranges[i+1], ranges[i]+0x100)
+		if r := lo + rune(rng.IntN(int(hi-lo)+1)); r != 0 && !(r >= 0xd800 && r <= 0xdfff) {
+			return r
+		}
+	}
 	var ascii []rune
 	for i := 0; i+1 < len(ranges); i += 2 {
 		for r := max(ranges[i], ' '); r <= min(ranges[i+1], '~'); r++ {
@@ -455,4 +497,57 @@ func pickRune(rng *rand.Rand, ranges []rune) rune {
 		return ascii[rng.IntN(len(ascii))]
 	}
 	return ranges[0]
+}
+
+// TestDocumentRefusesWhatTheServiceRefuses: requests the service refuses for their
+// shape are refused by the document too, so that a client generated from
+// it (or checked against it) learns the rule there and not from a 400.
+// Each was once taken by the document and refused by the service.
+func TestDocumentRefusesWhatTheServiceRefuses(t *testing.T) {
+	ta, _, a := mailApp(t)
+	router, err := gorillamux.NewRouter(ta.h.api.doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	route := `{"route_id":"r","route_path":"/r","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[]}}`
+	for _, c := range []struct{ name, method, target, body string }{
+		{"a template by neither id nor name", "GET", "/route/template/fetch/one?project_id=shop", ""},
+		{"a run as a token, without the token", "POST", "/route/run", `{"project_id":"shop","route_id":"r","caller":"token"}`},
+		{"a draft with a version", "POST", "/route/run", `{"project_id":"shop","route":` + route + `,"version":2}`},
+		{"a member by an empty username", "POST", "/project/member/remove", `{"project_id":"shop","username":""}`},
+		{"a token name with a C1 control", "POST", "/pat/create", `{"name":"ci\u0085"}`},
+		{"a version past int64", "GET", "/route/version?project_id=shop&route_id=r&version=9223372036854775808", ""},
+		{"a where that is not an object", "GET", "/data/fetch?project_id=shop&collection_id=books&where=%5B1%5D", ""},
+		{"a template described by white space", "POST", "/route/template/create", `{"name":"t","description":"\u00a0 ","method":"GET","route_id":"r","route_path":"/r"}`},
+	} {
+		req := httptest.NewRequest(c.method, c.target, strings.NewReader(c.body))
+		if c.body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		req.Header.Set("Accept", "application/json")
+		req.Header.Set("Authorization", a["Authorization"])
+		if documentTakes(router, req, []byte(c.body)) {
+			t.Errorf("%s: the document takes %s %s %s", c.name, c.method, c.target, c.body)
+		}
+		if resp, raw := ta.do(t, req); resp.StatusCode != 400 && resp.StatusCode != 422 {
+			t.Errorf("%s: the service answered %d %s", c.name, resp.StatusCode, raw)
+		}
+	}
+}
+
+// documentTakes says whether the document takes req: by its schemas
+// (validRequest) and by x-required-one-of, which names query parameters
+// of which one is required.
+func documentTakes(router routers.Router, req *http.Request, body []byte) bool {
+	if !validRequest(router, req, body) {
+		return false
+	}
+	probe := req.Clone(context.Background())
+	probe.URL.Scheme, probe.URL.Host, probe.Host = "http", "example.com", "example.com"
+	route, _, err := router.FindRoute(probe)
+	if err != nil {
+		return false
+	}
+	names, ok := route.Operation.Extensions["x-required-one-of"].([]any)
+	return !ok || slices.ContainsFunc(names, func(n any) bool { return req.URL.Query().Has(fmt.Sprint(n)) })
 }

@@ -96,12 +96,16 @@ func docPath(routePath string) (string, []string) {
 	return "/" + strings.Join(segs, "/"), params
 }
 
+// maxSafeInteger is the largest integer a route takes (engine.ConvertText).
+const maxSafeInteger = 1<<53 - 1
+
 // bdSchema is the JSON Schema of a value of bdtype; text says how it is
 // read from a query string, where every value is text.
 func bdSchema(bdtype string, text bool) obj {
 	switch bdtype {
 	case "INTEGER":
-		return obj{"type": "integer"}
+		// The engine's numbers are float64s: integers within ±(2^53 − 1).
+		return obj{"type": "integer", "minimum": -maxSafeInteger, "maximum": maxSafeInteger}
 	case "FLOAT":
 		return obj{"type": "number"}
 	case "BOOLEAN":

@@ -79,7 +79,8 @@ func TestProjectDocument(t *testing.T) {
 	if put == nil || put.Security == nil || len(*put.Security) != 1 || put.Parameters.GetByInAndName("path", "id") == nil || put.Responses.Status(401) == nil {
 		t.Fatalf("PUT /books/{id}: %+v", put)
 	}
-	if q := doc.Paths.Value("/books").Get.Parameters.GetByInAndName("query", "limit"); q == nil || !q.Schema.Value.Type.Is("integer") {
+	if q := doc.Paths.Value("/books").Get.Parameters.GetByInAndName("query", "limit"); q == nil || !q.Schema.Value.Type.Is("integer") ||
+		q.Schema.Value.Max == nil || *q.Schema.Value.Max != 1<<53-1 || q.Schema.Value.Min == nil || *q.Schema.Value.Min != -(1<<53-1) {
 		t.Fatalf("query parameter limit: %+v", q)
 	}
 	if doc.Paths.Value("/books/{id}").Get.Security != nil || doc.Paths.Value("/books").Post.Responses.Status(409) == nil {
