@@ -83,6 +83,15 @@ func DecodeValue(v any, dst any, prefix string) Problems {
 	return p
 }
 
+// FieldName is how a message names a field a client sent: Printable, and
+// `""` for the empty name (which would name nothing).
+func FieldName(k string) string {
+	if k == "" {
+		return `""`
+	}
+	return Printable(k)
+}
+
 // Printable is s with each control character written as a \u escape:
 // what a message may echo of an input (a field name a client sent).
 func Printable(s string) string {
@@ -125,7 +134,7 @@ func decodeValue(v any, rv reflect.Value, path string, p Problems) {
 		for _, k := range sortedKeys(obj) {
 			i, ok := names[k]
 			if !ok {
-				p.add(join(path, Printable(k)), "is not a known field")
+				p.add(join(path, FieldName(k)), "is not a known field")
 				continue
 			}
 			decodeValue(obj[k], rv.Field(i), join(path, k), p)

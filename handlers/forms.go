@@ -13,6 +13,7 @@ import (
 	"github.com/go-playground/validator/v10"
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/flow"
 	"stencil/store"
 )
 
@@ -93,6 +94,28 @@ func bodyHas(c *fiber.Ctx) func(string) bool {
 		return func(key string) bool { _, ok := jsonFields(c)[key]; return ok }
 	}
 	return func(key string) bool { return c.Context().PostArgs().Has(key) }
+}
+
+// refuseUnknownFields refuses a JSON body with a top-level field that dst
+// (a struct) has no json name for, other than the uid every body may
+// carry: 422 naming each.
+func refuseUnknownFields(c *fiber.Ctx, dst any) error {
+	known := map[string]bool{"uid": true}
+	t := reflect.TypeOf(dst)
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		known[name] = true
+	}
+	fields := map[string]string{}
+	for k := range jsonFields(c) {
+		if !known[k] {
+			fields[flow.FieldName(k)] = "is not a known field"
+		}
+	}
+	if len(fields) > 0 {
+		return &ValidationError{Fields: fields}
+	}
+	return nil
 }
 
 type jsonFieldsKey struct{}

@@ -158,6 +158,12 @@ func (h *Handlers) routeToSave(c *fiber.Ctx, needID bool) (routeInput, flow.Rout
 	if err := bind(c, &in); err != nil {
 		return in, flow.Route{}, nil, err
 	}
+	// As in a template's body and the route document itself, a field the
+	// body does not know is refused, not ignored: a typo never saves
+	// silently (the API document says so for both).
+	if err := refuseUnknownFields(c, in); err != nil {
+		return in, flow.Route{}, nil, err
+	}
 	if needID && in.RouteID == "" {
 		return in, flow.Route{}, nil, &ValidationError{Fields: map[string]string{"route_id": "is required"}, Missing: true}
 	}

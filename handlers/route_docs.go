@@ -321,11 +321,14 @@ func answerTypes(r flow.Route) variableTypes {
 		s := unknown
 		switch b.Type {
 		case "FETCH":
-			s = obj{"type": "array", "items": obj{"type": "object", "required": []string{"_id"}, "properties": obj{"_id": obj{"type": "integer"}}}}
+			// A record: its _id and whatever its data holds (said, so that a
+			// generated client keeps the rest and not _id alone).
+			s = obj{"type": "array", "items": obj{"type": "object", "required": []string{"_id"}, "properties": obj{"_id": obj{"type": "integer"}},
+				"additionalProperties": true}}
 		case "FILTER":
 			s = obj{"type": "array"}
 		case "OBJECT":
-			s = obj{"type": "object"}
+			s = obj{"type": "object", "additionalProperties": true}
 		case "VAULT", "TEMPLATE":
 			s = obj{"type": "string"}
 			if len(b.Conditions) > 0 {

@@ -376,3 +376,28 @@ func TestTemplateListsAtOnce(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestUnknownFieldsRefused: one rule for a template's body and a route's
+// (SPEC's document and the API document say it): a field neither knows is
+// refused with 422 naming it, an empty name as "", and nothing is saved.
+func TestUnknownFieldsRefused(t *testing.T) {
+	ta, h := templateApp(t)
+	route := runnable{id: "r", method: "GET", path: "/r", blocks: []string{`{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}`}}.JSON()
+	ta.run(t, []scenario{
+		{name: "a route's body with a field it does not know", method: "POST", path: "/route/create", headers: h,
+			body: `{"project_id":"shop","route":` + route + `,"colour":"red"}`, status: 422, want: []string{`"colour":"is not a known field"`}},
+		{name: "a route's body with an empty name", method: "POST", path: "/route/create", headers: h,
+			body: `{"project_id":"shop","route":` + route + `,"":1}`, status: 422, want: []string{`"\"\"":"is not a known field"`}},
+		{name: "an update likewise", method: "PATCH", path: "/route/update", headers: h,
+			body: `{"project_id":"shop","route_id":"r","route":` + route + `,"colour":"red"}`, status: 422, want: []string{`"colour":"is not a known field"`}},
+		{name: "a route document likewise", method: "POST", path: "/route/create", headers: h,
+			body: `{"project_id":"shop","route":` + strings.Replace(route, `{"route_id"`, `{"colour":"red","route_id"`, 1) + `}`, status: 422,
+			want: []string{`"route.colour":"is not a known field"`}},
+		{name: "a template's body likewise", method: "POST", path: "/route/template/create", headers: h,
+			body: `{"name":"t","description":"d","method":"GET","route_id":"r","route_path":"/r","":1}`, status: 422,
+			want: []string{`"\"\"":"is not a known field"`}, unwanted: []string{`"Error: is not a known field"`}},
+		{name: "nothing was saved", method: "GET", path: "/route/fetch?project_id=shop", headers: h, status: 200, want: []string{`"amount":0`}},
+		{name: "the known fields save", method: "POST", path: "/route/create", headers: h,
+			body: `{"project_id":"shop","route":` + route + `,"note":"first"}`, status: 201},
+	})
+}
