@@ -67,7 +67,7 @@ func TestDecodeNamesThePath(t *testing.T) {
 		"operand not object":   {`{"flow":{"blocks":[{},{"type":"PROPERTY","depth":0,"data":"x"}]}}`, "flow.blocks[1].data", "must be an object"},
 		"nested type":          {`{"flow":{"blocks":[{"type":"RETURN","depth":0,"pairs":[{"id":"a","data":{"ref_var":"yes"}}]}]}}`, "flow.blocks[0].pairs[0].data.ref_var", "must be true or false"},
 		"unknown top field":    {`{"colour":"red"}`, "colour", "is not a known field"},
-		"a field without name":  {`{"":1}`, `""`, "is not a known field"},
+		"a field without name": {`{"":1}`, `""`, "is not a known field"},
 		"variables not a list": {`{"variables":{}}`, "variables", "must be an array"},
 		"not JSON":             {`{"flow":`, "", "is not valid JSON"},
 	} {
