@@ -56,15 +56,21 @@ staticcheck:
 	$(STATICCHECK) $(PKGS)
 
 ## api-check: the served API document passes Spectral's oas ruleset with no
-## error, and a Go client generated from it with oapi-codegen compiles.
+## error, and clients generated from it with default flags work for a
+## program that creates a record and saves a route with a query parameter:
+## Go (oapi-codegen, with .ci/apiclient/use.go) compiles, and TypeScript
+## (openapi-typescript and openapi-fetch, .ci/apiclient/use.ts) type-checks.
 api-check: deps-node
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; set -e; \
 	$(GO) run . openapi > $$tmp/openapi.json; \
 	npx --no-install spectral lint --quiet --ruleset .spectral.yaml --fail-severity error $$tmp/openapi.json; \
-	mkdir $$tmp/client; cp .ci/apiclient/go.mod .ci/apiclient/go.sum $$tmp/client/; \
+	mkdir $$tmp/client; cp .ci/apiclient/go.mod .ci/apiclient/go.sum .ci/apiclient/use.go $$tmp/client/; \
 	$(OAPI_CODEGEN) -config .ci/apiclient/oapi-codegen.yaml -o $$tmp/client/client.gen.go $$tmp/openapi.json; \
 	(cd $$tmp/client && $(GO) vet ./...); \
-	echo "API document: no Spectral errors; the generated Go client compiles"
+	mkdir $$tmp/ts; cp .ci/apiclient/use.ts $$tmp/ts/; ln -s $(CURDIR)/node_modules $$tmp/ts/node_modules; \
+	npx --no-install openapi-typescript $$tmp/openapi.json -o $$tmp/ts/schema.d.ts --silent; \
+	npx --no-install tsc --noEmit --strict --target es2022 --module esnext --moduleResolution bundler --skipLibCheck $$tmp/ts/use.ts; \
+	echo "API document: no Spectral errors; the generated Go client compiles and the TypeScript client type-checks, each creating a record and saving a route"
 
 ## assets: rebuild the committed CSS and vendored scripts from package.json's pins.
 assets: deps-node
@@ -87,7 +93,8 @@ assets-check: deps-node
 	echo "assets up to date"
 
 deps-node:
-	@[ -d node_modules/tailwindcss ] && [ -d node_modules/htmx.org ] && [ -d node_modules/@scalar/api-reference ] && [ -d node_modules/@stoplight/spectral-cli ] && [ -d node_modules/axe-core ] || npm ci --no-audit --no-fund
+	@[ -d node_modules/tailwindcss ] && [ -d node_modules/htmx.org ] && [ -d node_modules/@scalar/api-reference ] && [ -d node_modules/@stoplight/spectral-cli ] && [ -d node_modules/axe-core ] && \
+	  [ -d node_modules/openapi-typescript ] && [ -d node_modules/openapi-fetch ] && [ -d node_modules/typescript ] || npm ci --no-audit --no-fund
 
 ## deps-system: Debian's PostgreSQL server and Chromium, installed when missing.
 deps-system: deps-pg
