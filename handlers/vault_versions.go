@@ -128,8 +128,3 @@ func (h *Handlers) vaultRestore(c *fiber.Ctx) error {
 	return h.respond(c, Reply{Message: "Entry restored", Data: newVaultEntryDTO(e, nil),
 		Redirect: "/web/vault/versions?project_id=" + url.QueryEscape(in.ProjectID) + "&key=" + url.QueryEscape(in.Key)})
 }
-
-type vaultKeyInput struct {
-	ProjectID string `json:"project_id" form:"project_id" validate:"required"`
-	Key       string `json:"key" form:"key" validate:"required"`
-}
