@@ -377,6 +377,12 @@ func (b *bench) seedWrites(ctx context.Context, operand func(bool, string, strin
 		{"type":"FETCH","depth":2,"local_name":"burn","ref_col":"tickets","limit":` + operand(false, "INTEGER", "10000") + `},
 		{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"counters","ref_property":"n","save":true,"targets":[{"field":"name","value":` + operand(false, "STRING", "c") + `}],"set":` + operand(true, "OTHER", "next") + `},
 		{"type":"RETURN","depth":0,"pairs":[{"id":"n","data":` + operand(true, "OTHER", "next") + `}],"conditions":[]}]}}}`},
+		// The slow caller's work on a route of its own that only reads:
+		// the control of the counter's slow-caller row.
+		{"/route/create", `{"project_id":"bench","route":{"route_id":"burn","route_path":"/burn","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},
+		"params":{"delimiter":"&","pairs":[{"id":"spin","bdtype":"INTEGER"}]},"body":[],"flow":{"blocks":[
+		{"type":"LOOP","depth":0,"local_name":"i","min":` + operand(false, "INTEGER", "0") + `,"max":` + operand(true, "OTHER", "spin") + `},
+		{"type":"FETCH","depth":1,"local_name":"burn","ref_col":"tickets","limit":` + operand(false, "INTEGER", "10000") + `}]}}}`},
 		{"/route/create", `{"project_id":"bench","route":{"route_id":"open_tickets","route_path":"/tickets/open","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},
 		"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[
 		{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"tickets","match":[{"id":"status","data":` + operand(false, "STRING", "open") + `}],"sort":{"property":"_id","descending":true},"limit":` + operand(false, "INTEGER", "20") + `},

@@ -174,7 +174,7 @@ func (b *bench) measure(ctx context.Context) error {
 		}
 		slowPath := "/x/bench/inc?spin=" + strconv.Itoa(spin)
 		withSlow, alone, err := alternate(b.rounds, func() (result, error) {
-			stop := b.slowCaller(slowPath)
+			stop := b.slowCaller("POST", slowPath)
 			r, err := b.wrkMethod("POST /x/… (counter, one slow caller beside)", "POST", "/x/bench/inc", "Accept: application/json")
 			slow := stop()
 			fmt.Printf("  the slow caller's runs meanwhile: %d\n", slow)
@@ -186,6 +186,21 @@ func (b *bench) measure(ctx context.Context) error {
 			return err
 		}
 		add(withSlow, alone, "≥ 0.5", withSlow.rps >= 0.5*alone.rps && withSlow.errors == 0)
+		// The control: the same slow work on a route of its own that only
+		// reads, so never in the counter's batches. What the slow caller
+		// costs here is the machine its runs take, not batches waiting.
+		withReader, alone2, err := alternate(b.rounds, func() (result, error) {
+			stop := b.slowCaller("GET", "/x/bench/burn?spin="+strconv.Itoa(spin))
+			r, err := b.wrkMethod("POST /x/… (counter, the slow work on another route beside)", "POST", "/x/bench/inc", "Accept: application/json")
+			stop()
+			return r, err
+		}, func() (result, error) {
+			return b.wrkMethod("POST /x/… (counter, without it)", "POST", "/x/bench/inc", "Accept: application/json")
+		})
+		if err != nil {
+			return err
+		}
+		add(withReader, alone2, "(control)", true)
 		return nil
 	}
 	// matchLoad loads a FETCH with match and limit 20 in 100,000 records,
@@ -419,9 +434,10 @@ func (b *bench) slowSpin(ctx context.Context) (int, error) {
 	return spin, ctx.Err()
 }
 
-// slowCaller sends runs of path one after the other over one connection
-// until the function it returns is called, which returns how many it sent.
-func (b *bench) slowCaller(path string) (stop func() int) {
+// slowCaller sends requests of method to path one after the other over one
+// connection until the function it returns is called, which returns how
+// many it sent.
+func (b *bench) slowCaller(method, path string) (stop func() int) {
 	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}, Timeout: 10 * time.Second}
 	done := make(chan struct{})
 	sent := make(chan int)
@@ -434,7 +450,13 @@ func (b *bench) slowCaller(path string) (stop func() int) {
 				return
 			default:
 			}
-			resp, err := client.Post(b.base+path, "application/json", nil)
+			req, err := http.NewRequest(method, b.base+path, nil)
+			if err != nil {
+				<-done
+				sent <- n
+				return
+			}
+			resp, err := client.Do(req)
 			if err == nil {
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
