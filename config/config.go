@@ -1,4 +1,4 @@
-// Package config reads Stencil's settings from the environment (SPEC §1) and,
+// Package config reads Stencil's settings from the environment (docs/operations.md) and,
 // in development, generates the secrets that production must be given.
 package config
 
@@ -52,7 +52,7 @@ type Config struct {
 	// its own; DebugAddr serves net/http/pprof, on a loopback address only.
 	MetricsAddr string
 	DebugAddr   string
-	// Mail (SPEC §11): SMTP is the server messages go to (nil: none, every
+	// Mail (docs/mail.md): SMTP is the server messages go to (nil: none, every
 	// message is held); MailFrom their sender; MailRate the recipients a
 	// second one project's messages reach at most; MailBacklog the
 	// messages a project may have waiting before its routes' EMAIL blocks
@@ -67,7 +67,7 @@ type Config struct {
 	// its own: if the instance dies, another takes the message after it.
 	MailLease time.Duration
 	// VaultVersions is how many older values of a vault entry are kept
-	// (SPEC §12).
+	// (docs/events.md).
 	VaultVersions int
 	// EventRetention is how long the event log keeps an event
 	// (EVENT_RETENTION, 90 days by default).

@@ -1,4 +1,4 @@
-// Package engine runs routes (SPEC §9): Compile turns a route into a Plan
+// Package engine runs routes (docs/engine.md): Compile turns a route into a Plan
 // once, and Run runs a plan for one request against an Env, the small
 // interface through which a run reads and writes collections, reads the
 // vault and queues email. The engine itself does no I/O, so it is tested

@@ -216,7 +216,7 @@ type Plan struct {
 	HasVault bool
 	// Writes says whether the flow holds a block that writes records
 	// (CREATE, UPDATE, SIMPLE_UPDATE): such a run is one SERIALIZABLE
-	// transaction from its first block (SPEC §9.5).
+	// transaction from its first block (docs/engine.md).
 	Writes  bool
 	Version int64 // the version of the stored route it was made from
 	// Warnings are what Compile finds doubtful but runs all the same:

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Router matches request paths of one project to its routes (SPEC §9.1):
+// Router matches request paths of one project to its routes (docs/engine.md):
 // a ":name" segment matches any one segment and binds it; a literal
 // segment wins over a ":name" segment in the same place. Empty segments
 // are ignored, so "/books/" is "/books".

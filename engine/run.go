@@ -18,7 +18,7 @@ import (
 	"stencil/flow"
 )
 
-// Limits bound one run (SPEC §9.4).
+// Limits bound one run (docs/engine.md).
 type Limits struct {
 	Steps   int           // block executions (a LOOP's every turn counts)
 	Time    time.Duration // wall time
@@ -33,7 +33,7 @@ type Limits struct {
 	Shared *Budget
 }
 
-// DefaultLimits are the limits of SPEC §9.4, and 64 MiB of memory.
+// DefaultLimits are the limits of docs/engine.md, and 64 MiB of memory.
 var DefaultLimits = Limits{Steps: 100_000, Time: 5 * time.Second, Records: 10_000, Answer: 4 << 20, Memory: 64 << 20}
 
 // ErrBusy ends a run the service has no room for now: the memory runs
@@ -598,7 +598,7 @@ func (r *runner) field(rec *stored, path []string) any {
 }
 
 // holds reads tests left to right, each joined to the one before by that
-// one's next (SPEC §9.2); an empty list holds.
+// one's next (docs/engine.md); an empty list holds.
 func (r *runner) holds(tests []test) bool {
 	ok := true
 	for i := range tests {
@@ -1015,7 +1015,7 @@ func (r *runner) sel(s *step, q Query) ([]Record, error) {
 	return recs, nil
 }
 
-// fetchQuery is what a FETCH reads: its match, sort and limit (SPEC §9.5).
+// fetchQuery is what a FETCH reads: its match, sort and limit (docs/engine.md).
 func (r *runner) fetchQuery(s *step) (Query, error) {
 	q := Query{Sort: s.path, Descending: s.desc}
 	for _, p := range s.pairs {

@@ -329,7 +329,7 @@ func (e *equality) equal(a, b any) bool {
 	return false
 }
 
-// compare applies a comparison (SPEC §9.2): numbers numerically, strings
+// compare applies a comparison (docs/engine.md): numbers numerically, strings
 // by code point; an order between values that are not both numbers or both
 // strings does not hold.
 func compare(op opcode, a, b any, stop late) bool {

@@ -32,7 +32,7 @@ type field struct {
 }
 
 // blockFields lists each block type's fields, in the order they are encoded
-// (SPEC §6.2).
+// (docs/routes.md).
 var blockFields = map[string][]field{
 	"FETCH": {{name: "local_name", kind: kText, required: true}, {name: "ref_col", kind: kText, required: true},
 		{name: "match", kind: kPairs}, {name: "sort", kind: kSortN}, {name: "limit", kind: kOperandN}},
@@ -41,7 +41,7 @@ var blockFields = map[string][]field{
 		{name: "data", kind: kOperands}, {name: "conditions", kind: kConditions}},
 	"CONDITION": {{name: "conditions", kind: kConditions}, {name: "action", kind: kEnum, enum: Actions}, {name: "fail", kind: kFailN}},
 	"LOOP": {{name: "local_name", kind: kText, required: true}, {name: "min", kind: kOperand}, {name: "max", kind: kOperand},
-		{name: "step", kind: kOperandN}}, // null or absent: 1 (SPEC §9.3)
+		{name: "step", kind: kOperandN}}, // null or absent: 1 (docs/engine.md)
 	"FILTER": {{name: "local_name", kind: kText, required: true}, {name: "source", kind: kText, required: true},
 		{name: "ref_property", kind: kText}, {name: "filters", kind: kFilters}},
 	"PROPERTY": {{name: "local_name", kind: kText, required: true}, {name: "data", kind: kOperand},

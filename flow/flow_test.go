@@ -157,7 +157,7 @@ func TestValidateRouteRules(t *testing.T) {
 	}
 }
 
-// substitutedPath lists, independently of walk.go, every field SPEC §6.4
+// substitutedPath lists, independently of walk.go, every field docs/routes.md
 // says is substituted.
 var substitutedPath = regexp.MustCompile(`^(route_id|route_path|auth_jwt\.field|auth_jwt\.ref_col|params\.delimiter|params\.pairs\[\d+\]\.id|body\[\d+\]\.id|` +
 	`flow\.blocks\[\d+\]\.(local_name|ref_col|ref_property|ref_object|source|templatestring|key|additional|template|fail\.message|` +

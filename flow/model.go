@@ -1,4 +1,4 @@
-// Package flow is the route and route-template model of SPEC §6: the
+// Package flow is the route and route-template model of docs/routes.md: the
 // documents, their strict decoding (every fault named by its path), their
 // structural validation, placeholder substitution and lint. Pure Go, no I/O.
 package flow
@@ -16,7 +16,7 @@ var (
 	BlockTypes     = []string{"FETCH", "ASSIGNMENT", "TEMPLATE", "CONDITION", "LOOP", "FILTER", "PROPERTY", "FUNCTION", "OBJECT", "UPDATE", "SIMPLE_UPDATE", "CREATE", "RETURN", "VAULT", "EMAIL", "DELETE"}
 )
 
-// Route is a request definition and its flow (SPEC §6.1).
+// Route is a request definition and its flow (docs/routes.md).
 type Route struct {
 	ProjectID string       `json:"project_id"`
 	RouteID   string       `json:"route_id"`
@@ -63,7 +63,7 @@ type TemplateRef struct {
 	Values  map[string]string `json:"values,omitempty"`
 }
 
-// Template is a reusable route blueprint (SPEC §6.3).
+// Template is a reusable route blueprint (docs/routes.md).
 type Template struct {
 	ID          int64      `json:"id"`
 	Name        string     `json:"name"`

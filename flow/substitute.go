@@ -15,7 +15,7 @@ import (
 var variableKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
 
 // MaxRouteBytes is the largest route, as JSON, that applying a template
-// may make (SPEC §6.4 rule 6).
+// may make (docs/routes.md rule 6).
 const MaxRouteBytes = 1 << 20
 
 // substitution fills placeholders while keeping count of how much the
@@ -100,7 +100,7 @@ func placeholders(s string) []string {
 	}
 }
 
-// Apply fills the template's placeholders for project (SPEC §6.4): each
+// Apply fills the template's placeholders for project (docs/routes.md): each
 // variable takes its supplied value, else its default. A variable with
 // neither, or a supplied key that is not declared, is a problem under
 // "values.<key>". Substitution works on the parsed structure, so no value

@@ -43,7 +43,7 @@ func normalize(params *Params, body *[]Param, flow *Flow) {
 	}
 }
 
-// ValidateRoute checks a route: its structure and the rules of SPEC §6.1
+// ValidateRoute checks a route: its structure and the rules of docs/routes.md
 // (identifier and path patterns, body only for POST, PUT and PATCH).
 func ValidateRoute(r Route, prefix string) Problems {
 	p := Problems{}
@@ -60,7 +60,7 @@ func ValidateRoute(r Route, prefix string) Problems {
 }
 
 // ValidateTemplate checks a template: its structure, its name and its
-// variables (SPEC §6.3). Its route_id and route_path may hold placeholders;
+// variables (docs/routes.md). Its route_id and route_path may hold placeholders;
 // they are checked as route fields once a route is made from them.
 func ValidateTemplate(t Template, prefix string) Problems {
 	p := Problems{}
@@ -110,7 +110,7 @@ func checkRequest(method string, auth AuthJWT, params Params, body []Param, temp
 		p.add(at("auth_jwt.ref_col"), "is required when auth_jwt is active")
 	}
 	// In a template, a delimiter with a placeholder is checked once a route
-	// is made from it (SPEC §6.4 rule 6).
+	// is made from it (docs/routes.md rule 6).
 	if n := utf8.RuneCountInString(params.Delimiter); (n < 1 || n > 5) && !(template && len(placeholders(params.Delimiter)) > 0) {
 		p.add(at("params.delimiter"), "must be 1–5 characters")
 	}
@@ -283,7 +283,7 @@ func oneOf(values []string) string {
 	return "must be one of " + strings.Join(values, ", ")
 }
 
-// FailStatus says whether status may be a FAIL's answer (SPEC §9.5): an
+// FailStatus says whether status may be a FAIL's answer (docs/engine.md): an
 // error status. A 1xx would leave the client waiting for the real answer,
 // and a 2xx or 3xx would read as success.
 func FailStatus(status int) bool { return status >= 400 && status <= 599 }

@@ -2,7 +2,7 @@ package flow
 
 import "fmt"
 
-// The fields substitution touches (SPEC §6.4) are visited here and nowhere
+// The fields substitution touches (docs/routes.md) are visited here and nowhere
 // else; Apply rewrites them, Lint reads them.
 
 // visitor is called with the path and address of each substitutable string.

@@ -31,7 +31,7 @@ const variableTemplate = `{"name":%q,"description":"d","method":"GET","route_id"
 	"flow":{"blocks":[]}}`
 
 // TestApplyMakesOnlyValidRoutes: the substituted route meets the route rules
-// (SPEC §6.4 rule 6), null values take the default, a placeholder delimiter
+// (docs/routes.md rule 6), null values take the default, a placeholder delimiter
 // is a valid template.
 func TestApplyMakesOnlyValidRoutes(t *testing.T) {
 	ta, _, h := vaultApp(t)

@@ -124,14 +124,14 @@ func bearerToken(c *fiber.Ctx) (string, bool) {
 
 // checkUID enforces the compatibility parameter uid: every occurrence, in
 // the query and the body, repeated or not, must be the authenticated user's
-// id (SPEC §2.2), except in the event log's query.
+// id (docs/architecture.md), except in the event log's query.
 func (h *Handlers) checkUID(c *fiber.Ctx) error {
 	// A method the path does not take is answered 405 by the router, not
 	// judged by a rule of the handlers it never reaches.
 	if allow := h.allowed(c.Path()); len(allow) > 0 && !slices.Contains(allow, c.Method()) {
 		return c.Next()
 	}
-	// The event log's uid is its filter by user (SPEC §12), not the
+	// The event log's uid is its filter by user (docs/events.md), not the
 	// caller's own id.
 	if p := c.Path(); p == "/event/fetch" || p == "/web/events" {
 		return c.Next()

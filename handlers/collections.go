@@ -16,7 +16,7 @@ import (
 	"stencil/store"
 )
 
-// collectionDTO is a collection as the API shows it (SPEC §8).
+// collectionDTO is a collection as the API shows it (docs/collections.md).
 type collectionDTO struct {
 	ProjectID   string    `json:"project_id"`
 	ID          string    `json:"id"`

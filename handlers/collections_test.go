@@ -35,7 +35,7 @@ func TestCollectionsAPI(t *testing.T) {
 		{name: "data that is null", method: "POST", path: "/data/create", headers: h, body: `{"project_id":"shop","collection_id":"books","data":null}`, status: 400},
 		{name: "no data", method: "POST", path: "/data/create", headers: h, body: `{"project_id":"shop","collection_id":"books"}`, status: 400, want: []string{"data is required"}},
 		{name: "data over 64 KiB", method: "POST", path: "/data/create", headers: h, body: big, status: 422, want: []string{`"data":"must be at most 64 KiB`}},
-		// SPEC §2.2: text with NUL or that is not Unicode never reaches the
+		// docs/architecture.md: text with NUL or that is not Unicode never reaches the
 		// database — also when it is spelled as a JSON escape (PostgreSQL's
 		// jsonb refuses \u0000 and a lone surrogate: a 500 before).
 		{name: "a lone surrogate in data", method: "POST", path: "/data/create", headers: h, body: `{"project_id":"shop","collection_id":"books","data":{"a":"\ud800"}}`,

@@ -6,7 +6,7 @@ import (
 	"stencil/store"
 )
 
-// configDTO is a config as the API shows it (SPEC §4.3).
+// configDTO is a config as the API shows it (docs/security.md).
 type configDTO struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`

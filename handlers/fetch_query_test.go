@@ -16,7 +16,7 @@ import (
 
 // TestFetchNewestOpen: a route reading "the 20 newest records with status
 // open" of a collection of 100,000 answers them, in order, and its read
-// is planned on the collection's GIN index (SPEC §9.5); a FETCH without a
+// is planned on the collection's GIN index (docs/engine.md); a FETCH without a
 // limit of such a collection is still the fault it was.
 func TestFetchNewestOpen(t *testing.T) {
 	ta, h := runApp(t)

@@ -151,7 +151,7 @@ func as(token string) map[string]string {
 	return map[string]string{"Accept": "application/json", "Authorization": "Bearer " + token}
 }
 
-// Ways of asking for the same resource (SPEC §2.4).
+// Ways of asking for the same resource (docs/architecture.md).
 var (
 	asBrowserHeaders = map[string]string{"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
 	asHTMXHeaders    = map[string]string{"Accept": "*/*", "HX-Request": "true"}

@@ -30,7 +30,7 @@ type hostileRequest struct {
 }
 
 // parserWords are fragments of library or parser text that must never reach
-// a client (SPEC §2.3).
+// a client (docs/architecture.md).
 var parserWords = []string{"schema:", "multipart:", "json:", "strconv", "unmarshal", "invalid character", "reflect",
 	"fasthttp", "struct", "goroutine", "SQLSTATE", "pgx", "listQuery", "Input", ".go:", "runtime error"}
 

@@ -18,7 +18,7 @@ import (
 	"stencil/flow"
 )
 
-// Request limits beyond Fiber's own (SPEC §2.3).
+// Request limits beyond Fiber's own (docs/architecture.md).
 const (
 	maxURLBytes      = 8 << 10  // longer request targets are 431
 	maxJSONDepth     = 64       // deeper JSON is 400: no document of ours nests this far
@@ -99,7 +99,7 @@ func transportError(err error) error {
 }
 
 // checkInput refuses, before any handler runs, what no handler may see
-// (SPEC §2.2): an over-long URL, a body of a type no endpoint takes, and text
+// (docs/architecture.md): an over-long URL, a body of a type no endpoint takes, and text
 // that holds NUL or is not UTF-8 in any parameter or JSON string.
 func (h *Handlers) checkInput(c *fiber.Ctx) error {
 	// The header's bytes, as sent: Request.RequestURI would rebuild them
@@ -139,7 +139,7 @@ var errUnsupportedMedia = fiber.NewError(fiber.StatusUnsupportedMediaType,
 	"send the body as application/json (or application/x-www-form-urlencoded from a form)")
 
 // documentBody guards the endpoints that take template and route
-// documents: JSON only, at most 1 MiB (SPEC §2.3).
+// documents: JSON only, at most 1 MiB (docs/architecture.md).
 func documentBody(c *fiber.Ctx) error {
 	switch {
 	case len(c.Body()) > documentMaxBytes:
@@ -341,7 +341,7 @@ func scanJSON(body []byte, root string) error {
 	}
 }
 
-// cut shortens an input value for a message (SPEC §2.3), its control
+// cut shortens an input value for a message (docs/architecture.md), its control
 // characters written as \u escapes: a message never echoes one.
 func cut(s string) string {
 	if utf8.RuneCountInString(s) > maxEchoedChars {

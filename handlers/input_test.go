@@ -14,7 +14,7 @@ import (
 )
 
 // TestContractDefects holds one row for each hostile request that once got
-// a 500, a page, a bare text line, or parser words (SPEC §2.2, §2.3).
+// a 500, a page, a bare text line, or parser words (docs/architecture.md, §2.3).
 func TestContractDefects(t *testing.T) {
 	ta, keeper, h := vaultApp(t)
 	other := ta.newUser(t, "other", "VIEWER")

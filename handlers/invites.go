@@ -17,7 +17,7 @@ import (
 	"stencil/store"
 )
 
-// How long invitation and reset links stay good (SPEC §11).
+// How long invitation and reset links stay good (docs/mail.md).
 const (
 	invitationTTL = 7 * 24 * time.Hour
 	resetTTL      = time.Hour

@@ -10,7 +10,7 @@ import (
 	"stencil/store"
 )
 
-// listQuery is the paging input of every list endpoint (SPEC §2.2).
+// listQuery is the paging input of every list endpoint (docs/architecture.md).
 type listQuery struct {
 	Offset int    `query:"offset" json:"offset" validate:"min=0"`
 	Limit  *int   `query:"limit" json:"limit" validate:"omitempty,min=1,max=1000"`

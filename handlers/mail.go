@@ -13,7 +13,7 @@ import (
 	"stencil/store"
 )
 
-// emailTemplateDTO is an email template as the API shows it (SPEC §11).
+// emailTemplateDTO is an email template as the API shows it (docs/mail.md).
 type emailTemplateDTO struct {
 	ProjectID string    `json:"project_id"`
 	Name      string    `json:"name"`

@@ -19,7 +19,7 @@ const defaultHashWait = 5 * time.Second
 var errHashingBusy = fiber.NewError(fiber.StatusServiceUnavailable, "too many sign-ins at once; try again in a moment")
 
 // hashing runs fn — an argon2id hash or check — in one of the bounded slots
-// (one per core, at least two; SPEC §2.5 allows two per core): each holds
+// (one per core, at least two; docs/security.md allows two per core): each holds
 // 64 MiB while it runs and keeps two cores busy, so a burst of sign-ins waits
 // its turn instead of exhausting memory.
 func (h *Handlers) hashing(c *fiber.Ctx, fn func()) error {

@@ -229,7 +229,7 @@ func TestIdentityPermissionTable(t *testing.T) {
 	})
 }
 
-// TestDataPermissionTable: collections and records (SPEC §8) by role and
+// TestDataPermissionTable: collections and records (docs/collections.md) by role and
 // membership — members only, ROOT included; ADMIN and up manage
 // collections, AUTHOR and up write records.
 func TestDataPermissionTable(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"stencil/store"
 )
 
-// routeDTO is a route as the API shows it (SPEC §6.1), with its metadata.
+// routeDTO is a route as the API shows it (docs/routes.md), with its metadata.
 type routeDTO struct {
 	flow.Route
 	CreatedBy *int64    `json:"created_by"`
@@ -35,7 +35,7 @@ type routeInput struct {
 	RouteID    string          `json:"route_id"`
 	Route      json.RawMessage `json:"route" validate:"required"`
 	TemplateID int64           `json:"template_id" validate:"omitempty,min=1"`
-	// Note is kept with the version the save makes (SPEC §12).
+	// Note is kept with the version the save makes (docs/routes.md).
 	Note string `json:"note" validate:"max=500,plain_text"`
 }
 

@@ -156,7 +156,7 @@ func (h *Handlers) projectShow(c *fiber.Ctx) error {
 	id := c.Query("project_id", c.Query("id"))
 	if id == "" {
 		// Present but empty breaks a rule (422); absent is missing (400), as
-		// for every other operation (SPEC §2.3).
+		// for every other operation (docs/architecture.md).
 		if c.Context().QueryArgs().Has("project_id") || c.Context().QueryArgs().Has("id") {
 			return &ValidationError{Fields: map[string]string{"project_id": "must not be empty"}}
 		}

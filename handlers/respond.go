@@ -27,7 +27,7 @@ type Reply struct {
 	Event    string   // htmx: an event to trigger on the page (HX-Trigger), e.g. to refresh a list
 }
 
-// envelope is the JSON shape of every response (SPEC §2.1).
+// envelope is the JSON shape of every response (docs/architecture.md).
 type envelope struct {
 	Status   int      `json:"status"`
 	Message  string   `json:"message"`

@@ -59,7 +59,7 @@ func main() {
 // oapi-codegen from /x/shop/openapi.json calls every route of the project
 // — one whose query is split on ";", one whose FAIL has no fail object,
 // one with typed RETURNs and a path parameter — and every answer has a
-// status and body the document lists (SPEC §10).
+// status and body the document lists (docs/routes.md).
 func TestRouteDocumentGeneratesAWorkingClient(t *testing.T) {
 	ta, h := runApp(t)
 	sum := runnable{id: "sum", method: "GET", path: "/sum", params: `[{"id":"a","bdtype":"INTEGER"},{"id":"b","bdtype":"STRING"}]`, blocks: []string{

@@ -25,7 +25,7 @@ const projectDocPath = "/openapi.json"
 type obj = map[string]any
 
 // projectDocument is the OpenAPI 3.1 document of a project's routes
-// (SPEC §10): a path for each route_path (":name" as "{name}"), an
+// (docs/routes.md): a path for each route_path (":name" as "{name}"), an
 // operation for each route with its path, query and body inputs typed by
 // their bdtype, bearer security where auth_jwt is on, and the statuses the
 // route can answer — 200, its FAILs, 400 for bad inputs, 401 and 403 for

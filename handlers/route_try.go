@@ -18,7 +18,7 @@ import (
 	"stencil/store"
 )
 
-// The trace of a run (SPEC §10).
+// The trace of a run (docs/routes.md).
 const (
 	previewMax   = 200      // characters of a value's preview
 	valueMax     = 64 << 10 // bytes of a value's whole text, when its preview is cut

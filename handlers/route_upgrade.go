@@ -15,7 +15,7 @@ import (
 	"stencil/store"
 )
 
-// Upgrading a route from its template (SPEC §12): the template's newest
+// Upgrading a route from its template (docs/routes.md): the template's newest
 // version, applied with the values the route was made with, is merged
 // with what the route's own edits changed since (flow.MergeRoutes).
 

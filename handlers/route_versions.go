@@ -17,7 +17,7 @@ import (
 	"stencil/store"
 )
 
-// Route versions (SPEC §12): every save keeps the whole document; members
+// Route versions (docs/routes.md): every save keeps the whole document; members
 // read them and compare any two; AUTHOR members and up restore one.
 
 // versionDTO is a kept version of a route or template as the API shows

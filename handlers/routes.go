@@ -19,7 +19,7 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Get("/openapi.json", h.apiDocShow)
 	app.Get("/scalar", h.apiViewerShow)
 
-	// Routes of projects (SPEC §9): JSON for every caller, no session;
+	// Routes of projects (docs/engine.md): JSON for every caller, no session;
 	// a route with auth_jwt reads the caller's bearer token itself.
 	app.All("/x/*", h.runRoute)
 
@@ -40,7 +40,7 @@ func Routes(app *fiber.App, h *Handlers) {
 	app.Post("/web/login", h.loginCreate)
 	app.Post("/web/logout", h.logout)
 
-	// Invitations and password resets: by one-time links (SPEC §11).
+	// Invitations and password resets: by one-time links (docs/mail.md).
 	app.Get("/web/invite", h.inviteShow)
 	app.Post("/user/invite/accept", h.inviteAccept)
 	app.Get("/web/forgot", h.forgotShow)

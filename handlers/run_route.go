@@ -20,12 +20,12 @@ import (
 	"stencil/store"
 )
 
-// routeBodyMaxBytes bounds the JSON body a route takes (SPEC §9.1).
+// routeBodyMaxBytes bounds the JSON body a route takes (docs/engine.md).
 const routeBodyMaxBytes = 1 << 20
 
 // runRoute answers /x/<api_path><route_path>: it finds the route, reads
 // its inputs, checks its caller when auth_jwt is on, runs it in one
-// transaction and answers what the run answers (SPEC §9). The answers are
+// transaction and answers what the run answers (docs/engine.md). The answers are
 // JSON for every caller; the run goes to the run log.
 func (h *Handlers) runRoute(c *fiber.Ctx) error {
 	start := time.Now()
@@ -85,7 +85,7 @@ func (h *Handlers) runRoute(c *fiber.Ctx) error {
 }
 
 // overRate says whether a request of client at project's routes is over
-// the project's rate limit (SPEC §9.5), counted in PostgreSQL so that the
+// the project's rate limit (docs/engine.md), counted in PostgreSQL so that the
 // limit holds across instances.
 func (h *Handlers) overRate(ctx context.Context, project *projectRoutes, client string) (bool, error) {
 	if project.rate <= 0 {
@@ -201,7 +201,7 @@ var busyResult = engine.Result{Status: fiber.StatusServiceUnavailable, Ended: "B
 // run's caller, ending, fault and attempts. A plan that writes runs in one
 // SERIALIZABLE transaction from its first block and, when that fails to
 // serialize or deadlocks, runs again from the start after a short jittered
-// back-off, until it commits or its time is up (SPEC §9.5).
+// back-off, until it commits or its time is up (docs/engine.md).
 func (h *Handlers) execute(ctx context.Context, plan *engine.Plan, req routeRequest, run *store.Run, opts runOptions) (engine.Result, error) {
 	vars, caller, err := h.routeInputs(ctx, plan.Route, req)
 	if caller == nil {
@@ -497,7 +497,7 @@ func errorJSON(status int, message string) []byte {
 	return b
 }
 
-// routeInputs reads a request's variables (SPEC §9.1): path parameters,
+// routeInputs reads a request's variables (docs/engine.md): path parameters,
 // the declared query parameters split on the route's delimiter and typed,
 // the declared body fields typed, and — when auth_jwt is on — the caller
 // and its record as auth.

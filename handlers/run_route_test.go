@@ -494,7 +494,7 @@ func TestRoutesFollowOtherInstances(t *testing.T) {
 
 // TestRunPathParameterText: a path parameter holding NUL or bytes that
 // are not UTF-8 is refused with 400 naming it, as a query parameter or a
-// body field is (SPEC §2.2), before the run reaches PostgreSQL; the run
+// body field is (docs/architecture.md), before the run reaches PostgreSQL; the run
 // log has it. (app.Test unescapes the path, so these go through a
 // listener as sent.)
 func TestRunPathParameterText(t *testing.T) {
@@ -545,7 +545,7 @@ func TestRunPathParameterText(t *testing.T) {
 }
 
 // TestLoopStepDefaults: a LOOP's step may be absent or null, and counts by
-// 1 (SPEC §9.3); a step of 0 is still a fault.
+// 1 (docs/engine.md); a step of 0 is still a fault.
 func TestLoopStepDefaults(t *testing.T) {
 	ta, h := runApp(t)
 	body := func(step string) []string {

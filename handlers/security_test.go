@@ -23,7 +23,7 @@ import (
 	"stencil/store/storetest"
 )
 
-// TestSafeNext is the table of post-login destinations (SPEC §2.5).
+// TestSafeNext is the table of post-login destinations (docs/security.md).
 func TestSafeNext(t *testing.T) {
 	for next, want := range map[string]string{
 		"/":                                  "/",

@@ -33,7 +33,7 @@ type loginInput struct {
 }
 
 // loginResponse is the one answer whose fields stand beside status and
-// message instead of under data (SPEC §4.2).
+// message instead of under data (docs/security.md).
 type loginResponse struct {
 	Status  int     `json:"status"`
 	Message string  `json:"message"`
@@ -174,7 +174,7 @@ func (h *Handlers) logout(c *fiber.Ctx) error {
 
 // safeNext keeps a post-login destination on this site: a path that starts
 // with one /, holds no \\, and no control or white-space character
-// (SPEC §2.5); anything else lands on /.
+// (docs/security.md); anything else lands on /.
 func safeNext(next string) string {
 	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsRune(next, '\\') ||
 		strings.ContainsFunc(next, func(r rune) bool { return unicode.IsControl(r) || unicode.IsSpace(r) || r == utf8.RuneError }) {

@@ -12,7 +12,7 @@ import (
 	"stencil/store"
 )
 
-// Template versions (SPEC §12): every save of a template keeps it whole;
+// Template versions (docs/routes.md): every save of a template keeps it whole;
 // whoever reads the template reads its versions; AUTHOR and up restore one.
 
 type templateVersionsQuery struct {

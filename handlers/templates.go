@@ -17,7 +17,7 @@ import (
 	"stencil/store"
 )
 
-// templateDTO is a template as the API shows it (SPEC §6.3).
+// templateDTO is a template as the API shows it (docs/routes.md).
 type templateDTO struct {
 	flow.Template
 	CreatedBy *int64    `json:"created_by"`
@@ -34,7 +34,7 @@ func newTemplateDTO(t store.RouteTemplate) templateDTO {
 // ignored on input, as is the compatibility field uid.
 var readOnlyFields = []string{"uid", "created_by", "created_at", "updated_at", "version"}
 
-// saveNote takes the note of a save (SPEC §12) out of a document body: at
+// saveNote takes the note of a save (docs/routes.md) out of a document body: at
 // most 500 characters, no control characters.
 func saveNote(doc map[string]any) (string, error) {
 	raw, ok := doc["note"]
@@ -339,7 +339,7 @@ func (h *Handlers) templateApply(c *fiber.Ctx) error {
 		return err
 	}
 	route.Normalize()
-	// The result must be a route that could be saved (SPEC §6.4 rule 6).
+	// The result must be a route that could be saved (docs/routes.md rule 6).
 	if err := problems(flow.ValidateRoute(route, "")); err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"stencil/store"
 )
 
-// userDTO is a user as the API shows it (SPEC §4.2); password and
+// userDTO is a user as the API shows it (docs/security.md); password and
 // reset_token are always empty.
 type userDTO struct {
 	ID             int64    `json:"id"`

@@ -150,7 +150,7 @@ func (h *Handlers) vaultShow(c *fiber.Ctx) error {
 		return err
 	}
 	if c.Method() == fiber.MethodHead {
-		// No value is returned, so nothing is read or logged (SPEC §5.4).
+		// No value is returned, so nothing is read or logged (docs/vaults.md).
 		_, err := h.store.VaultEntryInfo(c.UserContext(), q.ProjectID, q.Key)
 		return err
 	}
@@ -201,7 +201,7 @@ func (h *Handlers) vaultUpdate(c *fiber.Ctx) error {
 }
 
 // vaultDelete answers DELETE /vault/delete: the entry and every version it
-// kept are gone at once, for good (SPEC §12).
+// kept are gone at once, for good (docs/vaults.md).
 func (h *Handlers) vaultDelete(c *fiber.Ctx) error {
 	var q vaultKeyQuery
 	if err := bindQuery(c, &q); err != nil {

@@ -15,7 +15,7 @@ import (
 	"stencil/store"
 )
 
-// .env import and export (SPEC §12): a file pasted or uploaded is parsed
+// .env import and export (docs/vaults.md): a file pasted or uploaded is parsed
 // as common .env parsers read it (parseEnv: comments, export, single
 // quotes taken literally, double quotes with JSON escapes; no $NAME
 // expansion; lines of any length), its keys compared with the vault's, and
@@ -204,7 +204,7 @@ func (h *Handlers) vaultExport(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+url.PathEscape(q.ProjectID)+`.env"`)
 	c.Set(fiber.HeaderContentType, "text/plain; charset=utf-8")
 	if c.Method() == fiber.MethodHead {
-		return nil // no value is returned, so none is read or logged (SPEC §5.4)
+		return nil // no value is returned, so none is read or logged (docs/vaults.md)
 	}
 	ev := vaultAccess(c, q.ProjectID, "")
 	values := map[string]string{}

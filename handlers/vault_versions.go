@@ -12,7 +12,7 @@ import (
 	"stencil/store"
 )
 
-// Vault versions (SPEC §12): an update keeps the value it replaces; an
+// Vault versions (docs/vaults.md): an update keeps the value it replaces; an
 // ADMIN reads an older one (logged with its number) and restores it.
 
 // vaultVersionDTO is a version of an entry: never its value.

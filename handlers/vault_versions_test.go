@@ -72,7 +72,7 @@ func TestVaultVersionsAndDelete(t *testing.T) {
 	}
 
 	// Delete is permanent: the entry and every version go at once, and
-	// the key is free again (SPEC §12).
+	// the key is free again (docs/vaults.md).
 	if status, body := ta.call(t, "DELETE", "/vault/delete?project_id=shop&key=API_KEY", "", a); status != 403 {
 		t.Fatalf("an author deleted: %d %s", status, body)
 	}

@@ -1,4 +1,4 @@
-// Package mail renders and delivers the outbox's messages (SPEC §11): a
+// Package mail renders and delivers the outbox's messages (docs/mail.md): a
 // project's email templates filled from an EMAIL block's pairs, sent over
 // SMTP by a worker in every instance.
 package mail

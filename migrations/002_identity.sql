@@ -1,5 +1,5 @@
 -- Users, projects and their members, personal access tokens, configs and
--- login attempts (SPEC §3, §4). Every uniqueness rule is a constraint here.
+-- login attempts (docs/security.md, §4). Every uniqueness rule is a constraint here.
 
 CREATE TABLE users (
     id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -1,4 +1,4 @@
--- Vaults (SPEC §5): one encrypted key-value store per project, and the log
+-- Vaults (docs/vaults.md): one encrypted key-value store per project, and the log
 -- of every access. Values are stored only sealed (AES-256-GCM), with the id
 -- of the master key that sealed them.
 

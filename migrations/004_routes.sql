@@ -1,4 +1,4 @@
--- Route templates and routes (SPEC §6). The request definition and flow are
+-- Route templates and routes (docs/routes.md). The request definition and flow are
 -- one JSON document each; the columns that rules and lists need stand beside it.
 
 CREATE TABLE route_templates (

@@ -1,4 +1,4 @@
--- Collections (SPEC §8): the data routes read and write. A collection
+-- Collections (docs/collections.md): the data routes read and write. A collection
 -- belongs to one project; its records are JSON objects.
 
 CREATE TABLE collections (

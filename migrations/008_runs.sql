@@ -1,4 +1,4 @@
--- Running routes (SPEC §9): route versions for the engine's plan caches,
+-- Running routes (docs/engine.md): route versions for the engine's plan caches,
 -- change notices for every instance's route table, vault reads by routes,
 -- the outbox of EMAIL blocks, and the run log.
 

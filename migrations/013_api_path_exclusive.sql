@@ -1,6 +1,6 @@
 -- A project's api_path owns a URL space under /x: no project's path may
 -- equal another's (whatever the case, however many slashes) or lie inside
--- it by whole segments (SPEC §3). The old rule was uniqueness of the text,
+-- it by whole segments (docs/security.md). The old rule was uniqueness of the text,
 -- so "/pa/" could be made beside "/pa" and take its requests.
 
 -- api_path_canonical is p with one leading slash, no empty segments and no

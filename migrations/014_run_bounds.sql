@@ -4,7 +4,7 @@ ALTER TABLE route_runs DROP CONSTRAINT route_runs_ended_check;
 ALTER TABLE route_runs ADD CONSTRAINT route_runs_ended_check
     CHECK (ended IN ('RETURN', 'FAIL', 'END', 'FAULT', 'REFUSED', 'ERROR', 'BUSY', 'LIMITED'));
 
--- Each project's rate limit at /x (SPEC §9.5): requests a second per
+-- Each project's rate limit at /x (docs/engine.md): requests a second per
 -- client address (0: none), and how many may come at once.
 ALTER TABLE projects
     ADD COLUMN x_rate_limit integer NOT NULL DEFAULT 50 CHECK (x_rate_limit BETWEEN 0 AND 100000),

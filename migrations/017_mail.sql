@@ -1,4 +1,4 @@
--- Mail (SPEC §11): a project's email templates, the outbox's delivery
+-- Mail (docs/mail.md): a project's email templates, the outbox's delivery
 -- state, invitations and password resets.
 
 CREATE TABLE email_templates (

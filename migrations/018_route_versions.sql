@@ -1,4 +1,4 @@
--- Route versions (SPEC §12): each create, update and restore of a route
+-- Route versions (docs/routes.md): each create, update and restore of a route
 -- keeps the whole document it saved, who saved it, when, and a note. The
 -- number is the route's own version, which grows with each change. A
 -- rename carries the versions along; deleting a route deletes them.

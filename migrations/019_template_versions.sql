@@ -1,4 +1,4 @@
--- Template versions (SPEC §12): each save of a template keeps the whole
+-- Template versions (docs/routes.md): each save of a template keeps the whole
 -- template as it was saved, numbered from 1, with who, when and a note. A
 -- route made from a template records which version it was made from and
 -- the values applied, so that it can later be upgraded to a newer one.

@@ -1,4 +1,4 @@
--- Vault versions (SPEC §12). The live value of an entry stays alone in
+-- Vault versions (docs/vaults.md). The live value of an entry stays alone in
 -- vault_entries, so that reading it costs what it did; an update moves the
 -- value it replaces to vault_versions (the last VAULT_VERSIONS of them are
 -- kept, 10 by default). A deleted entry moves to vault_trash with its

@@ -1,4 +1,4 @@
--- The event log (SPEC §12): every change made through the API or the pages
+-- The event log (docs/events.md): every change made through the API or the pages
 -- writes one row in the transaction of the change — who (user and personal
 -- access token), when, what (type, the project, the object's id or key) and
 -- a short summary that never holds a secret value. Rows are kept

@@ -1,5 +1,5 @@
 -- A route's document is written twice a save: into the route and into the
--- version the save keeps (SPEC §12). Documents past 2 kB are compressed;
+-- version the save keeps (docs/routes.md). Documents past 2 kB are compressed;
 -- lz4 does it several times faster than PostgreSQL's default pglz, which
 -- keeps a save with its history within 1.5 times a save without it
 -- (BenchmarkRouteSave). Values already stored keep their compression. A

@@ -1,4 +1,4 @@
--- Deleting a vault entry is permanent (SPEC §12): the entry and every
+-- Deleting a vault entry is permanent (docs/vaults.md): the entry and every
 -- version it kept go in one transaction, and its key can be created again
 -- at once. The trash goes: what it held was deleted by its owners, so it is
 -- destroyed here with the versions it kept. Access-log rows that say

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Collection is a project's set of records (SPEC §8).
+// Collection is a project's set of records (docs/collections.md).
 type Collection struct {
 	ProjectID   string
 	ID          string

@@ -28,7 +28,7 @@ func WithActor(ctx context.Context, a Actor) context.Context {
 	return context.WithValue(ctx, actorKey{}, a)
 }
 
-// Event is one change in the event log (SPEC §12): who made it, when, its
+// Event is one change in the event log (docs/events.md): who made it, when, its
 // type (route_update, vault_create, member_add …), the project it belongs
 // to (nil for users, configs and global templates), the object's id or key
 // and a short summary, which never holds a secret value.

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// EmailTemplate is a project's message an EMAIL block names (SPEC §11).
+// EmailTemplate is a project's message an EMAIL block names (docs/mail.md).
 type EmailTemplate struct {
 	ProjectID string
 	Name      string
@@ -82,7 +82,7 @@ func (s *Store) DeleteEmailTemplate(ctx context.Context, project, name string) e
 	})
 }
 
-// Email statuses (SPEC §11).
+// Email statuses (docs/mail.md).
 const (
 	EmailHeld      = "held"
 	EmailQueued    = "queued"
@@ -345,7 +345,7 @@ func tokenHash(token string) []byte {
 	return sum[:]
 }
 
-// Invitation is an invitation to a project (SPEC §11).
+// Invitation is an invitation to a project (docs/mail.md).
 type Invitation struct {
 	ID         int64
 	ProjectID  string

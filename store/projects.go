@@ -50,7 +50,7 @@ func scanProject(row pgx.Row) (Project, error) {
 	return p, translate(err)
 }
 
-// Default rate limit of a project at /x (SPEC §9.5).
+// Default rate limit of a project at /x (docs/engine.md).
 const (
 	DefaultXRateLimit = 50
 	DefaultXRateBurst = 100

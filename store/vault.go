@@ -211,7 +211,7 @@ func (s *Store) setVaultValue(ctx context.Context, e *VaultEntry, by *int64, kee
 }
 
 // DeleteVaultEntry removes entry key of project with every version it
-// keeps, and logs it, in one transaction: deleting is permanent (SPEC §12),
+// keeps, and logs it, in one transaction: deleting is permanent (docs/vaults.md),
 // and the key can be created again at once.
 func (s *Store) DeleteVaultEntry(ctx context.Context, project, key string, ev VaultAccess) error {
 	return s.InTx(ctx, func(tx *Store) error {
