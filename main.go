@@ -24,6 +24,8 @@ import (
 	"stencil/auth"
 	"stencil/config"
 	"stencil/handlers"
+	"stencil/mail"
+	"stencil/runs"
 	"stencil/store"
 	"stencil/store/localpg"
 	"stencil/vaultcrypt"
@@ -183,23 +185,20 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 	}
 	go housekeeping(ctx, st, cfg.EventRetention, log)
 
-	h, err := handlers.New(cfg, pool, log)
+	runReads, err := newPool(ctx, db.url, cfg.RunDBMaxConns, cfg.RequestTimeout)
 	if err != nil {
 		return err
 	}
-	h.SetReadinessPool(probe)
-	runs, err := newPool(ctx, db.url, cfg.RunDBMaxConns, cfg.RequestTimeout)
-	if err != nil {
-		return err
-	}
-	defer runs.Close()
-	h.SetRunPool(runs)
+	defer runReads.Close()
 	runTx, err := newPool(ctx, db.url, cfg.RunTxMaxConns, cfg.RequestTimeout)
 	if err != nil {
 		return err
 	}
 	defer runTx.Close()
-	h.SetRunTxPool(runTx)
+	h, err := newHandlers(ctx, cfg, st, keyring, pools{probe: probe, runReads: runReads, runTx: runTx}, log)
+	if err != nil {
+		return err
+	}
 	if cfg.SMTP == nil {
 		level := slog.LevelInfo
 		if cfg.Production {
@@ -209,7 +208,6 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 	} else {
 		log.Info("mail goes to the SMTP server", "host", cfg.SMTP.Host, "port", cfg.SMTP.Port)
 	}
-	h.Start(ctx, pool)
 	app := h.App()
 	if err := sideListeners(ctx, cfg, h, log); err != nil {
 		return err
@@ -240,6 +238,35 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 		return err
 	}
 	return <-served
+}
+
+// pools are the connection pools beside the platform's: readiness's own,
+// what runs of routes read outside a transaction, and where runs that
+// write hold their transactions (see config.RunDBMaxConns and
+// config.RunTxMaxConns), so that runs never take the connections the
+// platform's own API needs.
+type pools struct{ probe, runReads, runTx *pgxpool.Pool }
+
+// newHandlers builds the route runtime, the mailer and the handlers on
+// st and the pools, and sets the runtime's and the mailer's background work
+// going until ctx ends: following route changes made on other instances,
+// writing the run log, delivering mail.
+func newHandlers(ctx context.Context, cfg config.Config, st *store.Store, keyring *vaultcrypt.Keyring, p pools, log *slog.Logger) (*handlers.Handlers, error) {
+	mailer, err := mail.New(st, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	metrics := handlers.NewMetrics(st)
+	runner := runs.New(runs.Config{Store: st, Reads: store.New(p.runReads), Tx: store.New(p.runTx), TxConns: int(p.runTx.Config().MaxConns),
+		Keyring: keyring, MailStatus: mailer.Status, MailBacklog: cfg.MailBacklog, Concurrency: cfg.RunConcurrency, Memory: cfg.RunMemory,
+		VaultRead: metrics.VaultRead("route"), Log: log})
+	h, err := handlers.New(cfg, handlers.Parts{Store: st, Probe: store.New(p.probe), Metrics: metrics, Runs: runner, Mail: mailer, Keyring: keyring}, log)
+	if err != nil {
+		return nil, err
+	}
+	runner.Start(ctx)
+	go mailer.Run(ctx)
+	return h, nil
 }
 
 // housekeeping deletes expired browser sessions and sign-in failures past

@@ -17,14 +17,12 @@ import (
 
 // principal is the authenticated caller of a request.
 type principal struct {
-	User    store.User
-	Via     string // "session", "jwt" or "pat"
-	TokenID *int64 // the personal access token, when Via is "pat"
-
-	// The project the query names, looked up with the caller (nil: none
-	// of that id), for member.
+	// The user, the personal access token when Via is "pat", and the
+	// project the query names, looked up with the caller (nil: none of
+	// that id), for member.
+	store.Caller
+	Via            string // "session", "jwt" or "pat"
 	projectQueried string
-	project        *store.Project
 }
 
 type principalKey struct{}
@@ -84,7 +82,7 @@ func (h *Handlers) tokenPrincipal(ctx context.Context, token, project string) (*
 	if errors.Is(err, store.ErrNotFound) || err == nil && version >= 0 && version != caller.User.CredentialVersion {
 		return nil, invalid
 	}
-	p.User, p.TokenID, p.project, p.projectQueried = caller.User, caller.TokenID, caller.Project, q.ProjectID
+	p.Caller, p.projectQueried = caller, q.ProjectID
 	return p, err
 }
 
@@ -110,7 +108,7 @@ func (h *Handlers) resolvePrincipal(c *fiber.Ctx) (*principal, error) {
 		h.sessions.Remove(ctx, sessionUserKey)
 		return nil, nil
 	}
-	p.Via, p.User, p.project, p.projectQueried = "session", caller.User, caller.Project, q.ProjectID
+	p.Via, p.Caller, p.projectQueried = "session", caller, q.ProjectID
 	return p, err
 }
 
@@ -223,8 +221,8 @@ func (h *Handlers) member(c *fiber.Ctx, id string) (store.Project, error) {
 	var project store.Project
 	var err error
 	switch {
-	case id == p.projectQueried && id != "" && p.project != nil:
-		project = *p.project
+	case id == p.projectQueried && id != "" && p.Project != nil:
+		project = *p.Project
 	case id == p.projectQueried && id != "":
 		err = store.ErrNotFound
 	default:

@@ -4,7 +4,6 @@
 package handlers
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"log/slog"
@@ -17,12 +16,11 @@ import (
 
 	"github.com/alexedwards/scs/v2"
 	"github.com/gofiber/fiber/v2"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"stencil/auth"
 	"stencil/config"
-	"stencil/engine"
 	"stencil/mail"
+	"stencil/runs"
 	"stencil/store"
 	"stencil/vaultcrypt"
 	"stencil/views"
@@ -35,47 +33,54 @@ type Handlers struct {
 	store     *store.Store
 	probe     *store.Store // readiness checks: its own connections
 	templates templateCache
-	metrics   *metrics
+	metrics   *Metrics
 	sessions  *scs.SessionManager
 	log       *slog.Logger
 	assets    *assets
 	api       *apiDoc
+	keyring   *vaultcrypt.Keyring
+	hash      hasher
+	csrf      struct {
+		key         []byte // signs visitors' CSRF tokens
+		placeholder string // stands for a response's CSRF token (fillCSRF)
+	}
+	setUp atomic.Bool         // a user exists: first-run setup is over
+	allow map[string][]string // routed path → its methods, for 405's Allow
+	runs  *runs.Service       // runs routes: /x, /route/run
+	mail  *mail.Mailer        // delivers the outbox
+}
 
-	keyring *vaultcrypt.Keyring
-
-	passwordParams auth.PasswordParams
-	decoy          struct { // a hash under passwordParams, for unknown accounts
+// hasher bounds the argon2id work under way and keeps the runtime's soft
+// memory limit above what it holds (Handlers.hashing).
+type hasher struct {
+	params auth.PasswordParams
+	decoy  struct { // a hash under params, for unknown accounts
 		once sync.Once
 		hash string
 	}
-	hashSlots chan struct{} // bounds concurrent argon2id work
-	hashWait  time.Duration // how long a request waits for a slot
-	// memoryLimit is the runtime's soft memory limit at start;
-	// hashesInFlight raise it while they run.
-	memoryLimit    int64
-	memoryLimitMu  sync.Mutex // applyMemoryLimit, one at a time
-	hashesInFlight atomic.Int64
-	csrfKey        []byte              // signs visitors' CSRF tokens
-	csrfHole       string              // stands for a response's CSRF token (fillCSRF)
-	setUp          atomic.Bool         // a user exists: first-run setup is over
-	allow          map[string][]string // routed path → its methods, for 405's Allow
-
-	routes   *routeTable   // what answers at /x
-	runs     *runLog       // runs of routes, written in batches
-	runReads *store.Store  // what runs read outside a transaction
-	runTx    *store.Store  // where runs that write hold their transactions
-	txGate   *txGate       // a project's share of runTx's connections
-	turns    *turns        // the write routes whose runs take turns
-	runGate  *runGate      // runs under way at once
-	limits   engine.Limits // of every run
-
-	mail *mail.Mailer // delivers the outbox
+	slots chan struct{} // bounds concurrent argon2id work
+	wait  time.Duration // how long a request waits for a slot
+	// memoryLimit is the runtime's soft memory limit at start; inFlight
+	// hashes raise it while they run.
+	memoryLimit   int64
+	memoryLimitMu sync.Mutex // applyMemoryLimit, one at a time
+	inFlight      atomic.Int64
 }
 
-// New builds the handlers on pool: the store and the browser sessions. It
-// fails when the embedded API description does not load, so a broken
-// document never ships.
-func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*Handlers, error) {
+// Parts are what main builds for the handlers and runs itself: the
+// platform's store, readiness's own, the metrics, the route runtime and
+// the mailer, with their background work.
+type Parts struct {
+	Store, Probe *store.Store
+	Metrics      *Metrics
+	Runs         *runs.Service
+	Mail         *mail.Mailer
+	Keyring      *vaultcrypt.Keyring
+}
+
+// New builds the handlers on parts. It fails when the embedded API
+// description does not load, so a broken document never ships.
+func New(cfg config.Config, parts Parts, log *slog.Logger) (*Handlers, error) {
 	api, err := loadAPIDoc()
 	if err != nil {
 		return nil, err
@@ -84,52 +89,14 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*Handlers, er
 	if err != nil {
 		return nil, err
 	}
-	keyring, err := vaultcrypt.NewKeyring(cfg.VaultKeys)
-	if err != nil {
-		return nil, err
-	}
-	st := store.New(pool)
-	limits := engine.DefaultLimits
-	limits.Shared = engine.NewBudget(cfg.RunMemory)
-	h := &Handlers{cfg: cfg, jwts: auth.NewJWTVerifier(cfg.JWTSecret), store: st, routes: newRouteTable(st, log), runs: newRunLog(st, log), runReads: st, limits: limits, probe: st,
-		runTx: st, txGate: newTxGate(cfg.RunTxMaxConns), turns: newTurns(), runGate: newRunGate(cfg.RunConcurrency), metrics: newMetrics(pool, st), sessions: newSessions(st.Sessions(), cfg.Production), log: log, assets: a, api: api,
-		keyring: keyring, passwordParams: auth.DefaultPasswordParams, hashSlots: make(chan struct{}, max(2, runtime.NumCPU())), hashWait: defaultHashWait,
-		memoryLimit: debug.SetMemoryLimit(-1),
-		csrfKey:     derivedKey(cfg.JWTSecret, "stencil visitor csrf"), csrfHole: newCSRFHole()}
-	limits.Shared.Watch(runMemoryStep, h.applyMemoryLimit)
-	if h.mail, err = mail.New(st, cfg, log); err != nil {
-		return nil, err
-	}
+	h := &Handlers{cfg: cfg, jwts: auth.NewJWTVerifier(cfg.JWTSecret), store: parts.Store, probe: parts.Probe, metrics: parts.Metrics,
+		sessions: newSessions(parts.Store.Sessions(), cfg.Production), log: log, assets: a, api: api, keyring: parts.Keyring,
+		runs: parts.Runs, mail: parts.Mail}
+	h.hash.params, h.hash.slots, h.hash.wait = auth.DefaultPasswordParams, make(chan struct{}, max(2, runtime.NumCPU())), defaultHashWait
+	h.hash.memoryLimit = debug.SetMemoryLimit(-1)
+	h.csrf.key, h.csrf.placeholder = derivedKey(cfg.JWTSecret, "stencil visitor csrf"), newCSRFPlaceholder()
+	parts.Runs.Limits.Shared.Watch(runMemoryStep, h.applyMemoryLimit)
 	return h, nil
-}
-
-// Start runs what the handlers keep doing in the background until ctx
-// ends: following route changes made on other instances, writing the run
-// log and delivering mail.
-func (h *Handlers) Start(ctx context.Context, pool *pgxpool.Pool) {
-	go h.routes.listen(ctx, pool)
-	go h.runs.run(ctx)
-	go h.mail.Run(ctx)
-}
-
-// SetReadinessPool gives /readyz connections of its own, so that it answers
-// while request traffic holds every connection of the main pool.
-func (h *Handlers) SetReadinessPool(pool *pgxpool.Pool) {
-	h.probe = store.New(pool)
-}
-
-// SetRunPool gives the reads of routes' runs connections of their own,
-// fewer than the main pool's (see config.RunDBMaxConns).
-func (h *Handlers) SetRunPool(pool *pgxpool.Pool) {
-	h.runReads = store.New(pool)
-}
-
-// SetRunTxPool gives the transactions of routes' runs that write
-// connections of their own (see config.RunTxMaxConns), so that runs never
-// take the connections the platform's own API needs.
-func (h *Handlers) SetRunTxPool(pool *pgxpool.Pool) {
-	h.runTx = store.New(pool)
-	h.txGate = newTxGate(int(pool.Config().MaxConns))
 }
 
 // derivedKey is a key for one purpose, derived from a secret.

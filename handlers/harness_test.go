@@ -27,8 +27,11 @@ import (
 
 	"stencil/auth"
 	"stencil/config"
+	"stencil/mail"
+	"stencil/runs"
 	"stencil/store"
 	"stencil/store/storetest"
+	"stencil/vaultcrypt"
 )
 
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
@@ -92,13 +95,45 @@ func newTestAppOn(t testing.TB, pool *pgxpool.Pool) *testApp {
 
 func newTestAppWith(t testing.TB, pool *pgxpool.Pool, cfg config.Config) *testApp {
 	t.Helper()
+	return newTestAppPools(t, testPools{main: pool}, cfg)
+}
+
+// testPools are the pools of a test app: the main one, and those of
+// readiness and of the runs' transactions when they are apart from it.
+type testPools struct{ main, probe, runTx *pgxpool.Pool }
+
+func newTestAppPools(t testing.TB, pools testPools, cfg config.Config) *testApp {
+	t.Helper()
+	pool := pools.main
+	probe, runTx, txConns := store.New(pool), store.New(pool), cfg.RunTxMaxConns
+	if pools.probe != nil {
+		probe = store.New(pools.probe)
+	}
+	if pools.runTx != nil {
+		runTx, txConns = store.New(pools.runTx), int(pools.runTx.Config().MaxConns)
+	}
 	logs := &syncBuffer{}
-	h, err := New(cfg, pool, slog.New(slog.NewTextHandler(logs, nil)))
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	// As main builds them, on one pool; the tests write the run log and
+	// deliver mail when they need to.
+	st := store.New(pool)
+	keyring, err := vaultcrypt.NewKeyring(cfg.VaultKeys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mailer, err := mail.New(st, cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := NewMetrics(st)
+	runner := runs.New(runs.Config{Store: st, Reads: st, Tx: runTx, TxConns: txConns, Keyring: keyring, MailStatus: mailer.Status,
+		MailBacklog: cfg.MailBacklog, Concurrency: cfg.RunConcurrency, Memory: cfg.RunMemory, VaultRead: metrics.VaultRead("route"), Log: log})
+	h, err := New(cfg, Parts{Store: st, Probe: probe, Metrics: metrics, Runs: runner, Mail: mailer, Keyring: keyring}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Real argon2id at a test-sized cost; production uses DefaultPasswordParams.
-	h.passwordParams = testPasswordParams
+	h.hash.params = testPasswordParams
 	return &testApp{app: h.App(), h: h, pool: pool, logs: logs}
 }
 

@@ -71,7 +71,7 @@ func TestAPIPathClashesFromBefore(t *testing.T) {
 		t.Fatalf("clashes: %+v %v", clashes, err)
 	}
 	for _, id := range []string{"evil", "evil_wr"} {
-		ta.h.routes.reload(ctx, id)
+		ta.h.runs.RoutesChanged(ctx, id)
 	}
 	check := func(when string) {
 		t.Helper()
@@ -80,20 +80,20 @@ func TestAPIPathClashesFromBefore(t *testing.T) {
 		}
 	}
 	check("beside the clashing projects")
-	if err := ta.h.routes.loadAll(ctx, true); err != nil {
+	if err := ta.h.runs.ReloadAll(ctx); err != nil {
 		t.Fatal(err)
 	}
 	check("after a full load")
 	if err := ta.h.store.DeleteProject(ctx, "evil"); err != nil {
 		t.Fatal(err)
 	}
-	ta.h.routes.reload(ctx, "evil")
+	ta.h.runs.RoutesChanged(ctx, "evil")
 	check("after the newer project went")
 	// The newer one may move away; moving back into shop's space is refused.
 	if _, err := ta.pool.Exec(ctx, `UPDATE projects SET api_path = '/elsewhere' WHERE id = 'evil_wr'`); err != nil {
 		t.Fatal(err)
 	}
-	ta.h.routes.reload(ctx, "evil_wr")
+	ta.h.runs.RoutesChanged(ctx, "evil_wr")
 	check("after the other moved")
 	if _, err := ta.pool.Exec(ctx, `UPDATE projects SET api_path = '/shop/wr' WHERE id = 'evil_wr'`); err == nil {
 		t.Fatal("moving back into shop's space was allowed")

@@ -216,7 +216,7 @@ func TestMailBounds(t *testing.T) {
 		t.Fatalf("a message to no address is %s: %q", status, reason)
 	}
 	// The project's backlog: the 101 held messages are its limit here.
-	ta.h.cfg.MailBacklog = 101
+	ta.h.runs.MailBacklog = 101
 	status2, body := ta.call(t, "POST", "/x/shop/one", `{"to":"kim@example.com"}`, nil)
 	if status2 != 503 || !strings.Contains(body, `"Error: flow.blocks[0] (EMAIL): the project's outbox is full: too many messages wait to be sent; try again later"`) {
 		t.Fatalf("over the backlog: %d %s", status2, body)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -16,8 +15,9 @@ import (
 	"stencil/store"
 )
 
-// metrics are the service's Prometheus metrics, on a registry of their own.
-type metrics struct {
+// Metrics are the service's Prometheus metrics, on a registry of their own,
+// served at /metrics.
+type Metrics struct {
 	registry   *prometheus.Registry
 	requests   *prometheus.CounterVec
 	latency    *prometheus.HistogramVec
@@ -25,8 +25,9 @@ type metrics struct {
 	logins     *prometheus.CounterVec
 }
 
-func newMetrics(pool *pgxpool.Pool, st *store.Store) *metrics {
-	m := &metrics{
+// NewMetrics makes the metrics of a service on st.
+func NewMetrics(st *store.Store) *Metrics {
+	m := &Metrics{
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "stencil_http_requests_total", Help: "HTTP requests answered, by route pattern, method and status.",
@@ -47,7 +48,7 @@ func newMetrics(pool *pgxpool.Pool, st *store.Store) *metrics {
 		Help: "Statements that read and logged vault values; reads that overlap share one, so stencil_vault_reads_total over this is the reads per statement.",
 	}, func() float64 { return float64(st.VaultReadStatements()) })
 	m.registry.MustRegister(m.requests, m.latency, m.vaultReads, m.logins, readStatements,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), poolCollector{pool})
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), poolCollector{st})
 	return m
 }
 
@@ -88,7 +89,7 @@ func (h *Handlers) metricsShow(c *fiber.Ctx) error {
 
 // poolCollector reports the connection pool: connections in use, idle and
 // open, and how often and how long requests waited for one.
-type poolCollector struct{ pool *pgxpool.Pool }
+type poolCollector struct{ st *store.Store }
 
 var (
 	poolInUse   = prometheus.NewDesc("stencil_db_pool_in_use", "Connections in use.", nil, nil)
@@ -106,11 +107,17 @@ func (p poolCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (p poolCollector) Collect(ch chan<- prometheus.Metric) {
-	s := p.pool.Stat()
+	s := p.st.PoolStat()
 	ch <- prometheus.MustNewConstMetric(poolInUse, prometheus.GaugeValue, float64(s.AcquiredConns()))
 	ch <- prometheus.MustNewConstMetric(poolIdle, prometheus.GaugeValue, float64(s.IdleConns()))
 	ch <- prometheus.MustNewConstMetric(poolOpen, prometheus.GaugeValue, float64(s.TotalConns()))
 	ch <- prometheus.MustNewConstMetric(poolMax, prometheus.GaugeValue, float64(s.MaxConns()))
 	ch <- prometheus.MustNewConstMetric(poolWaits, prometheus.CounterValue, float64(s.EmptyAcquireCount()))
 	ch <- prometheus.MustNewConstMetric(poolWaitSec, prometheus.CounterValue, s.EmptyAcquireWaitTime().Seconds())
+}
+
+// VaultRead is a function that counts one vault value read on channel.
+func (m *Metrics) VaultRead(channel string) func() {
+	c := m.vaultReads.WithLabelValues(channel)
+	return c.Inc
 }

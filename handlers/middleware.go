@@ -209,7 +209,7 @@ func (h *Handlers) validVisitorCSRFToken(c *fiber.Ctx, token []byte) bool {
 }
 
 func (h *Handlers) signNonce(nonce string) []byte {
-	mac := hmac.New(sha256.New, h.csrfKey)
+	mac := hmac.New(sha256.New, h.csrf.key)
 	mac.Write([]byte(nonce))
 	return mac.Sum(nil)
 }

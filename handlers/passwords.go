@@ -23,15 +23,15 @@ var errHashingBusy = fiber.NewError(fiber.StatusServiceUnavailable, "too many si
 // 64 MiB while it runs and keeps two cores busy, so a burst of sign-ins waits
 // its turn instead of exhausting memory.
 func (h *Handlers) hashing(c *fiber.Ctx, fn func()) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), h.hashWait)
+	ctx, cancel := context.WithTimeout(c.UserContext(), h.hash.wait)
 	defer cancel()
 	select {
-	case h.hashSlots <- struct{}{}:
+	case h.hash.slots <- struct{}{}:
 	case <-ctx.Done():
 		c.Set(fiber.HeaderRetryAfter, "1")
 		return errHashingBusy
 	}
-	defer func() { <-h.hashSlots }()
+	defer func() { <-h.hash.slots }()
 	h.makeRoomForHash(1)
 	defer h.makeRoomForHash(-1)
 	fn()
@@ -46,7 +46,7 @@ func (h *Handlers) hashing(c *fiber.Ctx, fn func()) error {
 // the next minutes, so that the service stays as small as its requests
 // between sign-ins.
 func (h *Handlers) makeRoomForHash(delta int64) {
-	n := h.hashesInFlight.Add(delta)
+	n := h.hash.inFlight.Add(delta)
 	h.applyMemoryLimit()
 	if n == 0 && delta < 0 {
 		go debug.FreeOSMemory()
@@ -64,23 +64,23 @@ const runMemoryStep = 32 << 20
 // keeps ordinary work small, and the collector should not run without
 // pause while bounded work it cannot shrink is under way.
 func (h *Handlers) applyMemoryLimit() {
-	base := h.memoryLimit
+	base := h.hash.memoryLimit
 	if base <= 0 || base == math.MaxInt64 {
 		return
 	}
-	h.memoryLimitMu.Lock()
-	defer h.memoryLimitMu.Unlock()
+	h.hash.memoryLimitMu.Lock()
+	defer h.hash.memoryLimitMu.Unlock()
 	runs := int64(0)
-	if h.limits.Shared != nil {
-		runs = (h.limits.Shared.Held() + runMemoryStep - 1) / runMemoryStep * runMemoryStep
+	if h.runs.Limits.Shared != nil {
+		runs = (h.runs.Limits.Shared.Held() + runMemoryStep - 1) / runMemoryStep * runMemoryStep
 	}
-	debug.SetMemoryLimit(base + h.hashesInFlight.Load()*int64(h.passwordParams.Memory)*1024 + runs)
+	debug.SetMemoryLimit(base + h.hash.inFlight.Load()*int64(h.hash.params.Memory)*1024 + runs)
 }
 
 // hashPassword hashes password in a slot.
 func (h *Handlers) hashPassword(c *fiber.Ctx, password string) (string, error) {
 	var hash string
-	err := h.hashing(c, func() { hash = auth.HashPassword(password, h.passwordParams) })
+	err := h.hashing(c, func() { hash = auth.HashPassword(password, h.hash.params) })
 	return hash, err
 }
 

@@ -192,7 +192,7 @@ func (h *Handlers) routeLint(c *fiber.Ctx) error {
 // routesChanged reloads a project's routes on this instance at once;
 // other instances follow the database's notice.
 func (h *Handlers) routesChanged(c *fiber.Ctx, project string) {
-	if err := h.routes.reload(c.UserContext(), project); err != nil {
+	if err := h.runs.RoutesChanged(c.UserContext(), project); err != nil {
 		h.log.Error("reload routes", "project", project, "err", err)
 	}
 }

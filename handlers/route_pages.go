@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"stencil/flow"
+	"stencil/runs"
 	"stencil/store"
 )
 
@@ -104,7 +105,7 @@ func (h *Handlers) routeEditPage(c *fiber.Ctx) error {
 // clients call it: this service's origin, /x, the project's path and the
 // route's, its :name segments written {name}.
 func routeAddress(c *fiber.Ctx, apiPath string, r flow.Route) string {
-	path, _ := docPath(r.RoutePath)
+	path, _ := runs.DocPath(r.RoutePath)
 	return c.BaseURL() + "/x" + strings.TrimSuffix(apiPath, "/") + path
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"stencil/engine"
 	"stencil/flow"
+	"stencil/runs"
 	"stencil/store"
 )
 
@@ -104,7 +105,7 @@ type runView struct {
 	Base
 	Project  store.Project
 	Run      runDTO
-	Trace    []traceRow
+	Trace    []runs.TraceRow
 	HasBody  bool
 	CanRetry bool // the reader may replay it in the playground
 }

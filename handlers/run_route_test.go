@@ -297,7 +297,7 @@ func TestRunVault(t *testing.T) {
 
 func TestRunLimits(t *testing.T) {
 	ta, h := runApp(t)
-	ta.h.limits = engine.Limits{Steps: 1000, Time: 300 * time.Millisecond, Records: 3, Answer: 1 << 10}
+	ta.h.runs.Limits = engine.Limits{Steps: 1000, Time: 300 * time.Millisecond, Records: 3, Answer: 1 << 10}
 	ctx := context.Background()
 	if err := ta.h.store.CreateCollection(ctx, &store.Collection{ProjectID: "shop", ID: "many", Name: "Many"}, ta.root.ID); err != nil {
 		t.Fatal(err)
@@ -317,13 +317,13 @@ func TestRunLimits(t *testing.T) {
 	} {
 		r.save(t, ta, h)
 	}
-	ta.h.limits.Steps = 1000
+	ta.h.runs.Limits.Steps = 1000
 	ta.run(t, []scenario{
 		{name: "block executions", method: "GET", path: "/x/shop/steps", status: 500, want: []string{"Error: flow.blocks[0] (LOOP): the run passed its limit of 1000 block executions"}},
 		{name: "records", method: "GET", path: "/x/shop/records", status: 500, want: []string{"Error: flow.blocks[0] (FETCH): collection many has more than 3 records"}},
 		{name: "answer", method: "GET", path: "/x/shop/answer", status: 500, want: []string{"Error: flow.blocks[0] (RETURN): the answer passes its limit"}},
 	})
-	ta.h.limits.Steps = 1 << 30
+	ta.h.runs.Limits.Steps = 1 << 30
 	ta.run(t, []scenario{
 		{name: "time", method: "GET", path: "/x/shop/time", status: 500, want: []string{"the run passed its time limit of 300ms"}},
 		// The server is unharmed: the next run answers.
@@ -395,7 +395,7 @@ func TestRunLog(t *testing.T) {
 		`{"type":"FILTER","depth":0,"local_name":"f","source":"nothing","ref_property":"","filters":[]}`}}.save(t, ta, h)
 	ta.call(t, "GET", "/x/shop/fails", "", nil)
 	ta.call(t, "GET", "/x/shop/fails", "", h)
-	if err := ta.h.runs.flush(context.Background()); err != nil {
+	if err := ta.h.runs.FlushLog(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	runs, total, err := ta.h.store.ListRuns(context.Background(), "shop", store.RunQuery{Page: store.Page{Limit: 10}})
@@ -416,7 +416,7 @@ func TestRunLog(t *testing.T) {
 	runnable{id: "fine", method: "GET", path: "/fine", blocks: []string{`{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}`}}.save(t, ta, h)
 	ta.call(t, "GET", "/x/shop/fine", "", nil)
 	ta.call(t, "POST", "/x/shop/fine", `{"a":1}`, nil) // 405: no run, and a request that reuses the buffers of the one before
-	if err := ta.h.runs.flush(context.Background()); err != nil {
+	if err := ta.h.runs.FlushLog(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	viewer := ta.newUser(t, "viewer", store.RoleViewer)
@@ -458,7 +458,7 @@ func TestRoutesFollowOtherInstances(t *testing.T) {
 	other := newTestAppOn(t, ta.pool)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	other.h.Start(ctx, ta.pool)
+	other.h.runs.Start(ctx)
 	eventually := func(what, path string, status int, want string) {
 		t.Helper()
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
@@ -532,7 +532,7 @@ func TestRunPathParameterText(t *testing.T) {
 	if status, body := raw("/x/shop/books/%C3%A9t%C3%A9"); status != 200 || body != `{"rows":[]}` {
 		t.Fatalf("an escaped UTF-8 path parameter: %d %s", status, body)
 	}
-	if err := ta.h.runs.flush(context.Background()); err != nil {
+	if err := ta.h.runs.FlushLog(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	var logged int

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"stencil/engine"
+	"stencil/runs"
 	"stencil/store"
 	"stencil/store/storetest"
 )
@@ -42,7 +43,7 @@ func TestFailStatusIsAnError(t *testing.T) {
 		WHERE route_id = 'f418'`); err != nil {
 		t.Fatal(err)
 	}
-	if err := ta.h.routes.reload(context.Background(), "shop"); err != nil {
+	if err := ta.h.runs.RoutesChanged(context.Background(), "shop"); err != nil {
 		t.Fatal(err)
 	}
 	code, body := ta.call(t, "GET", "/x/shop/f418", "", nil)
@@ -139,7 +140,7 @@ func TestFaultsNeverQuoteSecrets(t *testing.T) {
 	if status, body = ta.call(t, "GET", "/x/shop/derived?guess="+secret, "", nil); status != 200 {
 		t.Errorf("GET /x/shop/derived: %d %s", status, body)
 	}
-	if err := ta.h.runs.flush(ctx); err != nil {
+	if err := ta.h.runs.FlushLog(ctx); err != nil {
 		t.Fatal(err)
 	}
 	status, body = ta.call(t, "GET", "/route/runs?project_id=shop", "", as(ta.token(t, viewer)))
@@ -206,7 +207,7 @@ func TestRateLimit(t *testing.T) {
 		t.Errorf("limited requests ran: %s", got)
 	}
 	for _, app := range []*testApp{ta, other} {
-		if err := app.h.runs.flush(context.Background()); err != nil {
+		if err := app.h.runs.FlushLog(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -266,20 +267,20 @@ func TestRunsBusy(t *testing.T) {
 			t.Fatalf("%s: %d %q %s", when, resp.StatusCode, resp.Header.Get("Retry-After"), body)
 		}
 	}
-	ta.h.runGate = newRunGate(1)
-	ta.h.runGate.wait = 10 * time.Millisecond
-	release, err := ta.h.runGate.enter(context.Background())
+	ta.h.runs.Slots = runs.NewSlots(1)
+	ta.h.runs.Slots.Wait = 10 * time.Millisecond
+	release, err := ta.h.runs.Slots.Enter(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	check("every slot taken")
 	release()
-	ta.h.limits.Shared = engine.NewBudget(0)
+	ta.h.runs.Limits.Shared = engine.NewBudget(0)
 	check("no memory left")
 	if strings.Contains(ta.records(t, "books"), "busy") {
 		t.Fatal("a busy run wrote")
 	}
-	if err := ta.h.runs.flush(context.Background()); err != nil {
+	if err := ta.h.runs.FlushLog(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if status, body := ta.call(t, "GET", "/route/runs?project_id=shop", "", ah); status != 200 || strings.Count(body, `"ended":"BUSY"`) != 2 {
@@ -328,10 +329,9 @@ func TestRunsDoNotStarveOtherProjects(t *testing.T) {
 	if strings.Contains(url, "?") {
 		sep = "&"
 	}
-	ta := newTestAppOn(t, storetest.PoolOn(t, url+sep+"pool_max_conns=8"))
+	ta := newTestAppPools(t, testPools{main: storetest.PoolOn(t, url+sep+"pool_max_conns=8"), runTx: storetest.PoolOn(t, url+sep+"pool_max_conns=4")}, testConfig(t))
 	ta.root = ta.newUser(t, "root", store.RoleRoot)
-	ta.h.SetRunTxPool(storetest.PoolOn(t, url+sep+"pool_max_conns=4"))
-	ta.h.limits.Time = 3 * time.Second
+	ta.h.runs.Limits.Time = 3 * time.Second
 	ctx := context.Background()
 	admin := ta.newUser(t, "ada", store.RoleAdmin)
 	for _, p := range []store.Project{{ID: "shop", Name: "Shop", APIPath: "/shop"}, {ID: "hog", Name: "Hog", APIPath: "/hog"}} {

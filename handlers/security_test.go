@@ -290,9 +290,8 @@ func TestPoolUnderAHeldLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	ta := newTestAppWith(t, pool, cfg)
+	ta := newTestAppPools(t, testPools{main: pool, probe: storetest.PoolOn(t, url)}, cfg)
 	ta.root = ta.newUser(t, "root", store.RoleRoot)
-	ta.h.SetReadinessPool(storetest.PoolOn(t, url))
 	h := as(ta.token(t, ta.root))
 	ta.expectStatus(t, "project", "POST", "/project/create", `{"id":"shop","name":"Shop","api_path":"/shop"}`, h, 201)
 	base := ta.listen(t)
@@ -368,15 +367,15 @@ func TestPoolUnderAHeldLock(t *testing.T) {
 // sign-in waits its turn, then answers 503 with Retry-After.
 func TestFullHashingPoolAnswers503(t *testing.T) {
 	ta := newTestApp(t)
-	ta.h.hashWait = 50 * time.Millisecond
-	for range cap(ta.h.hashSlots) {
-		ta.h.hashSlots <- struct{}{}
+	ta.h.hash.wait = 50 * time.Millisecond
+	for range cap(ta.h.hash.slots) {
+		ta.h.hash.slots <- struct{}{}
 	}
 	ta.run(t, []scenario{{name: "sign-in", method: "POST", path: "/user/login", headers: asJSONHeaders,
 		body: `{"auth_data":"root","password":"` + testPassword + `"}`, status: 503,
 		want: []string{"Error: too many sign-ins at once"}, header: map[string]string{"Retry-After": "1"}}})
-	for range cap(ta.h.hashSlots) {
-		<-ta.h.hashSlots
+	for range cap(ta.h.hash.slots) {
+		<-ta.h.hash.slots
 	}
 	var attempts int
 	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM login_attempts").Scan(&attempts); err != nil || attempts != 0 {

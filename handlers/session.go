@@ -113,8 +113,8 @@ func (h *Handlers) checkLogin(c *fiber.Ctx, in loginInput) (store.User, error) {
 // decoyHash is checked against when the account does not exist, so that the
 // answer takes as long as for a real account.
 func (h *Handlers) decoyHash() string {
-	h.decoy.once.Do(func() { h.decoy.hash = auth.HashPassword("decoy", h.passwordParams) })
-	return h.decoy.hash
+	h.hash.decoy.once.Do(func() { h.hash.decoy.hash = auth.HashPassword("decoy", h.hash.params) })
+	return h.hash.decoy.hash
 }
 
 type loginView struct {

@@ -62,7 +62,7 @@ func (v vaultView) HeaderKey() string {
 }
 
 // CreateKey names what the create form shows while it has no values or
-// errors (vault/create): the project and the CSRF stand-in. A form shown
+// errors (vault/create): the project and the CSRF placeholder. A form shown
 // again after a failed submission is not kept ("").
 func (v vaultView) CreateKey() string {
 	if len(v.Form.Values) > 0 || len(v.Form.Errors) > 0 {

@@ -201,8 +201,8 @@ func TestKeptPagePartsCarryEachResponsesToken(t *testing.T) {
 		if resp.StatusCode != 200 {
 			t.Fatalf("vault page for %s: %d", r.name, resp.StatusCode)
 		}
-		if strings.Contains(body, ta.h.csrfHole) {
-			t.Fatalf("the page for %s holds the CSRF stand-in", r.name)
+		if strings.Contains(body, ta.h.csrf.placeholder) {
+			t.Fatalf("the page for %s holds the CSRF placeholder", r.name)
 		}
 		meta := csrfMeta.FindStringSubmatch(body)
 		fields := tokenField.FindAllStringSubmatch(body, -1)

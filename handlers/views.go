@@ -77,7 +77,7 @@ func (h *Handlers) base(c *fiber.Ctx, title string) Base {
 		// A signed-in browser's token lives in its session; a visitor's
 		// is derived from a cookie, so that a page view makes no session.
 		// Either is filled in as the page leaves (fillCSRF).
-		b.CSRF = h.csrfHole
+		b.CSRF = h.csrf.placeholder
 		b.Flash = h.popFlash(c)
 	}
 	// The link whose section is the longest prefix of the path is the
@@ -162,16 +162,16 @@ func (h *Handlers) popFlash(c *fiber.Ctx) *Flash {
 }
 
 // fillCSRF puts the CSRF token — the session's once signed in, else the
-// visitor's — where its HTML answer has the stand-in (Base.CSRF); an
+// visitor's — where its HTML answer has the placeholder (Base.CSRF); an
 // answer without one makes no token. The token is masked afresh for each
 // response, so it cannot be kept with the parts of pages that carry it;
-// the stand-in can. It is random per process, so no text a user wrote
+// the placeholder can. It is random per process, so no text a user wrote
 // contains it, and as long as a masked token, so that filling it moves no
 // byte.
 func (h *Handlers) fillCSRF(c *fiber.Ctx) {
 	body := c.Response().Body()
-	hole := []byte(h.csrfHole)
-	if !bytes.Contains(body, hole) {
+	placeholder := []byte(h.csrf.placeholder)
+	if !bytes.Contains(body, placeholder) {
 		return
 	}
 	token := ""
@@ -180,23 +180,23 @@ func (h *Handlers) fillCSRF(c *fiber.Ctx) {
 	} else {
 		token = h.visitorCSRFToken(c)
 	}
-	if len(token) != len(hole) {
-		c.Response().SetBodyRaw(bytes.ReplaceAll(body, hole, []byte(token)))
+	if len(token) != len(placeholder) {
+		c.Response().SetBodyRaw(bytes.ReplaceAll(body, placeholder, []byte(token)))
 		return
 	}
-	for rest := body; ; { // a token as long as its stand-in: in place
-		i := bytes.Index(rest, hole)
+	for rest := body; ; { // a token as long as its placeholder: in place
+		i := bytes.Index(rest, placeholder)
 		if i < 0 {
 			return
 		}
 		copy(rest[i:], token)
-		rest = rest[i+len(hole):]
+		rest = rest[i+len(placeholder):]
 	}
 }
 
-// newCSRFHole returns a stand-in for CSRF tokens: random, and shaped as
+// newCSRFPlaceholder returns a placeholder for CSRF tokens: random, and shaped as
 // one (maskToken).
-func newCSRFHole() string {
+func newCSRFPlaceholder() string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	return maskToken(b)

@@ -3,15 +3,15 @@ package handlers
 import (
 	"bytes"
 	"fmt"
+	"html/template"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"html/template"
-
 	"stencil/flow"
 	"stencil/mail"
+	"stencil/runs"
 	"stencil/store"
 	"stencil/views"
 )
@@ -49,7 +49,7 @@ func sampleViews() map[string]sample {
 	route := store.StoredRoute{Route: flow.Route{ProjectID: "shop", RouteID: "r", RoutePath: "/r", Method: "GET", Template: &flow.TemplateRef{ID: 7, Name: "t"}}}
 	vaultLog := vaultLogView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Pager: pager, Action: "read", Actions: []string{"create", "read"},
 		Log: []store.VaultAccess{{ID: 1, At: now, UserID: &uid, Username: "ada", TokenID: &uid, Key: "API_KEY", Action: "read", Channel: "api"}}}
-	runs := runsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}, Pager: pager, RouteID: "books", Status: "418",
+	runList := runsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}, Pager: pager, RouteID: "books", Status: "418",
 		RouteIDs: []string{"books"}, Statuses: []string{"2xx", "4xx", "5xx"},
 		Runs: []runDTO{{ID: 1, At: "2026-01-02T03:04:05.678Z", RouteID: "books", Method: "GET", Path: "/shop/books", Status: 500, Ended: "FAULT", DurationMS: 1.25,
 			UserID: &uid, Username: "ada", Fault: "flow.blocks[1] (FILTER): source is null, not an array"}}}
@@ -149,8 +149,8 @@ func sampleViews() map[string]sample {
 		"vault/versions": {page: true, view: vaultVersionsView{Base: base, Project: shop, Key: "API_KEY", Query: "project_id=shop&key=API_KEY", Keep: 10,
 			Versions: []vaultVersionDTO{{Version: 2, SetAt: now, SetByName: "ada", Live: true}, {Version: 1, SetAt: now}}}},
 		"vault/version_value": {view: vaultVersionValueView{Entry: entry, Version: 1, Value: "s3cret"}},
-		"routes/runs":         {page: true, view: runs},
-		"routes/run":          {page: true, view: runView{Base: base, Project: project.Project, Run: runDTO{ID: 7, At: "2026-11-24T10:00:00.000Z", RouteID: "read_books", Method: "GET", Path: "/x/shop/books", Status: 422, Ended: "FAIL", Query: "q=1", Message: "no such book", Attempts: 1}, Trace: []traceRow{{Block: 0, Type: "FETCH", Held: true, Variable: "rows", Preview: "[]"}, {Block: 1, Type: "CONDITION", Held: true, Outcome: "FAIL", Message: "no such book"}}, CanRetry: true}},
+		"routes/runs":         {page: true, view: runList},
+		"routes/run":          {page: true, view: runView{Base: base, Project: project.Project, Run: runDTO{ID: 7, At: "2026-11-24T10:00:00.000Z", RouteID: "read_books", Method: "GET", Path: "/x/shop/books", Status: 422, Ended: "FAIL", Query: "q=1", Message: "no such book", Attempts: 1}, Trace: []runs.TraceRow{{Block: 0, Type: "FETCH", Held: true, Variable: "rows", Preview: "[]"}, {Block: 1, Type: "CONDITION", Held: true, Outcome: "FAIL", Message: "no such book"}}, CanRetry: true}},
 		"partials/blocks":     {view: blocks},
 		"templates/index":     {page: true, view: templatesView{Base: base, Templates: []store.RouteTemplate{tmplDoc}, Pager: pager, ProjectID: "shop", Projects: []string{"shop"}, CanWrite: true}},
 		"templates/view":      {page: true, view: templateView{Base: base, Template: tmplDoc, Blocks: blocks, Request: requestView{Method: "GET", Path: "/x", Raw: "<b>x</b>"}, CanWrite: true}},

@@ -4,6 +4,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -75,3 +76,32 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 func (s *Store) Ping(ctx context.Context) error {
 	return s.pool.Ping(ctx)
 }
+
+// Listen follows the notices on channel on a connection of its own (not
+// one of the pool's) until ctx ends or the connection fails: connected is
+// called once it listens, notice for each notice's payload.
+func (s *Store) Listen(ctx context.Context, channel string, connected func() error, notice func(payload string) error) error {
+	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", channel, err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+		return fmt.Errorf("listen %s: %w", channel, err)
+	}
+	if err := connected(); err != nil {
+		return err
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return fmt.Errorf("listen %s: %w", channel, err)
+		}
+		if err := notice(n.Payload); err != nil {
+			return err
+		}
+	}
+}
+
+// PoolStat is the statistics of s's pool, for the metrics.
+func (s *Store) PoolStat() *pgxpool.Stat { return s.pool.Stat() }

@@ -1,4 +1,4 @@
-package handlers
+package runs
 
 import (
 	"context"
@@ -9,32 +9,29 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"stencil/engine"
 	"stencil/store"
 )
 
-// routeTable is what answers at /x: every project's routes, compiled,
+// table is what answers at /x: every project's routes, compiled,
 // by api_path. It is loaded from PostgreSQL on first use and reloaded one
 // project at a time when its routes or api_path change: at once on the
 // instance that made the change, and on every instance when the database's
 // notice on stencil_routes arrives (listen). A plan is compiled once per
 // route version and kept while that version stands.
-type routeTable struct {
+type table struct {
 	store *store.Store
 	log   *slog.Logger
 
 	load     sync.Mutex // one load at a time
 	mu       sync.RWMutex
 	loaded   bool
-	projects map[string]*projectRoutes // by id
-	paths    map[string]*projectRoutes // by pathKey, one project a URL space
+	projects map[string]*routing // by id
+	paths    map[string]*routing // by pathKey, one project a URL space
 }
 
-// projectRoutes is one project's routes.
-type projectRoutes struct {
+// routing is one project's routes, compiled.
+type routing struct {
 	id      string
 	name    string
 	apiPath string
@@ -45,8 +42,8 @@ type projectRoutes struct {
 	plans   map[string]*engine.Plan // by route id, for reuse across reloads
 }
 
-func newRouteTable(st *store.Store, log *slog.Logger) *routeTable {
-	return &routeTable{store: st, log: log}
+func newTable(st *store.Store, log *slog.Logger) *table {
+	return &table{store: st, log: log}
 }
 
 // pathKey is how an api_path is compared (as the database's api_path_key
@@ -57,7 +54,7 @@ func pathKey(apiPath string) string {
 
 // find returns the project whose api_path is a prefix of segs (at most
 // one is: see owners), and the segments after it.
-func (t *routeTable) find(ctx context.Context, segs []string) (*projectRoutes, []string, error) {
+func (t *table) find(ctx context.Context, segs []string) (*routing, []string, error) {
 	if err := t.ensure(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -76,18 +73,18 @@ func (t *routeTable) find(ctx context.Context, segs []string) (*projectRoutes, [
 // and of those the older project answers (then the lesser id), so that a
 // project made later can never take over another's requests, and deleting
 // or moving one project never drops another's key.
-func owners(projects map[string]*projectRoutes) map[string]*projectRoutes {
-	list := make([]*projectRoutes, 0, len(projects))
+func owners(projects map[string]*routing) map[string]*routing {
+	list := make([]*routing, 0, len(projects))
 	for _, p := range projects {
 		list = append(list, p)
 	}
-	slices.SortFunc(list, func(a, b *projectRoutes) int {
+	slices.SortFunc(list, func(a, b *routing) int {
 		if c := a.created.Compare(b.created); c != 0 {
 			return c
 		}
 		return strings.Compare(a.id, b.id)
 	})
-	paths := make(map[string]*projectRoutes, len(list))
+	paths := make(map[string]*routing, len(list))
 	inner := map[string]bool{} // proper prefixes of the keys taken
 	for _, p := range list {
 		key := pathKey(p.apiPath)
@@ -105,7 +102,7 @@ func owners(projects map[string]*projectRoutes) map[string]*projectRoutes {
 
 // taken says whether key or a prefix of it by whole segments is a key of
 // paths.
-func taken(paths map[string]*projectRoutes, key string) bool {
+func taken(paths map[string]*routing, key string) bool {
 	if _, ok := paths[""]; ok {
 		return true
 	}
@@ -121,7 +118,7 @@ func taken(paths map[string]*projectRoutes, key string) bool {
 
 // plan returns a project's routes and the plan of one of them: nil when
 // the project has no such route (or no routes).
-func (t *routeTable) plan(ctx context.Context, project, route string) (*projectRoutes, *engine.Plan, error) {
+func (t *table) plan(ctx context.Context, project, route string) (*routing, *engine.Plan, error) {
 	if err := t.ensure(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -135,7 +132,7 @@ func (t *routeTable) plan(ctx context.Context, project, route string) (*projectR
 }
 
 // ensure loads the whole table once.
-func (t *routeTable) ensure(ctx context.Context) error {
+func (t *table) ensure(ctx context.Context) error {
 	t.mu.RLock()
 	loaded := t.loaded
 	t.mu.RUnlock()
@@ -146,7 +143,7 @@ func (t *routeTable) ensure(ctx context.Context) error {
 }
 
 // loadAll (re)loads every project; unless force, only when not loaded yet.
-func (t *routeTable) loadAll(ctx context.Context, force bool) error {
+func (t *table) loadAll(ctx context.Context, force bool) error {
 	t.load.Lock()
 	defer t.load.Unlock()
 	t.mu.RLock()
@@ -159,7 +156,7 @@ func (t *routeTable) loadAll(ctx context.Context, force bool) error {
 	if err != nil {
 		return err
 	}
-	projects := map[string]*projectRoutes{}
+	projects := map[string]*routing{}
 	for _, rp := range list {
 		p, err := t.build(ctx, rp.ID)
 		if errors.Is(err, store.ErrNotFound) {
@@ -179,7 +176,7 @@ func (t *routeTable) loadAll(ctx context.Context, force bool) error {
 
 // reload reloads one project, or drops it when it is gone. Before the
 // first load it does nothing: that load will read it.
-func (t *routeTable) reload(ctx context.Context, id string) error {
+func (t *table) reload(ctx context.Context, id string) error {
 	t.load.Lock()
 	defer t.load.Unlock()
 	t.mu.RLock()
@@ -203,7 +200,7 @@ func (t *routeTable) reload(ctx context.Context, id string) error {
 }
 
 // build reads a project's routes and compiles those whose version changed.
-func (t *routeTable) build(ctx context.Context, id string) (*projectRoutes, error) {
+func (t *table) build(ctx context.Context, id string) (*routing, error) {
 	rp, routes, err := t.store.ProjectRouting(ctx, id)
 	if err != nil {
 		return nil, err
@@ -211,7 +208,7 @@ func (t *routeTable) build(ctx context.Context, id string) (*projectRoutes, erro
 	t.mu.RLock()
 	old := t.projects[id]
 	t.mu.RUnlock()
-	p := &projectRoutes{id: id, name: rp.Name, apiPath: rp.APIPath, created: rp.CreatedAt, rate: rp.XRateLimit, burst: rp.XRateBurst, router: &engine.Router{}, plans: map[string]*engine.Plan{}}
+	p := &routing{id: id, name: rp.Name, apiPath: rp.APIPath, created: rp.CreatedAt, rate: rp.XRateLimit, burst: rp.XRateBurst, router: &engine.Router{}, plans: map[string]*engine.Plan{}}
 	for _, r := range routes {
 		var plan *engine.Plan
 		if old != nil {
@@ -240,12 +237,20 @@ func compileStored(r store.StoredRoute) *engine.Plan {
 	return plan
 }
 
-// listen follows the notices on stencil_routes on a connection of its own
-// until ctx ends, reloading the project each names. Whenever it
-// (re)connects it reloads everything, for the notices it may have missed.
-func (t *routeTable) listen(ctx context.Context, pool *pgxpool.Pool) {
+// listen follows the notices on stencil_routes until ctx ends, reloading
+// the project each names. Whenever it (re)connects it reloads everything,
+// for the notices it may have missed.
+func (t *table) listen(ctx context.Context) {
 	for ctx.Err() == nil {
-		err := t.listenOnce(ctx, pool)
+		err := t.store.Listen(ctx, "stencil_routes", func() error {
+			t.mu.RLock()
+			loaded := t.loaded
+			t.mu.RUnlock()
+			if loaded {
+				return t.loadAll(ctx, true)
+			}
+			return nil
+		}, func(project string) error { return t.reload(ctx, project) })
 		if ctx.Err() != nil {
 			return
 		}
@@ -253,34 +258,6 @@ func (t *routeTable) listen(ctx context.Context, pool *pgxpool.Pool) {
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
-		}
-	}
-}
-
-func (t *routeTable) listenOnce(ctx context.Context, pool *pgxpool.Pool) error {
-	conn, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "LISTEN stencil_routes"); err != nil {
-		return err
-	}
-	t.mu.RLock()
-	loaded := t.loaded
-	t.mu.RUnlock()
-	if loaded {
-		if err := t.loadAll(ctx, true); err != nil {
-			return err
-		}
-	}
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		if err := t.reload(ctx, n.Payload); err != nil {
-			return err
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package handlers
+package runs
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 	"stencil/store"
 )
 
-// runLog collects the runs of routes and writes them in batches (one COPY
+// logWriter collects the runs of routes and writes them in batches (one COPY
 // a second, or sooner when many wait), so that a run's answer never waits
 // for its log row. While the database cannot take them it keeps at most
-// runLogMax runs, the oldest going first.
-type runLog struct {
+// logMax runs, the oldest going first.
+type logWriter struct {
 	store *store.Store
 	log   *slog.Logger
 
@@ -25,24 +25,24 @@ type runLog struct {
 }
 
 const (
-	runLogBatch = 1000
-	runLogMax   = 100_000
+	logBatch = 1000
+	logMax   = 100_000
 )
 
-func newRunLog(st *store.Store, log *slog.Logger) *runLog {
-	return &runLog{store: st, log: log, kick: make(chan struct{}, 1)}
+func newLogWriter(st *store.Store, log *slog.Logger) *logWriter {
+	return &logWriter{store: st, log: log, kick: make(chan struct{}, 1)}
 }
 
 // add queues a run for writing.
-func (l *runLog) add(r store.Run) {
+func (l *logWriter) add(r store.Run) {
 	l.mu.Lock()
-	if len(l.pending) >= runLogMax {
+	if len(l.pending) >= logMax {
 		l.pending = l.pending[1:]
 		l.first++
 		l.dropped++
 	}
 	l.pending = append(l.pending, r)
-	full := len(l.pending) >= runLogBatch
+	full := len(l.pending) >= logBatch
 	l.mu.Unlock()
 	if full {
 		select {
@@ -53,7 +53,7 @@ func (l *runLog) add(r store.Run) {
 }
 
 // run writes the queued runs until ctx ends, and then once more.
-func (l *runLog) run(ctx context.Context) {
+func (l *logWriter) run(ctx context.Context) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -76,10 +76,10 @@ func (l *runLog) run(ctx context.Context) {
 
 // flush writes what is queued; what cannot be written waits for the next
 // time.
-func (l *runLog) flush(ctx context.Context) error {
+func (l *logWriter) flush(ctx context.Context) error {
 	for {
 		l.mu.Lock()
-		batch := l.pending[:min(len(l.pending), runLogBatch):min(len(l.pending), runLogBatch)]
+		batch := l.pending[:min(len(l.pending), logBatch):min(len(l.pending), logBatch)]
 		next := l.first + int64(len(batch)) // the first run after the batch
 		dropped := l.dropped
 		l.dropped = 0

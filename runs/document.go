@@ -1,4 +1,4 @@
-package handlers
+package runs
 
 import (
 	"encoding/json"
@@ -9,28 +9,26 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gofiber/fiber/v2"
-
 	"stencil/engine"
 	"stencil/flow"
 )
 
-// projectDocPath is where, under a project's api_path, its routes'
+// DocumentPath is where, under a project's api_path, its routes'
 // OpenAPI document answers GET. No route_path can be it (a "." is not
 // allowed in one); over a route whose ":name" segment would match it, the
 // document wins.
-const projectDocPath = "/openapi.json"
+const DocumentPath = "/openapi.json"
 
 // obj is a JSON object of the generated document.
 type obj = map[string]any
 
-// projectDocument is the OpenAPI 3.1 document of a project's routes
+// document is the OpenAPI 3.1 document of a project's routes
 // (docs/routes.md): a path for each route_path (":name" as "{name}"), an
 // operation for each route with its path, query and body inputs typed by
 // their bdtype, bearer security where auth_jwt is on, and the statuses the
 // route can answer — 200, its FAILs, 400 for bad inputs, 401 and 403 for
 // callers, 500 for faults.
-func projectDocument(p *projectRoutes) ([]byte, error) {
+func (p *routing) document() ([]byte, error) {
 	plans := make([]*engine.Plan, 0, len(p.plans))
 	for _, plan := range p.plans {
 		plans = append(plans, plan)
@@ -40,7 +38,7 @@ func projectDocument(p *projectRoutes) ([]byte, error) {
 	auth := false
 	for _, plan := range plans {
 		r := plan.Route
-		path, params := docPath(r.RoutePath)
+		path, params := DocPath(r.RoutePath)
 		item, _ := paths[path].(obj)
 		if item == nil {
 			item = obj{}
@@ -82,9 +80,9 @@ func projectDocument(p *projectRoutes) ([]byte, error) {
 	return json.Marshal(doc)
 }
 
-// docPath writes a route_path with OpenAPI's "{name}" and returns its
+// DocPath writes a route_path with OpenAPI's "{name}" and returns its
 // parameters' names.
-func docPath(routePath string) (string, []string) {
+func DocPath(routePath string) (string, []string) {
 	segs := engine.Segments(routePath)
 	var params []string
 	for i, s := range segs {
@@ -356,15 +354,4 @@ func answerTypes(r flow.Route) variableTypes {
 		v.set(b.LocalName, s)
 	}
 	return v
-}
-
-// projectDoc answers GET /x/<api_path>/openapi.json.
-func (h *Handlers) projectDoc(c *fiber.Ctx, p *projectRoutes) error {
-	doc, err := projectDocument(p)
-	if err != nil {
-		return err
-	}
-	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	return c.Send(doc)
 }

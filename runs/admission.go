@@ -1,0 +1,81 @@
+package runs
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"stencil/engine"
+)
+
+// Slots bounds the runs of routes under way at once: past the bound, as
+// many more runs wait a moment for one to end, and the rest are refused at
+// once (503 with Retry-After), so that a flood is answered rather than
+// queued without end.
+type Slots struct {
+	taken   chan struct{}
+	waiting atomic.Int64
+	Wait    time.Duration // the longest a run waits for a slot
+}
+
+// NewSlots bounds the runs under way to n.
+func NewSlots(n int) *Slots {
+	return &Slots{taken: make(chan struct{}, n), Wait: time.Second}
+}
+
+// Enter takes a slot, or says why not: engine.ErrBusy.
+func (g *Slots) Enter(ctx context.Context) (release func(), err error) {
+	select {
+	case g.taken <- struct{}{}:
+		return g.leave, nil
+	default:
+	}
+	if g.waiting.Add(1) > int64(cap(g.taken)) {
+		g.waiting.Add(-1)
+		return nil, engine.ErrBusy
+	}
+	defer g.waiting.Add(-1)
+	timer := time.NewTimer(g.Wait)
+	defer timer.Stop()
+	select {
+	case g.taken <- struct{}{}:
+		return g.leave, nil
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return nil, engine.ErrBusy
+}
+
+func (g *Slots) leave() { <-g.taken }
+
+// txSlots bounds the transactions of runs one project holds at once, to
+// half the pool they come from: a project whose routes write under load
+// leaves connections to the others.
+type txSlots struct {
+	per      int
+	mu       sync.Mutex
+	projects map[string]chan struct{}
+}
+
+func newTxSlots(poolSize int) *txSlots {
+	return &txSlots{per: max(1, poolSize/2), projects: map[string]chan struct{}{}}
+}
+
+// enter takes one of project's slots, waiting until ctx ends at most:
+// then engine.ErrBusy.
+func (g *txSlots) enter(ctx context.Context, project string) (release func(), err error) {
+	g.mu.Lock()
+	slots, ok := g.projects[project]
+	if !ok {
+		slots = make(chan struct{}, g.per)
+		g.projects[project] = slots
+	}
+	g.mu.Unlock()
+	select {
+	case slots <- struct{}{}:
+		return func() { <-slots }, nil
+	case <-ctx.Done():
+		return nil, engine.ErrBusy
+	}
+}

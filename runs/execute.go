@@ -1,0 +1,159 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"stencil/engine"
+	"stencil/store"
+)
+
+// execute reads req's inputs, checks its caller and runs plan; it fills
+// run's caller, ending, fault and attempts. A plan that writes runs in one
+// SERIALIZABLE transaction from its first block and, when that fails to
+// serialize or deadlocks, runs again from the start after a short jittered
+// back-off, until it commits or its time is up (docs/engine.md).
+func (s *Service) execute(ctx context.Context, plan *engine.Plan, params map[string]string, req *Request, run *store.Run, opts options) (engine.Result, error) {
+	vars, caller, err := s.inputs(ctx, plan.Route, params, req)
+	if caller == nil {
+		caller = req.Caller
+	}
+	if caller != nil {
+		run.UserID, run.Username = &caller.User.ID, caller.User.Username
+	}
+	var refused *Refusal
+	if errors.As(err, &refused) {
+		run.Ended, run.Fault = "REFUSED", refused.Message
+		return engine.Result{Status: refused.Status, Body: ErrorBody(refused.Status, refused.Message), Ended: "REFUSED"}, nil
+	}
+	if err != nil {
+		return engine.Result{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.Limits.Time)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	// A run that writes takes a slot among its project's transactions
+	// (txSlots), which it keeps from one attempt to the next; once runs of
+	// its route collided, it queues for a batch instead (see batches).
+	route := plan.Route.ProjectID + "/" + plan.Route.RouteID
+	var slot func()
+	defer func() {
+		if slot != nil {
+			slot()
+		}
+	}()
+	// alone: the run left a batch for taking too long, and runs by itself
+	// from then on.
+	alone := false
+	for attempt := 1; ; attempt++ {
+		run.Attempts = attempt
+		var res engine.Result
+		q := &queuedRun{ctx: ctx, plan: plan, vars: vars, caller: caller, opts: opts, wake: make(chan struct{}, 1)}
+		queued, leads := false, false
+		if plan.Writes && !opts.dry && !alone {
+			queued, leads = s.Batches.join(route, q)
+		}
+		if queued {
+			if slot != nil {
+				slot()
+				slot = nil
+			}
+			if !leads {
+				<-q.wake
+			}
+			if !q.finished {
+				s.leadBatch(route)
+			}
+			res, err = q.res, q.err
+			if errors.Is(err, errRunAlone) {
+				alone = true
+				if opts.restart != nil {
+					opts.restart()
+				}
+				continue
+			}
+		} else {
+			if plan.Writes && slot == nil {
+				if slot, err = s.txSlots.enter(ctx, plan.Route.ProjectID); err != nil {
+					return engine.Result{}, err
+				}
+			}
+			res, err = s.attempt(ctx, plan, vars, caller, opts)
+		}
+		if attempt > 1 && res.Fault != nil && ctx.Err() != nil {
+			// Its time ran out in an attempt after a collision.
+			err = errContention
+		}
+		if errors.Is(err, errContention) {
+			run.Ended = "BUSY"
+			return contention, nil
+		}
+		if !store.Retryable(err) && !errors.Is(err, errRunAgain) {
+			if err != nil {
+				return res, err
+			}
+			run.Ended = res.Ended
+			if res.Fault != nil {
+				run.Fault = res.Fault.Error()
+			}
+			return res, nil
+		}
+		if opts.restart != nil {
+			opts.restart()
+		}
+		s.Batches.Collided(route)
+		if plan.Writes && !opts.dry && !alone {
+			continue // it queues for a batch
+		}
+		// A dry run, or one that runs alone, is not queued: up to 2, 4, 8
+		// … 64 ms, drawn at random so that the runs that collided do not
+		// meet again.
+		wait := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 6)))
+		if time.Now().Add(wait).After(deadline) {
+			run.Ended = "BUSY"
+			return contention, nil
+		}
+		time.Sleep(wait)
+	}
+}
+
+// errRunAgain is the outcome of a run whose batch could not commit: the
+// run begins again.
+var errRunAgain = errors.New("the run's batch did not commit")
+
+// errRunAlone is the outcome of a run that took longer than a batch
+// gives a run: its writes were taken back, and it begins again alone.
+var errRunAlone = errors.New("the run left its batch")
+
+// errContention ends a run whose time ran out while it was run again.
+var errContention = errors.New("the route could not complete under contention")
+
+// contention is the answer of a run that could not serialize within its
+// time: it carries Retry-After.
+var contention = engine.Result{Status: http.StatusServiceUnavailable, Ended: "BUSY",
+	Body: ErrorBody(http.StatusServiceUnavailable, "Error: the route could not complete under contention")}
+
+// attempt runs plan once, in a transaction of its own when it writes, and
+// commits what it wrote when it ended normally (unless dry).
+func (s *Service) attempt(ctx context.Context, plan *engine.Plan, vars map[string]any, caller *store.Caller, opts options) (engine.Result, error) {
+	env := &runEnv{s: s, project: plan.Route.ProjectID, route: plan.Route.RouteID, caller: caller, serializable: plan.Writes, gated: plan.Writes}
+	defer env.rollback()
+	if plan.Writes {
+		if err := env.begin(ctx); err != nil {
+			return engine.Result{}, err
+		}
+	}
+	res, err := engine.RunTraced(ctx, plan, vars, env, s.Limits, opts.trace)
+	if err != nil {
+		return res, err
+	}
+	if res.Commit() && !opts.dry {
+		if err := env.commit(ctx); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,199 @@
+// Package runs runs routes: it owns what happens between a request to a
+// route and its answer (docs/architecture.md). It keeps the route table
+// fresh from the database's notices, admits runs (the project's rate
+// limit, the bound on runs under way, the memory runs share, a project's
+// share of the transactions), runs each with the engine on PostgreSQL —
+// reads, writes, vault reads with their log rows, queued email — commits
+// the runs of a contended route together in batches (group commit),
+// traces and masks a run when asked, and writes every run to the run log.
+//
+// It never speaks HTTP's framework: a Request comes in as plain values and
+// an Answer goes out as status, headers and body, which the handlers
+// write. It never renders a page.
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"stencil/engine"
+	"stencil/store"
+	"stencil/vaultcrypt"
+)
+
+// Config is what a Service is built from: the pools and the parts main
+// makes, and the bounds from the configuration.
+type Config struct {
+	// Store is the platform's pool: the route table, the rate limits and
+	// vault entries.
+	Store *store.Store
+	// Reads is what runs read outside a transaction, Tx where runs that
+	// write hold their transactions and TxConns its size (a project
+	// holds at most half of it).
+	Reads, Tx *store.Store
+	TxConns   int
+	Keyring   *vaultcrypt.Keyring
+	// MailStatus is the status a queued message starts in (held or
+	// queued); MailBacklog bounds a project's queued route mail.
+	MailStatus  func() string
+	MailBacklog int
+	// Concurrency bounds the runs under way at once; Memory what they
+	// hold together (engine.Budget).
+	Concurrency int
+	Memory      int64
+	// VaultRead, when set, counts a vault read of a run.
+	VaultRead func()
+	Log       *slog.Logger
+}
+
+// Service runs routes. Its zero value is not usable: make one with New.
+type Service struct {
+	store   *store.Store
+	reads   *store.Store
+	tx      *store.Store
+	keyring *vaultcrypt.Keyring
+
+	mailStatus func() string
+	vaultRead  func()
+
+	// Limits bound every run, and MailBacklog a project's queued route
+	// mail; tests may lower them.
+	Limits      engine.Limits
+	MailBacklog int
+
+	table   *table
+	log     *logWriter
+	txSlots *txSlots // a project's share of Tx's connections
+	// Slots bound the runs under way at once.
+	Slots *Slots
+	// Batches commits the runs of contended write routes together.
+	Batches *batches
+}
+
+// New builds the service; Start sets its background work going.
+func New(cfg Config) *Service {
+	limits := engine.DefaultLimits
+	limits.Shared = engine.NewBudget(cfg.Memory)
+	vaultRead := cfg.VaultRead
+	if vaultRead == nil {
+		vaultRead = func() {}
+	}
+	return &Service{store: cfg.Store, reads: cfg.Reads, tx: cfg.Tx, keyring: cfg.Keyring,
+		mailStatus: cfg.MailStatus, MailBacklog: cfg.MailBacklog, vaultRead: vaultRead, Limits: limits,
+		table: newTable(cfg.Store, cfg.Log), log: newLogWriter(cfg.Store, cfg.Log), Slots: NewSlots(cfg.Concurrency),
+		txSlots: newTxSlots(cfg.TxConns), Batches: newBatches()}
+}
+
+// Start follows route changes made on other instances and writes the run
+// log until ctx ends.
+func (s *Service) Start(ctx context.Context) {
+	go s.table.listen(ctx)
+	go s.log.run(ctx)
+}
+
+// RoutesChanged reloads a project's routes on this instance at once;
+// other instances follow the database's notice.
+func (s *Service) RoutesChanged(ctx context.Context, project string) error {
+	return s.table.reload(ctx, project)
+}
+
+// ReloadAll reloads every project's routes.
+func (s *Service) ReloadAll(ctx context.Context) error {
+	return s.table.loadAll(ctx, true)
+}
+
+// FlushLog writes the runs waiting for the run log now.
+func (s *Service) FlushLog(ctx context.Context) error {
+	return s.log.flush(ctx)
+}
+
+// Plan is the compiled plan of a project's saved route: nil when the
+// project has no such route.
+func (s *Service) Plan(ctx context.Context, project, route string) (*engine.Plan, error) {
+	_, plan, err := s.table.plan(ctx, project, route)
+	return plan, err
+}
+
+// Request is one request to run a route. Either Path names the route (as
+// at /x: the project by its api_path, then the route by method and path),
+// or Plan is the route to run (a saved route, a kept version or a draft)
+// with its path parameters in Params, and Path is only what the run log
+// keeps.
+type Request struct {
+	Method string
+	// Path is the path as sent, escaped, from /x on.
+	Path   string
+	Query  string
+	Body   []byte
+	Client string // the client's address, for the project's rate limit
+
+	// Caller is who the run is for when known already (a run tried by a
+	// member): the run, the run log and the vault log name it even on a
+	// public route. Otherwise Resolve finds the caller when the route
+	// checks its callers (auth_jwt); its refusals are *Refusal.
+	Caller  *store.Caller
+	Resolve func() (*store.Caller, error)
+
+	Plan   *engine.Plan
+	Params map[string]string
+	// ProjectID is Plan's project.
+	ProjectID string
+
+	// DryRun rolls the run's writes back; Trace traces it, masks vault
+	// values in its answer and keeps the trace in the run log; KeepBody
+	// keeps the body in the run log (to replay it).
+	DryRun, Trace, KeepBody bool
+}
+
+// Answer is what a route answers: always JSON.
+type Answer struct {
+	Status int
+	Header http.Header
+	Body   []byte
+	// Ended is how the run ended (RETURN, FAIL, FAULT, REFUSED, BUSY,
+	// LIMITED…); "" for an answer that ran nothing (no such route, the
+	// route document).
+	Ended    string
+	Attempts int
+	Duration time.Duration
+	// Trace is the run's trace when the request asked for it; TraceCut
+	// says it was cut at its bound.
+	Trace    []TraceRow
+	TraceCut bool
+}
+
+// Refusal is a request a route refuses before running: bad inputs (400),
+// no credential (401), a caller the route does not know (403).
+type Refusal struct {
+	Status  int
+	Message string
+}
+
+func (r *Refusal) Error() string { return r.Message }
+
+// ErrorBody is the JSON envelope of an error answer without data.
+func ErrorBody(status int, message string) []byte {
+	b, _ := json.Marshal(struct {
+		Status  int    `json:"status"`
+		Message string `json:"message"`
+	}{status, message})
+	return b
+}
+
+// answer is an answer that ran nothing.
+func answer(status int, message string) Answer {
+	return Answer{Status: status, Header: jsonHeader(), Body: ErrorBody(status, message)}
+}
+
+func jsonHeader() http.Header {
+	return http.Header{"Content-Type": {"application/json"}}
+}
+
+// retryAfter sets h's Retry-After to seconds.
+func retryAfter(h http.Header, seconds int) {
+	h.Set("Retry-After", strconv.Itoa(seconds))
+}
