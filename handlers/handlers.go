@@ -140,7 +140,7 @@ func (h *Handlers) App() *fiber.App {
 		// anything parses it.
 		DisablePreParseMultipartForm: true,
 	})
-	Routes(app, h)
+	mount(app, h)
 	h.indexMethods(app)
 	h.guardTransport(app)
 	return app

@@ -2,9 +2,7 @@ package handlers
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"io"
 	"mime"
 	"net"
 	"slices"
@@ -13,9 +11,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
-
 	"github.com/valyala/fasthttp"
+
 	"stencil/flow"
+	"stencil/jsoncheck"
 )
 
 // Request limits beyond Fiber's own (docs/architecture.md).
@@ -178,167 +177,26 @@ func cleanText(b []byte) bool {
 	return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0
 }
 
-// checkJSONText refuses JSON text with invalid UTF-8, a string holding NUL
-// or an unpaired surrogate (escaped, \u0000 or \ud800, they are text no
-// database column takes), or nesting deeper than maxJSONDepth, naming the
-// field under root (a parameter holding JSON; "" for the request body).
-// Clean text takes the fast path: one UTF-8 scan and a search for the
-// escapes.
+// checkJSONText refuses JSON text that is not clean (jsoncheck.Text),
+// naming the field under root (a parameter holding JSON; "" for the
+// request body).
 func checkJSONText(body []byte, root string) error {
-	if utf8.Valid(body) && !bytes.Contains(body, []byte(`\u0000`)) && !bytes.Contains(body, []byte(`\ud`)) &&
-		!bytes.Contains(body, []byte(`\uD`)) && depthWithin(body, maxJSONDepth) {
+	err := jsoncheck.Text(body, root, maxJSONDepth)
+	var bad *jsoncheck.Error
+	if !errors.As(err, &bad) {
 		return nil
 	}
-	return scanJSON(body, root)
-}
-
-// cleanJSONString reports whether a string token is clean text: raw (as
-// written, quotes and escapes included) valid UTF-8 with no unpaired
-// surrogate escape, and its value t free of NUL.
-func cleanJSONString(raw []byte, t string) bool {
-	if !utf8.Valid(raw) || strings.IndexByte(t, 0) >= 0 {
-		return false
+	where := "the request body"
+	if bad.Path != "" {
+		where = cut(bad.Path)
 	}
-	high := false // the previous escape was a high surrogate
-	for i := 0; i < len(raw); i++ {
-		if raw[i] != '\\' || i+1 >= len(raw) {
-			continue
-		}
-		if raw[i+1] != 'u' {
-			i++ // an escaped character: \\, \", \n …
-			if high {
-				return false
-			}
-			continue
-		}
-		if i+6 > len(raw) {
-			return false
-		}
-		v, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
-		if err != nil {
-			return false
-		}
-		switch {
-		case v >= 0xD800 && v <= 0xDBFF:
-			if high {
-				return false
-			}
-			high = true
-		case v >= 0xDC00 && v <= 0xDFFF:
-			if !high {
-				return false
-			}
-			high = false
-		case high:
-			return false
-		}
-		i += 5
+	switch {
+	case bad.TooDeep:
+		return badRequest("the request body nests deeper than %d levels", maxJSONDepth)
+	case bad.Key:
+		return badRequest("a field name in %s contains a NUL character or invalid UTF-8", where)
 	}
-	return !high
-}
-
-// depthWithin reports whether the brackets of JSON text body nest at most max
-// deep, skipping strings.
-func depthWithin(body []byte, max int) bool {
-	depth, inString, escaped := 0, false, false
-	for _, b := range body {
-		switch {
-		case escaped:
-			escaped = false
-		case inString && b == '\\':
-			escaped = true
-		case b == '"':
-			inString = !inString
-		case inString:
-		case b == '{' || b == '[':
-			if depth++; depth > max {
-				return false
-			}
-		case b == '}' || b == ']':
-			depth--
-		}
-	}
-	return true
-}
-
-// scanJSON walks the tokens of body, keeping the path of the current value
-// (under root), and reports the first string that is not clean text.
-func scanJSON(body []byte, root string) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	type level struct {
-		array bool
-		index int
-		key   string
-		isKey bool // an object's next string token is a key
-	}
-	var stack []level
-	path := func() string {
-		var b strings.Builder
-		b.WriteString(root)
-		for i, l := range stack {
-			switch {
-			case l.array:
-				b.WriteString("[" + strconv.Itoa(l.index) + "]")
-			case i > 0 || b.Len() > 0:
-				b.WriteString("." + l.key)
-			default:
-				b.WriteString(l.key)
-			}
-		}
-		if b.Len() == 0 {
-			return "the request body"
-		}
-		return cut(b.String())
-	}
-	// after moves to the next element once a value is complete.
-	after := func() {
-		if n := len(stack); n > 0 {
-			if stack[n-1].array {
-				stack[n-1].index++
-			} else {
-				stack[n-1].isKey = true
-			}
-		}
-	}
-	for {
-		start := dec.InputOffset()
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return nil // the decoder that follows reports the syntax error
-		}
-		raw := body[start:dec.InputOffset()]
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{', '[':
-				if len(stack) >= maxJSONDepth {
-					return badRequest("the request body nests deeper than %d levels", maxJSONDepth)
-				}
-				stack = append(stack, level{array: t == '[', isKey: t == '{'})
-			default:
-				stack = stack[:len(stack)-1]
-				after()
-			}
-		case string:
-			top := len(stack) - 1
-			if top >= 0 && !stack[top].array && stack[top].isKey {
-				stack[top].key, stack[top].isKey = t, false
-				if !cleanJSONString(raw, t) {
-					return badRequest("a field name in %s contains a NUL character or invalid UTF-8", path())
-				}
-				continue
-			}
-			if !cleanJSONString(raw, t) {
-				return badRequest("%s contains a NUL character or invalid UTF-8", path())
-			}
-			after()
-		default:
-			after()
-		}
-	}
+	return badRequest("%s contains a NUL character or invalid UTF-8", where)
 }
 
 // cut shortens an input value for a message (docs/architecture.md), its control

@@ -306,8 +306,30 @@ func (h *Handlers) routeUpgradePage(c *fiber.Ctx) error {
 		return err
 	}
 	view.Plan = plan
-	// The newest version's variables: the new ones to fill, the kept ones
-	// shown as they are (a value given here changes one).
+	view.Variables = upgradeVariables(plan, r, in, view.Problems, previewed)
+	if view.Problems != nil {
+		return h.respond(c, Reply{Page: "routes/upgrade", View: view})
+	}
+	view.Template = newDiffView(plan.FromVersion, plan.ToVersion, plan.base, plan.theirs, nil)
+	view.Local = newDiffView(0, r.Version, plan.base, r.Route, nil)
+	view.Result = newDiffView(r.Version, r.Version+1, r.Route, plan.Route, nil)
+	view.Conflicts, view.FirstOpen = upgradeConflicts(plan, r, chosen, previewed)
+	if previewed && view.FirstOpen < 0 {
+		view.Focus = "upgrade"
+	}
+	if w, err := h.checkRunnable(c, plan.Route); err == nil {
+		view.Warnings = w
+	} else if errors.As(err, &verr) {
+		view.Problems = verr.Fields
+	}
+	return h.respond(c, Reply{Page: "routes/upgrade", View: view})
+}
+
+// upgradeVariables are the variables of the template's newest version the
+// page shows: the new ones to fill, the kept ones as they are (a value
+// given here changes one).
+func upgradeVariables(plan upgradeDTO, r store.StoredRoute, in upgradeInput, problems map[string]string, previewed bool) []upgradeVariable {
+	var out []upgradeVariable
 	isNew := map[string]bool{}
 	for _, v := range plan.NewVariables {
 		isNew[v.Key] = true
@@ -315,7 +337,7 @@ func (h *Handlers) routeUpgradePage(c *fiber.Ctx) error {
 	for _, v := range plan.variables {
 		uv := upgradeVariable{Variable: v, New: isNew[v.Key]}
 		if previewed {
-			uv.Problem = view.Problems["values."+v.Key]
+			uv.Problem = problems["values."+v.Key]
 		}
 		if given, ok := in.Values[v.Key]; ok && given != nil {
 			uv.Value, uv.Given = *given, true
@@ -325,15 +347,17 @@ func (h *Handlers) routeUpgradePage(c *fiber.Ctx) error {
 			uv.Value = *v.DefaultValue
 		}
 		if uv.New || uv.Given {
-			view.Variables = append(view.Variables, uv)
+			out = append(out, uv)
 		}
 	}
-	if view.Problems != nil {
-		return h.respond(c, Reply{Page: "routes/upgrade", View: view})
-	}
-	view.Template = newDiffView(plan.FromVersion, plan.ToVersion, plan.base, plan.theirs, nil)
-	view.Local = newDiffView(0, r.Version, plan.base, r.Route, nil)
-	view.Result = newDiffView(r.Version, r.Version+1, r.Route, plan.Route, nil)
+	return out
+}
+
+// upgradeConflicts are the conflicts the page asks about, each in the
+// words of both sides, with the choice made; firstOpen is the first one
+// not chosen yet on a preview (-1: none).
+func upgradeConflicts(plan upgradeDTO, r store.StoredRoute, chosen map[string]string, previewed bool) (out []conflictView, firstOpen int) {
+	firstOpen = -1
 	ours, theirs := blockViews(r.Flow, nil), blockViews(plan.theirs.Flow, nil)
 	for _, cf := range plan.Conflicts {
 		key := conflictKey(cf.Block, cf.Field)
@@ -354,20 +378,12 @@ func (h *Handlers) routeUpgradePage(c *fiber.Ctx) error {
 		if cf.TemplateBlock >= 0 {
 			cv.TemplateWords = theirs[cf.TemplateBlock].Summary
 		}
-		if previewed && cv.Chosen == "" && view.FirstOpen < 0 {
-			view.FirstOpen = len(view.Conflicts)
+		if previewed && cv.Chosen == "" && firstOpen < 0 {
+			firstOpen = len(out)
 		}
-		view.Conflicts = append(view.Conflicts, cv)
+		out = append(out, cv)
 	}
-	if previewed && view.FirstOpen < 0 {
-		view.Focus = "upgrade"
-	}
-	if w, err := h.checkRunnable(c, plan.Route); err == nil {
-		view.Warnings = w
-	} else if errors.As(err, &verr) {
-		view.Problems = verr.Fields
-	}
-	return h.respond(c, Reply{Page: "routes/upgrade", View: view})
+	return out, firstOpen
 }
 
 // templateNewer says which version of a route's template is newer than

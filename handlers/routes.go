@@ -1,192 +1,334 @@
 package handlers
 
 import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/engine"
+	"stencil/flow"
+	"stencil/mail"
 	"stencil/store"
 )
 
-// Routes registers the whole URL space.
-func Routes(app *fiber.App, h *Handlers) {
-	app.Use(h.observe, h.recoverPanics, h.securityHeaders, h.compressAnswers(), h.checkInput, h.deadline)
-	app.Use("/static", h.staticFiles())
+// routeDTO is a route as the API shows it (docs/routes.md), with its metadata.
+type routeDTO struct {
+	flow.Route
+	CreatedBy *int64    `json:"created_by"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Version   int64     `json:"version"`
+}
 
-	// Operations: always JSON, no session.
-	app.Get("/healthz", h.healthShow)
-	app.Get("/readyz", h.readyShow)
+func newRouteDTO(r store.StoredRoute) routeDTO {
+	return routeDTO{Route: r.Route, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Version: r.Version}
+}
 
-	// API description and its viewer.
-	app.Get("/openapi.json", h.apiDocShow)
-	app.Get("/scalar", h.apiViewerShow)
+// routeInput is the body of route create and update: the route document
+// under "route", decoded strictly by the flow package.
+type routeInput struct {
+	ProjectID  string          `json:"project_id" validate:"required"`
+	RouteID    string          `json:"route_id"`
+	Route      json.RawMessage `json:"route" validate:"required"`
+	TemplateID int64           `json:"template_id" validate:"omitempty,min=1"`
+	// Note is kept with the version the save makes (docs/routes.md).
+	Note string `json:"note" validate:"max=500,plain_text"`
+}
 
-	// Routes of projects (docs/engine.md): JSON for every caller, no session;
-	// a route with auth_jwt reads the caller's bearer token itself.
-	app.All("/x/*", h.runRoute)
+// decodeRoute reads and checks the route of in for its project.
+func decodeRoute(in routeInput) (flow.Route, error) {
+	r, p := flow.DecodeRoute(in.Route, "route")
+	if err := problems(p); err != nil {
+		return r, err
+	}
+	if r.ProjectID != "" && r.ProjectID != in.ProjectID {
+		return r, problems(flow.Problems{"route.project_id": "must be the project_id of the request, or left out"})
+	}
+	r.ProjectID = in.ProjectID
+	r.Normalize()
+	return r, problems(flow.ValidateRoute(r, "route"))
+}
 
-	// Everything below has a browser session (unsafe requests on it need the
-	// CSRF token), sends browsers to first-run setup while no user exists,
-	// and knows its caller: session, JWT or personal access token.
-	app.Use(h.loadSession, h.checkCSRF, h.requireSetup, h.authenticate, h.checkUID)
+// checkRunnable refuses what a route's run would refuse anyway (SPEC
+// §9.2, §9.4): literals that do not convert to their rtype, BREAK and
+// CONTINUE outside a LOOP, and so on (422, by path); and a VAULT block
+// saved by a caller below ADMIN (403, naming the block). What it finds
+// doubtful it returns as warnings, by path: variables used before any
+// block sets them, collections the project does not have.
+func (h *Handlers) checkRunnable(c *fiber.Ctx, r flow.Route) ([]string, error) {
+	plan, p := engine.Compile(r, engine.PathParams(r.RoutePath))
+	if len(p) > 0 {
+		prefixed := flow.Problems{}
+		for path, msg := range p {
+			prefixed["route."+path] = msg
+		}
+		return nil, problems(prefixed)
+	}
+	if !callerAtLeast(c, store.RoleAdmin) {
+		for i, b := range r.Flow.Blocks {
+			if b.Type == "VAULT" {
+				return nil, forbidden(fmt.Sprintf("route.flow.blocks[%d] (VAULT) reads the vault: only an ADMIN or ROOT member of the project can save or try a route that does", i))
+			}
+		}
+	}
+	ids, err := h.store.CollectionIDs(c.UserContext(), r.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	uses := plan.Collections
+	if r.AuthJWT.Active {
+		uses = append(uses, engine.CollectionUse{Name: r.AuthJWT.RefCol, Path: "auth_jwt.ref_col"})
+	}
+	warnings := []string{}
+	for _, w := range plan.Warnings {
+		warnings = append(warnings, strings.Replace(w, "(flow.", "(route.flow.", 1))
+	}
+	for _, u := range uses {
+		if !slices.Contains(ids, u.Name) {
+			warnings = append(warnings, fmt.Sprintf("collection %s does not exist in this project yet (route.%s)", u.Name, u.Path))
+		}
+	}
+	// A VAULT block whose key the vault does not hold faults on every run.
+	// Only ADMIN and ROOT members get here with one, and they may list keys.
+	var keys, keyPaths []string
+	for i, b := range r.Flow.Blocks {
+		if b.Type == "VAULT" {
+			keys, keyPaths = append(keys, b.Key), append(keyPaths, fmt.Sprintf("route.flow.blocks[%d].key", i))
+		}
+	}
+	missing, err := h.store.MissingVaultKeys(c.UserContext(), r.ProjectID, keys)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range keys {
+		if slices.Contains(missing, k) {
+			warnings = append(warnings, fmt.Sprintf("vault key %s does not exist in this project yet: every run would fault (%s)", k, keyPaths[i]))
+		}
+	}
+	mailWarnings, err := h.emailWarnings(c, r)
+	if err != nil {
+		return nil, err
+	}
+	return flow.CapWarnings(append(warnings, mailWarnings...)), nil
+}
 
-	signedIn := h.atLeast(store.RoleViewer)
-	admin := h.atLeast(store.RoleAdmin)
-	root := h.atLeast(store.RoleRoot)
+// emailWarnings are what saving says of a route's EMAIL blocks: a template
+// the project does not have (each message would fail), and placeholders
+// of its template that no pair of the block fills (sent as they are).
+func (h *Handlers) emailWarnings(c *fiber.Ctx, r flow.Route) ([]string, error) {
+	var warnings []string
+	var templates map[string]store.EmailTemplate
+	for i, b := range r.Flow.Blocks {
+		if b.Type != "EMAIL" {
+			continue
+		}
+		if templates == nil {
+			list, err := h.store.EmailTemplates(c.UserContext(), r.ProjectID)
+			if err != nil {
+				return nil, err
+			}
+			templates = map[string]store.EmailTemplate{}
+			for _, t := range list {
+				templates[t.Name] = t
+			}
+		}
+		t, ok := templates[b.EmailTemplate]
+		if !ok {
+			warnings = append(warnings, fmt.Sprintf("email template %s does not exist in this project yet: every message would fail (route.flow.blocks[%d].template)", b.EmailTemplate, i))
+			continue
+		}
+		for _, key := range mail.Placeholders(t.Subject, t.Text, t.HTML) {
+			if !slices.ContainsFunc(b.Pairs, func(p flow.Pair) bool { return p.ID == key }) {
+				warnings = append(warnings, fmt.Sprintf("email template %s uses {%s}, which no pair of the block fills: it is sent as it is (route.flow.blocks[%d].pairs)", t.Name, key, i))
+			}
+		}
+	}
+	return warnings, nil
+}
 
-	// Start page, first run, browser sign-in.
-	app.Get("/", h.homeShow)
-	app.Get("/web/setup", h.setupShow)
-	app.Post("/web/setup", h.setupCreate)
-	app.Get("/web/login", h.loginShow)
-	app.Post("/web/login", h.loginCreate)
-	app.Post("/web/logout", h.logout)
+// routeToSave reads a route document from the body, for a member of its
+// project, and checks it as saving does: it returns the input, the route
+// and its warnings. An update names the route it replaces (needID).
+func (h *Handlers) routeToSave(c *fiber.Ctx, needID bool) (routeInput, flow.Route, []string, error) {
+	var in routeInput
+	if err := bind(c, &in); err != nil {
+		return in, flow.Route{}, nil, err
+	}
+	// As in a template's body and the route document itself, a field the
+	// body does not know is refused, not ignored: a typo never saves
+	// silently (the API document says so for both).
+	if err := refuseUnknownFields(c, in); err != nil {
+		return in, flow.Route{}, nil, err
+	}
+	if needID && in.RouteID == "" {
+		return in, flow.Route{}, nil, &ValidationError{Fields: map[string]string{"route_id": "is required"}, Missing: true}
+	}
+	if _, err := h.member(c, in.ProjectID); err != nil {
+		return in, flow.Route{}, nil, err
+	}
+	r, err := decodeRoute(in)
+	if err != nil {
+		return in, r, nil, err
+	}
+	warnings, err := h.checkRunnable(c, r)
+	return in, r, warnings, err
+}
 
-	// Invitations and password resets: by one-time links (docs/mail.md).
-	app.Get("/web/invite", h.inviteShow)
-	app.Post("/user/invite/accept", h.inviteAccept)
-	app.Get("/web/forgot", h.forgotShow)
-	app.Post("/user/password/forgot", h.passwordForgot)
-	app.Get("/web/reset", h.resetShow)
-	app.Post("/user/password/reset", h.passwordReset)
+// routeLint answers the route editor as the author types: the warnings
+// saving the route would give. A document that cannot be saved answers as
+// saving it would (422 by path, or 403).
+func (h *Handlers) routeLint(c *fiber.Ctx) error {
+	_, _, warnings, err := h.routeToSave(c, false)
+	if err != nil {
+		return err
+	}
+	return h.respond(c, Reply{Message: "Checked", Warnings: warnings})
+}
 
-	// Session tokens for API clients; one's own password.
-	app.Post("/user/login", h.userLogin)
-	app.Post("/user/password", signedIn, h.passwordUpdate)
-	app.Get("/web/account", signedIn, h.accountShow)
+// routesChanged reloads a project's routes on this instance at once;
+// other instances follow the database's notice.
+func (h *Handlers) routesChanged(c *fiber.Ctx, project string) {
+	if err := h.runs.RoutesChanged(c.UserContext(), project); err != nil {
+		h.log.Error("reload routes", "project", project, "err", err)
+	}
+}
 
-	// Users (ROOT).
-	app.Post("/user/register", root, h.userCreate)
-	app.Get("/user/fetch", root, h.userList)
-	app.Get("/user/fetch/one", root, h.userShow)
-	app.Patch("/user/update/role", root, h.userRoleUpdate)
-	app.Delete("/user/delete", root, h.userDelete)
-	app.Get("/web/users", root, h.userList)
+// routeCreate answers POST /route/create. With template_id (or the route's
+// own template reference, as apply returns it) the route records which
+// template it came from: a snapshot that later template changes leave alone.
+func (h *Handlers) routeCreate(c *fiber.Ctx) error {
+	in, r, warnings, err := h.routeToSave(c, false)
+	if err != nil {
+		return err
+	}
+	if in.TemplateID == 0 && r.Template != nil {
+		in.TemplateID = r.Template.ID
+	}
+	given := r.Template
+	r.Template = nil
+	if in.TemplateID != 0 {
+		t, err := h.templateFor(c, in.TemplateID, in.ProjectID)
+		if err != nil {
+			return &ValidationError{Fields: map[string]string{"template_id": "is not a template available in this project"}}
+		}
+		// The version applied and the values given come with the document
+		// apply made; without them the route counts as made from the
+		// template's version of now.
+		r.Template = &flow.TemplateRef{ID: t.ID, Name: t.Name, Version: t.Version}
+		if given != nil && given.ID == t.ID {
+			if given.Version > t.Version {
+				return &ValidationError{Fields: map[string]string{"route.template.version": fmt.Sprintf("must be a version of template %d (1 to %d)", t.ID, t.Version)}}
+			}
+			if given.Version > 0 {
+				r.Template.Version = given.Version
+			}
+			r.Template.Values = given.Values
+		}
+	}
+	sr := store.StoredRoute{Route: r, CreatedBy: &current(c).User.ID, Note: in.Note}
+	if err := h.store.CreateRoute(c.UserContext(), &sr); err != nil {
+		return err
+	}
+	h.routesChanged(c, sr.ProjectID)
+	h.flash(c, "success", "Route "+sr.RouteID+" created.")
+	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Route created", Data: newRouteDTO(sr), Warnings: warnings,
+		Redirect: "/web/routes/view?project_id=" + sr.ProjectID + "&route_id=" + sr.RouteID})
+}
 
-	// Projects and members: members see a project; ADMIN and ROOT members
-	// manage it.
-	app.Post("/project/create", admin, h.projectCreate)
-	app.Get("/project/fetch", signedIn, h.projectList)
-	app.Get("/project/fetch/one", signedIn, h.projectShow)
-	app.Patch("/project/update", admin, h.projectUpdate)
-	app.Delete("/project/delete", admin, h.projectDelete)
-	app.Post("/project/member/add", admin, h.memberAdd)
-	app.Post("/project/member/remove", admin, h.memberRemove)
-	app.Post("/project/invite", admin, h.projectInvite)
-	app.Get("/project/invitations", admin, h.invitationList)
-	app.Delete("/project/invitation/delete", admin, h.invitationDelete)
-	app.Get("/web/projects", signedIn, h.projectList)
-	app.Get("/web/project", signedIn, h.projectShow)
+type routeListQuery struct {
+	listQuery
+	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
+}
 
-	// Personal access tokens: one's own; a token cannot make tokens.
-	app.Post("/pat/create", signedIn, h.notByPAT, h.patCreate)
-	app.Get("/pat/fetch", signedIn, h.patList)
-	app.Delete("/pat/delete", signedIn, h.patDelete)
-	app.Get("/web/pats", signedIn, h.patList)
+// routeList answers GET /route/fetch: a project's routes.
+func (h *Handlers) routeList(c *fiber.Ctx) error {
+	var q routeListQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	if _, err := h.member(c, q.ProjectID); err != nil {
+		return err
+	}
+	routes, total, err := h.store.ListRoutes(c.UserContext(), q.ProjectID, q.page(50))
+	if err != nil {
+		return err
+	}
+	dtos := make([]routeDTO, len(routes))
+	for i, r := range routes {
+		dtos[i] = newRouteDTO(r)
+	}
+	return h.respond(c, Reply{Data: dtos, Amount: &total})
+}
 
-	// Vaults: ADMIN and ROOT members of the project.
-	app.Post("/vault/create", admin, h.vaultCreate)
-	app.Get("/vault/fetch", admin, h.vaultList)
-	app.Get("/vault/fetch/one", admin, h.vaultShow)
-	app.Patch("/vault/update", admin, h.vaultUpdate)
-	app.Delete("/vault/delete", admin, h.vaultDelete)
-	app.Get("/vault/versions", admin, h.vaultVersionList)
-	app.Post("/vault/import", admin, h.vaultImport)
-	app.Get("/vault/export", admin, h.vaultExport)
-	app.Post("/vault/restore", admin, h.vaultRestore)
-	app.Get("/vault/log", admin, h.vaultLog)
-	app.Get("/web/vaults", admin, h.vaultProjects)
-	app.Get("/web/vault", admin, h.vaultIndex)
-	app.Get("/web/vault/row", admin, h.vaultRow)
-	app.Get("/web/vault/log", admin, h.vaultLog)
-	app.Get("/web/vault/versions", admin, h.vaultVersionList)
-	app.Get("/web/vault/import", admin, h.vaultImportPage)
+type routeKeyQuery struct {
+	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
+	RouteID   string `query:"route_id" json:"route_id" validate:"required"`
+}
 
-	author := h.atLeast(store.RoleAuthor)
+// routeShow answers GET /route/fetch/one and renders /web/routes/view: a
+// route, with the template it came from.
+func (h *Handlers) routeShow(c *fiber.Ctx) error {
+	p, r, err := h.memberRoute(c)
+	if err != nil {
+		return err
+	}
+	req := flow.Template{RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT, Params: r.Params, Body: r.Body}
+	view := routeView{Base: h.base(c, r.RouteID), Route: r, Blocks: blockViews(r.Flow, nil), Request: newRequestView(req, nil),
+		CanWrite: callerAtLeast(c, store.RoleAuthor), Address: routeAddress(c, p.APIPath, r.Route)}
+	view.Curl = curlCommand(view.Address, r.Route)
+	if representationOf(c) != asJSON {
+		view.Newer = h.templateNewer(c, r)
+	}
+	return h.respond(c, Reply{Data: newRouteDTO(r), Page: "routes/view", View: view})
+}
 
-	// Collections and their records: members read; ADMIN and ROOT members
-	// manage collections, AUTHOR members and up write records.
-	app.Post("/collection/create", admin, h.collectionCreate)
-	app.Get("/collection/fetch", signedIn, h.collectionList)
-	app.Get("/collection/fetch/one", signedIn, h.collectionShow)
-	app.Patch("/collection/update", admin, h.collectionUpdate)
-	app.Delete("/collection/delete", admin, h.collectionDelete)
-	app.Post("/data/create", author, h.recordCreate)
-	app.Get("/data/fetch", signedIn, h.recordList)
-	app.Get("/data/fetch/one", signedIn, h.recordShow)
-	app.Patch("/data/update", author, h.recordUpdate)
-	app.Delete("/data/delete", author, h.recordDelete)
-	app.Get("/web/data", signedIn, h.dataIndex)
-	app.Get("/web/data/collection", signedIn, h.recordPage)
+// memberRoute reads the route named by the query's project_id and
+// route_id, for a member of its project.
+func (h *Handlers) memberRoute(c *fiber.Ctx) (store.Project, store.StoredRoute, error) {
+	var q routeKeyQuery
+	if err := bindQuery(c, &q); err != nil {
+		return store.Project{}, store.StoredRoute{}, err
+	}
+	p, err := h.member(c, q.ProjectID)
+	if err != nil {
+		return p, store.StoredRoute{}, err
+	}
+	r, err := h.store.Route(c.UserContext(), q.ProjectID, q.RouteID)
+	return p, r, err
+}
 
-	// Route templates: everyone signed in reads the global ones, members a
-	// project's; AUTHOR and up write (members, for a project's).
-	// Template and route documents: JSON only, at most 1 MiB.
-	document := documentBody
-	app.Post("/route/template/create", document, author, h.templateSave)
-	app.Get("/route/template/fetch", signedIn, h.templateList)
-	app.Get("/route/template/fetch/one", signedIn, h.templateShow)
-	app.Delete("/route/template/delete", author, h.templateDelete)
-	app.Post("/route/template/apply", document, author, h.templateApply)
-	app.Get("/route/template/versions", signedIn, h.templateVersionList)
-	app.Post("/route/template/restore", author, h.templateRestore)
+// routeUpdate answers PATCH /route/update: the route is replaced (it may be
+// renamed); where it came from stays recorded.
+func (h *Handlers) routeUpdate(c *fiber.Ctx) error {
+	in, r, warnings, err := h.routeToSave(c, true)
+	if err != nil {
+		return err
+	}
+	sr := store.StoredRoute{Route: r, SavedBy: &current(c).User.ID, Note: in.Note}
+	if err := h.store.UpdateRoute(c.UserContext(), in.RouteID, &sr); err != nil {
+		return err
+	}
+	h.routesChanged(c, sr.ProjectID)
+	return h.respond(c, Reply{Message: "Route updated", Data: newRouteDTO(sr), Warnings: warnings})
+}
 
-	// Routes of a project: members read, AUTHOR members and up write.
-	app.Post("/route/create", document, author, h.routeCreate)
-	app.Get("/route/fetch", signedIn, h.routeList)
-	app.Get("/route/fetch/one", signedIn, h.routeShow)
-	app.Patch("/route/update", document, author, h.routeUpdate)
-	app.Delete("/route/delete", author, h.routeDelete)
-	app.Get("/route/runs", signedIn, h.runList)
-	app.Get("/route/versions", signedIn, h.routeVersionList)
-	app.Get("/route/version", signedIn, h.routeVersionShow)
-	app.Post("/route/restore", author, h.routeRestore)
-	app.Post("/route/upgrade", author, h.routeUpgrade)
-	app.Post("/route/run", document, author, h.routeRun)
-
-	// Template and route pages.
-	app.Get("/web/routes/templates", signedIn, h.templatesIndex)
-	app.Get("/web/routes/templates/view", signedIn, h.templateShow)
-	app.Get("/web/routes/templates/history", signedIn, h.templateVersionList)
-	app.Get("/web/routes/templates/create", author, h.templateEditor)
-	app.Get("/web/routes/templates/edit", author, h.templateEditor)
-	app.Post("/web/routes/templates/lint", document, signedIn, h.templateLint)
-	app.Get("/web/routes", signedIn, h.routesIndex)
-	app.Get("/web/routes/view", signedIn, h.routeShow)
-	app.Get("/web/routes/runs", signedIn, h.runList)
-	app.Get("/web/routes/history", signedIn, h.routeVersionList)
-	app.Get("/web/routes/upgrade", author, h.routeUpgradePage)
-	app.Get("/web/routes/run", signedIn, h.runPage)
-	app.Get("/web/routes/try", author, h.routeTryPage)
-	app.Get("/web/routes/docs", signedIn, h.routeDocsPage)
-	app.Post("/web/routes/lint", document, author, h.routeLint)
-	app.Get("/web/routes/create", author, h.routeEditor)
-	app.Get("/web/routes/edit", author, h.routeEditPage)
-
-	// Mail: members read a project's email templates, ADMIN and ROOT
-	// members write them and see its outbox.
-	app.Post("/email/template/create", admin, h.emailTemplateCreate)
-	app.Get("/email/template/fetch", signedIn, h.emailTemplateList)
-	app.Get("/email/template/fetch/one", signedIn, h.emailTemplateShow)
-	app.Patch("/email/template/update", admin, h.emailTemplateUpdate)
-	app.Delete("/email/template/delete", admin, h.emailTemplateDelete)
-	app.Get("/outbox/fetch", admin, h.outboxList)
-	app.Get("/outbox/fetch/one", admin, h.outboxShow)
-	app.Post("/outbox/retry", admin, h.outboxRetry)
-	app.Post("/outbox/cancel", admin, h.outboxCancel)
-	app.Get("/web/email", signedIn, h.emailTemplateList)
-	app.Get("/web/email/template", signedIn, h.emailTemplateShow)
-	app.Get("/web/outbox", admin, h.outboxList)
-	app.Get("/web/outbox/message", admin, h.outboxShow)
-
-	// Metrics (ROOT; or, with METRICS_ADDR, on a listener of their own).
-	app.Get("/metrics", root, h.metricsShow)
-
-	// Configs (ROOT).
-	app.Get("/config/fetch/all", root, h.configList)
-	app.Get("/config/fetch/one", root, h.configShow)
-	app.Post("/config/create", root, h.configCreate)
-	app.Patch("/config/update", root, h.configUpdate)
-	app.Delete("/config/delete", root, h.configDelete)
-	app.Get("/web/configs", root, h.configList)
-	app.Get("/event/fetch", admin, h.events)
-	app.Get("/web/events", admin, h.events)
+// routeDelete answers DELETE /route/delete.
+func (h *Handlers) routeDelete(c *fiber.Ctx) error {
+	var q routeKeyQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	if _, err := h.member(c, q.ProjectID); err != nil {
+		return err
+	}
+	if err := h.store.DeleteRoute(c.UserContext(), q.ProjectID, q.RouteID); err != nil {
+		return err
+	}
+	h.routesChanged(c, q.ProjectID)
+	h.flash(c, "success", "Route "+q.RouteID+" deleted.")
+	return h.respond(c, Reply{Message: "Route deleted", Redirect: "/web/routes?id=" + q.ProjectID})
 }

@@ -1,22 +1,21 @@
 package handlers
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/dotenv"
 	"stencil/store"
 )
 
 // .env import and export (docs/vaults.md): a file pasted or uploaded is parsed
-// as common .env parsers read it (parseEnv: comments, export, single
+// as common .env parsers read it (dotenv.Parse: comments, export, single
 // quotes taken literally, double quotes with JSON escapes; no $NAME
 // expansion; lines of any length), its keys compared with the vault's, and
 // applied in one transaction; the vault is exported as such a file, which
@@ -63,80 +62,17 @@ func (h *Handlers) vaultImport(c *fiber.Ctx) error {
 	if strings.TrimSpace(in.Env) == "" {
 		return &ValidationError{Fields: map[string]string{"env": "is empty: paste a .env file or choose one"}}
 	}
-	parsed, err := parseEnv(in.Env)
+	parsed, err := dotenv.Parse(in.Env)
 	if err != nil {
 		return &ValidationError{Fields: map[string]string{"env": "cannot be read as a .env file: " + err.Error()}}
 	}
 	if len(parsed) > maxImportKeys {
 		return &ValidationError{Fields: map[string]string{"env": fmt.Sprintf("has %d keys: at most %d can be imported at once", len(parsed), maxImportKeys)}}
 	}
-	keys := make([]string, 0, len(parsed))
-	for k := range parsed {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	out := vaultImportDTO{Added: []string{}, Changed: []string{}, Unchanged: []string{}, Deleted: []string{}, Invalid: []invalidEnvKey{}, reasons: map[string]string{}}
-	invalid := func(key, reason string) {
-		out.Invalid = append(out.Invalid, invalidEnvKey{Key: key, Reason: reason})
-		out.reasons[key] = reason
-	}
 	ev := vaultAccess(c, in.ProjectID, "")
 	_, err = h.store.ImportVault(c.UserContext(), in.ProjectID, ev, h.cfg.VaultVersions, in.DryRun, func(live map[string]store.VaultEntry) (store.VaultImport, error) {
-		var im store.VaultImport
-		for _, k := range keys {
-			value := parsed[k]
-			// The rules of a key and a value typed into the vault's form.
-			if rule := stringRules["vault_key"]; !rule.ok(k) {
-				invalid(k, "a key "+rule.msg)
-				continue
-			}
-			if rule := stringRules["vault_value"]; !rule.ok(value) {
-				invalid(k, "the value "+rule.msg)
-				continue
-			}
-			e, ok := live[k]
-			if !ok {
-				out.Added = append(out.Added, k)
-				if !in.DryRun {
-					sealed, err := h.sealed(in.ProjectID, k, value)
-					if err != nil {
-						return im, err
-					}
-					im.Add = append(im.Add, sealed)
-				}
-				continue
-			}
-			old, err := h.keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
-			if err != nil {
-				return im, err
-			}
-			im.Read = append(im.Read, k)
-			if string(old) == value {
-				out.Unchanged = append(out.Unchanged, k)
-				continue
-			}
-			out.Changed = append(out.Changed, k)
-			if !in.DryRun {
-				sealed, err := h.sealed(in.ProjectID, k, value)
-				if err != nil {
-					return im, err
-				}
-				im.Change = append(im.Change, sealed)
-			}
-		}
-		if in.DeleteMissing {
-			for k := range live {
-				if _, ok := parsed[k]; !ok {
-					out.Deleted = append(out.Deleted, k)
-				}
-			}
-			slices.Sort(out.Deleted)
-			im.Delete = out.Deleted
-		}
-		if len(out.Invalid) > 0 && !in.DryRun {
-			return im, errImportInvalid
-		}
-		return im, nil
+		return h.importEnv(in, parsed, live, &out)
 	})
 	if errors.Is(err, errImportInvalid) {
 		fields := map[string]string{}
@@ -158,6 +94,75 @@ func (h *Handlers) vaultImport(c *fiber.Ctx) error {
 	}
 	h.flash(c, "success", fmt.Sprintf("Imported: %d added, %d changed, %d unchanged, %d deleted.", len(out.Added), len(out.Changed), len(out.Unchanged), len(out.Deleted)))
 	return h.respond(c, Reply{Message: "Vault imported", Data: out, Redirect: vaultURL(in.ProjectID)})
+}
+
+// importEnv compares the parsed .env file with the live entries of the
+// vault: out says what importing it adds, changes, leaves and deletes, and
+// which keys are invalid; the import it returns is what to write (nothing
+// on a dry run).
+func (h *Handlers) importEnv(in vaultImportInput, parsed map[string]string, live map[string]store.VaultEntry, out *vaultImportDTO) (store.VaultImport, error) {
+	keys := slices.Sorted(maps.Keys(parsed))
+	var im store.VaultImport
+	for _, k := range keys {
+		value := parsed[k]
+		// The rules of a key and a value typed into the vault's form.
+		if rule := stringRules["vault_key"]; !rule.ok(k) {
+			out.invalid(k, "a key "+rule.msg)
+			continue
+		}
+		if rule := stringRules["vault_value"]; !rule.ok(value) {
+			out.invalid(k, "the value "+rule.msg)
+			continue
+		}
+		e, ok := live[k]
+		if !ok {
+			out.Added = append(out.Added, k)
+			if !in.DryRun {
+				sealed, err := h.sealed(in.ProjectID, k, value)
+				if err != nil {
+					return im, err
+				}
+				im.Add = append(im.Add, sealed)
+			}
+			continue
+		}
+		old, err := h.keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
+		if err != nil {
+			return im, err
+		}
+		im.Read = append(im.Read, k)
+		if string(old) == value {
+			out.Unchanged = append(out.Unchanged, k)
+			continue
+		}
+		out.Changed = append(out.Changed, k)
+		if !in.DryRun {
+			sealed, err := h.sealed(in.ProjectID, k, value)
+			if err != nil {
+				return im, err
+			}
+			im.Change = append(im.Change, sealed)
+		}
+	}
+	if in.DeleteMissing {
+		for k := range live {
+			if _, ok := parsed[k]; !ok {
+				out.Deleted = append(out.Deleted, k)
+			}
+		}
+		slices.Sort(out.Deleted)
+		im.Delete = out.Deleted
+	}
+	if len(out.Invalid) > 0 && !in.DryRun {
+		return im, errImportInvalid
+	}
+	return im, nil
+}
+
+// invalid notes a key that cannot be imported, and why.
+func (o *vaultImportDTO) invalid(key, reason string) {
+	o.Invalid = append(o.Invalid, invalidEnvKey{Key: key, Reason: reason})
+	o.reasons[key] = reason
 }
 
 var errImportInvalid = errors.New("the file has invalid keys")
@@ -224,33 +229,5 @@ func (h *Handlers) vaultExport(c *fiber.Ctx) error {
 			break
 		}
 	}
-	return c.SendString(envText(values))
-}
-
-// envText writes values as a .env file, sorted by key: a value without a
-// single quote or a control character in single quotes (literal for every
-// common parser, $ and # included), any other as a JSON string in double
-// quotes.
-func envText(values map[string]string) string {
-	keys := make([]string, 0, len(values))
-	for k := range values {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		v := values[k]
-		b.WriteString(k)
-		b.WriteByte('=')
-		if !strings.ContainsRune(v, '\'') && !strings.ContainsFunc(v, unicode.IsControl) {
-			b.WriteString("'" + v + "'\n")
-			continue
-		}
-		var quoted bytes.Buffer
-		enc := json.NewEncoder(&quoted)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(v) // a string always encodes; Encode ends it with a line break
-		b.Write(quoted.Bytes())
-	}
-	return b.String()
+	return c.SendString(dotenv.Format(values))
 }

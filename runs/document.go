@@ -170,29 +170,7 @@ func docOperation(r flow.Route, pathParams []string, limited bool) obj {
 		}
 	}
 	responses["503"] = retryLater(busy)
-	fails := map[int][]string{}
-	for _, b := range r.Flow.Blocks {
-		if b.Type == "CONDITION" && b.Action == "FAIL" {
-			fail := flow.Fail{Status: 400, Message: "condition failed"} // without fail, as the engine answers
-			if b.Fail != nil {
-				fail = *b.Fail
-			}
-			fails[fail.Status] = append(fails[fail.Status], "Error: "+fail.Message)
-		}
-	}
-	for status, messages := range fails {
-		code := strconv.Itoa(status)
-		if prev, taken := responses[code].(obj); taken {
-			// A FAIL with a status the route answers anyway: both are said.
-			responses[code] = errorResponse(prev["description"].(string) + " Or: " + strings.Join(slices.Compact(messages), "; "))
-			continue
-		}
-		text := http.StatusText(status)
-		if text == "" {
-			text = "Status " + code
-		}
-		responses[code] = errorResponse(text + ": " + strings.Join(slices.Compact(messages), "; "))
-	}
+	failResponses(responses, r)
 	responses["500"] = errorResponse("A fault of the route (the message names its block), or of the platform.")
 	op := obj{
 		"operationId": r.RouteID,
@@ -216,6 +194,34 @@ func docOperation(r flow.Route, pathParams []string, limited bool) obj {
 		}}}}
 	}
 	return op
+}
+
+// failResponses adds to responses the statuses r's CONDITION blocks FAIL
+// with, each with its messages.
+func failResponses(responses obj, r flow.Route) {
+	fails := map[int][]string{}
+	for _, b := range r.Flow.Blocks {
+		if b.Type == "CONDITION" && b.Action == "FAIL" {
+			fail := flow.Fail{Status: 400, Message: "condition failed"} // without fail, as the engine answers
+			if b.Fail != nil {
+				fail = *b.Fail
+			}
+			fails[fail.Status] = append(fails[fail.Status], "Error: "+fail.Message)
+		}
+	}
+	for status, messages := range fails {
+		code := strconv.Itoa(status)
+		if prev, taken := responses[code].(obj); taken {
+			// A FAIL with a status the route answers anyway: both are said.
+			responses[code] = errorResponse(prev["description"].(string) + " Or: " + strings.Join(slices.Compact(messages), "; "))
+			continue
+		}
+		text := http.StatusText(status)
+		if text == "" {
+			text = "Status " + code
+		}
+		responses[code] = errorResponse(text + ": " + strings.Join(slices.Compact(messages), "; "))
+	}
 }
 
 // docAnswer is a route's 200: the object of its RETURN pairs, typed where

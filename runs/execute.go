@@ -34,6 +34,12 @@ func (s *Service) execute(ctx context.Context, plan *engine.Plan, params map[str
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.Limits.Time)
 	defer cancel()
+	return s.attempts(ctx, plan, vars, caller, run, opts)
+}
+
+// attempts runs plan until it commits, ends otherwise, or its time is up
+// (then 503 BUSY).
+func (s *Service) attempts(ctx context.Context, plan *engine.Plan, vars map[string]any, caller *store.Caller, run *store.Run, opts options) (engine.Result, error) {
 	deadline, _ := ctx.Deadline()
 	// A run that writes takes a slot among its project's transactions
 	// (txSlots), which it keeps from one attempt to the next; once runs of
@@ -50,38 +56,14 @@ func (s *Service) execute(ctx context.Context, plan *engine.Plan, params map[str
 	alone := false
 	for attempt := 1; ; attempt++ {
 		run.Attempts = attempt
-		var res engine.Result
-		q := &queuedRun{ctx: ctx, plan: plan, vars: vars, caller: caller, opts: opts, wake: make(chan struct{}, 1)}
-		queued, leads := false, false
-		if plan.Writes && !opts.dry && !alone {
-			queued, leads = s.Batches.join(route, q)
-		}
-		if queued {
-			if slot != nil {
-				slot()
-				slot = nil
+		batched := plan.Writes && !opts.dry && !alone
+		res, err := s.attemptOnce(ctx, route, &queuedRun{ctx: ctx, plan: plan, vars: vars, caller: caller, opts: opts, wake: make(chan struct{}, 1)}, batched, &slot)
+		if errors.Is(err, errRunAlone) {
+			alone = true
+			if opts.restart != nil {
+				opts.restart()
 			}
-			if !leads {
-				<-q.wake
-			}
-			if !q.finished {
-				s.leadBatch(route)
-			}
-			res, err = q.res, q.err
-			if errors.Is(err, errRunAlone) {
-				alone = true
-				if opts.restart != nil {
-					opts.restart()
-				}
-				continue
-			}
-		} else {
-			if plan.Writes && slot == nil {
-				if slot, err = s.txSlots.enter(ctx, plan.Route.ProjectID); err != nil {
-					return engine.Result{}, err
-				}
-			}
-			res, err = s.attempt(ctx, plan, vars, caller, opts)
+			continue
 		}
 		if attempt > 1 && res.Fault != nil && ctx.Err() != nil {
 			// Its time ran out in an attempt after a collision.
@@ -105,7 +87,7 @@ func (s *Service) execute(ctx context.Context, plan *engine.Plan, params map[str
 			opts.restart()
 		}
 		s.Batches.Collided(route)
-		if plan.Writes && !opts.dry && !alone {
+		if batched {
 			continue // it queues for a batch
 		}
 		// A dry run, or one that runs alone, is not queued: up to 2, 4, 8
@@ -118,6 +100,34 @@ func (s *Service) execute(ctx context.Context, plan *engine.Plan, params map[str
 		}
 		time.Sleep(wait)
 	}
+}
+
+// attemptOnce runs q once: in a batch of its route when batched and the
+// route's runs queue for batches (giving back the transaction slot the
+// run holds: the batch takes its own), else by itself, holding *slot.
+func (s *Service) attemptOnce(ctx context.Context, route string, q *queuedRun, batched bool, slot *func()) (engine.Result, error) {
+	if batched {
+		if queued, leads := s.Batches.join(route, q); queued {
+			if *slot != nil {
+				(*slot)()
+				*slot = nil
+			}
+			if !leads {
+				<-q.wake
+			}
+			if !q.finished {
+				s.leadBatch(route)
+			}
+			return q.res, q.err
+		}
+	}
+	if q.plan.Writes && *slot == nil {
+		var err error
+		if *slot, err = s.txSlots.enter(ctx, q.plan.Route.ProjectID); err != nil {
+			return engine.Result{}, err
+		}
+	}
+	return s.attempt(ctx, q.plan, q.vars, q.caller, q.opts)
 }
 
 // errRunAgain is the outcome of a run whose batch could not commit: the

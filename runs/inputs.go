@@ -35,59 +35,11 @@ func (s *Service) inputs(ctx context.Context, r flow.Route, params map[string]st
 		}
 		vars[name] = v
 	}
-	if len(r.Params.Pairs) > 0 {
-		given := map[string]string{}
-		// A custom delimiter splits the query, and so does "&", as every
-		// client generated from the route's document sends it: an "&"
-		// inside a value is sent as %26 by any client anyway.
-		var parts []string
-		for _, part := range strings.Split(req.Query, r.Params.Delimiter) {
-			parts = append(parts, strings.Split(part, "&")...)
-		}
-		for _, part := range parts {
-			k, v, _ := strings.Cut(part, "=")
-			key, err1 := url.QueryUnescape(k)
-			value, err2 := url.QueryUnescape(v)
-			if err1 != nil || err2 != nil {
-				return nil, nil, &Refusal{http.StatusBadRequest, "Error: the query string is not valid URL encoding"}
-			}
-			if _, seen := given[key]; !seen {
-				given[key] = value
-			}
-		}
-		for _, p := range r.Params.Pairs {
-			text, ok := given[p.ID]
-			if !ok {
-				vars[p.ID] = nil
-				continue
-			}
-			v, err := engine.ConvertText(text, p.BDType)
-			if err != nil {
-				return nil, nil, &Refusal{http.StatusBadRequest, fmt.Sprintf("Error: query parameter %s %s", p.ID, err)}
-			}
-			vars[p.ID] = v
-		}
+	if err := queryInputs(vars, r.Params, req.Query); err != nil {
+		return nil, nil, err
 	}
-	if len(r.Body) > 0 {
-		body := req.Body
-		if len(body) > bodyMaxBytes {
-			return nil, nil, &Refusal{http.StatusRequestEntityTooLarge, "Error: the body is too large (at most 1 MiB)"}
-		}
-		var fields map[string]any
-		if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-			return nil, nil, &Refusal{http.StatusBadRequest, "Error: the body must be a JSON object"}
-		}
-		for _, p := range r.Body {
-			v, ok := fields[p.ID]
-			if !ok {
-				return nil, nil, &Refusal{http.StatusBadRequest, fmt.Sprintf("Error: body field %s is required", p.ID)}
-			}
-			v, err := engine.ConvertJSON(v, p.BDType)
-			if err != nil {
-				return nil, nil, &Refusal{http.StatusBadRequest, fmt.Sprintf("Error: body field %s %s", p.ID, err)}
-			}
-			vars[p.ID] = v
-		}
+	if err := bodyInputs(vars, r.Body, req.Body); err != nil {
+		return nil, nil, err
 	}
 	if !r.AuthJWT.Active {
 		return vars, nil, nil
@@ -108,6 +60,73 @@ func (s *Service) inputs(ctx context.Context, r flow.Route, params map[string]st
 	}
 	vars["auth"] = rec
 	return vars, caller, nil
+}
+
+// queryInputs puts the declared query parameters of query in vars, typed;
+// one not given is null.
+func queryInputs(vars map[string]any, declared flow.Params, query string) error {
+	if len(declared.Pairs) == 0 {
+		return nil
+	}
+	given := map[string]string{}
+	// A custom delimiter splits the query, and so does "&", as every
+	// client generated from the route's document sends it: an "&" inside
+	// a value is sent as %26 by any client anyway.
+	var parts []string
+	for _, part := range strings.Split(query, declared.Delimiter) {
+		parts = append(parts, strings.Split(part, "&")...)
+	}
+	for _, part := range parts {
+		k, v, _ := strings.Cut(part, "=")
+		key, err1 := url.QueryUnescape(k)
+		value, err2 := url.QueryUnescape(v)
+		if err1 != nil || err2 != nil {
+			return &Refusal{http.StatusBadRequest, "Error: the query string is not valid URL encoding"}
+		}
+		if _, seen := given[key]; !seen {
+			given[key] = value
+		}
+	}
+	for _, p := range declared.Pairs {
+		text, ok := given[p.ID]
+		if !ok {
+			vars[p.ID] = nil
+			continue
+		}
+		v, err := engine.ConvertText(text, p.BDType)
+		if err != nil {
+			return &Refusal{http.StatusBadRequest, fmt.Sprintf("Error: query parameter %s %s", p.ID, err)}
+		}
+		vars[p.ID] = v
+	}
+	return nil
+}
+
+// bodyInputs puts the declared fields of the JSON object body in vars,
+// typed; each is required.
+func bodyInputs(vars map[string]any, declared []flow.Param, body []byte) error {
+	if len(declared) == 0 {
+		return nil
+	}
+	if len(body) > bodyMaxBytes {
+		return &Refusal{http.StatusRequestEntityTooLarge, "Error: the body is too large (at most 1 MiB)"}
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		return &Refusal{http.StatusBadRequest, "Error: the body must be a JSON object"}
+	}
+	for _, p := range declared {
+		v, ok := fields[p.ID]
+		if !ok {
+			return &Refusal{http.StatusBadRequest, fmt.Sprintf("Error: body field %s is required", p.ID)}
+		}
+		v, err := engine.ConvertJSON(v, p.BDType)
+		if err != nil {
+			return &Refusal{http.StatusBadRequest, fmt.Sprintf("Error: body field %s %s", p.ID, err)}
+		}
+		vars[p.ID] = v
+	}
+	return nil
 }
 
 // routeAuth checks the caller p of an auth_jwt route: its attribute named

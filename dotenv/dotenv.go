@@ -1,13 +1,20 @@
-package handlers
+// Package dotenv reads and writes .env files, the form a vault is
+// imported from and exported to (docs/vaults.md). It knows nothing of
+// vaults or HTTP.
+package dotenv
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// parseEnv reads a .env file as github.com/hashicorp/go-envparse reads one
+// Parse reads a .env file as github.com/hashicorp/go-envparse reads one
 // (docs/vaults.md): one KEY=value a line, blank lines and lines starting
 // with # skipped, an optional "export ", # starting a comment outside
 // quotes, single quotes taken literally, double quotes with JSON escapes,
@@ -15,17 +22,17 @@ import (
 // own reader because that one scans lines of at most 64 KiB, and a vault
 // value may be 65,536 bytes before any quoting: any line length is read
 // here (TestParseEnvAsEnvparse holds the two to the same answers). A line
-// it cannot read is an *envLineError naming the line in its own words.
-func parseEnv(text string) (map[string]string, error) {
+// it cannot read is an *LineError naming the line in its own words.
+func Parse(text string) (map[string]string, error) {
 	env := map[string]string{}
 	n := 0
 	for rest := text; rest != ""; {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
 		n++
-		key, value, err := parseEnvLine(strings.TrimSuffix(line, "\r"))
+		key, value, err := parseLine(strings.TrimSuffix(line, "\r"))
 		if err != "" {
-			return nil, &envLineError{Line: n, Reason: err}
+			return nil, &LineError{Line: n, Reason: err}
 		}
 		if key != "" {
 			env[key] = value
@@ -34,17 +41,17 @@ func parseEnv(text string) (map[string]string, error) {
 	return env, nil
 }
 
-// envLineError is a line of a .env file that cannot be read, and why.
-type envLineError struct {
+// LineError is a line of a .env file that cannot be read, and why.
+type LineError struct {
 	Line   int
 	Reason string
 }
 
-func (e *envLineError) Error() string { return fmt.Sprintf("line %d %s", e.Line, e.Reason) }
+func (e *LineError) Error() string { return fmt.Sprintf("line %d %s", e.Line, e.Reason) }
 
-// parseEnvLine reads one line: its key and value, "" for a blank or
+// parseLine reads one line: its key and value, "" for a blank or
 // comment line, or the reason it cannot be read.
-func parseEnvLine(line string) (key, value, problem string) {
+func parseLine(line string) (key, value, problem string) {
 	line = strings.TrimSpace(line)
 	if line == "" || line[0] == '#' {
 		return "", "", ""
@@ -208,4 +215,32 @@ func hex4(s string) (rune, bool) {
 		r = r*16 + rune(d)
 	}
 	return r, true
+}
+
+// Format writes values as a .env file, sorted by key: a value without a
+// single quote or a control character in single quotes (literal for every
+// common parser, $ and # included), any other as a JSON string in double
+// quotes.
+func Format(values map[string]string) string {
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		v := values[k]
+		b.WriteString(k)
+		b.WriteByte('=')
+		if !strings.ContainsRune(v, '\'') && !strings.ContainsFunc(v, unicode.IsControl) {
+			b.WriteString("'" + v + "'\n")
+			continue
+		}
+		var quoted bytes.Buffer
+		enc := json.NewEncoder(&quoted)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(v) // a string always encodes; Encode ends it with a line break
+		b.Write(quoted.Bytes())
+	}
+	return b.String()
 }

@@ -1,4 +1,4 @@
-package handlers
+package dotenv
 
 import (
 	"errors"
@@ -11,12 +11,12 @@ import (
 	"github.com/hashicorp/go-envparse"
 )
 
-// TestParseEnvAsEnvparse holds parseEnv to the answers of the reader whose
+// TestParseEnvAsEnvparse holds Parse to the answers of the reader whose
 // grammar it follows, github.com/hashicorp/go-envparse, on lines that one
 // reads (under 64 KiB): written cases, then 20,000 random files of the
 // characters that matter. Both read a file, or both refuse it at the same
 // line. One difference is meant: before a comment that one cuts the last
-// byte of a non-ASCII character (leaving text that is not UTF-8); parseEnv
+// byte of a non-ASCII character (leaving text that is not UTF-8); Parse
 // keeps the character.
 func TestParseEnvAsEnvparse(t *testing.T) {
 	files := []string{
@@ -37,17 +37,17 @@ func TestParseEnvAsEnvparse(t *testing.T) {
 	}
 	for _, f := range files {
 		want, wantErr := envparse.Parse(strings.NewReader(f))
-		got, gotErr := parseEnv(f)
+		got, gotErr := Parse(f)
 		if wantErr != nil || gotErr != nil {
 			var pe *envparse.ParseError
-			var le *envLineError
+			var le *LineError
 			if !errors.As(wantErr, &pe) || !errors.As(gotErr, &le) || pe.Line != le.Line {
-				t.Errorf("%q: envparse says %v, parseEnv %v", f, wantErr, gotErr)
+				t.Errorf("%q: envparse says %v, Parse %v", f, wantErr, gotErr)
 			}
 			continue
 		}
 		if !maps.Equal(want, got) && !cutCharacter(want) {
-			t.Errorf("%q: envparse reads %q, parseEnv %q", f, want, got)
+			t.Errorf("%q: envparse reads %q, Parse %q", f, want, got)
 		}
 	}
 }
@@ -67,11 +67,11 @@ func cutCharacter(env map[string]string) bool {
 // be read is named by its number, in the service's words.
 func TestParseEnvLongLines(t *testing.T) {
 	long := strings.Repeat("\\n\\u0001é", 30000) // 270,000 bytes of escapes
-	env, err := parseEnv("A=1\nBIG=\"" + long + "\"\nC='" + strings.Repeat("x", 70000) + "'\n")
+	env, err := Parse("A=1\nBIG=\"" + long + "\"\nC='" + strings.Repeat("x", 70000) + "'\n")
 	if err != nil || len(env) != 3 || env["BIG"] != strings.Repeat("\n\x01é", 30000) || len(env["C"]) != 70000 {
 		t.Fatalf("long lines: %d keys, %v", len(env), err)
 	}
-	_, err = parseEnv("A=1\n\n# note\nBIG=" + strings.Repeat("x", 70000) + "\nno equals sign\n")
+	_, err = Parse("A=1\n\n# note\nBIG=" + strings.Repeat("x", 70000) + "\nno equals sign\n")
 	if err == nil || err.Error() != "line 5 is not KEY=value: it has no =" {
 		t.Fatalf("a bad line after a long one: %v", err)
 	}

@@ -1,0 +1,110 @@
+package flow
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Summary is one line of a block's fields for people: "Label: value"
+// for text, choices and operands, lists by their items, empty fields left
+// out, joined by " · ".
+func Summary(b Block) string {
+	var parts []string
+	for _, f := range BlockFields(b.Type) {
+		var text string
+		switch v := b.Field(f.Name).(type) {
+		case *string:
+			text = *v
+			if f.Kind == "enum" {
+				text = Word(text)
+			}
+		case *bool:
+			if *v {
+				text = "yes"
+			}
+		case **Operand:
+			if *v != nil {
+				text = OperandText(**v)
+			}
+		case *[]Operand:
+			names := make([]string, len(*v))
+			for i, o := range *v {
+				names[i] = OperandText(o)
+			}
+			text = strings.Join(names, ", ")
+		case *[]Condition:
+			var w strings.Builder
+			for i, c := range *v {
+				if c.Not {
+					w.WriteString("not ")
+				}
+				w.WriteString(OperandText(c.Left) + " " + Word(c.ConditionType) + " " + OperandText(c.Right))
+				if c.Next != "NONE" && i < len(*v)-1 {
+					w.WriteString(" " + Word(c.Next) + " ")
+				}
+			}
+			text = w.String()
+		case *[]Pair:
+			names := make([]string, len(*v))
+			for i, p := range *v {
+				names[i] = p.ID + " = " + OperandText(p.Data)
+			}
+			text = strings.Join(names, ", ")
+		case **Fail:
+			if *v != nil {
+				text = fmt.Sprintf("%d %q", (*v).Status, (*v).Message)
+			}
+		case **Filter:
+			if *v != nil {
+				text = "set"
+			}
+		case *[]Operation:
+			text = count(len(*v))
+		case *[]Filter:
+			text = count(len(*v))
+		case *[]UpdateTarget:
+			text = count(len(*v))
+		case *[]SimpleTarget:
+			names := make([]string, len(*v))
+			for i, t := range *v {
+				names[i] = t.Field + " = " + OperandText(t.Value)
+			}
+			text = strings.Join(names, ", ")
+		case **Sort:
+			if *v != nil {
+				text = (*v).Property
+				if (*v).Descending {
+					text += ", descending"
+				}
+			}
+		}
+		if text != "" {
+			parts = append(parts, f.Label+": "+text)
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// count shows how many items a list holds; none shows nothing.
+func count(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+// OperandText shows an operand: a variable by its name, a number or a
+// boolean as written, any other literal quoted.
+func OperandText(o Operand) string {
+	if o.RefVar {
+		return o.Data
+	}
+	switch o.RType {
+	case "INTEGER", "FLOAT", "BOOLEAN":
+		if o.Data != "" {
+			return o.Data
+		}
+	}
+	return fmt.Sprintf("%q", o.Data)
+}
