@@ -1,13 +1,10 @@
 package handlers
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"html"
-	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -16,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"stencil/store"
 )
@@ -160,7 +156,7 @@ func classify(err error) (int, string, any) {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return fiber.StatusNotFound, "Error: not found", nil
-	case databaseUnavailable(err):
+	case store.Unavailable(err):
 		return fiber.StatusServiceUnavailable, "Error: the database is busy or unreachable; try again shortly", nil
 	case errors.Is(err, store.ErrAlreadySetUp):
 		return fiber.StatusForbidden, "Error: " + store.ErrAlreadySetUp.Error(), nil
@@ -169,24 +165,6 @@ func classify(err error) (int, string, any) {
 	default:
 		return fiber.StatusInternalServerError, "Error: internal error", nil
 	}
-}
-
-// databaseUnavailable reports a request that got no database time: no
-// connection before its deadline, a statement stopped by the deadline or by
-// PostgreSQL's timeouts, or a server that cannot be reached.
-func databaseUnavailable(err error) bool {
-	var pgErr *pgconn.PgError
-	var connErr *pgconn.ConnectError
-	switch {
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &connErr), errors.Is(err, io.ErrUnexpectedEOF),
-		errors.As(err, new(*net.OpError)):
-		return true
-	case errors.As(err, &pgErr):
-		// query_canceled (statement_timeout), lock_not_available (lock_timeout),
-		// and the classes of a server going away.
-		return pgErr.Code == "57014" || pgErr.Code == "55P03" || strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01"
-	}
-	return false
 }
 
 func errorMessage(e *fiber.Error) string {

@@ -76,7 +76,7 @@ func (h *Handlers) loadSession(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	ctx, err := h.sessions.Load(store.RememberSession(c.UserContext()), c.Cookies(h.sessions.Cookie.Name))
-	if err != nil && !databaseUnavailable(err) {
+	if err != nil && !store.Unavailable(err) {
 		// A session this release cannot read (an older encoding): the
 		// browser starts a new one, signed out.
 		ctx, err = h.sessions.Load(store.RememberSession(c.UserContext()), "")

@@ -73,7 +73,8 @@ var (
 
 // Caller returns the caller q names; an unknown user or an invalid token is
 // ErrNotFound.
-func (s *Store) Caller(ctx context.Context, q CallerQuery) (Caller, error) {
+func (s *Store) Caller(ctx context.Context, q CallerQuery) (_ Caller, err error) {
+	defer wrap(&err, "caller")
 	g := s.groups.callers
 	if q.PATHash != nil {
 		g = s.groups.patCallers

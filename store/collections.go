@@ -138,7 +138,8 @@ func scanCollection(row pgx.Row) (Collection, error) {
 }
 
 // CreateCollection inserts c, made by user uid.
-func (s *Store) CreateCollection(ctx context.Context, c *Collection, uid int64) error {
+func (s *Store) CreateCollection(ctx context.Context, c *Collection, uid int64) (err error) {
+	defer wrap(&err, "create collection")
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		err := tx.db.QueryRow(ctx, `INSERT INTO collections (project_id, id, name, description, created_by)
 			VALUES ($1, $2, $3, $4, $5) RETURNING created_at, updated_at`,
@@ -161,14 +162,16 @@ func recordEvent(verb, project, collection string, id int64, summary string) Eve
 }
 
 // Collection returns collection id of project with its record count.
-func (s *Store) Collection(ctx context.Context, project, id string) (Collection, error) {
+func (s *Store) Collection(ctx context.Context, project, id string) (_ Collection, err error) {
+	defer wrap(&err, "collection", project, id)
 	return scanCollection(s.db.QueryRow(ctx, collectionSelect+" WHERE c.project_id = $1 AND c.id = $2", project, id))
 }
 
 // ListCollections returns a page of project's collections whose id or name
 // contains the filter, by id, each with its record count, and the number of
 // matches.
-func (s *Store) ListCollections(ctx context.Context, project string, p Page) ([]Collection, int, error) {
+func (s *Store) ListCollections(ctx context.Context, project string, p Page) (_ []Collection, _ int, err error) {
+	defer wrap(&err, "list collections", project)
 	const where = ` WHERE c.project_id = $1 AND ($2 = '' OR strpos(lower(c.id || ' ' || c.name), lower($2)) > 0)`
 	var total int
 	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM collections c"+where, project, p.Filter).Scan(&total); err != nil {
@@ -184,7 +187,8 @@ func (s *Store) ListCollections(ctx context.Context, project string, p Page) ([]
 
 // UpdateCollection stores c's name and description (c.Records stays as
 // the caller read it).
-func (s *Store) UpdateCollection(ctx context.Context, c *Collection) error {
+func (s *Store) UpdateCollection(ctx context.Context, c *Collection) (err error) {
+	defer wrap(&err, "update collection")
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		err := tx.db.QueryRow(ctx, `UPDATE collections SET name = $3, description = $4, updated_at = now()
 			WHERE project_id = $1 AND id = $2 RETURNING created_by, created_at, updated_at`,
@@ -194,7 +198,8 @@ func (s *Store) UpdateCollection(ctx context.Context, c *Collection) error {
 }
 
 // DeleteCollection removes a collection and, by cascade, its records.
-func (s *Store) DeleteCollection(ctx context.Context, project, id string) error {
+func (s *Store) DeleteCollection(ctx context.Context, project, id string) (err error) {
+	defer wrap(&err, "delete collection", project, id)
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		tag, err := tx.db.Exec(ctx, "DELETE FROM collections WHERE project_id = $1 AND id = $2", project, id)
 		if err == nil && tag.RowsAffected() == 0 {
@@ -217,7 +222,8 @@ func scanRecord(row pgx.Row) (Record, error) {
 // CreateRecord inserts r (its Data checked with RecordData first) into its
 // collection, an event of the log; a collection that does not exist is
 // ErrNotFound.
-func (s *Store) CreateRecord(ctx context.Context, r *Record) error {
+func (s *Store) CreateRecord(ctx context.Context, r *Record) (err error) {
+	defer wrap(&err, "create record")
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		err := tx.InsertRecord(ctx, r)
 		return recordEvent("create", r.ProjectID, r.CollectionID, r.ID, "created"), err
@@ -226,7 +232,8 @@ func (s *Store) CreateRecord(ctx context.Context, r *Record) error {
 
 // InsertRecord is CreateRecord as a run writes: a run's writes are
 // traffic, told by the run log, not events.
-func (s *Store) InsertRecord(ctx context.Context, r *Record) error {
+func (s *Store) InsertRecord(ctx context.Context, r *Record) (err error) {
+	defer wrap(&err, "insert record")
 	data, err := RecordData(r.Data)
 	if err != nil {
 		return err
@@ -239,7 +246,8 @@ func (s *Store) InsertRecord(ctx context.Context, r *Record) error {
 }
 
 // Record returns record id of a collection.
-func (s *Store) Record(ctx context.Context, project, collection string, id int64) (Record, error) {
+func (s *Store) Record(ctx context.Context, project, collection string, id int64) (_ Record, err error) {
+	defer wrap(&err, "record", project, collection)
 	return scanRecord(s.db.QueryRow(ctx, "SELECT "+recordColumns+
 		" FROM records WHERE project_id = $1 AND collection_id = $2 AND id = $3", project, collection, id))
 }
@@ -248,7 +256,8 @@ func (s *Store) Record(ctx context.Context, project, collection string, id int64
 // order; with where (a JSON object), only the records containing it
 // (jsonb @>, served by the GIN index). It runs on the store's connection or
 // transaction, so the flow engine reads with it inside its run.
-func (s *Store) Records(ctx context.Context, project, collection string, where json.RawMessage, offset, limit int, order ...RecordOrder) ([]Record, error) {
+func (s *Store) Records(ctx context.Context, project, collection string, where json.RawMessage, offset, limit int, order ...RecordOrder) (_ []Record, err error) {
+	defer wrap(&err, "records", project, collection)
 	sql, args := recordsWhere(project, collection, where)
 	by := recordsOrder(where)
 	if len(order) > 0 && order[0].By != "" {
@@ -265,10 +274,11 @@ func (s *Store) Records(ctx context.Context, project, collection string, where j
 
 // CountRecords counts the records of a collection that contain where (all,
 // without it).
-func (s *Store) CountRecords(ctx context.Context, project, collection string, where json.RawMessage) (int, error) {
+func (s *Store) CountRecords(ctx context.Context, project, collection string, where json.RawMessage) (_ int, err error) {
+	defer wrap(&err, "count records", project, collection)
 	sql, args := recordsWhere(project, collection, where)
 	var n int
-	err := s.db.QueryRow(ctx, "SELECT count(*) FROM records"+sql, args...).Scan(&n)
+	err = s.db.QueryRow(ctx, "SELECT count(*) FROM records"+sql, args...).Scan(&n)
 	return n, err
 }
 
@@ -319,7 +329,8 @@ func (o RecordOrder) sql() string {
 }
 
 // UpdateRecord replaces r's data (checked with RecordData first).
-func (s *Store) UpdateRecord(ctx context.Context, r *Record) error {
+func (s *Store) UpdateRecord(ctx context.Context, r *Record) (err error) {
+	defer wrap(&err, "update record")
 	data, err := RecordData(r.Data)
 	if err != nil {
 		return err
@@ -338,7 +349,8 @@ func (s *Store) UpdateRecord(ctx context.Context, r *Record) error {
 // statement (each Data checked with RecordData first) and returns how many
 // it found (0 in a BeginRuns transaction, which sends the statement later:
 // runs do not ask); records of other collections are left alone.
-func (s *Store) UpdateRecords(ctx context.Context, project, collection string, recs []Record) (int, error) {
+func (s *Store) UpdateRecords(ctx context.Context, project, collection string, recs []Record) (_ int, err error) {
+	defer wrap(&err, "update records", project, collection)
 	ids := make([]int64, len(recs))
 	docs := make([]string, len(recs))
 	for i, r := range recs {
@@ -358,13 +370,15 @@ func (s *Store) UpdateRecords(ctx context.Context, project, collection string, r
 }
 
 // DeleteRecords removes records of a collection by id.
-func (s *Store) DeleteRecords(ctx context.Context, project, collection string, ids []int64) error {
-	_, err := s.db.Exec(ctx, "DELETE FROM records WHERE project_id = $1 AND collection_id = $2 AND id = ANY($3)", project, collection, ids)
+func (s *Store) DeleteRecords(ctx context.Context, project, collection string, ids []int64) (err error) {
+	defer wrap(&err, "delete records", project, collection)
+	_, err = s.db.Exec(ctx, "DELETE FROM records WHERE project_id = $1 AND collection_id = $2 AND id = ANY($3)", project, collection, ids)
 	return err
 }
 
 // DeleteRecord removes record id of a collection.
-func (s *Store) DeleteRecord(ctx context.Context, project, collection string, id int64) error {
+func (s *Store) DeleteRecord(ctx context.Context, project, collection string, id int64) (err error) {
+	defer wrap(&err, "delete record", project, collection)
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		tag, err := tx.db.Exec(ctx, "DELETE FROM records WHERE project_id = $1 AND collection_id = $2 AND id = $3", project, collection, id)
 		if err == nil && tag.RowsAffected() == 0 {
@@ -375,7 +389,8 @@ func (s *Store) DeleteRecord(ctx context.Context, project, collection string, id
 }
 
 // CollectionIDs returns the ids of a project's collections.
-func (s *Store) CollectionIDs(ctx context.Context, project string) ([]string, error) {
+func (s *Store) CollectionIDs(ctx context.Context, project string) (_ []string, err error) {
+	defer wrap(&err, "collection i ds", project)
 	rows, err := s.db.Query(ctx, "SELECT id FROM collections WHERE project_id = $1 ORDER BY id", project)
 	if err != nil {
 		return nil, err

@@ -16,7 +16,8 @@ type Config struct {
 }
 
 // CreateConfig inserts c; an existing key is a conflict on configs_pkey.
-func (s *Store) CreateConfig(ctx context.Context, c *Config) error {
+func (s *Store) CreateConfig(ctx context.Context, c *Config) (err error) {
+	defer wrap(&err, "create config")
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		err := tx.db.QueryRow(ctx, "INSERT INTO configs (key, value) VALUES ($1, $2) RETURNING created_at, updated_at", c.Key, c.Value).
 			Scan(&c.CreatedAt, &c.UpdatedAt)
@@ -31,16 +32,18 @@ func configEvent(verb, key, summary string) Event {
 }
 
 // ConfigByKey returns config key.
-func (s *Store) ConfigByKey(ctx context.Context, key string) (Config, error) {
+func (s *Store) ConfigByKey(ctx context.Context, key string) (_ Config, err error) {
+	defer wrap(&err, "config by key", key)
 	var c Config
-	err := s.db.QueryRow(ctx, "SELECT key, value, created_at, updated_at FROM configs WHERE key = $1", key).
+	err = s.db.QueryRow(ctx, "SELECT key, value, created_at, updated_at FROM configs WHERE key = $1", key).
 		Scan(&c.Key, &c.Value, &c.CreatedAt, &c.UpdatedAt)
 	return c, translate(err)
 }
 
 // ListConfigs returns a page of configs whose key contains the filter,
 // ordered by key, and the number of matches.
-func (s *Store) ListConfigs(ctx context.Context, p Page) ([]Config, int, error) {
+func (s *Store) ListConfigs(ctx context.Context, p Page) (_ []Config, _ int, err error) {
+	defer wrap(&err, "list configs")
 	const where = " WHERE $1 = '' OR strpos(lower(key), lower($1)) > 0"
 	var total int
 	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM configs"+where, p.Filter).Scan(&total); err != nil {
@@ -56,7 +59,8 @@ func (s *Store) ListConfigs(ctx context.Context, p Page) ([]Config, int, error) 
 }
 
 // UpdateConfig sets the value of an existing config.
-func (s *Store) UpdateConfig(ctx context.Context, c *Config) error {
+func (s *Store) UpdateConfig(ctx context.Context, c *Config) (err error) {
+	defer wrap(&err, "update config")
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		err := tx.db.QueryRow(ctx, "UPDATE configs SET value = $2, updated_at = now() WHERE key = $1 RETURNING created_at, updated_at",
 			c.Key, c.Value).Scan(&c.CreatedAt, &c.UpdatedAt)
@@ -65,7 +69,8 @@ func (s *Store) UpdateConfig(ctx context.Context, c *Config) error {
 }
 
 // DeleteConfig removes config key.
-func (s *Store) DeleteConfig(ctx context.Context, key string) error {
+func (s *Store) DeleteConfig(ctx context.Context, key string) (err error) {
+	defer wrap(&err, "delete config", key)
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		tag, err := tx.db.Exec(ctx, "DELETE FROM configs WHERE key = $1", key)
 		if err == nil && tag.RowsAffected() == 0 {

@@ -1,8 +1,12 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -53,4 +57,47 @@ func translate(err error) error {
 func Retryable(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01" || pgErr.Code == "55P03")
+}
+
+// Unavailable reports an error of work that got no database time: no
+// connection before its deadline, a statement stopped by the deadline or by
+// PostgreSQL's timeouts, or a server that cannot be reached.
+func Unavailable(err error) bool {
+	var pgErr *pgconn.PgError
+	var connErr *pgconn.ConnectError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &connErr), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.As(err, new(*net.OpError)):
+		return true
+	case errors.As(err, &pgErr):
+		// query_canceled (statement_timeout), lock_not_available (lock_timeout),
+		// and the classes of a server going away.
+		return pgErr.Code == "57014" || pgErr.Code == "55P03" || strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01"
+	}
+	return false
+}
+
+// wrap gives an error of the database the store operation it came from
+// and the names it was about (a project, a key — never a value), so that
+// a log line says where it failed. The store's own errors, which callers
+// match and word for people, pass as they are.
+func wrap(err *error, op string, names ...string) {
+	if *err == nil || own(*err) {
+		return
+	}
+	if len(names) > 0 {
+		op += " " + strings.Join(names, "/")
+	}
+	*err = fmt.Errorf("%s: %w", op, *err)
+}
+
+// own says whether err is one of the store's own errors.
+func own(err error) bool {
+	var earlier *EarlierRunError
+	for _, e := range []error{ErrNotFound, ErrStale, ErrTooLarge, ErrConflict, ErrEmailState, ErrTokenGone, ErrLastRoot, ErrAlreadySetUp} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return errors.As(err, &earlier)
 }

@@ -136,7 +136,8 @@ type EventQuery struct {
 
 // Events returns a page of the events q selects, newest first, and how many
 // it selects, counted up to LogCountCap.
-func (s *Store) Events(ctx context.Context, q EventQuery) ([]Event, int, error) {
+func (s *Store) Events(ctx context.Context, q EventQuery) (_ []Event, _ int, err error) {
+	defer wrap(&err, "events")
 	var where []string
 	var args []any
 	arg := func(cond string, v any) {

@@ -26,10 +26,11 @@ type LoginLocked struct {
 // Scopes are locked in a fixed order for the transaction, so concurrent
 // attempts are counted one after the other. The ids of the rows written
 // are returned for ForgetLoginAttempts.
-func (s *Store) ReserveLoginAttempt(ctx context.Context, limits []LoginLimit, since time.Time) ([]int64, *LoginLocked, error) {
+func (s *Store) ReserveLoginAttempt(ctx context.Context, limits []LoginLimit, since time.Time) (_ []int64, _ *LoginLocked, err error) {
+	defer wrap(&err, "reserve login attempt")
 	var ids []int64
 	var locked *LoginLocked
-	err := s.InTx(ctx, func(tx *Store) error {
+	err = s.InTx(ctx, func(tx *Store) error {
 		var err error
 		ids, locked, err = tx.reserveAttempts(ctx, limits, since)
 		return err
@@ -95,8 +96,9 @@ func (s *Store) reserveAttempts(ctx context.Context, limits []LoginLimit, since 
 // ForgetLoginAttempts removes reserved attempts — after a successful
 // sign-in, or one whose password was never checked — and every earlier
 // failure of scope ("" for none).
-func (s *Store) ForgetLoginAttempts(ctx context.Context, ids []int64, scope string) error {
-	_, err := s.db.Exec(ctx, "DELETE FROM login_attempts WHERE id = ANY($1) OR scope = $2", ids, scope)
+func (s *Store) ForgetLoginAttempts(ctx context.Context, ids []int64, scope string) (err error) {
+	defer wrap(&err, "forget login attempts")
+	_, err = s.db.Exec(ctx, "DELETE FROM login_attempts WHERE id = ANY($1) OR scope = $2", ids, scope)
 	return err
 }
 
@@ -108,7 +110,8 @@ const loginAttemptsKept = time.Hour
 // sign-in attempts past every window, runs older than RunsKept and events
 // older than eventsKept. Several instances
 // sweeping at once is harmless.
-func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) error {
+func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) (err error) {
+	defer wrap(&err, "sweep")
 	if _, err := s.db.Exec(ctx, "DELETE FROM sessions WHERE expiry < current_timestamp"); err != nil {
 		return err
 	}
@@ -124,6 +127,6 @@ func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) error {
 	if err := s.sweepEvents(ctx, eventsKept); err != nil {
 		return err
 	}
-	_, err := s.db.Exec(ctx, "DELETE FROM route_runs WHERE at < $1", time.Now().Add(-RunsKept))
+	_, err = s.db.Exec(ctx, "DELETE FROM route_runs WHERE at < $1", time.Now().Add(-RunsKept))
 	return err
 }

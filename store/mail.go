@@ -34,7 +34,8 @@ func scanEmailTemplate(row pgx.Row) (EmailTemplate, error) {
 
 // CreateEmailTemplate stores t; a name the project has already is a
 // ConflictError.
-func (s *Store) CreateEmailTemplate(ctx context.Context, t *EmailTemplate, creator int64) error {
+func (s *Store) CreateEmailTemplate(ctx context.Context, t *EmailTemplate, creator int64) (err error) {
+	defer wrap(&err, "create email template")
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		err := tx.db.QueryRow(ctx, `INSERT INTO email_templates (project_id, name, subject, text, html, created_by)
 			VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_by, created_at, updated_at`,
@@ -48,13 +49,15 @@ func emailTemplateEvent(verb, project, name, summary string) Event {
 }
 
 // EmailTemplate returns a project's template by name.
-func (s *Store) EmailTemplate(ctx context.Context, project, name string) (EmailTemplate, error) {
+func (s *Store) EmailTemplate(ctx context.Context, project, name string) (_ EmailTemplate, err error) {
+	defer wrap(&err, "email template", project, name)
 	return scanEmailTemplate(s.db.QueryRow(ctx, "SELECT "+emailTemplateColumns+
 		" FROM email_templates WHERE project_id = $1 AND name = $2", project, name))
 }
 
 // EmailTemplates returns a project's templates by name.
-func (s *Store) EmailTemplates(ctx context.Context, project string) ([]EmailTemplate, error) {
+func (s *Store) EmailTemplates(ctx context.Context, project string) (_ []EmailTemplate, err error) {
+	defer wrap(&err, "email templates", project)
 	rows, err := s.db.Query(ctx, "SELECT "+emailTemplateColumns+" FROM email_templates WHERE project_id = $1 ORDER BY name", project)
 	if err != nil {
 		return nil, err
@@ -63,7 +66,8 @@ func (s *Store) EmailTemplates(ctx context.Context, project string) ([]EmailTemp
 }
 
 // UpdateEmailTemplate stores the subject and bodies of t.
-func (s *Store) UpdateEmailTemplate(ctx context.Context, t *EmailTemplate) error {
+func (s *Store) UpdateEmailTemplate(ctx context.Context, t *EmailTemplate) (err error) {
+	defer wrap(&err, "update email template")
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		err := tx.db.QueryRow(ctx, `UPDATE email_templates SET subject = $3, text = $4, html = $5, updated_at = now()
 			WHERE project_id = $1 AND name = $2 RETURNING updated_at`, t.ProjectID, t.Name, t.Subject, t.Text, t.HTML).Scan(&t.UpdatedAt)
@@ -72,7 +76,8 @@ func (s *Store) UpdateEmailTemplate(ctx context.Context, t *EmailTemplate) error
 }
 
 // DeleteEmailTemplate deletes a project's template.
-func (s *Store) DeleteEmailTemplate(ctx context.Context, project, name string) error {
+func (s *Store) DeleteEmailTemplate(ctx context.Context, project, name string) (err error) {
+	defer wrap(&err, "delete email template", project, name)
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		tag, err := tx.db.Exec(ctx, "DELETE FROM email_templates WHERE project_id = $1 AND name = $2", project, name)
 		if err == nil && tag.RowsAffected() == 0 {
@@ -138,7 +143,8 @@ func scanEmail(row pgx.Row) (Email, error) {
 }
 
 // QueueEmail puts m in the outbox with its Status (held or queued).
-func (s *Store) QueueEmail(ctx context.Context, m *Email) error {
+func (s *Store) QueueEmail(ctx context.Context, m *Email) (err error) {
+	defer wrap(&err, "queue email")
 	if m.Kind == "" {
 		m.Kind = EmailOfRoute
 	}
@@ -157,16 +163,18 @@ func (s *Store) QueueEmail(ctx context.Context, m *Email) error {
 // MailBacklogFull says whether project has max messages or more waiting
 // to be sent (held or queued), counting no further than max on the
 // project's index of waiting messages.
-func (s *Store) MailBacklogFull(ctx context.Context, project string, max int) (bool, error) {
+func (s *Store) MailBacklogFull(ctx context.Context, project string, max int) (_ bool, err error) {
+	defer wrap(&err, "mail backlog full", project)
 	var full bool
-	err := s.db.QueryRow(ctx, `SELECT count(*) >= $2 FROM (SELECT 1 FROM outbox WHERE project_id = $1 AND status IN ('held', 'queued') LIMIT $2) w`,
+	err = s.db.QueryRow(ctx, `SELECT count(*) >= $2 FROM (SELECT 1 FROM outbox WHERE project_id = $1 AND status IN ('held', 'queued') LIMIT $2) w`,
 		project, max).Scan(&full)
 	return full, err
 }
 
 // Outbox returns a page of a project's messages, newest first, of one
 // status (all without it), and how many there are.
-func (s *Store) Outbox(ctx context.Context, project, status string, p Page) ([]Email, int, error) {
+func (s *Store) Outbox(ctx context.Context, project, status string, p Page) (_ []Email, _ int, err error) {
+	defer wrap(&err, "outbox", project)
 	const where = " WHERE project_id = $1 AND ($2 = '' OR status = $2)"
 	var total int
 	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM outbox"+where, project, status).Scan(&total); err != nil {
@@ -183,7 +191,8 @@ func (s *Store) Outbox(ctx context.Context, project, status string, p Page) ([]E
 
 // OutboxMessage returns a project's message by id, with its project's
 // template when it is not rendered yet.
-func (s *Store) OutboxMessage(ctx context.Context, project string, id int64) (Email, error) {
+func (s *Store) OutboxMessage(ctx context.Context, project string, id int64) (_ Email, err error) {
+	defer wrap(&err, "outbox message", project)
 	m, err := scanEmail(s.db.QueryRow(ctx, "SELECT "+emailColumns+" FROM outbox WHERE project_id = $1 AND id = $2", project, id))
 	if err != nil || m.Subject != nil {
 		return m, err
@@ -204,12 +213,14 @@ var ErrEmailState = errors.New("the message's status does not allow it")
 
 // RetryEmail queues a project's held or failed message again, or a
 // queued one at once.
-func (s *Store) RetryEmail(ctx context.Context, project string, id int64) (Email, error) {
+func (s *Store) RetryEmail(ctx context.Context, project string, id int64) (_ Email, err error) {
+	defer wrap(&err, "retry email", project)
 	return s.moveEmail(ctx, project, id, "retry", `status = 'queued', next_attempt_at = now(), last_error = ''`, "held", "queued", "failed")
 }
 
 // CancelEmail ends a project's held, queued or failed message unsent.
-func (s *Store) CancelEmail(ctx context.Context, project string, id int64) (Email, error) {
+func (s *Store) CancelEmail(ctx context.Context, project string, id int64) (_ Email, err error) {
+	defer wrap(&err, "cancel email", project)
 	return s.moveEmail(ctx, project, id, "cancel", `status = 'cancelled'`, "held", "queued", "failed")
 }
 
@@ -243,7 +254,8 @@ func (s *Store) moveEmail(ctx context.Context, project string, id int64, verb, s
 // next attempt lease from now, so that if this instance dies before it
 // says how the delivery went, the message is taken again then. A route's
 // message comes with its project's template (Found).
-func (s *Store) TakeEmails(ctx context.Context, n int, lease time.Duration) ([]Email, error) {
+func (s *Store) TakeEmails(ctx context.Context, n int, lease time.Duration) (_ []Email, err error) {
+	defer wrap(&err, "take emails")
 	rows, err := s.db.Query(ctx, `WITH platform AS (
 			SELECT id FROM outbox WHERE status = 'queued' AND kind <> 'route' AND next_attempt_at <= now()
 			ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED
@@ -290,7 +302,8 @@ const redacted = "(removed after delivery: the message held a one-time link)"
 
 // RecordDeliveries stores how the deliveries went, in one statement. A
 // message of the platform's own keeps no body once sent.
-func (s *Store) RecordDeliveries(ctx context.Context, ds []Delivery) error {
+func (s *Store) RecordDeliveries(ctx context.Context, ds []Delivery) (err error) {
+	defer wrap(&err, "record deliveries")
 	if len(ds) == 0 {
 		return nil
 	}
@@ -304,7 +317,7 @@ func (s *Store) RecordDeliveries(ctx context.Context, ds []Delivery) error {
 			nexts[i] = time.Now()
 		}
 	}
-	_, err := s.db.Exec(ctx, `UPDATE outbox o SET status = d.status, next_attempt_at = d.next, last_error = d.error,
+	_, err = s.db.Exec(ctx, `UPDATE outbox o SET status = d.status, next_attempt_at = d.next, last_error = d.error,
 			reply = CASE WHEN d.status = 'sent' THEN d.reply ELSE o.reply END,
 			sent_at = CASE WHEN d.status = 'sent' THEN now() END,
 			subject = coalesce(o.subject, nullif(d.subject, '')),
@@ -319,16 +332,18 @@ func (s *Store) RecordDeliveries(ctx context.Context, ds []Delivery) error {
 
 // PutBack returns a taken message unattempted, to be taken at next (a
 // project over its send rate).
-func (s *Store) PutBack(ctx context.Context, ids []int64, next time.Time) error {
-	_, err := s.db.Exec(ctx, `UPDATE outbox SET attempts = greatest(attempts - 1, 0), next_attempt_at = $2
+func (s *Store) PutBack(ctx context.Context, ids []int64, next time.Time) (err error) {
+	defer wrap(&err, "put back")
+	_, err = s.db.Exec(ctx, `UPDATE outbox SET attempts = greatest(attempts - 1, 0), next_attempt_at = $2
 		WHERE id = ANY($1) AND status = 'queued'`, ids, next)
 	return err
 }
 
 // NextEmailDue is when the next queued message is due (zero: none).
-func (s *Store) NextEmailDue(ctx context.Context) (time.Time, error) {
+func (s *Store) NextEmailDue(ctx context.Context) (_ time.Time, err error) {
+	defer wrap(&err, "next email due")
 	var next *time.Time
-	err := s.db.QueryRow(ctx, "SELECT min(next_attempt_at) FROM outbox WHERE status = 'queued'").Scan(&next)
+	err = s.db.QueryRow(ctx, "SELECT min(next_attempt_at) FROM outbox WHERE status = 'queued'").Scan(&next)
 	if next == nil {
 		return time.Time{}, err
 	}
@@ -368,7 +383,8 @@ func scanInvitation(row pgx.Row) (Invitation, error) {
 
 // CreateInvitation stores v under token's hash, valid for ttl, and queues
 // its message m in the same transaction.
-func (s *Store) CreateInvitation(ctx context.Context, v *Invitation, token string, ttl time.Duration, m *Email) error {
+func (s *Store) CreateInvitation(ctx context.Context, v *Invitation, token string, ttl time.Duration, m *Email) (err error) {
+	defer wrap(&err, "create invitation")
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		// A new invitation of the address replaces those still pending.
 		if _, err := tx.db.Exec(ctx, `UPDATE invitations SET revoked_at = now()
@@ -387,7 +403,8 @@ func (s *Store) CreateInvitation(ctx context.Context, v *Invitation, token strin
 }
 
 // Invitations returns a project's pending invitations, newest first.
-func (s *Store) Invitations(ctx context.Context, project string) ([]Invitation, error) {
+func (s *Store) Invitations(ctx context.Context, project string) (_ []Invitation, err error) {
+	defer wrap(&err, "invitations", project)
 	rows, err := s.db.Query(ctx, "SELECT "+invitationColumns+` FROM invitations
 		WHERE project_id = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now() ORDER BY id DESC`, project)
 	if err != nil {
@@ -397,7 +414,8 @@ func (s *Store) Invitations(ctx context.Context, project string) ([]Invitation, 
 }
 
 // RevokeInvitation ends a project's pending invitation.
-func (s *Store) RevokeInvitation(ctx context.Context, project string, id int64) error {
+func (s *Store) RevokeInvitation(ctx context.Context, project string, id int64) (err error) {
+	defer wrap(&err, "revoke invitation", project)
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		var email string
 		err := tx.db.QueryRow(ctx, `UPDATE invitations SET revoked_at = now()
@@ -412,7 +430,8 @@ func (s *Store) RevokeInvitation(ctx context.Context, project string, id int64) 
 var ErrTokenGone = errors.New("the link was used, revoked or has expired")
 
 // Invitation returns the pending invitation of token.
-func (s *Store) Invitation(ctx context.Context, token string) (Invitation, error) {
+func (s *Store) Invitation(ctx context.Context, token string) (_ Invitation, err error) {
+	defer wrap(&err, "invitation")
 	v, err := scanInvitation(s.db.QueryRow(ctx, "SELECT "+invitationColumns+` FROM invitations
 		WHERE token_hash = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now()`, tokenHash(token)))
 	if errors.Is(err, ErrNotFound) {
@@ -424,9 +443,10 @@ func (s *Store) Invitation(ctx context.Context, token string) (Invitation, error
 // AcceptInvitation creates u with the invitation's email and role, makes
 // it a member of the invitation's project and spends the invitation, in
 // one transaction: of two accepting the same token at once, one does.
-func (s *Store) AcceptInvitation(ctx context.Context, token string, u *User) (Invitation, error) {
+func (s *Store) AcceptInvitation(ctx context.Context, token string, u *User) (_ Invitation, err error) {
+	defer wrap(&err, "accept invitation")
 	var v Invitation
-	err := s.change(ctx, func(tx *Store) (Event, error) {
+	err = s.change(ctx, func(tx *Store) (Event, error) {
 		var err error
 		v, err = scanInvitation(tx.db.QueryRow(ctx, "SELECT "+invitationColumns+` FROM invitations
 			WHERE token_hash = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now() FOR UPDATE`, tokenHash(token)))
@@ -452,7 +472,8 @@ func (s *Store) AcceptInvitation(ctx context.Context, token string, u *User) (In
 }
 
 // UserByEmail returns the user with email (compared without case).
-func (s *Store) UserByEmail(ctx context.Context, email string) (User, error) {
+func (s *Store) UserByEmail(ctx context.Context, email string) (_ User, err error) {
+	defer wrap(&err, "user by email", email)
 	return scanUser(s.db.QueryRow(ctx, "SELECT "+userColumns+" FROM users WHERE lower(email) = lower($1) ORDER BY id LIMIT 1", email))
 }
 
@@ -473,6 +494,7 @@ type ResetMail struct {
 // the answer's time does not tell whether an account exists.
 func (s *Store) RequestPasswordReset(ctx context.Context, limits []LoginLimit, since time.Time, email, token string, ttl time.Duration, m ResetMail) (
 	locked *LoginLocked, found bool, err error) {
+	defer wrap(&err, "request password reset", email)
 	err = s.InTx(ctx, func(tx *Store) error {
 		if _, locked, err = tx.reserveAttempts(ctx, limits, since); err != nil || locked != nil {
 			return err
@@ -493,9 +515,10 @@ func (s *Store) RequestPasswordReset(ctx context.Context, limits []LoginLimit, s
 // ResetPassword spends token and sets its user's password hash, moving
 // the credential version on (every token and session of the user ends);
 // every other reset of the user still pending is spent with it.
-func (s *Store) ResetPassword(ctx context.Context, token, hash string) (int64, error) {
+func (s *Store) ResetPassword(ctx context.Context, token, hash string) (_ int64, err error) {
+	defer wrap(&err, "reset password")
 	var user int64
-	err := s.change(ctx, func(tx *Store) (Event, error) {
+	err = s.change(ctx, func(tx *Store) (Event, error) {
 		err := tx.db.QueryRow(ctx, `SELECT user_id FROM password_resets
 			WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now() FOR UPDATE`, tokenHash(token)).Scan(&user)
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -515,9 +538,10 @@ func (s *Store) ResetPassword(ctx context.Context, token, hash string) (int64, e
 }
 
 // PasswordResetPending says whether token is a reset still to be used.
-func (s *Store) PasswordResetPending(ctx context.Context, token string) (bool, error) {
+func (s *Store) PasswordResetPending(ctx context.Context, token string) (_ bool, err error) {
+	defer wrap(&err, "password reset pending")
 	var ok bool
-	err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM password_resets
+	err = s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM password_resets
 		WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now())`, tokenHash(token)).Scan(&ok)
 	return ok, err
 }

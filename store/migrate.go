@@ -16,7 +16,8 @@ const versionTable = "schema_version"
 // Migrate applies every pending migration. Tern holds a PostgreSQL advisory
 // lock while it works, so instances starting together apply each migration
 // once and the others wait.
-func Migrate(ctx context.Context, databaseURL string) error {
+func Migrate(ctx context.Context, databaseURL string) (err error) {
+	defer wrap(&err, "migrate")
 	conn, err := pgx.Connect(ctx, databaseURL)
 	if err != nil {
 		return fmt.Errorf("connect for migrations: %w", err)
@@ -36,7 +37,8 @@ func Migrate(ctx context.Context, databaseURL string) error {
 }
 
 // MigrationsApplied reports whether the database is at the newest migration.
-func (s *Store) MigrationsApplied(ctx context.Context) (bool, error) {
+func (s *Store) MigrationsApplied(ctx context.Context) (_ bool, err error) {
+	defer wrap(&err, "migrations applied")
 	want, err := migrationCount()
 	if err != nil {
 		return false, err

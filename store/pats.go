@@ -31,7 +31,8 @@ func scanPAT(row pgx.Row) (PAT, error) {
 }
 
 // CreatePAT inserts p; a zero ValidFrom means now.
-func (s *Store) CreatePAT(ctx context.Context, p *PAT) error {
+func (s *Store) CreatePAT(ctx context.Context, p *PAT) (err error) {
+	defer wrap(&err, "create p a t")
 	var from *time.Time
 	if !p.ValidFrom.IsZero() {
 		from = &p.ValidFrom
@@ -45,7 +46,8 @@ func (s *Store) CreatePAT(ctx context.Context, p *PAT) error {
 }
 
 // ListPATs returns the tokens of user uid, newest first.
-func (s *Store) ListPATs(ctx context.Context, uid int64) ([]PAT, error) {
+func (s *Store) ListPATs(ctx context.Context, uid int64) (_ []PAT, err error) {
+	defer wrap(&err, "list p a ts")
 	rows, err := s.db.Query(ctx, "SELECT "+patColumns+" FROM personal_access_tokens WHERE user_id = $1 ORDER BY created_at DESC, id DESC", uid)
 	if err != nil {
 		return nil, err
@@ -55,7 +57,8 @@ func (s *Store) ListPATs(ctx context.Context, uid int64) ([]PAT, error) {
 
 // RevokePAT revokes token id of user uid; another user's token, an unknown
 // one or one revoked already is ErrNotFound.
-func (s *Store) RevokePAT(ctx context.Context, uid, id int64) error {
+func (s *Store) RevokePAT(ctx context.Context, uid, id int64) (err error) {
+	defer wrap(&err, "revoke p a t")
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		var name, hint string
 		err := tx.db.QueryRow(ctx, `UPDATE personal_access_tokens SET revoked_at = now() WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL

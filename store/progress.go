@@ -14,9 +14,10 @@ type Progress struct {
 }
 
 // UserProgress reads user uid's Progress in one statement.
-func (s *Store) UserProgress(ctx context.Context, uid int64) (Progress, error) {
+func (s *Store) UserProgress(ctx context.Context, uid int64) (_ Progress, err error) {
+	defer wrap(&err, "user progress")
 	var p Progress
-	err := s.db.QueryRow(ctx, `WITH mine AS (SELECT project_id FROM project_members WHERE user_id = $1)
+	err = s.db.QueryRow(ctx, `WITH mine AS (SELECT project_id FROM project_members WHERE user_id = $1)
 		SELECT coalesce((SELECT min(project_id) FROM mine), ''), (SELECT count(*) FROM mine),
 			EXISTS (SELECT 1 FROM vault_entries WHERE project_id IN (SELECT project_id FROM mine)),
 			EXISTS (SELECT 1 FROM route_templates WHERE project_id IN (SELECT project_id FROM mine) OR (project_id IS NULL AND created_by = $1)),

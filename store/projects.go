@@ -59,7 +59,8 @@ const (
 // CreateProject inserts p and makes its creator a member, in one
 // transaction. A project without an XRateBurst gets the default burst
 // (its XRateLimit stays as given: 0 is none).
-func (s *Store) CreateProject(ctx context.Context, p *Project, creator int64) error {
+func (s *Store) CreateProject(ctx context.Context, p *Project, creator int64) (err error) {
+	defer wrap(&err, "create project")
 	if p.XRateBurst == 0 {
 		p.XRateBurst = DefaultXRateBurst
 	}
@@ -78,14 +79,16 @@ func (s *Store) CreateProject(ctx context.Context, p *Project, creator int64) er
 
 // Project returns project id as seen by user uid (IsMember tells whether uid
 // is a member; visibility is the caller's decision).
-func (s *Store) Project(ctx context.Context, id string, uid int64) (Project, error) {
+func (s *Store) Project(ctx context.Context, id string, uid int64) (_ Project, err error) {
+	defer wrap(&err, "project", id)
 	return scanProject(s.db.QueryRow(ctx, projectSelect+" WHERE p.id = $2", uid, id))
 }
 
 // ListProjects returns a page of the projects uid is a member of (all
 // projects when all is set), whose id or name contains the filter, and the
 // number of matches.
-func (s *Store) ListProjects(ctx context.Context, uid int64, all bool, p Page) ([]Project, int, error) {
+func (s *Store) ListProjects(ctx context.Context, uid int64, all bool, p Page) (_ []Project, _ int, err error) {
+	defer wrap(&err, "list projects")
 	const where = ` WHERE ($2 OR EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = p.id AND m.user_id = $1))
 		AND ($3 = '' OR strpos(lower(p.id || ' ' || p.name), lower($3)) > 0)`
 	var total int
@@ -101,7 +104,8 @@ func (s *Store) ListProjects(ctx context.Context, uid int64, all bool, p Page) (
 }
 
 // UpdateProject stores the name, description, api_path and rate limit of p.
-func (s *Store) UpdateProject(ctx context.Context, p *Project) error {
+func (s *Store) UpdateProject(ctx context.Context, p *Project) (err error) {
+	defer wrap(&err, "update project")
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		err := tx.db.QueryRow(ctx, `UPDATE projects SET name = $2, description = $3, api_path = $4, x_rate_limit = $5, x_rate_burst = $6, updated_at = now()
 			WHERE id = $1 RETURNING api_path, created_by, created_at, updated_at, vault_version,
@@ -121,7 +125,8 @@ func projectEvent(verb, id, summary string) Event {
 
 // DeleteProject removes project id with its members (and, by cascade,
 // everything the project owns).
-func (s *Store) DeleteProject(ctx context.Context, id string) error {
+func (s *Store) DeleteProject(ctx context.Context, id string) (err error) {
+	defer wrap(&err, "delete project", id)
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		var name string
 		err := tx.db.QueryRow(ctx, "DELETE FROM projects WHERE id = $1 RETURNING name", id).Scan(&name)
@@ -131,7 +136,8 @@ func (s *Store) DeleteProject(ctx context.Context, id string) error {
 
 // AddMember makes user uid a member of project id; a second time is a
 // conflict on project_members_pkey.
-func (s *Store) AddMember(ctx context.Context, id string, uid int64) error {
+func (s *Store) AddMember(ctx context.Context, id string, uid int64) (err error) {
+	defer wrap(&err, "add member", id)
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		name, err := tx.addMember(ctx, id, uid)
 		return memberEvent("add", id, uid, name+" added to the project"), err
@@ -151,7 +157,8 @@ func memberEvent(verb, project string, uid int64, summary string) Event {
 }
 
 // RemoveMember ends the membership of uid in project id.
-func (s *Store) RemoveMember(ctx context.Context, id string, uid int64) error {
+func (s *Store) RemoveMember(ctx context.Context, id string, uid int64) (err error) {
+	defer wrap(&err, "remove member", id)
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		var name string
 		err := tx.db.QueryRow(ctx, `DELETE FROM project_members WHERE project_id = $1 AND user_id = $2
@@ -161,7 +168,8 @@ func (s *Store) RemoveMember(ctx context.Context, id string, uid int64) error {
 }
 
 // Members lists the members of project id by username.
-func (s *Store) Members(ctx context.Context, id string) ([]Member, error) {
+func (s *Store) Members(ctx context.Context, id string) (_ []Member, err error) {
+	defer wrap(&err, "members", id)
 	rows, err := s.db.Query(ctx, `SELECT u.id, u.username, u.first_name, u.last_name, u.role, m.added_at
 		FROM project_members m JOIN users u ON u.id = m.user_id
 		WHERE m.project_id = $1 ORDER BY lower(u.username)`, id)
@@ -181,7 +189,8 @@ type APIPathClash struct {
 }
 
 // APIPathClashes lists the projects whose api_paths overlap.
-func (s *Store) APIPathClashes(ctx context.Context) ([]APIPathClash, error) {
+func (s *Store) APIPathClashes(ctx context.Context) (_ []APIPathClash, err error) {
+	defer wrap(&err, "a p i path clashes")
 	rows, err := s.db.Query(ctx, `SELECT a.id, a.api_path, b.id, b.api_path FROM projects a JOIN projects b
 		ON (a.created_at, a.id) < (b.created_at, b.id) AND api_paths_overlap(api_path_key(a.api_path), api_path_key(b.api_path))
 		ORDER BY a.id, b.id`)

@@ -10,7 +10,8 @@ import "context"
 // its bucket's emptying time (the generic cell rate algorithm); a request
 // that would push it past burst intervals from now is refused and changes
 // nothing.
-func (s *Store) TakeXRate(ctx context.Context, project, client string, rate, burst int) (bool, error) {
+func (s *Store) TakeXRate(ctx context.Context, project, client string, rate, burst int) (_ bool, err error) {
+	defer wrap(&err, "take x rate", project)
 	interval := 1 / float64(rate)
 	rows, err := s.db.Query(ctx, `INSERT INTO x_rates AS r (project_id, client, tat)
 		VALUES ($1, $2, now() + make_interval(secs => $3))

@@ -74,7 +74,8 @@ func documentOf(r flow.Route) ([]byte, error) {
 // CreateRoute inserts r, and its version 1, in one statement; a route_id
 // or method and path taken in the project are conflicts on routes_pkey and
 // routes_method_path_key.
-func (s *Store) CreateRoute(ctx context.Context, r *StoredRoute) error {
+func (s *Store) CreateRoute(ctx context.Context, r *StoredRoute) (err error) {
+	defer wrap(&err, "create route")
 	doc, err := documentOf(r.Route)
 	if err != nil {
 		return err
@@ -115,18 +116,21 @@ func routeEvent(verb string, r *StoredRoute, what string) Event {
 }
 
 // Route returns route id of project.
-func (s *Store) Route(ctx context.Context, project, id string) (StoredRoute, error) {
+func (s *Store) Route(ctx context.Context, project, id string) (_ StoredRoute, err error) {
+	defer wrap(&err, "route", project, id)
 	return scanRoute(s.db.QueryRow(ctx, "SELECT "+routeColumns+" FROM routes WHERE project_id = $1 AND route_id = $2", project, id))
 }
 
 // ListRoutes returns a page of project's routes whose id or path contains
 // the filter, ordered by path and method, and the number of matches.
-func (s *Store) ListRoutes(ctx context.Context, project string, p Page) ([]StoredRoute, int, error) {
+func (s *Store) ListRoutes(ctx context.Context, project string, p Page) (_ []StoredRoute, _ int, err error) {
+	defer wrap(&err, "list routes", project)
 	return s.listRoutes(ctx, "project_id = $1", project, p)
 }
 
 // RouteIDs returns the ids of a project's routes, in order.
-func (s *Store) RouteIDs(ctx context.Context, project string) ([]string, error) {
+func (s *Store) RouteIDs(ctx context.Context, project string) (_ []string, err error) {
+	defer wrap(&err, "route i ds", project)
 	rows, err := s.db.Query(ctx, "SELECT route_id FROM routes WHERE project_id = $1 ORDER BY route_id", project)
 	if err != nil {
 		return nil, err
@@ -137,7 +141,8 @@ func (s *Store) RouteIDs(ctx context.Context, project string) ([]string, error) 
 // ListMemberRoutes returns a page of the routes in every project uid is a
 // member of, whose id or path contains the filter, ordered by project and
 // path, and the number of matches.
-func (s *Store) ListMemberRoutes(ctx context.Context, uid int64, p Page) ([]StoredRoute, int, error) {
+func (s *Store) ListMemberRoutes(ctx context.Context, uid int64, p Page) (_ []StoredRoute, _ int, err error) {
+	defer wrap(&err, "list member routes")
 	return s.listRoutes(ctx, "project_id IN (SELECT project_id FROM project_members WHERE user_id = $1)", uid, p)
 }
 
@@ -161,7 +166,8 @@ func (s *Store) listRoutes(ctx context.Context, scope string, owner any, p Page)
 // UpdateRoute replaces route id of project with r (which may rename it),
 // and stores the new version, saved by r.SavedBy with r.Note, in the same
 // statement; the template snapshot stays as it was.
-func (s *Store) UpdateRoute(ctx context.Context, id string, r *StoredRoute) error {
+func (s *Store) UpdateRoute(ctx context.Context, id string, r *StoredRoute) (err error) {
+	defer wrap(&err, "update route", id)
 	what := "updated"
 	if id != r.RouteID {
 		what = "updated (was " + id + ")"
@@ -172,11 +178,12 @@ func (s *Store) UpdateRoute(ctx context.Context, id string, r *StoredRoute) erro
 // UpgradeRoute is UpdateRoute for a route upgraded from its template: it
 // also writes r.Template's version and values, and only when the route is
 // still at version from (else ErrStale: it changed since it was merged).
-func (s *Store) UpgradeRoute(ctx context.Context, id string, r *StoredRoute, from int64) error {
+func (s *Store) UpgradeRoute(ctx context.Context, id string, r *StoredRoute, from int64) (err error) {
+	defer wrap(&err, "upgrade route", id)
 	if r.Template == nil || from < 1 {
 		return errors.New("store: an upgrade needs the template and the version it starts from")
 	}
-	err := s.updateRoute(ctx, id, r, from, true, "upgrade", fmt.Sprintf("upgraded to template %s version %d", r.Template.Name, r.Template.Version))
+	err = s.updateRoute(ctx, id, r, from, true, "upgrade", fmt.Sprintf("upgraded to template %s version %d", r.Template.Name, r.Template.Version))
 	if errors.Is(err, ErrNotFound) {
 		if _, e := s.Route(ctx, r.ProjectID, id); e == nil {
 			return ErrStale
@@ -187,7 +194,8 @@ func (s *Store) UpgradeRoute(ctx context.Context, id string, r *StoredRoute, fro
 
 // RestoreRoute is UpdateRoute for a route restored to kept version v: the
 // template version and values go back to v's too.
-func (s *Store) RestoreRoute(ctx context.Context, id string, r *StoredRoute, v RouteVersion) error {
+func (s *Store) RestoreRoute(ctx context.Context, id string, r *StoredRoute, v RouteVersion) (err error) {
+	defer wrap(&err, "restore route", id)
 	r.Template = &flow.TemplateRef{Version: v.TemplateVersion, Values: v.TemplateValues}
 	return s.updateRoute(ctx, id, r, 0, true, "restore", fmt.Sprintf("restored to version %d", v.Version))
 }
@@ -275,9 +283,10 @@ func scanRouteVersion(row pgx.Row, project, route string) (RouteVersion, error) 
 // RouteVersions returns a page of route id's versions in project, newest
 // first, and how many there are; a route that does not exist is
 // ErrNotFound.
-func (s *Store) RouteVersions(ctx context.Context, project, id string, p Page) ([]RouteVersion, int, error) {
+func (s *Store) RouteVersions(ctx context.Context, project, id string, p Page) (_ []RouteVersion, _ int, err error) {
+	defer wrap(&err, "route versions", project, id)
 	var total int
-	err := s.db.QueryRow(ctx, `SELECT (SELECT count(*) FROM route_versions WHERE project_id = $1 AND route_id = $2)
+	err = s.db.QueryRow(ctx, `SELECT (SELECT count(*) FROM route_versions WHERE project_id = $1 AND route_id = $2)
 		FROM routes WHERE project_id = $1 AND route_id = $2`, project, id).Scan(&total)
 	if err != nil {
 		return nil, 0, translate(err)
@@ -292,13 +301,15 @@ func (s *Store) RouteVersions(ctx context.Context, project, id string, p Page) (
 }
 
 // RouteVersionOf returns version n of route id in project.
-func (s *Store) RouteVersionOf(ctx context.Context, project, id string, n int64) (RouteVersion, error) {
+func (s *Store) RouteVersionOf(ctx context.Context, project, id string, n int64) (_ RouteVersion, err error) {
+	defer wrap(&err, "route version of", project, id)
 	return scanRouteVersion(s.db.QueryRow(ctx, "SELECT "+routeVersionColumns+
 		" WHERE v.project_id = $1 AND v.route_id = $2 AND v.version = $3", project, id, n), project, id)
 }
 
 // DeleteRoute removes route id of project.
-func (s *Store) DeleteRoute(ctx context.Context, project, id string) error {
+func (s *Store) DeleteRoute(ctx context.Context, project, id string) (err error) {
+	defer wrap(&err, "delete route", project, id)
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		var method, path string
 		err := tx.db.QueryRow(ctx, "DELETE FROM routes WHERE project_id = $1 AND route_id = $2 RETURNING method, route_path", project, id).

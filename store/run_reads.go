@@ -41,7 +41,8 @@ func (r runRead) query() RecordQuery {
 // statement of its own would have read, or newer. Different reads never
 // wait for each other. The data given to each are shared between those
 // requests and must not be changed.
-func (s *Store) SharedRunRecords(ctx context.Context, project, collection string, q RecordQuery, each func(id int64, data []byte)) error {
+func (s *Store) SharedRunRecords(ctx context.Context, project, collection string, q RecordQuery, each func(id int64, data []byte)) (err error) {
+	defer wrap(&err, "shared run records", project, collection)
 	read := runRead{project: project, collection: collection, where: string(q.Where), sort: strings.Join(q.Sort, "."),
 		byID: q.ByID, id: q.ID, descending: q.Descending, limit: q.Limit}
 	recs, err := s.groups.runReads.do(ctx, s.db, read)

@@ -25,7 +25,8 @@ type Tx struct {
 }
 
 // Begin starts a transaction.
-func (s *Store) Begin(ctx context.Context) (*Tx, error) {
+func (s *Store) Begin(ctx context.Context) (_ *Tx, err error) {
+	defer wrap(&err, "begin")
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, err
@@ -39,7 +40,8 @@ func (s *Store) Begin(ctx context.Context) (*Tx, error) {
 // (55P03 then, see Retryable): two runs that lock the same rows in
 // opposite orders are both run again at once rather than after the
 // server's deadlock check, a second later.
-func (s *Store) BeginSerializable(ctx context.Context) (*Tx, error) {
+func (s *Store) BeginSerializable(ctx context.Context) (_ *Tx, err error) {
+	defer wrap(&err, "begin serializable")
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: serializableBegin})
 	if err != nil {
 		return nil, err
@@ -60,7 +62,8 @@ const serializableBegin = "BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_ti
 // statement without rows (Exec, the runs' UPDATE and DELETE) goes with the
 // statement after it, or with Flush. Its error comes with that statement:
 // as an *EarlierRunError when the failed write was a run's before.
-func (s *Store) BeginRuns(ctx context.Context) (*Tx, error) {
+func (s *Store) BeginRuns(ctx context.Context) (_ *Tx, err error) {
+	defer wrap(&err, "begin runs")
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: serializableBegin + "; SAVEPOINT run"})
 	if err != nil {
 		return nil, err
@@ -90,29 +93,34 @@ func (t *Tx) NextRun() {
 
 // UndoRun takes back what the current run of a BeginRuns transaction
 // wrote, and ends a failed statement of it.
-func (t *Tx) UndoRun(ctx context.Context) error {
+func (t *Tx) UndoRun(ctx context.Context) (err error) {
+	defer wrap(&err, "undo run")
 	if t.runs.held != nil && t.runs.heldRun == t.runs.run {
 		t.runs.held = nil // never sent
 	}
 	if t.runs.next {
 		return nil // it sent no statement
 	}
-	_, err := t.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT run")
+	_, err = t.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT run")
 	return err
 }
 
 // UndoEarlierRun takes back the writes of the run whose write failed (see
 // EarlierRunError); the current run then runs within its savepoint.
-func (t *Tx) UndoEarlierRun(ctx context.Context) error {
+func (t *Tx) UndoEarlierRun(ctx context.Context) (err error) {
+	defer wrap(&err, "undo earlier run")
 	t.runs.held, t.runs.next = nil, false
-	_, err := t.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT run")
+	_, err = t.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT run")
 	return err
 }
 
 // Flush sends the write held back, if any: before the commit, so that
 // its error is the last run's (an *EarlierRunError when it was not the
 // current run's).
-func (t *Tx) Flush(ctx context.Context) error { return t.runs.flush(ctx) }
+func (t *Tx) Flush(ctx context.Context) (err error) {
+	defer wrap(&err, "flush")
+	return t.runs.flush(ctx)
+}
 
 // runsTx is the transaction of a BeginRuns. next: the savepoint that
 // begins the current run (numbered run) is still to be sent; held: a
@@ -241,10 +249,16 @@ func (r firstRow) Scan(dest ...any) error {
 }
 
 // Commit commits the transaction.
-func (t *Tx) Commit(ctx context.Context) error { return t.tx.Commit(ctx) }
+func (t *Tx) Commit(ctx context.Context) (err error) {
+	defer wrap(&err, "commit")
+	return t.tx.Commit(ctx)
+}
 
 // Rollback rolls the transaction back; after Commit it does nothing.
-func (t *Tx) Rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
+func (t *Tx) Rollback(ctx context.Context) (err error) {
+	defer wrap(&err, "rollback")
+	return t.tx.Rollback(ctx)
+}
 
 // RoutingProject is what the route table needs of a project.
 type RoutingProject struct {
@@ -260,7 +274,8 @@ type RoutingProject struct {
 const routingColumns = "id, api_path, name, created_at, x_rate_limit, x_rate_burst"
 
 // RoutingProjects returns every project's id and api_path.
-func (s *Store) RoutingProjects(ctx context.Context) ([]RoutingProject, error) {
+func (s *Store) RoutingProjects(ctx context.Context) (_ []RoutingProject, err error) {
+	defer wrap(&err, "routing projects")
 	rows, err := s.db.Query(ctx, "SELECT "+routingColumns+" FROM projects ORDER BY id")
 	if err != nil {
 		return nil, err
@@ -270,7 +285,8 @@ func (s *Store) RoutingProjects(ctx context.Context) ([]RoutingProject, error) {
 
 // ProjectRouting returns a project's api_path and all its routes;
 // ErrNotFound when the project is gone.
-func (s *Store) ProjectRouting(ctx context.Context, id string) (RoutingProject, []StoredRoute, error) {
+func (s *Store) ProjectRouting(ctx context.Context, id string) (_ RoutingProject, _ []StoredRoute, err error) {
+	defer wrap(&err, "project routing", id)
 	rows, err := s.db.Query(ctx, "SELECT "+routingColumns+" FROM projects WHERE id = $1", id)
 	if err != nil {
 		return RoutingProject{}, nil, err
@@ -413,9 +429,10 @@ func RunRecordsSQLFor(q RecordQuery) string { return runRecordsSQLOf(q.shape()) 
 
 // RunRecords returns the records q asks for of a collection, their Data
 // the stored JSON. A collection that does not exist is ErrNotFound.
-func (s *Store) RunRecords(ctx context.Context, project, collection string, q RecordQuery) ([]Record, error) {
+func (s *Store) RunRecords(ctx context.Context, project, collection string, q RecordQuery) (_ []Record, err error) {
+	defer wrap(&err, "run records", project, collection)
 	var out []Record
-	err := s.EachRunRecord(ctx, project, collection, q, func(id int64, data []byte) {
+	err = s.EachRunRecord(ctx, project, collection, q, func(id int64, data []byte) {
 		out = append(out, Record{ID: id, ProjectID: project, CollectionID: collection, Data: data})
 	})
 	return out, err
@@ -429,7 +446,8 @@ const RunReadMaxBytes = 64 << 20
 // EachRunRecord reads as RunRecords does, giving each record to each as it
 // comes: the flow engine reads with it, inside its run. The data stay the
 // caller's.
-func (s *Store) EachRunRecord(ctx context.Context, project, collection string, q RecordQuery, each func(id int64, data []byte)) error {
+func (s *Store) EachRunRecord(ctx context.Context, project, collection string, q RecordQuery, each func(id int64, data []byte)) (err error) {
+	defer wrap(&err, "each run record", project, collection)
 	return eachRunRecord(ctx, s.db, project, collection, q, each)
 }
 
@@ -535,7 +553,8 @@ const RunsKept = 7 * 24 * time.Hour
 // written (their deletion then takes the runs, or the caller, off them).
 // Runs of a project already gone are left out, and a caller already gone
 // is written as none.
-func (s *Store) LogRuns(ctx context.Context, runs []Run) error {
+func (s *Store) LogRuns(ctx context.Context, runs []Run) (err error) {
+	defer wrap(&err, "log runs")
 	projects, users := map[string]bool{}, map[int64]bool{}
 	for _, r := range runs {
 		projects[r.ProjectID] = false
@@ -601,7 +620,8 @@ type RunQuery struct {
 
 // ListRuns returns a page of a project's runs, newest first, and how many
 // match, counted up to LogCountCap.
-func (s *Store) ListRuns(ctx context.Context, project string, q RunQuery) ([]Run, int, error) {
+func (s *Store) ListRuns(ctx context.Context, project string, q RunQuery) (_ []Run, _ int, err error) {
+	defer wrap(&err, "list runs", project)
 	where := " WHERE project_id = $1 AND ($2 = '' OR route_id = $2) AND ($3::int IS NULL OR status BETWEEN $3 AND $4)"
 	var lo, hi any
 	switch {
@@ -633,7 +653,8 @@ func (s *Store) ListRuns(ctx context.Context, project string, q RunQuery) ([]Run
 const runColumns = "id, at, project_id, route_id, method, path, status, ended, duration_us * 1000, user_id, username, fault, attempts, query, message, dry_run"
 
 // Run returns run id of project, with its trace and body when it kept them.
-func (s *Store) Run(ctx context.Context, project string, id int64) (Run, error) {
+func (s *Store) Run(ctx context.Context, project string, id int64) (_ Run, err error) {
+	defer wrap(&err, "run", project)
 	rows, err := s.db.Query(ctx, `SELECT `+runColumns+`, trace::text, body FROM route_runs WHERE project_id = $1 AND id = $2`, project, id)
 	if err != nil {
 		return Run{}, err

@@ -63,7 +63,8 @@ func (s *Store) on(db DB) *Store {
 // InTx runs fn with a Store bound to one transaction, committed when fn
 // returns nil and rolled back otherwise. On a Store already in a
 // transaction, fn runs in that one.
-func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
+func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) (err error) {
+	defer wrap(&err, "in tx")
 	if inTransaction(s.db) {
 		return fn(s)
 	}
@@ -73,14 +74,16 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 }
 
 // Ping checks that the database answers.
-func (s *Store) Ping(ctx context.Context) error {
+func (s *Store) Ping(ctx context.Context) (err error) {
+	defer wrap(&err, "ping")
 	return s.pool.Ping(ctx)
 }
 
 // Listen follows the notices on channel on a connection of its own (not
 // one of the pool's) until ctx ends or the connection fails: connected is
 // called once it listens, notice for each notice's payload.
-func (s *Store) Listen(ctx context.Context, channel string, connected func() error, notice func(payload string) error) error {
+func (s *Store) Listen(ctx context.Context, channel string, connected func() error, notice func(payload string) error) (err error) {
+	defer wrap(&err, "listen")
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", channel, err)

@@ -78,7 +78,8 @@ func (t *RouteTemplate) setDocument(raw []byte) error {
 // SaveTemplate inserts t, or updates it when t.ID is set, and keeps the
 // version it makes in the same statement; a name taken in the scope is a
 // conflict on route_templates_name_key.
-func (s *Store) SaveTemplate(ctx context.Context, t *RouteTemplate) error {
+func (s *Store) SaveTemplate(ctx context.Context, t *RouteTemplate) (err error) {
+	defer wrap(&err, "save template")
 	doc, err := t.document()
 	if err != nil {
 		return err
@@ -147,7 +148,8 @@ func scanTemplateVersion(row pgx.Row, of RouteTemplate) (TemplateVersion, error)
 
 // TemplateVersions returns a page of template t's versions, newest first,
 // and how many there are.
-func (s *Store) TemplateVersions(ctx context.Context, t RouteTemplate, p Page) ([]TemplateVersion, int, error) {
+func (s *Store) TemplateVersions(ctx context.Context, t RouteTemplate, p Page) (_ []TemplateVersion, _ int, err error) {
+	defer wrap(&err, "template versions")
 	var total int
 	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM template_versions WHERE template_id = $1", t.ID).Scan(&total); err != nil {
 		return nil, 0, err
@@ -161,25 +163,29 @@ func (s *Store) TemplateVersions(ctx context.Context, t RouteTemplate, p Page) (
 }
 
 // TemplateVersionOf returns version n of template t.
-func (s *Store) TemplateVersionOf(ctx context.Context, t RouteTemplate, n int64) (TemplateVersion, error) {
+func (s *Store) TemplateVersionOf(ctx context.Context, t RouteTemplate, n int64) (_ TemplateVersion, err error) {
+	defer wrap(&err, "template version of")
 	return scanTemplateVersion(s.db.QueryRow(ctx, "SELECT "+templateVersionColumns+" WHERE v.template_id = $1 AND v.version = $2", t.ID, n), t)
 }
 
 // Template returns template id.
-func (s *Store) Template(ctx context.Context, id int64) (RouteTemplate, error) {
+func (s *Store) Template(ctx context.Context, id int64) (_ RouteTemplate, err error) {
+	defer wrap(&err, "template")
 	return scanTemplate(s.db.QueryRow(ctx, "SELECT "+templateColumns+" FROM route_templates WHERE id = $1", id))
 }
 
 // TemplateUpdatedAt returns when template id last changed: with the id, the
 // version of its document.
-func (s *Store) TemplateUpdatedAt(ctx context.Context, id int64) (time.Time, error) {
+func (s *Store) TemplateUpdatedAt(ctx context.Context, id int64) (_ time.Time, err error) {
+	defer wrap(&err, "template updated at")
 	var at time.Time
-	err := s.db.QueryRow(ctx, "SELECT updated_at FROM route_templates WHERE id = $1", id).Scan(&at)
+	err = s.db.QueryRow(ctx, "SELECT updated_at FROM route_templates WHERE id = $1", id).Scan(&at)
 	return at, translate(err)
 }
 
 // TemplateByName returns the template named name in project (nil: global).
-func (s *Store) TemplateByName(ctx context.Context, name string, project *string) (RouteTemplate, error) {
+func (s *Store) TemplateByName(ctx context.Context, name string, project *string) (_ RouteTemplate, err error) {
+	defer wrap(&err, "template by name", name)
 	return scanTemplate(s.db.QueryRow(ctx, "SELECT "+templateColumns+
 		" FROM route_templates WHERE name = $1 AND project_id IS NOT DISTINCT FROM $2", name, project))
 }
@@ -198,7 +204,8 @@ const (
 // ListTemplates returns a page of the templates of projects (and, with
 // global, the global ones) whose name or description contains the filter,
 // global first then by name, and the number of matches.
-func (s *Store) ListTemplates(ctx context.Context, projects []string, global bool, p Page) ([]RouteTemplate, int, error) {
+func (s *Store) ListTemplates(ctx context.Context, projects []string, global bool, p Page) (_ []RouteTemplate, _ int, err error) {
+	defer wrap(&err, "list templates")
 	var total int
 	if err := s.db.QueryRow(ctx, TemplateCountSQL, projects, global, p.Filter).Scan(&total); err != nil {
 		return nil, 0, err
@@ -216,7 +223,8 @@ func (s *Store) ListTemplates(ctx context.Context, projects []string, global boo
 }
 
 // DeleteTemplate removes template id; routes made from it keep their copy.
-func (s *Store) DeleteTemplate(ctx context.Context, id int64) error {
+func (s *Store) DeleteTemplate(ctx context.Context, id int64) (err error) {
+	defer wrap(&err, "delete template")
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		var name string
 		var project *string
@@ -226,7 +234,8 @@ func (s *Store) DeleteTemplate(ctx context.Context, id int64) error {
 }
 
 // MemberProjects lists the ids of the projects uid is a member of.
-func (s *Store) MemberProjects(ctx context.Context, uid int64) ([]string, error) {
+func (s *Store) MemberProjects(ctx context.Context, uid int64) (_ []string, err error) {
+	defer wrap(&err, "member projects")
 	rows, err := s.db.Query(ctx, "SELECT project_id FROM project_members WHERE user_id = $1 ORDER BY project_id", uid)
 	if err != nil {
 		return nil, err

@@ -65,7 +65,8 @@ func scanUser(row pgx.Row) (User, error) {
 
 // CreateUser inserts u and fills its id and times; the event log has it
 // as user_create.
-func (s *Store) CreateUser(ctx context.Context, u *User) error {
+func (s *Store) CreateUser(ctx context.Context, u *User) (err error) {
+	defer wrap(&err, "create user")
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		err := tx.createUser(ctx, u)
 		return userCreated(u, "user "+u.Username+" created as "+u.Role), err
@@ -88,7 +89,8 @@ func (s *Store) createUser(ctx context.Context, u *User) error {
 
 // CreateFirstUser inserts u only while no user exists, safely against
 // concurrent setups; otherwise it returns ErrAlreadySetUp.
-func (s *Store) CreateFirstUser(ctx context.Context, u *User) error {
+func (s *Store) CreateFirstUser(ctx context.Context, u *User) (err error) {
+	defer wrap(&err, "create first user")
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		if _, err := tx.db.Exec(ctx, "LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE"); err != nil {
 			return Event{}, err
@@ -106,26 +108,30 @@ func (s *Store) CreateFirstUser(ctx context.Context, u *User) error {
 }
 
 // HasUsers reports whether any user exists.
-func (s *Store) HasUsers(ctx context.Context) (bool, error) {
+func (s *Store) HasUsers(ctx context.Context) (_ bool, err error) {
+	defer wrap(&err, "has users")
 	var has bool
-	err := s.db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM users)").Scan(&has)
+	err = s.db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM users)").Scan(&has)
 	return has, err
 }
 
 // UserByID returns the user with id.
-func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
+func (s *Store) UserByID(ctx context.Context, id int64) (_ User, err error) {
+	defer wrap(&err, "user by i d")
 	return scanUser(s.db.QueryRow(ctx, "SELECT "+userColumns+" FROM users WHERE id = $1", id))
 }
 
 // UserByLogin returns the user whose username or email is login, ignoring
 // case. Usernames cannot contain "@", so the two never collide.
-func (s *Store) UserByLogin(ctx context.Context, login string) (User, error) {
+func (s *Store) UserByLogin(ctx context.Context, login string) (_ User, err error) {
+	defer wrap(&err, "user by login")
 	return scanUser(s.db.QueryRow(ctx, "SELECT "+userColumns+
 		" FROM users WHERE lower(username) = lower($1) OR lower(email) = lower($1)", login))
 }
 
 // UserByUsername returns the user with username, ignoring case.
-func (s *Store) UserByUsername(ctx context.Context, username string) (User, error) {
+func (s *Store) UserByUsername(ctx context.Context, username string) (_ User, err error) {
+	defer wrap(&err, "user by username", username)
 	return scanUser(s.db.QueryRow(ctx, "SELECT "+userColumns+" FROM users WHERE lower(username) = lower($1)", username))
 }
 
@@ -138,7 +144,8 @@ type Page struct {
 
 // ListUsers returns a page of users whose username, email or name contains
 // the filter, ordered by username, and the number of matches.
-func (s *Store) ListUsers(ctx context.Context, p Page) ([]User, int, error) {
+func (s *Store) ListUsers(ctx context.Context, p Page) (_ []User, _ int, err error) {
+	defer wrap(&err, "list users")
 	const where = ` WHERE $1 = '' OR strpos(lower(username || ' ' || email || ' ' || first_name || ' ' || last_name), lower($1)) > 0`
 	var total int
 	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM users"+where, p.Filter).Scan(&total); err != nil {
@@ -155,9 +162,10 @@ func (s *Store) ListUsers(ctx context.Context, p Page) ([]User, int, error) {
 
 // UpdateUserRole sets the role of user id; demoting the last ROOT fails
 // with ErrLastRoot.
-func (s *Store) UpdateUserRole(ctx context.Context, id int64, role string) (User, error) {
+func (s *Store) UpdateUserRole(ctx context.Context, id int64, role string) (_ User, err error) {
+	defer wrap(&err, "update user role")
 	var u User
-	err := s.change(ctx, func(tx *Store) (Event, error) {
+	err = s.change(ctx, func(tx *Store) (Event, error) {
 		if role != RoleRoot {
 			if err := tx.guardLastRoot(ctx, id); err != nil {
 				return Event{}, err
@@ -171,7 +179,8 @@ func (s *Store) UpdateUserRole(ctx context.Context, id int64, role string) (User
 }
 
 // DeleteUser removes user id; deleting the last ROOT fails with ErrLastRoot.
-func (s *Store) DeleteUser(ctx context.Context, id int64) error {
+func (s *Store) DeleteUser(ctx context.Context, id int64) (err error) {
+	defer wrap(&err, "delete user")
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		if err := tx.guardLastRoot(ctx, id); err != nil {
 			return Event{}, err
@@ -202,9 +211,10 @@ func (s *Store) guardLastRoot(ctx context.Context, id int64) error {
 // SetPassword stores a new password hash for user id and moves its
 // credential version on, which ends its older tokens and sessions. It
 // returns the new version.
-func (s *Store) SetPassword(ctx context.Context, id int64, hash string) (int, error) {
+func (s *Store) SetPassword(ctx context.Context, id int64, hash string) (_ int, err error) {
+	defer wrap(&err, "set password")
 	var version int
-	err := s.change(ctx, func(tx *Store) (Event, error) {
+	err = s.change(ctx, func(tx *Store) (Event, error) {
 		var name string
 		var err error
 		version, name, err = tx.setPassword(ctx, id, hash)

@@ -72,7 +72,8 @@ func (s *Store) logAccess(ctx context.Context, ev VaultAccess) error {
 
 // CreateVaultEntry inserts e and logs it, in one transaction; an existing
 // key is a conflict on vault_entries_pkey.
-func (s *Store) CreateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAccess) error {
+func (s *Store) CreateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAccess) (err error) {
+	defer wrap(&err, "create vault entry")
 	return s.InTx(ctx, func(tx *Store) error {
 		err := tx.db.QueryRow(ctx, `INSERT INTO vault_entries (project_id, key, key_id, sealed, created_by, updated_by)
 			VALUES ($1, $2, $3, $4, $5, $5) RETURNING created_at, updated_at, created_by, updated_by, version`,
@@ -89,7 +90,8 @@ func (s *Store) CreateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAcc
 // statement (ReadVaultSQL): the entry comes back only with its log row, and
 // when that row cannot be written the read fails. Reads that overlap in
 // time share the statement (see group), and so its failure.
-func (s *Store) ReadVaultEntry(ctx context.Context, project, key string, ev VaultAccess) (VaultEntry, error) {
+func (s *Store) ReadVaultEntry(ctx context.Context, project, key string, ev VaultAccess) (_ VaultEntry, err error) {
+	defer wrap(&err, "read vault entry", project, key)
 	return s.groups.reads.do(ctx, s.db, vaultRead{project: project, key: key, ev: ev})
 }
 
@@ -134,7 +136,8 @@ const LogCountCap = 10_000
 // (a page past the end, which has no rows, counts on its own). With read
 // set, every entry returned is logged as read by the same statement (its
 // value is about to be shown): no entry comes back without its log row.
-func (s *Store) ListVaultEntries(ctx context.Context, project string, p Page, read *VaultAccess) ([]VaultEntry, int, error) {
+func (s *Store) ListVaultEntries(ctx context.Context, project string, p Page, read *VaultAccess) (_ []VaultEntry, _ int, err error) {
+	defer wrap(&err, "list vault entries", project)
 	sql, pageArgs, count, args := vaultListSQL(project, p, read)
 	rows, err := s.db.Query(ctx, sql, pageArgs...)
 	if err != nil {
@@ -175,7 +178,8 @@ func vaultListSQL(project string, p Page, read *VaultAccess) (sql string, pageAr
 // UpdateVaultEntry stores a new sealed value for an existing entry as its
 // next version and logs it; the value it replaces is kept as an older
 // version (the newest keep of them stay).
-func (s *Store) UpdateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAccess, keep int) error {
+func (s *Store) UpdateVaultEntry(ctx context.Context, e *VaultEntry, ev VaultAccess, keep int) (err error) {
+	defer wrap(&err, "update vault entry")
 	return s.InTx(ctx, func(tx *Store) error {
 		if err := tx.setVaultValue(ctx, e, ev.UserID, keep); err != nil {
 			return err
@@ -213,7 +217,8 @@ func (s *Store) setVaultValue(ctx context.Context, e *VaultEntry, by *int64, kee
 // DeleteVaultEntry removes entry key of project with every version it
 // keeps, and logs it, in one transaction: deleting is permanent (docs/vaults.md),
 // and the key can be created again at once.
-func (s *Store) DeleteVaultEntry(ctx context.Context, project, key string, ev VaultAccess) error {
+func (s *Store) DeleteVaultEntry(ctx context.Context, project, key string, ev VaultAccess) (err error) {
+	defer wrap(&err, "delete vault entry", project, key)
 	return s.InTx(ctx, func(tx *Store) error {
 		n, err := tx.deleteVaultKeys(ctx, project, []string{key})
 		if err != nil {
@@ -243,7 +248,8 @@ type VaultLogQuery struct {
 
 // ListVaultAccess returns a page of the project's access log, newest first,
 // and the number of matching rows, counted up to logCountCap.
-func (s *Store) ListVaultAccess(ctx context.Context, project string, q VaultLogQuery) ([]VaultAccess, int, error) {
+func (s *Store) ListVaultAccess(ctx context.Context, project string, q VaultLogQuery) (_ []VaultAccess, _ int, err error) {
+	defer wrap(&err, "list vault access", project)
 	where, args := keyWhere(project, q.Filter)
 	if q.Action != "" {
 		args = append(args, q.Action)
@@ -272,7 +278,8 @@ type VaultProject struct {
 
 // ListVaultProjects returns a page of the projects uid is a member of whose
 // id or name contains the filter, each with its number of entries.
-func (s *Store) ListVaultProjects(ctx context.Context, uid int64, p Page) ([]VaultProject, int, error) {
+func (s *Store) ListVaultProjects(ctx context.Context, uid int64, p Page) (_ []VaultProject, _ int, err error) {
+	defer wrap(&err, "list vault projects")
 	const where = ` FROM projects p JOIN project_members m ON m.project_id = p.id AND m.user_id = $1
 		WHERE $2 = '' OR strpos(lower(p.id || ' ' || p.name), lower($2)) > 0`
 	var total int
@@ -289,7 +296,8 @@ func (s *Store) ListVaultProjects(ctx context.Context, uid int64, p Page) ([]Vau
 }
 
 // VaultKeyIDs lists the master key ids that sealed at least one entry.
-func (s *Store) VaultKeyIDs(ctx context.Context) ([]string, error) {
+func (s *Store) VaultKeyIDs(ctx context.Context) (_ []string, err error) {
+	defer wrap(&err, "vault key i ds")
 	rows, err := s.db.Query(ctx, `SELECT key_id FROM vault_entries UNION SELECT key_id FROM vault_versions ORDER BY key_id`)
 	if err != nil {
 		return nil, err
@@ -303,9 +311,10 @@ func (s *Store) VaultKeyIDs(ctx context.Context) ([]string, error) {
 // Each batch is one short transaction that locks only its rows, so the
 // service keeps serving; a row updated meanwhile (under the active key) is
 // passed over. It returns how many entries it resealed.
-func (s *Store) ResealVaultBatch(ctx context.Context, active string, limit int, reseal func(VaultEntry) (string, []byte, error)) (int, error) {
+func (s *Store) ResealVaultBatch(ctx context.Context, active string, limit int, reseal func(VaultEntry) (string, []byte, error)) (_ int, err error) {
+	defer wrap(&err, "reseal vault batch")
 	n := 0
-	err := s.InTx(ctx, func(tx *Store) error {
+	err = s.InTx(ctx, func(tx *Store) error {
 		rows, err := tx.db.Query(ctx, "SELECT "+vaultColumns+` FROM vault_entries WHERE key_id <> $1
 			ORDER BY project_id, key LIMIT $2 FOR UPDATE`, active, limit)
 		if err != nil {
@@ -339,7 +348,8 @@ func (s *Store) ResealVaultBatch(ctx context.Context, active string, limit int, 
 
 // VaultEntryInfo returns entry key of project without its sealed value:
 // nothing is read, so nothing is logged.
-func (s *Store) VaultEntryInfo(ctx context.Context, project, key string) (VaultEntry, error) {
+func (s *Store) VaultEntryInfo(ctx context.Context, project, key string) (_ VaultEntry, err error) {
+	defer wrap(&err, "vault entry info", project, key)
 	e, err := scanVaultEntry(s.db.QueryRow(ctx, `SELECT project_id, key, key_id, ''::bytea, created_at, updated_at, created_by, updated_by, version
 		FROM vault_entries WHERE project_id = $1 AND key = $2`, project, key))
 	e.Sealed = nil
@@ -349,7 +359,8 @@ func (s *Store) VaultEntryInfo(ctx context.Context, project, key string) (VaultE
 // MissingVaultKeys returns those of keys that project's vault does not hold,
 // in the order given: what a route's VAULT blocks would fault on. It reads
 // keys only, never a value, and logs nothing.
-func (s *Store) MissingVaultKeys(ctx context.Context, project string, keys []string) ([]string, error) {
+func (s *Store) MissingVaultKeys(ctx context.Context, project string, keys []string) (_ []string, err error) {
+	defer wrap(&err, "missing vault keys", project)
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -363,7 +374,8 @@ func (s *Store) MissingVaultKeys(ctx context.Context, project string, keys []str
 
 // VaultKeys returns up to limit of project's vault keys, in order: names
 // only, for the editor's suggestions. Nothing is read, so nothing is logged.
-func (s *Store) VaultKeys(ctx context.Context, project string, limit int) ([]string, error) {
+func (s *Store) VaultKeys(ctx context.Context, project string, limit int) (_ []string, err error) {
+	defer wrap(&err, "vault keys", project)
 	rows, err := s.db.Query(ctx, "SELECT key FROM vault_entries WHERE project_id = $1 ORDER BY key LIMIT $2", project, limit)
 	if err != nil {
 		return nil, err

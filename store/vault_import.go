@@ -29,9 +29,10 @@ type VaultImportPlan func(live map[string]VaultEntry) (VaultImport, error)
 // every write is logged as a create, update or delete; updates keep the
 // values they replace (keep of them), deletes are permanent. A dry run
 // commits only the read log rows.
-func (s *Store) ImportVault(ctx context.Context, project string, ev VaultAccess, keep int, dryRun bool, plan VaultImportPlan) (VaultImport, error) {
+func (s *Store) ImportVault(ctx context.Context, project string, ev VaultAccess, keep int, dryRun bool, plan VaultImportPlan) (_ VaultImport, err error) {
+	defer wrap(&err, "import vault", project)
 	var out VaultImport
-	err := s.InTx(ctx, func(tx *Store) error {
+	err = s.InTx(ctx, func(tx *Store) error {
 		lock := " FOR UPDATE"
 		if dryRun {
 			lock = ""

@@ -43,7 +43,8 @@ func newVaultListings() *vaultListings {
 // the vault version the request read (a Caller's project does): a page
 // read before at that version comes from memory. In a transaction it is
 // always read, so that the transaction sees its own writes.
-func (s *Store) VaultListing(ctx context.Context, p Project, page Page) ([]VaultEntry, int, error) {
+func (s *Store) VaultListing(ctx context.Context, p Project, page Page) (_ []VaultEntry, _ int, err error) {
+	defer wrap(&err, "vault listing")
 	key := vaultListingKey{project: p.ID, version: p.VaultVersion, page: page}
 	kept := !inTransaction(s.db)
 	if kept {

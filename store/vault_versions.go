@@ -21,7 +21,8 @@ type VaultVersion struct {
 // VaultVersions lists the versions entry key of project keeps, the live one
 // first, then the older ones newest first. Nothing is read, so nothing is
 // logged. An entry that does not exist is ErrNotFound.
-func (s *Store) VaultVersions(ctx context.Context, project, key string) ([]VaultVersion, error) {
+func (s *Store) VaultVersions(ctx context.Context, project, key string) (_ []VaultVersion, err error) {
+	defer wrap(&err, "vault versions", project, key)
 	rows, err := s.db.Query(ctx, `SELECT v.version, v.set_at, v.set_by, coalesce(u.username, ''), v.live FROM (
 			SELECT version, updated_at AS set_at, updated_by AS set_by, true AS live FROM vault_entries WHERE project_id = $1 AND key = $2
 			UNION ALL
@@ -42,7 +43,8 @@ func (s *Store) VaultVersions(ctx context.Context, project, key string) ([]Vault
 // value or a kept older one — and logs the read with its number, in one
 // statement: the value comes back only with its log row. A version the
 // entry does not keep is ErrNotFound.
-func (s *Store) ReadVaultVersion(ctx context.Context, project, key string, n int64, ev VaultAccess) (VaultEntry, error) {
+func (s *Store) ReadVaultVersion(ctx context.Context, project, key string, n int64, ev VaultAccess) (_ VaultEntry, err error) {
+	defer wrap(&err, "read vault version", project, key)
 	e, err := scanVaultEntry(s.db.QueryRow(ctx, `WITH v AS (
 			SELECT `+vaultColumns+` FROM vault_entries WHERE project_id = $1 AND key = $2 AND version = $3
 			UNION ALL
@@ -61,9 +63,10 @@ func (s *Store) ReadVaultVersion(ctx context.Context, project, key string, n int
 // one again, as a new version (the value it replaces is kept as any
 // update's is), and logs it with the version restored. The live version
 // itself, or one not kept, is ErrNotFound.
-func (s *Store) RestoreVaultVersion(ctx context.Context, project, key string, n int64, ev VaultAccess, keep int) (VaultEntry, error) {
+func (s *Store) RestoreVaultVersion(ctx context.Context, project, key string, n int64, ev VaultAccess, keep int) (_ VaultEntry, err error) {
+	defer wrap(&err, "restore vault version", project, key)
 	e := VaultEntry{ProjectID: project, Key: key}
-	err := s.InTx(ctx, func(tx *Store) error {
+	err = s.InTx(ctx, func(tx *Store) error {
 		err := tx.db.QueryRow(ctx, `SELECT key_id, sealed FROM vault_versions WHERE project_id = $1 AND key = $2 AND version = $3`,
 			project, key, n).Scan(&e.KeyID, &e.Sealed)
 		if err != nil {

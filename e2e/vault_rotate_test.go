@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"stencil/server"
 	"stencil/store/storetest"
 )
 
@@ -100,7 +101,7 @@ func TestVaultRotation(t *testing.T) {
 	// Without "old", the service refuses to start and names the key.
 	env := with(newOnly)
 	env["HOST"], env["PORT"], env["DATA_DIR"] = "127.0.0.1", "0", t.TempDir()
-	err = run(context.Background(), []string{"serve"}, func(k string) string { return env[k] }, io.Discard, nil)
+	err = server.Run(context.Background(), []string{"serve"}, func(k string) string { return env[k] }, io.Discard, nil)
 	if err == nil || !strings.Contains(err.Error(), `"old"`) {
 		t.Fatalf("start without a needed key: %v", err)
 	}
@@ -110,7 +111,7 @@ func TestVaultRotation(t *testing.T) {
 	env = with(both)
 	env["DATA_DIR"] = t.TempDir()
 	logs := &lockedBuffer{}
-	if err := run(context.Background(), []string{"vault", "rotate"}, func(k string) string { return env[k] }, logs, nil); err != nil {
+	if err := server.Run(context.Background(), []string{"vault", "rotate"}, func(k string) string { return env[k] }, logs, nil); err != nil {
 		t.Fatalf("vault rotate: %v\n%s", err, logs)
 	}
 	// 1,199 live entries and K1's two older values.

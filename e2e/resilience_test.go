@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"stencil/server"
 	"stencil/store/localpg"
 	"stencil/store/storetest"
 )
@@ -297,7 +298,7 @@ func TestSubcommandsBesideALiveServer(t *testing.T) {
 	for _, args := range [][]string{{"migrate"}, {"vault", "rotate"}} {
 		vars := map[string]string{"DATA_DIR": dataDir}
 		logs := &lockedBuffer{}
-		if err := run(context.Background(), args, func(k string) string { return vars[k] }, logs, nil); err != nil {
+		if err := server.Run(context.Background(), args, func(k string) string { return vars[k] }, logs, nil); err != nil {
 			t.Fatalf("%v: %v\n%s", args, err, logs)
 		}
 		if !strings.Contains(logs.String(), "another running process owns") {
@@ -318,7 +319,7 @@ func TestSubcommandsBesideALiveServer(t *testing.T) {
 func TestAppRoleOwnsOnlyItsDatabase(t *testing.T) {
 	dataDir := reachableDataDir(t)
 	vars := map[string]string{"DATA_DIR": dataDir}
-	if err := run(context.Background(), []string{"migrate"}, func(k string) string { return vars[k] }, io.Discard, nil); err != nil {
+	if err := server.Run(context.Background(), []string{"migrate"}, func(k string) string { return vars[k] }, io.Discard, nil); err != nil {
 		t.Fatal(err)
 	}
 	cluster, err := localpg.Start(context.Background(), filepath.Join(dataDir, "pg"))
@@ -361,7 +362,7 @@ func TestDevelopmentKeysOfAnotherDataDir(t *testing.T) {
 		t.Fatalf("%d %s", status, body)
 	}
 	vars := map[string]string{"DATABASE_URL": url, "DATA_DIR": t.TempDir(), "HOST": "127.0.0.1", "PORT": "0"}
-	err := run(context.Background(), []string{"serve"}, func(k string) string { return vars[k] }, io.Discard, nil)
+	err := server.Run(context.Background(), []string{"serve"}, func(k string) string { return vars[k] }, io.Discard, nil)
 	if err == nil || !strings.Contains(err.Error(), `master key "dev-`) {
 		t.Fatalf("the second instance started or did not name the key: %v", err)
 	}

@@ -1,4 +1,6 @@
-package main
+// Package e2e holds the end-to-end tests: journeys in Chromium and the
+// tests of the service as a process (start, stop, restart, crash).
+package e2e
 
 import (
 	"bufio"
@@ -7,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,11 +16,18 @@ import (
 	"sync"
 	"testing"
 	"time"
+	neturl "net/url"
 
+	"stencil/server"
 	"stencil/store/storetest"
 )
 
+// TestMain runs the tests from the repository's root, where the service
+// in development reads views/ and static/ and the binary is built from.
 func TestMain(m *testing.M) {
+	if err := os.Chdir(".."); err != nil {
+		panic(err)
+	}
 	code := storetest.Main(m)
 	if binaryPath != "" {
 		os.RemoveAll(filepath.Dir(binaryPath))
@@ -65,7 +73,7 @@ func startInstance(t testing.TB, vars map[string]string) *instance {
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	in := &instance{logs: &lockedBuffer{}}
-	go func() { done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, in.logs, ready) }()
+	go func() { done <- server.Run(ctx, []string{"serve"}, func(k string) string { return env[k] }, in.logs, ready) }()
 	var once sync.Once
 	in.stop = func() {
 		once.Do(func() {
@@ -142,7 +150,7 @@ func TestMigrateSubcommand(t *testing.T) {
 	url := storetest.EmptyURL(t)
 	vars := map[string]string{"DATABASE_URL": url, "DATA_DIR": t.TempDir()}
 	logs := &lockedBuffer{}
-	if err := run(context.Background(), []string{"migrate"}, func(k string) string { return vars[k] }, logs, nil); err != nil {
+	if err := server.Run(context.Background(), []string{"migrate"}, func(k string) string { return vars[k] }, logs, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(logs.String(), "migrations applied") {
@@ -169,7 +177,7 @@ func TestRunRefusesBadStarts(t *testing.T) {
 			for k, v := range tc.vars {
 				vars[k] = v
 			}
-			err := run(context.Background(), tc.args, func(k string) string { return vars[k] }, io.Discard, nil)
+			err := server.Run(context.Background(), tc.args, func(k string) string { return vars[k] }, io.Discard, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}

@@ -1,0 +1,355 @@
+// Package server is the stencil command's work: it reads the
+// configuration, starts or finds PostgreSQL, migrates, builds the pools,
+// the mailer, the route runtime and the handlers, and serves until it is
+// told to stop (docs/architecture.md). It holds no request logic.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"stencil/auth"
+	"stencil/config"
+	"stencil/handlers"
+	"stencil/mail"
+	"stencil/runs"
+	"stencil/store"
+	"stencil/store/localpg"
+	"stencil/vaultcrypt"
+)
+
+// Run executes one subcommand of stencil (serve, migrate, vault rotate or
+// openapi). ready, when not nil, receives the listening
+// address once the server accepts connections.
+func Run(ctx context.Context, args []string, getenv func(string) string, logOut io.Writer, ready chan<- string) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd = strings.Join(args, " ")
+	}
+	switch cmd {
+	case "serve", "migrate", "vault rotate":
+	case "openapi":
+		// The API document as served, for linters and client generators.
+		doc, err := handlers.APIDocument()
+		if err == nil {
+			_, err = os.Stdout.Write(doc)
+		}
+		return err
+	default:
+		return fmt.Errorf("unknown command %q: use serve, migrate, vault rotate or openapi", cmd)
+	}
+	log := slog.New(slog.NewTextHandler(logOut, nil))
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	db, err := database(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer db.stop()
+	if err := store.Migrate(ctx, db.url); err != nil {
+		return err
+	}
+	switch cmd {
+	case "migrate":
+		log.Info("migrations applied")
+		return nil
+	case "vault rotate":
+		return rotateVault(ctx, cfg, db.url, log)
+	}
+	return serve(ctx, cfg, db, log, ready)
+}
+
+// db is where the service's data lives.
+type db struct {
+	url    string
+	stop   func()
+	failed <-chan error // the private cluster died for good; nil for DATABASE_URL
+}
+
+// database returns DATABASE_URL, or the private cluster under DATA_DIR/pg:
+// started and supervised by this process, or, when a live process already
+// runs it, that process's server, which this one never stops.
+func database(ctx context.Context, cfg config.Config, log *slog.Logger) (db, error) {
+	if cfg.DatabaseURL != "" {
+		return db{url: cfg.DatabaseURL, stop: func() {}}, nil
+	}
+	dir := filepath.Join(cfg.DataDir, "pg")
+	cluster, err := localpg.Start(ctx, dir)
+	if err != nil {
+		return db{}, fmt.Errorf("private PostgreSQL: %w", err)
+	}
+	if cluster.Attached() {
+		log.Info("DATABASE_URL not set: using the private PostgreSQL cluster another running process owns", "dir", dir)
+	} else {
+		log.Info("DATABASE_URL not set: started the private PostgreSQL cluster", "dir", dir)
+	}
+	cluster.SetLogger(func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) })
+	stop := func() {
+		if err := cluster.Stop(); err != nil {
+			log.Error("stop private PostgreSQL", "err", err)
+		}
+	}
+	if err := cluster.EnsureDatabase(ctx, "stencil"); err != nil {
+		stop()
+		return db{}, err
+	}
+	url, err := cluster.AppURL("stencil")
+	if err != nil {
+		stop()
+		return db{}, err
+	}
+	return db{url: url, stop: stop, failed: cluster.Failed()}, nil
+}
+
+// newPool opens a pool of at most size connections whose statements stop at
+// timeout on the server too, so that nothing outlives its request.
+func newPool(ctx context.Context, url string, size int, timeout time.Duration) (*pgxpool.Pool, error) {
+	pc, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	pc.MaxConns = int32(size)
+	ms := strconv.FormatInt(timeout.Milliseconds(), 10)
+	pc.ConnConfig.RuntimeParams["statement_timeout"] = ms
+	pc.ConnConfig.RuntimeParams["lock_timeout"] = ms
+	pc.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(2*timeout.Milliseconds(), 10)
+	return pgxpool.NewWithConfig(ctx, pc)
+}
+
+func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, ready chan<- string) error {
+	pool, err := newPool(ctx, db.url, cfg.DBMaxConns, cfg.RequestTimeout)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	// Readiness has its own connections: it never waits behind requests.
+	probe, err := newPool(ctx, db.url, 2, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer probe.Close()
+
+	st := store.New(pool)
+	keyring, err := vaultcrypt.NewKeyring(cfg.VaultKeys)
+	if err != nil {
+		return err
+	}
+	if err := checkVaultKeys(ctx, keyring, st); err != nil {
+		return err
+	}
+	if err := ensureRoot(ctx, cfg.Root, st, log); err != nil {
+		return err
+	}
+	if err := reportAPIPathClashes(ctx, st, log); err != nil {
+		return err
+	}
+	go housekeeping(ctx, st, cfg.EventRetention, log)
+
+	runReads, err := newPool(ctx, db.url, cfg.RunDBMaxConns, cfg.RequestTimeout)
+	if err != nil {
+		return err
+	}
+	defer runReads.Close()
+	runTx, err := newPool(ctx, db.url, cfg.RunTxMaxConns, cfg.RequestTimeout)
+	if err != nil {
+		return err
+	}
+	defer runTx.Close()
+	h, err := newHandlers(ctx, cfg, st, keyring, pools{probe: probe, runReads: runReads, runTx: runTx}, log)
+	if err != nil {
+		return err
+	}
+	if cfg.SMTP == nil {
+		level := slog.LevelInfo
+		if cfg.Production {
+			level = slog.LevelWarn
+		}
+		log.Log(ctx, level, "mail is held: SMTP_URL is not set, so messages stay in the outbox unsent")
+	} else {
+		log.Info("mail goes to the SMTP server", "host", cfg.SMTP.Host, "port", cfg.SMTP.Port)
+	}
+	app := h.App()
+	if err := sideListeners(ctx, cfg, h, log); err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		return err
+	}
+	limit := raiseFileLimit()
+	served := make(chan error, 1)
+	go func() { served <- app.Listener(newSteadyListener(ln, connectionCap(limit, cfg.DBMaxConns), log)) }()
+	log.Info("serving", "addr", ln.Addr().String(), "production", cfg.Production, "open_files", limit)
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+
+	select {
+	case err := <-served:
+		return err
+	case err := <-db.failed:
+		_ = app.ShutdownWithTimeout(5 * time.Second)
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: draining in-flight requests")
+	if err := app.ShutdownWithTimeout(30 * time.Second); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return <-served
+}
+
+// pools are the connection pools beside the platform's: readiness's own,
+// what runs of routes read outside a transaction, and where runs that
+// write hold their transactions (see config.RunDBMaxConns and
+// config.RunTxMaxConns), so that runs never take the connections the
+// platform's own API needs.
+type pools struct{ probe, runReads, runTx *pgxpool.Pool }
+
+// newHandlers builds the route runtime, the mailer and the handlers on
+// st and the pools, and sets the runtime's and the mailer's background work
+// going until ctx ends: following route changes made on other instances,
+// writing the run log, delivering mail.
+func newHandlers(ctx context.Context, cfg config.Config, st *store.Store, keyring *vaultcrypt.Keyring, p pools, log *slog.Logger) (*handlers.Handlers, error) {
+	mailer, err := mail.New(st, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	metrics := handlers.NewMetrics(st)
+	runner := runs.New(runs.Config{Store: st, Reads: store.New(p.runReads), Tx: store.New(p.runTx), TxConns: int(p.runTx.Config().MaxConns),
+		Keyring: keyring, MailStatus: mailer.Status, MailBacklog: cfg.MailBacklog, Concurrency: cfg.RunConcurrency, Memory: cfg.RunMemory,
+		VaultRead: metrics.VaultRead("route"), Log: log})
+	h, err := handlers.New(cfg, handlers.Parts{Store: st, Probe: store.New(p.probe), Metrics: metrics, Runs: runner, Mail: mailer, Keyring: keyring}, log)
+	if err != nil {
+		return nil, err
+	}
+	runner.Start(ctx)
+	go mailer.Run(ctx)
+	return h, nil
+}
+
+// housekeeping deletes expired browser sessions and sign-in failures past
+// their window every ten minutes until ctx ends. Several instances doing it
+// at once is harmless.
+func housekeeping(ctx context.Context, st *store.Store, eventsKept time.Duration, log *slog.Logger) {
+	tick := time.NewTicker(10 * time.Minute)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if err := st.Sweep(ctx, eventsKept); err != nil && ctx.Err() == nil {
+				log.Error("housekeeping", "err", err)
+			}
+		}
+	}
+}
+
+// ensureRoot creates the first ROOT user from ROOT_USERNAME, ROOT_PASSWORD
+// and ROOT_EMAIL when all are set and no user exists yet.
+func ensureRoot(ctx context.Context, root config.RootAccount, st *store.Store, log *slog.Logger) error {
+	if !root.Set() {
+		return nil
+	}
+	// Most starts find users: they skip the 64 MiB hash.
+	if has, err := st.HasUsers(ctx); err != nil || has {
+		return err
+	}
+	u := store.User{Username: root.Username, Email: root.Email, Role: store.RoleRoot,
+		PasswordHash: auth.HashPassword(root.Password, auth.DefaultPasswordParams)}
+	err := st.CreateFirstUser(ctx, &u)
+	switch {
+	case errors.Is(err, store.ErrAlreadySetUp):
+		return nil
+	case err != nil:
+		return fmt.Errorf("create ROOT user from ROOT_USERNAME: %w", err)
+	}
+	log.Info("created the first ROOT user", "username", u.Username)
+	return nil
+}
+
+// reportAPIPathClashes warns of projects whose api_paths overlap, made
+// before the rule that forbids it: nobody's path is changed for them, and
+// the older project of each pair answers at /x.
+func reportAPIPathClashes(ctx context.Context, st *store.Store, log *slog.Logger) error {
+	clashes, err := st.APIPathClashes(ctx)
+	for _, c := range clashes {
+		log.Warn("api_path clash: the older project answers at /x; change one of the paths",
+			"project", c.Older, "api_path", c.OlderPath, "unanswered_project", c.Newer, "unanswered_api_path", c.NewerPath)
+	}
+	return err
+}
+
+// checkVaultKeys refuses to start when vault entries are sealed under a
+// master key that VAULT_KEYS does not hold: their values could not be read.
+func checkVaultKeys(ctx context.Context, keyring *vaultcrypt.Keyring, st *store.Store) error {
+	ids, err := st.VaultKeyIDs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if !keyring.Has(id) {
+			return fmt.Errorf("vault entries are sealed under master key %q, which VAULT_KEYS does not hold: "+
+				"add it after the active key (id:base64key) and run `stencil vault rotate`", id)
+		}
+	}
+	return nil
+}
+
+// rotateVault re-encrypts every vault entry under the active master key, in
+// batches, while other instances keep serving.
+func rotateVault(ctx context.Context, cfg config.Config, dbURL string, log *slog.Logger) error {
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	st := store.New(pool)
+	keyring, err := vaultcrypt.NewKeyring(cfg.VaultKeys)
+	if err != nil {
+		return err
+	}
+	if err := checkVaultKeys(ctx, keyring, st); err != nil {
+		return err
+	}
+	reseal := func(e store.VaultEntry) (string, []byte, error) {
+		value, err := keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
+		if err != nil {
+			return "", nil, fmt.Errorf("%s/%s: %w", e.ProjectID, e.Key, err)
+		}
+		return keyring.Seal(e.ProjectID, e.Key, value)
+	}
+	total := 0
+	for {
+		n, err := st.ResealVaultBatch(ctx, keyring.Active(), 500, reseal)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+		total += n
+		log.Info("vault rotate: batch re-encrypted", "entries", n, "total", total)
+	}
+	ids, err := st.VaultKeyIDs(ctx)
+	if err != nil {
+		return err
+	}
+	log.Info("vault rotate: done", "entries", total, "active_key", keyring.Active(), "key_ids_in_use", strings.Join(ids, ","))
+	return nil
+}
