@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,7 +17,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	neturl "net/url"
 
 	"stencil/server"
 	"stencil/store/storetest"
@@ -73,7 +73,9 @@ func startInstance(t testing.TB, vars map[string]string) *instance {
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	in := &instance{logs: &lockedBuffer{}}
-	go func() { done <- server.Run(ctx, []string{"serve"}, func(k string) string { return env[k] }, in.logs, ready) }()
+	go func() {
+		done <- server.Run(ctx, []string{"serve"}, func(k string) string { return env[k] }, in.logs, ready)
+	}()
 	var once sync.Once
 	in.stop = func() {
 		once.Do(func() {

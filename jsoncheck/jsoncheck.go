@@ -190,4 +190,3 @@ func scan(body []byte, root string, maxDepth int) error {
 		}
 	}
 }
-
