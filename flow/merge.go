@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// A route made from a template is upgraded by a three-way merge (SPEC
-// §12): base is the template's version the route was made from, applied
+// A route made from a template is upgraded by a three-way merge (docs/routes.md):
+// base is the template's version the route was made from, applied
 // with the values kept; theirs is the newer version applied with the same
 // values; ours is the route as it is today. What only one side changed is
 // taken from that side; where both changed the same field of the same

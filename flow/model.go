@@ -54,8 +54,8 @@ type Flow struct {
 }
 
 // TemplateRef records the template a route was made from: a snapshot of
-// its id and name, the version applied and the values given then (SPEC
-// §12), which an upgrade to a newer version applies again.
+// its id and name, the version applied and the values given then (docs/routes.md),
+// which an upgrade to a newer version applies again.
 type TemplateRef struct {
 	ID      int64             `json:"id"`
 	Name    string            `json:"name"`

@@ -53,8 +53,8 @@ func decodeRoute(in routeInput) (flow.Route, error) {
 	return r, problems(flow.ValidateRoute(r, "route"))
 }
 
-// checkRunnable refuses what a route's run would refuse anyway (SPEC
-// §9.2, §9.4): literals that do not convert to their rtype, BREAK and
+// checkRunnable refuses what a route's run would refuse anyway (docs/engine.md):
+// literals that do not convert to their rtype, BREAK and
 // CONTINUE outside a LOOP, and so on (422, by path); and a VAULT block
 // saved by a caller below ADMIN (403, naming the block). What it finds
 // doubtful it returns as warnings, by path: variables used before any

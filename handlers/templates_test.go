@@ -378,7 +378,7 @@ func TestTemplateListsAtOnce(t *testing.T) {
 }
 
 // TestUnknownFieldsRefused: one rule for a template's body and a route's
-// (SPEC's document and the API document say it): a field neither knows is
+// (docs/routes.md and the API document say it): a field neither knows is
 // refused with 422 naming it, an empty name as "", and nothing is saved.
 func TestUnknownFieldsRefused(t *testing.T) {
 	ta, h := templateApp(t)
