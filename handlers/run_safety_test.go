@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"stencil/engine"
-	"stencil/runs"
 	"stencil/store"
 	"stencil/store/storetest"
 )
@@ -248,45 +246,6 @@ var memoryHog = runnable{id: "hog", method: "GET", path: "/hog", blocks: []strin
 	`{"type":"OBJECT","depth":1,"local_name":"chain","pairs":` + pairsOf("next", ref("chain"), "text", ref("t")) + `}`,
 	`{"type":"RETURN","depth":0,"pairs":` + pairsOf("n", lit("INTEGER", "1")) + `,"conditions":[]}`,
 }}
-
-// TestRunsBusy: with every run slot taken, or the memory runs share
-// spent, /x answers 503 with Retry-After and logs BUSY, and the run does
-// nothing.
-func TestRunsBusy(t *testing.T) {
-	ta, h := runApp(t)
-	_, ah := adminOf(t, ta, "ada")
-	runnable{id: "add", method: "POST", path: "/add", blocks: []string{
-		`{"type":"OBJECT","depth":0,"local_name":"o","pairs":` + pairsOf("title", lit("STRING", "busy")) + `}`,
-		`{"type":"CREATE","depth":0,"ref_col":"books","ref_object":"o","save":true,"conditions":[]}`,
-	}}.save(t, ta, h)
-	check := func(when string) {
-		t.Helper()
-		req := httptest.NewRequest("POST", "/x/shop/add", nil)
-		resp, body := ta.do(t, req)
-		if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "Error: the service is busy") {
-			t.Fatalf("%s: %d %q %s", when, resp.StatusCode, resp.Header.Get("Retry-After"), body)
-		}
-	}
-	ta.h.runs.Slots = runs.NewSlots(1)
-	ta.h.runs.Slots.Wait = 10 * time.Millisecond
-	release, err := ta.h.runs.Slots.Enter(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	check("every slot taken")
-	release()
-	ta.h.runs.Limits.Shared = engine.NewBudget(0)
-	check("no memory left")
-	if strings.Contains(ta.records(t, "books"), "busy") {
-		t.Fatal("a busy run wrote")
-	}
-	if err := ta.h.runs.FlushLog(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if status, body := ta.call(t, "GET", "/route/runs?project_id=shop", "", ah); status != 200 || strings.Count(body, `"ended":"BUSY"`) != 2 {
-		t.Errorf("the run log: %d %s", status, body)
-	}
-}
 
 // TestRunTimeLimitInsideFilter: a LOOP of FILTERs over 10,000 records ends
 // at the run's 5 s limit, not at the next check between blocks (13–22 s

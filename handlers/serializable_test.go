@@ -261,42 +261,6 @@ func batchKeepsEachRunsOutcome(t *testing.T, oneByOne bool) {
 	t.Logf("120 runs in %d batches", ta.h.runs.Batches.Led.Load())
 }
 
-// TestSlowRunLeavesItsBatch: a run that takes longer than a batch gives
-// one (runTime) leaves the batch — its writes taken back — and runs alone,
-// so that the runs queued behind it are not held up by it; every run still
-// counts once (docs/routes.md).
-func TestSlowRunLeavesItsBatch(t *testing.T) {
-	ta, h := runApp(t)
-	ta.h.runs.Batches.RunTime = 10 * time.Millisecond
-	newCollection(t, ta, "counters", `{"name":"c","n":0}`)
-	runnable{id: "inc", method: "POST", path: "/inc", body: `[{"id":"spin","bdtype":"INTEGER"}]`, blocks: append(append([]string{}, readCounter...),
-		`{"type":"LOOP","depth":0,"local_name":"i","min":`+lit("INTEGER", "0")+`,"max":`+ref("spin")+`}`,
-		`{"type":"FETCH","depth":1,"local_name":"again","ref_col":"counters","limit":`+lit("INTEGER", "1")+`}`,
-		`{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"counters","ref_property":"n","save":true,"targets":[{"field":"name","value":`+lit("STRING", "c")+`}],"set":`+ref("next")+`}`,
-		`{"type":"RETURN","depth":0,"pairs":`+pairsOf("n", ref("next"))+`,"conditions":[]}`)}.save(t, ta, h)
-	ta.h.runs.Batches.Collided("shop/inc") // the route's runs queue for batches
-	base := ta.listen(t)
-	// Every 20th run reads the counter again 2,000 times, one statement
-	// after the other (far past 10 ms on any machine: each is a round
-	// trip); the others run at once.
-	statuses := concurrently(t, base, 32, 120, func(i int) (string, string) {
-		if i%20 == 0 {
-			return "/x/shop/inc", `{"spin":2000}`
-		}
-		return "/x/shop/inc", `{"spin":0}`
-	}, nil)
-	if n := recordsOf(t, ta, "counters")[0]["n"]; statuses[200] != 120 || n != 120.0 {
-		t.Fatalf("answers %v; the counter is %v", statuses, n)
-	}
-	if left := ta.h.runs.Batches.Left.Load(); left < 6 {
-		t.Fatalf("%d runs left their batch; the 6 slow ones must", left)
-	}
-	if b := ta.h.runs.Batches.Led.Load(); b == 0 || b >= 120 {
-		t.Fatalf("%d batches for 120 runs", b)
-	}
-	t.Logf("120 runs in %d batches; %d left theirs", ta.h.runs.Batches.Led.Load(), ta.h.runs.Batches.Left.Load())
-}
-
 // TestBatchWriteFailsLate: a batch sends a run's last write with the next
 // run's first statement (or before the commit); when that write fails, the
 // run it belongs to takes back its writes and answers 500, the next run

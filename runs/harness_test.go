@@ -1,0 +1,203 @@
+package runs
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"stencil/flow"
+	"stencil/store"
+	"stencil/store/storetest"
+	"stencil/vaultcrypt"
+)
+
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+// testRuntime is the runtime on a fresh database holding project shop
+// (api_path /shop) of user root, as main builds it but on one pool.
+type testRuntime struct {
+	*Service
+	st      *store.Store
+	pool    *pgxpool.Pool
+	keyring *vaultcrypt.Keyring
+	root    store.User
+	logs    *bytes.Buffer
+}
+
+func newTestRuntime(t *testing.T) *testRuntime {
+	t.Helper()
+	pool := storetest.Pool(t)
+	st := store.New(pool)
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	keyring, err := vaultcrypt.NewKeyring([]vaultcrypt.Key{{ID: "k1", Secret: secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &bytes.Buffer{}
+	svc := New(Config{Store: st, Reads: st, Tx: st, TxConns: 16, Keyring: keyring, MailStatus: func() string { return store.EmailHeld },
+		MailBacklog: 10_000, Concurrency: 256, Memory: 256 << 20, Log: slog.New(slog.NewTextHandler(logs, nil))})
+	rt := &testRuntime{Service: svc, st: st, pool: pool, keyring: keyring, logs: logs}
+	ctx := context.Background()
+	rt.root = store.User{Username: "root", Email: "root@example.com", Role: store.RoleRoot, FirstName: "R", LastName: "Oot", PasswordHash: "x"}
+	if err := st.CreateUser(ctx, &rt.root); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateProject(ctx, &store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}, rt.root.ID); err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+// collection makes a collection of project shop with records.
+func (rt *testRuntime) collection(t *testing.T, id string, records ...string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := rt.st.CreateCollection(ctx, &store.Collection{ProjectID: "shop", ID: id, Name: id}, rt.root.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range records {
+		if err := rt.st.CreateRecord(ctx, &store.Record{ProjectID: "shop", CollectionID: id, Data: []byte(rec)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// route saves a route of project shop, given as its document, and reloads
+// the project's routes.
+func (rt *testRuntime) route(t *testing.T, doc string) {
+	t.Helper()
+	r, problems := flow.DecodeRoute([]byte(doc), "route")
+	if len(problems) > 0 {
+		t.Fatalf("route document: %v", problems)
+	}
+	r.ProjectID = "shop"
+	r.Normalize()
+	if err := rt.st.CreateRoute(context.Background(), &store.StoredRoute{Route: r, CreatedBy: &rt.root.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.RoutesChanged(context.Background(), "shop"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// vault puts key = value in project shop's vault.
+func (rt *testRuntime) vault(t *testing.T, key, value string) {
+	t.Helper()
+	e := store.VaultEntry{ProjectID: "shop", Key: key, CreatedBy: &rt.root.ID, UpdatedBy: &rt.root.ID}
+	var err error
+	if e.KeyID, e.Sealed, err = rt.keyring.Seal("shop", key, []byte(value)); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.st.CreateVaultEntry(context.Background(), &e, store.VaultAccess{ProjectID: "shop", Key: key, UserID: &rt.root.ID, Channel: "api"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// serve answers method path (with body) as /x would, anonymously.
+func (rt *testRuntime) serve(t *testing.T, method, path, body string) Answer {
+	t.Helper()
+	query := ""
+	path, query, _ = strings.Cut(path, "?")
+	a, err := rt.Serve(context.Background(), Request{Method: method, Path: path, Query: query, Body: []byte(body), Client: "127.0.0.1"})
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return a
+}
+
+// concurrently serves n requests made by req over clients goroutines and
+// counts the answers by status.
+func (rt *testRuntime) concurrently(t *testing.T, clients, n int, req func(i int) (method, path, body string)) map[int]int {
+	t.Helper()
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for i := range next {
+				method, path, body := req(i)
+				a, err := rt.Serve(context.Background(), Request{Method: method, Path: path, Body: []byte(body), Client: "127.0.0.1"})
+				if err != nil {
+					t.Error(err)
+					continue
+				}
+				mu.Lock()
+				statuses[a.Status]++
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return statuses
+}
+
+// records returns the data of a collection's records of project shop.
+func (rt *testRuntime) records(t *testing.T, col string) []map[string]any {
+	t.Helper()
+	recs, err := rt.st.Records(context.Background(), "shop", col, nil, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, r := range recs {
+		var m map[string]any
+		if err := json.Unmarshal(r.Data, &m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// Flow JSON shorthands.
+
+func lit(rtype, data string) string {
+	return fmt.Sprintf(`{"ref_var":false,"rtype":%q,"data":%q}`, rtype, data)
+}
+
+func ref(name string) string { return fmt.Sprintf(`{"ref_var":true,"rtype":"OTHER","data":%q}`, name) }
+
+func pairsOf(kv ...string) string {
+	var out []string
+	for i := 0; i+1 < len(kv); i += 2 {
+		out = append(out, fmt.Sprintf(`{"id":%q,"data":%s}`, kv[i], kv[i+1]))
+	}
+	return "[" + strings.Join(out, ",") + "]"
+}
+
+// routeDoc is a route document of method and path with body fields and
+// blocks.
+func routeDoc(id, method, path, body string, blocks ...string) string {
+	if body == "" {
+		body = "[]"
+	}
+	return fmt.Sprintf(`{"route_id":%q,"route_path":%q,"method":%q,"auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":%s,"flow":{"blocks":[%s]}}`,
+		id, path, method, body, strings.Join(blocks, ","))
+}
+
+// counterBlocks read counter c, add 1 and write it back, answering the
+// new count as n; between the read and the write, a LOOP of spin turns
+// reads the counters again, one statement after the other.
+var counterBlocks = []string{
+	`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"counters","match":[{"id":"name","data":` + lit("STRING", "c") + `}],"limit":` + lit("INTEGER", "1") + `}`,
+	`{"type":"ASSIGNMENT","depth":0,"local_name":"next","conditions":[],"operations":[{"left":` + ref("rows.0.n") + `,"right":` + lit("INTEGER", "1") + `,"operation_type":"ADDITION","not":false,"next":"NONE"}]}`,
+	`{"type":"LOOP","depth":0,"local_name":"i","min":` + lit("INTEGER", "0") + `,"max":` + ref("spin") + `}`,
+	`{"type":"FETCH","depth":1,"local_name":"again","ref_col":"counters","limit":` + lit("INTEGER", "1") + `}`,
+	`{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"counters","ref_property":"n","save":true,"targets":[{"field":"name","value":` + lit("STRING", "c") + `}],"set":` + ref("next") + `}`,
+	`{"type":"RETURN","depth":0,"pairs":` + pairsOf("n", ref("next")) + `,"conditions":[]}`,
+}

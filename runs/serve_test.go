@@ -1,0 +1,151 @@
+package runs
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"stencil/engine"
+)
+
+// TestBatchesCountEveryRun: 32 callers increment one counter 160 times
+// at once through a route that reads it, adds 1 and writes it back. Once
+// its runs collide they are committed in batches; every answer 200 is one
+// increment, the counter ends at exactly 160, and the run log holds 160
+// runs.
+func TestBatchesCountEveryRun(t *testing.T) {
+	rt := newTestRuntime(t)
+	rt.collection(t, "counters", `{"name":"c","n":0}`)
+	rt.route(t, routeDoc("inc", "POST", "/inc", `[{"id":"spin","bdtype":"INTEGER"}]`, counterBlocks...))
+	statuses := rt.concurrently(t, 32, 160, func(int) (string, string, string) { return "POST", "/x/shop/inc", `{"spin":0}` })
+	if n := rt.records(t, "counters")[0]["n"]; statuses[200] != 160 || n != 160.0 {
+		t.Fatalf("answers %v; the counter is %v", statuses, n)
+	}
+	if rt.Batches.Led.Load() == 0 {
+		t.Error("no batch was led: the runs never collided")
+	}
+	if err := rt.FlushLog(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var logged int
+	if err := rt.pool.QueryRow(context.Background(), "SELECT count(*) FROM route_runs WHERE route_id = 'inc' AND status = 200").Scan(&logged); err != nil || logged != 160 {
+		t.Fatalf("the run log holds %d runs (%v)", logged, err)
+	}
+	t.Logf("160 runs in %d batches", rt.Batches.Led.Load())
+}
+
+// TestSlowRunLeavesItsBatch: a run that takes longer than a batch gives
+// one (RunTime) leaves the batch — its writes taken back — and runs alone,
+// so that the runs queued behind it are not held up by it; every run still
+// counts once (docs/engine.md).
+func TestSlowRunLeavesItsBatch(t *testing.T) {
+	rt := newTestRuntime(t)
+	rt.Batches.RunTime = 10 * time.Millisecond
+	rt.collection(t, "counters", `{"name":"c","n":0}`)
+	rt.route(t, routeDoc("inc", "POST", "/inc", `[{"id":"spin","bdtype":"INTEGER"}]`, counterBlocks...))
+	rt.Batches.Collided("shop/inc") // the route's runs queue for batches
+	// Every 20th run reads the counters again 1,000 times, one statement
+	// after the other (far past 10 ms on any machine: each is a round
+	// trip); the others run at once.
+	statuses := rt.concurrently(t, 32, 120, func(i int) (string, string, string) {
+		if i%20 == 0 {
+			return "POST", "/x/shop/inc", `{"spin":1000}`
+		}
+		return "POST", "/x/shop/inc", `{"spin":0}`
+	})
+	if n := rt.records(t, "counters")[0]["n"]; statuses[200] != 120 || n != 120.0 {
+		t.Fatalf("answers %v; the counter is %v", statuses, n)
+	}
+	if left := rt.Batches.Left.Load(); left < 6 {
+		t.Fatalf("%d runs left their batch; the 6 slow ones must", left)
+	}
+	if b := rt.Batches.Led.Load(); b == 0 || b >= 120 {
+		t.Fatalf("%d batches for 120 runs", b)
+	}
+	t.Logf("120 runs in %d batches; %d left theirs", rt.Batches.Led.Load(), rt.Batches.Left.Load())
+}
+
+// TestBusyRunsDoNothing: with every run slot taken, or the memory runs
+// share spent, a run answers 503 with Retry-After, ends BUSY in the run
+// log, and writes nothing.
+func TestBusyRunsDoNothing(t *testing.T) {
+	rt := newTestRuntime(t)
+	rt.collection(t, "books")
+	rt.route(t, routeDoc("add", "POST", "/add", "",
+		`{"type":"OBJECT","depth":0,"local_name":"o","pairs":`+pairsOf("title", lit("STRING", "busy"))+`}`,
+		`{"type":"CREATE","depth":0,"ref_col":"books","ref_object":"o","save":true,"conditions":[]}`))
+	check := func(when string) {
+		t.Helper()
+		a := rt.serve(t, "POST", "/x/shop/add", "")
+		if a.Status != 503 || a.Header.Get("Retry-After") == "" || a.Ended != "BUSY" || !strings.Contains(string(a.Body), "Error: the service is busy") {
+			t.Fatalf("%s: %d %q %s %s", when, a.Status, a.Header.Get("Retry-After"), a.Ended, a.Body)
+		}
+	}
+	rt.Slots = NewSlots(1)
+	rt.Slots.Wait = 10 * time.Millisecond
+	release, err := rt.Slots.Enter(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("every slot taken")
+	release()
+	rt.Limits.Shared = engine.NewBudget(0)
+	check("no memory left")
+	if recs := rt.records(t, "books"); len(recs) != 0 {
+		t.Fatalf("a busy run wrote %v", recs)
+	}
+	if err := rt.FlushLog(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var busy int
+	if err := rt.pool.QueryRow(context.Background(), "SELECT count(*) FROM route_runs WHERE ended = 'BUSY' AND status = 503").Scan(&busy); err != nil || busy != 2 {
+		t.Fatalf("the run log holds %d BUSY runs (%v)", busy, err)
+	}
+}
+
+// TestTracedRunMasksVaultValues: a traced run of a route that answers a
+// vault value shows it masked in its answer and in its trace, and the run
+// log keeps the trace and the request masked too; the read is logged on
+// channel route, naming the route.
+func TestTracedRunMasksVaultValues(t *testing.T) {
+	rt := newTestRuntime(t)
+	const secret = "sk-live-4f1c9e2b7a"
+	rt.vault(t, "API_KEY", secret)
+	rt.route(t, routeDoc("key", "POST", "/key", `[{"id":"sent","bdtype":"STRING"}]`,
+		`{"type":"VAULT","depth":0,"local_name":"k","key":"API_KEY"}`,
+		`{"type":"RETURN","depth":0,"pairs":`+pairsOf("key", ref("k"), "sent", ref("sent"))+`,"conditions":[]}`))
+	ctx := context.Background()
+	plan, err := rt.Plan(ctx, "shop", "key")
+	if err != nil || plan == nil {
+		t.Fatalf("plan: %v %v", plan, err)
+	}
+	body := `{"sent":"` + secret + `"}`
+	a, err := rt.Serve(ctx, Request{Plan: plan, ProjectID: "shop", Path: "/x/shop/key", Body: []byte(body), KeepBody: true, Trace: true, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Status != 200 || strings.Contains(string(a.Body), secret) || !strings.Contains(string(a.Body), engine.Mask) {
+		t.Fatalf("the answer: %d %s", a.Status, a.Body)
+	}
+	var traced string
+	for _, row := range a.Trace {
+		traced += row.String() + "\n"
+	}
+	if strings.Contains(traced, secret) || !strings.Contains(traced, "k="+engine.Mask) {
+		t.Fatalf("the trace:\n%s", traced)
+	}
+	if err := rt.FlushLog(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var logTrace, logBody, channel, route string
+	if err := rt.pool.QueryRow(ctx, "SELECT trace::text, body FROM route_runs WHERE route_id = 'key'").Scan(&logTrace, &logBody); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logTrace, secret) || strings.Contains(logBody, secret) || !strings.Contains(logBody, engine.Mask) {
+		t.Fatalf("the run log keeps: trace %s, body %s", logTrace, logBody)
+	}
+	if err := rt.pool.QueryRow(ctx, "SELECT channel, route_id FROM vault_access_log WHERE action = 'read'").Scan(&channel, &route); err != nil || channel != "route" || route != "key" {
+		t.Fatalf("the read's log row: %q %q %v", channel, route, err)
+	}
+}
