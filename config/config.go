@@ -1,5 +1,6 @@
 // Package config reads Stencil's settings from the environment (docs/operations.md) and,
-// in development, generates the secrets that production must be given.
+// in development, generates the secrets that production must be given. It
+// only reads and checks settings: it never opens a connection or a server.
 package config
 
 import (

@@ -1,5 +1,3 @@
-// Package e2e holds the end-to-end tests: journeys in Chromium and the
-// tests of the service as a process (start, stop, restart, crash).
 package e2e
 
 import (

@@ -1,6 +1,9 @@
-// Package handlers is Stencil's HTTP layer: the route table, the responder
+// Package handlers is Stencil's HTTP layer: the URL table, the responder
 // that picks JSON, fragment or page, the error handler, and one file per
-// resource.
+// resource. It translates HTTP and renders pages; it never runs a route
+// (package runs does, through runs.Service.Serve), holds no connection
+// pool or background worker (package server builds and starts them), and
+// never speaks SQL (package store does).
 package handlers
 
 import (

@@ -1,6 +1,8 @@
 // Package mail renders and delivers the outbox's messages (docs/mail.md): a
 // project's email templates filled from an EMAIL block's pairs, sent over
-// SMTP by a worker in every instance.
+// SMTP by a worker in every instance. It never decides what is sent: routes
+// and the handlers queue messages in the outbox (package store), and the
+// worker only takes what is due.
 package mail
 
 import (

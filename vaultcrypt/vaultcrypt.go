@@ -1,7 +1,8 @@
 // Package vaultcrypt seals vault values with AES-256-GCM under versioned
 // master keys. Every seal uses a fresh random 96-bit nonce, and the
 // associated data binds the ciphertext to its place (project and key), so a
-// ciphertext copied to another row or project does not open.
+// ciphertext copied to another row or project does not open. It stores
+// nothing and logs nothing: the store keeps the sealed values and their log.
 package vaultcrypt
 
 import (

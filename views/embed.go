@@ -1,6 +1,7 @@
 // Package views holds the HTML templates. Each file is parsed into one
 // namespace under its path without extension ("vault/index"); every define
 // inside a file is named by that path too ("vault/row"), so names never collide.
+// Templates only show what their view model holds: they query nothing.
 package views
 
 import (
