@@ -172,15 +172,7 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 	if err != nil {
 		return err
 	}
-	if cfg.SMTP == nil {
-		level := slog.LevelInfo
-		if cfg.Production {
-			level = slog.LevelWarn
-		}
-		log.Log(ctx, level, "mail is held: SMTP_URL is not set, so messages stay in the outbox unsent")
-	} else {
-		log.Info("mail goes to the SMTP server", "host", cfg.SMTP.Host, "port", cfg.SMTP.Port)
-	}
+	reportMail(ctx, cfg, log)
 	app := h.App()
 	if err := sideListeners(ctx, cfg, h, log); err != nil {
 		return err
@@ -211,6 +203,20 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 		return err
 	}
 	return <-served
+}
+
+// reportMail says at start where mail goes: held in the outbox (no
+// SMTP_URL; a warning in production) or to the SMTP server.
+func reportMail(ctx context.Context, cfg config.Config, log *slog.Logger) {
+	if cfg.SMTP == nil {
+		level := slog.LevelInfo
+		if cfg.Production {
+			level = slog.LevelWarn
+		}
+		log.Log(ctx, level, "mail is held: SMTP_URL is not set, so messages stay in the outbox unsent")
+	} else {
+		log.Info("mail goes to the SMTP server", "host", cfg.SMTP.Host, "port", cfg.SMTP.Port)
+	}
 }
 
 // pools are the connection pools beside the platform's: readiness's own,
