@@ -74,6 +74,13 @@ func (h *Handlers) ErrorHandler(c *fiber.Ctx, err error) error {
 	if status >= 500 {
 		h.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 	}
+	if origin := c.Get(fiber.HeaderOrigin); origin != "" && strings.HasPrefix(c.Path(), "/x/") {
+		// A route's answer carries its project's CORS headers even when a
+		// layer in front of the runtime refused the request.
+		for k, v := range h.runs.CORSHeaders(c.UserContext(), string(c.Request().URI().PathOriginal()), origin) {
+			c.Set(k, strings.Join(v, ", "))
+		}
+	}
 	switch {
 	case status == fiber.StatusTooManyRequests && c.GetRespHeader(fiber.HeaderRetryAfter) == "":
 		c.Set(fiber.HeaderRetryAfter, "60")

@@ -78,6 +78,12 @@ type Form struct {
 // Value returns the submitted value of field.
 func (f Form) Value(field string) string { return f.Values[field] }
 
+// Has says whether field was submitted (an empty value too).
+func (f Form) Has(field string) bool {
+	_, ok := f.Values[field]
+	return ok
+}
+
 // Error returns the error of field.
 func (f Form) Error(field string) string { return f.Errors[field] }
 

@@ -1,7 +1,13 @@
 package handlers
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -17,6 +23,7 @@ type projectDTO struct {
 	APIPath     string      `json:"api_path"`
 	XRateLimit  int         `json:"x_rate_limit"`
 	XRateBurst  int         `json:"x_rate_burst"`
+	CORSOrigins []string    `json:"x_cors_origins"`
 	CreatedBy   *int64      `json:"created_by"`
 	CreatedAt   time.Time   `json:"created_at"`
 	UpdatedAt   time.Time   `json:"updated_at"`
@@ -35,7 +42,7 @@ type memberDTO struct {
 }
 
 func newProjectDTO(p store.Project, members []store.Member) projectDTO {
-	dto := projectDTO{ID: p.ID, Name: p.Name, Description: p.Description, APIPath: p.APIPath, XRateLimit: p.XRateLimit, XRateBurst: p.XRateBurst, CreatedBy: p.CreatedBy,
+	dto := projectDTO{ID: p.ID, Name: p.Name, Description: p.Description, APIPath: p.APIPath, XRateLimit: p.XRateLimit, XRateBurst: p.XRateBurst, CORSOrigins: p.XCORSOrigins, CreatedBy: p.CreatedBy,
 		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, MemberCount: p.Members, IsMember: p.IsMember}
 	for _, m := range members {
 		dto.Members = append(dto.Members, memberDTO{ID: m.UserID, Username: m.Username, FirstName: m.FirstName,
@@ -51,15 +58,18 @@ type projectInput struct {
 	APIPath     string `json:"api_path" form:"api_path" validate:"required,api_path"`
 	XRateLimit  *int   `json:"x_rate_limit" form:"x_rate_limit" validate:"omitnil,min=0,max=100000"`
 	XRateBurst  *int   `json:"x_rate_burst" form:"x_rate_burst" validate:"omitnil,min=1,max=100000"`
+	// CORSOrigins: a JSON array, or a form's text of one origin a line.
+	CORSOrigins *originList `json:"x_cors_origins" form:"x_cors_origins"`
 }
 
 type projectUpdateInput struct {
-	ProjectID   string  `json:"project_id" form:"project_id" validate:"required"`
-	Name        *string `json:"name" form:"name" validate:"omitnil,min=1,max=100"`
-	Description *string `json:"description" form:"description" validate:"omitnil,max=1000"`
-	APIPath     *string `json:"api_path" form:"api_path" validate:"omitnil,api_path"`
-	XRateLimit  *int    `json:"x_rate_limit" form:"x_rate_limit" validate:"omitnil,min=0,max=100000"`
-	XRateBurst  *int    `json:"x_rate_burst" form:"x_rate_burst" validate:"omitnil,min=1,max=100000"`
+	ProjectID   string      `json:"project_id" form:"project_id" validate:"required"`
+	Name        *string     `json:"name" form:"name" validate:"omitnil,min=1,max=100"`
+	Description *string     `json:"description" form:"description" validate:"omitnil,max=1000"`
+	APIPath     *string     `json:"api_path" form:"api_path" validate:"omitnil,api_path"`
+	XRateLimit  *int        `json:"x_rate_limit" form:"x_rate_limit" validate:"omitnil,min=0,max=100000"`
+	XRateBurst  *int        `json:"x_rate_burst" form:"x_rate_burst" validate:"omitnil,min=1,max=100000"`
+	CORSOrigins *originList `json:"x_cors_origins" form:"x_cors_origins"`
 }
 
 type projectQuery struct {
@@ -126,6 +136,10 @@ func (h *Handlers) projectCreate(c *fiber.Ctx) error {
 	}
 	p := store.Project{ID: in.ID, Name: in.Name, Description: in.Description, APIPath: in.APIPath,
 		XRateLimit: deref(in.XRateLimit, store.DefaultXRateLimit), XRateBurst: deref(in.XRateBurst, store.DefaultXRateBurst)}
+	var err error
+	if p.XCORSOrigins, err = in.CORSOrigins.check(nil); err != nil {
+		return h.formError(c, err, page)
+	}
 	if err := h.store.CreateProject(c.UserContext(), &p, current(c).User.ID); err != nil {
 		return h.formError(c, err, page)
 	}
@@ -209,6 +223,9 @@ func (h *Handlers) projectUpdate(c *fiber.Ctx) error {
 	}
 	p.Name, p.Description, p.APIPath = deref(in.Name, p.Name), deref(in.Description, p.Description), deref(in.APIPath, p.APIPath)
 	p.XRateLimit, p.XRateBurst = deref(in.XRateLimit, p.XRateLimit), deref(in.XRateBurst, p.XRateBurst)
+	if p.XCORSOrigins, err = in.CORSOrigins.check(p.XCORSOrigins); err != nil {
+		return h.formError(c, err, h.projectForm(c, in.ProjectID, "projects/details", details))
+	}
 	if err := h.store.UpdateProject(c.UserContext(), &p); err != nil {
 		return h.formError(c, err, h.projectForm(c, in.ProjectID, "projects/details", details))
 	}
@@ -319,4 +336,101 @@ func deref[T any](p *T, def T) T {
 func isStatus(err error, code int) bool {
 	var ferr *fiber.Error
 	return errors.As(err, &ferr) && ferr.Code == code
+}
+
+// originList is a project's CORS origins as given: a JSON array of
+// strings, or a form's text, one origin a line.
+type originList []string
+
+func (o *originList) UnmarshalJSON(b []byte) error {
+	var list []string
+	if err := json.Unmarshal(b, &list); err != nil {
+		return err
+	}
+	*o = list
+	return nil
+}
+
+func (o *originList) UnmarshalText(b []byte) error {
+	*o = nil
+	for _, line := range strings.Split(string(b), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			*o = append(*o, line)
+		}
+	}
+	return nil
+}
+
+// maxCORSOrigins bounds a project's CORS origins (the database's check).
+const maxCORSOrigins = 100
+
+// check returns the origins given, normalized (scheme and host in lower
+// case, a default port and a trailing "/" dropped, duplicates once), or
+// keep when none were given; an origin that is not one is a validation
+// error naming it (docs/engine.md).
+func (o *originList) check(keep []string) ([]string, error) {
+	if o == nil {
+		return keep, nil
+	}
+	refuse := func(msg string) error {
+		return &ValidationError{Fields: map[string]string{"x_cors_origins": msg}}
+	}
+	if len(*o) > maxCORSOrigins {
+		return nil, refuse(fmt.Sprintf("has %d origins: at most %d", len(*o), maxCORSOrigins))
+	}
+	out := []string{}
+	for _, given := range *o {
+		origin, problem := normalOrigin(given)
+		if problem != "" {
+			return nil, refuse(quote(given) + " " + problem)
+		}
+		if origin == "*" && len(*o) > 1 {
+			return nil, refuse(`"*" stands alone: it lets every origin in`)
+		}
+		if !slices.Contains(out, origin) {
+			out = append(out, origin)
+		}
+	}
+	return out, nil
+}
+
+// normalOrigin is s as a browser sends it in Origin: scheme://host[:port]
+// in lower case, without a default port; problem says why s is not an
+// origin.
+func normalOrigin(s string) (origin, problem string) {
+	if s == "*" {
+		return s, ""
+	}
+	if len(s) > 255 {
+		return "", "is longer than 255 characters"
+	}
+	u, err := url.Parse(strings.TrimSuffix(s, "/"))
+	switch {
+	case err != nil || u.Opaque != "":
+		return "", "is not an origin such as https://app.example.com"
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", "must start with https:// or http://"
+	case u.Hostname() == "":
+		return "", "has no host"
+	case u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		return "", "must be scheme, host and port only (no path, query or user)"
+	}
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return "", "has a port that is not 1–65535"
+		}
+		if u.Scheme == "https" && n == 443 || u.Scheme == "http" && n == 80 {
+			port = ""
+		}
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	origin = u.Scheme + "://" + host
+	if port != "" {
+		origin += ":" + port
+	}
+	return origin, ""
 }

@@ -18,12 +18,16 @@ func (h *Handlers) runRoute(c *fiber.Ctx) error {
 	// buffers: what it keeps is copied. The path is as sent: an escaped
 	// slash stays inside its segment.
 	a, err := h.runs.Serve(c.UserContext(), runs.Request{
-		Method:  strings.Clone(c.Method()),
-		Path:    string(c.Request().URI().PathOriginal()),
-		Query:   string(c.Request().URI().QueryString()),
-		Body:    c.Body(),
-		Client:  c.IP(),
-		Resolve: func() (*store.Caller, error) { return h.bearerCaller(c) },
+		Method: strings.Clone(c.Method()),
+		Path:   string(c.Request().URI().PathOriginal()),
+		Query:  string(c.Request().URI().QueryString()),
+		Body:   c.Body(),
+		Client: c.IP(),
+		Origin: c.Get(fiber.HeaderOrigin),
+		// A preflight's headers (CORS).
+		PreflightMethod:  c.Get(fiber.HeaderAccessControlRequestMethod),
+		PreflightHeaders: c.Get(fiber.HeaderAccessControlRequestHeaders),
+		Resolve:          func() (*store.Caller, error) { return h.bearerCaller(c) },
 	})
 	if err != nil {
 		return err

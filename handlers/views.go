@@ -219,6 +219,8 @@ func (h *Handlers) templateFuncs() map[string]any {
 	return map[string]any{
 		"asset": h.assets.url,
 		"dict":  dict,
+		// lines writes a list one item a line, for a textarea.
+		"lines": func(list []string) string { return strings.Join(list, "\n") },
 		// statusClass colours an outbox message's status badge.
 		"statusClass": func(status string) string {
 			switch status {

@@ -130,6 +130,10 @@ type Request struct {
 	Query  string
 	Body   []byte
 	Client string // the client's address, for the project's rate limit
+	// Origin is the request's Origin header (CORS); PreflightMethod and
+	// PreflightHeaders its Access-Control-Request-Method and -Headers: a
+	// request with PreflightMethod and method OPTIONS is a preflight.
+	Origin, PreflightMethod, PreflightHeaders string
 
 	// Caller is who the run is for when known already (a run tried by a
 	// member): the run, the run log and the vault log name it even on a
@@ -164,6 +168,9 @@ type Answer struct {
 	// says it was cut at its bound.
 	Trace    []TraceRow
 	TraceCut bool
+	// preflight is, for a CORS preflight, the methods of the routes at its
+	// path.
+	preflight []string
 }
 
 // Refusal is a request a route refuses before running: bad inputs (400),

@@ -44,6 +44,19 @@ func (s *Service) Serve(ctx context.Context, req Request) (Answer, error) {
 	if p == nil {
 		return answer(http.StatusNotFound, "Error: route not found"), nil
 	}
+	a, err := s.serveProject(ctx, p, rest, &req, start)
+	if a.Header != nil && p.corsOf(a.Header, req.Origin) && a.preflight != nil {
+		a.Header.Set("Access-Control-Allow-Methods", strings.Join(a.preflight, ", "))
+		if h := requestedHeaders(req.PreflightHeaders); h != "" {
+			a.Header.Set("Access-Control-Allow-Headers", h)
+		}
+		a.Header.Set("Access-Control-Max-Age", preflightMaxAge)
+	}
+	return a, err
+}
+
+// serveProject answers req at the path rest of project p's routes.
+func (s *Service) serveProject(ctx context.Context, p *routing, rest []string, req *Request, start time.Time) (Answer, error) {
 	if req.Method == http.MethodGet && "/"+strings.Join(rest, "/") == DocumentPath {
 		doc, err := p.document()
 		if err != nil {
@@ -54,6 +67,11 @@ func (s *Service) Serve(ctx context.Context, req Request) (Answer, error) {
 		return a, nil
 	}
 	entry, params, allow := p.router.Match(req.Method, rest)
+	if entry == nil && allow != nil && req.Method == http.MethodOptions && req.PreflightMethod != "" {
+		// A CORS preflight: it runs nothing and is neither logged nor
+		// counted against the rate limit.
+		return Answer{Status: http.StatusNoContent, Header: http.Header{}, preflight: allow}, nil
+	}
 	if entry == nil {
 		if allow != nil {
 			a := answer(http.StatusMethodNotAllowed, "Error: method not allowed: this path answers "+strings.Join(allow, ", "))
@@ -76,7 +94,7 @@ func (s *Service) Serve(ctx context.Context, req Request) (Answer, error) {
 		return a, nil
 	}
 	run.Query = store.Cut(req.Query, store.RunQueryMax)
-	return s.runPlan(ctx, plan, params, &req, &run)
+	return s.runPlan(ctx, plan, params, req, &run)
 }
 
 // runPlan runs plan for req, traced when req asks, and makes its answer.

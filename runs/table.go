@@ -38,6 +38,7 @@ type routing struct {
 	created time.Time
 	rate    int // requests a second per client address; 0: no limit
 	burst   int
+	origins []string // CORS: the origins whose browsers may call, or "*"
 	router  *engine.Router
 	plans   map[string]*engine.Plan // by route id, for reuse across reloads
 }
@@ -208,7 +209,7 @@ func (t *table) build(ctx context.Context, id string) (*routing, error) {
 	t.mu.RLock()
 	old := t.projects[id]
 	t.mu.RUnlock()
-	p := &routing{id: id, name: rp.Name, apiPath: rp.APIPath, created: rp.CreatedAt, rate: rp.XRateLimit, burst: rp.XRateBurst, router: &engine.Router{}, plans: map[string]*engine.Plan{}}
+	p := &routing{id: id, name: rp.Name, apiPath: rp.APIPath, created: rp.CreatedAt, rate: rp.XRateLimit, burst: rp.XRateBurst, origins: rp.XCORSOrigins, router: &engine.Router{}, plans: map[string]*engine.Plan{}}
 	for _, r := range routes {
 		var plan *engine.Plan
 		if old != nil {

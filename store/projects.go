@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,11 +18,14 @@ type Project struct {
 	APIPath     string
 	XRateLimit  int // requests a second per client address at /x; 0: none
 	XRateBurst  int // requests at once beyond the rate
-	CreatedBy   *int64
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	Members     int  // number of members (not read for a Caller: 0 there)
-	IsMember    bool // whether the asking user is one
+	// XCORSOrigins are the origins whose browsers may call the project's
+	// routes at /x ("*" alone: any); none by default.
+	XCORSOrigins []string
+	CreatedBy    *int64
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	Members      int  // number of members (not read for a Caller: 0 there)
+	IsMember     bool // whether the asking user is one
 	// VaultVersion grows with every statement that changes the project's
 	// vault entries (see VaultListing).
 	VaultVersion int64
@@ -39,14 +43,14 @@ type Member struct {
 
 // projectSelect reads projects with their member count and whether $1 (a
 // user id) is a member.
-const projectSelect = `SELECT p.id, p.name, p.description, p.api_path, p.x_rate_limit, p.x_rate_burst, p.created_by, p.created_at, p.updated_at, p.vault_version,
+const projectSelect = `SELECT p.id, p.name, p.description, p.api_path, p.x_rate_limit, p.x_rate_burst, p.x_cors_origins, p.created_by, p.created_at, p.updated_at, p.vault_version,
 	(SELECT count(*) FROM project_members m WHERE m.project_id = p.id),
 	EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = p.id AND m.user_id = $1)
 	FROM projects p`
 
 func scanProject(row pgx.Row) (Project, error) {
 	var p Project
-	err := row.Scan(&p.ID, &p.Name, &p.Description, &p.APIPath, &p.XRateLimit, &p.XRateBurst, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.Members, &p.IsMember)
+	err := row.Scan(&p.ID, &p.Name, &p.Description, &p.APIPath, &p.XRateLimit, &p.XRateBurst, &p.XCORSOrigins, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.Members, &p.IsMember)
 	return p, translate(err)
 }
 
@@ -64,10 +68,13 @@ func (s *Store) CreateProject(ctx context.Context, p *Project, creator int64) (e
 	if p.XRateBurst == 0 {
 		p.XRateBurst = DefaultXRateBurst
 	}
+	if p.XCORSOrigins == nil {
+		p.XCORSOrigins = []string{}
+	}
 	return s.change(ctx, func(tx *Store) (Event, error) {
-		err := tx.db.QueryRow(ctx, `INSERT INTO projects (id, name, description, api_path, x_rate_limit, x_rate_burst, created_by)
-			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING api_path, created_at, updated_at, vault_version`,
-			p.ID, p.Name, p.Description, p.APIPath, p.XRateLimit, p.XRateBurst, creator).Scan(&p.APIPath, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion)
+		err := tx.db.QueryRow(ctx, `INSERT INTO projects (id, name, description, api_path, x_rate_limit, x_rate_burst, x_cors_origins, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING api_path, created_at, updated_at, vault_version`,
+			p.ID, p.Name, p.Description, p.APIPath, p.XRateLimit, p.XRateBurst, p.XCORSOrigins, creator).Scan(&p.APIPath, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion)
 		if err != nil {
 			return Event{}, translate(err)
 		}
@@ -103,17 +110,24 @@ func (s *Store) ListProjects(ctx context.Context, uid int64, all bool, p Page) (
 	return projects, total, err
 }
 
-// UpdateProject stores the name, description, api_path and rate limit of p.
+// UpdateProject stores the name, description, api_path, rate limit and
+// CORS origins of p.
 func (s *Store) UpdateProject(ctx context.Context, p *Project) (err error) {
 	defer wrap(&err, "update project")
+	if p.XCORSOrigins == nil {
+		p.XCORSOrigins = []string{}
+	}
 	return s.change(ctx, func(tx *Store) (Event, error) {
-		err := tx.db.QueryRow(ctx, `UPDATE projects SET name = $2, description = $3, api_path = $4, x_rate_limit = $5, x_rate_burst = $6, updated_at = now()
+		err := tx.db.QueryRow(ctx, `UPDATE projects SET name = $2, description = $3, api_path = $4, x_rate_limit = $5, x_rate_burst = $6, x_cors_origins = $7, updated_at = now()
 			WHERE id = $1 RETURNING api_path, created_by, created_at, updated_at, vault_version,
-				(SELECT count(*) FROM project_members WHERE project_id = $1)`, p.ID, p.Name, p.Description, p.APIPath, p.XRateLimit, p.XRateBurst).
+				(SELECT count(*) FROM project_members WHERE project_id = $1)`, p.ID, p.Name, p.Description, p.APIPath, p.XRateLimit, p.XRateBurst, p.XCORSOrigins).
 			Scan(&p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.Members)
 		rate := "no rate limit"
 		if p.XRateLimit > 0 {
 			rate = fmt.Sprintf("%d requests/s (burst %d)", p.XRateLimit, p.XRateBurst)
+		}
+		if len(p.XCORSOrigins) > 0 {
+			rate += ", browsers of " + strings.Join(p.XCORSOrigins, " ")
 		}
 		return projectEvent("update", p.ID, fmt.Sprintf("project %s updated: /x%s, %s", p.Name, p.APIPath, rate)), translate(err)
 	})

@@ -268,10 +268,12 @@ type RoutingProject struct {
 	CreatedAt time.Time // of two projects whose paths clash, the older answers
 	// XRateLimit and XRateBurst are the project's rate limit at /x.
 	XRateLimit, XRateBurst int
+	// XCORSOrigins are the origins whose browsers may call its routes.
+	XCORSOrigins []string
 }
 
 // routingColumns are RoutingProject's columns, in its order.
-const routingColumns = "id, api_path, name, created_at, x_rate_limit, x_rate_burst"
+const routingColumns = "id, api_path, name, created_at, x_rate_limit, x_rate_burst, x_cors_origins"
 
 // RoutingProjects returns every project's id and api_path.
 func (s *Store) RoutingProjects(ctx context.Context) (_ []RoutingProject, err error) {

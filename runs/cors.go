@@ -1,0 +1,87 @@
+package runs
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// CORS at /x (docs/engine.md): a project lists the origins whose browsers
+// may call its routes. A listed origin gets Access-Control-Allow-Origin on
+// every answer of the project's routes, errors included, and preflights
+// are answered without running anything. Credentials are bearer tokens,
+// never cookies: Access-Control-Allow-Credentials is never sent.
+
+// preflightMaxAge is how long a browser may keep a preflight's answer.
+const preflightMaxAge = "600"
+
+// exposed are the headers a script may read of an answer: the platform's
+// Retry-After.
+const exposed = "Retry-After"
+
+// corsOf sets on h the CORS headers of an answer of p to origin: Vary:
+// Origin whenever p lists origins, and Access-Control-Allow-Origin with
+// the headers a script may read when origin is listed. It says whether
+// origin is listed.
+func (p *routing) corsOf(h http.Header, origin string) bool {
+	if len(p.origins) == 0 {
+		return false
+	}
+	h.Add("Vary", "Origin")
+	if origin == "" {
+		return false
+	}
+	switch {
+	case p.origins[0] == "*":
+		h.Set("Access-Control-Allow-Origin", "*")
+	case slices.Contains(p.origins, strings.ToLower(origin)):
+		h.Set("Access-Control-Allow-Origin", origin)
+	default:
+		return false
+	}
+	h.Set("Access-Control-Expose-Headers", exposed)
+	return true
+}
+
+// requestedHeaders is Access-Control-Request-Headers as the answer may
+// repeat it: header names (token characters) only, each once, in lower
+// case.
+func requestedHeaders(list string) string {
+	var names []string
+	for _, name := range strings.Split(list, ",") {
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name != "" && isToken(name) && !slices.Contains(names, name) && len(names) < 64 {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// isToken says whether s is an HTTP token (RFC 9110): a header name.
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// CORSHeaders are the CORS headers of an answer at path (under /x) to
+// origin when the answer does not come from Serve (the layers in front of
+// it refused the request): nil when path is no project's.
+func (s *Service) CORSHeaders(ctx context.Context, path, origin string) http.Header {
+	segs, err := pathSegments(strings.TrimPrefix(path, "/x"))
+	if err != nil {
+		return nil
+	}
+	p, _, err := s.table.find(ctx, segs)
+	if err != nil || p == nil {
+		return nil
+	}
+	h := http.Header{}
+	p.corsOf(h, origin)
+	return h
+}
