@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -488,6 +489,21 @@ func TestRoutesFollowOtherInstances(t *testing.T) {
 	}
 	eventually("moved", "/x/store/hello", 200, `{"v":2}`)
 	eventually("moved away", "/x/shop/hello", 404, "route not found")
+	// The project's CORS origins and rate limit reach it too.
+	if status, body := ta.call(t, "PATCH", "/project/update", `{"project_id":"shop","x_rate_limit":0,"x_cors_origins":["https://app.example.com"]}`, as(ta.token(t, ta.root))); status != 200 {
+		t.Fatalf("project update: %d %s", status, body)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		req := httptest.NewRequest("GET", "/x/store/hello", nil)
+		req.Header.Set("Origin", "https://app.example.com")
+		resp, _ := other.do(t, req)
+		if resp.Header.Get("Access-Control-Allow-Origin") == "https://app.example.com" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the other instance answers without the origin: %v", resp.Header)
+		}
+	}
 	ta.expectStatus(t, "delete", "DELETE", "/route/delete?project_id=shop&route_id=hello", "", h, 200)
 	eventually("deleted", "/x/store/hello", 404, "route not found")
 }
