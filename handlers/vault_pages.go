@@ -123,7 +123,7 @@ type vaultRowView struct {
 	Value   string // editing: the current value, read and logged when Edit was pressed
 	Multi   bool   // the value has a line break: edited in a textarea
 	Form    Form
-	// HTML is the row rendered, masked, for a page's table (Renderer.Kept).
+	// HTML is the row rendered, masked, for a page's table (Renderer.Cached).
 	HTML template.HTML
 }
 
@@ -136,12 +136,12 @@ func newVaultRow(e store.VaultEntry) vaultRowView {
 
 // renderRows fills each masked row's HTML. A masked row shows its project,
 // key and update time and nothing else, the same for every reader, so it
-// is rendered once (Renderer.Kept).
+// is rendered once (Renderer.Cached).
 func renderRows(r views.Renderer, rows []vaultRowView) error {
 	for i := range rows {
 		e := rows[i].Entry
 		key := "vault/row\x00" + e.ProjectID + "\x00" + e.Key + "\x00" + rows[i].Updated + "\x00" + e.UpdatedByName + "\x00" + strconv.FormatInt(e.Version, 10)
-		html, err := r.Kept("vault/row", key, rows[i])
+		html, err := r.Cached("vault/row", key, rows[i])
 		if err != nil {
 			return err
 		}

@@ -174,11 +174,11 @@ func TestVaultPages(t *testing.T) {
 	}
 }
 
-// TestKeptPagePartsCarryEachResponsesToken: parts of the vault page are
-// kept (Renderer.Kept) for every reader, yet each response carries its own
+// TestCachedPagePartsCarryEachResponsesToken: parts of the vault page are
+// kept (Renderer.Cached) for every reader, yet each response carries its own
 // masked CSRF token everywhere the page has one, each reader's navigation
 // names that reader, the token works, and a change shows on the next page.
-func TestKeptPagePartsCarryEachResponsesToken(t *testing.T) {
+func TestCachedPagePartsCarryEachResponsesToken(t *testing.T) {
 	ta, keeper, _ := vaultApp(t)
 	ta.putSecret(t, "shop", "FIRST_KEY", "v1", keeper)
 	other := ta.newUser(t, "other", store.RoleAdmin)

@@ -27,7 +27,7 @@ type Base struct {
 	// Setup is set on first-run setup, where no account exists to sign in to.
 	Setup bool
 	// CSRF stands for the response's CSRF token (see fillCSRF): the same
-	// in every response, so that parts of pages can be kept (Renderer.Kept).
+	// in every response, so that parts of pages can be cached (Renderer.Cached).
 	CSRF  string
 	Flash *Flash
 	Nav   []NavItem
@@ -43,7 +43,7 @@ func (b Base) HeadKey() string {
 }
 
 // NavKey names everything the navigation shows (partials/nav), to keep it
-// rendered (Renderer.Kept).
+// rendered (Renderer.Cached).
 func (b Base) NavKey() string {
 	k := []string{"nav", b.CSRF, strconv.FormatBool(b.Setup)}
 	if b.User != nil {

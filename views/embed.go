@@ -32,10 +32,10 @@ type Renderer interface {
 	Render(out io.Writer, name string, binding any, layout ...string) error
 	// Templates returns the parsed templates, parsing them when needed.
 	Templates() (*template.Template, error)
-	// Kept returns template name executed with binding, kept under key
-	// (see Fragments): the same key must mean the same output. An empty
-	// key keeps nothing. Templates call it as kept.
-	Kept(name, key string, binding any) (template.HTML, error)
+	// Cached returns template name executed with binding, from the cache
+	// of page parts under key (see Fragments): the same key must mean the
+	// same output. An empty key caches nothing. Templates call it as cached.
+	Cached(name, key string, binding any) (template.HTML, error)
 }
 
 // Layout is what a layout template renders: the page's Base (the layout
@@ -51,12 +51,12 @@ type Layout struct {
 // file there changes, so edits show without a rebuild; otherwise the
 // embedded copies are used.
 func Engine(reload bool, dir string, funcs map[string]any) Renderer {
-	r := &renderer{kept: NewFragments(keptMaxBytes)}
+	r := &renderer{cache: NewFragments(cacheMaxBytes)}
 	funcs = maps.Clone(funcs)
 	if funcs == nil {
 		funcs = map[string]any{}
 	}
-	funcs["kept"] = r.Kept
+	funcs["cached"] = r.Cached
 	if st, err := os.Stat(dir); reload && err == nil && st.IsDir() {
 		r.engine, r.watch = html.New(dir, ".html"), &watch{dir: dir}
 	} else {
@@ -66,9 +66,9 @@ func Engine(reload bool, dir string, funcs map[string]any) Renderer {
 	return r
 }
 
-// keptMaxBytes bounds the fragments a renderer keeps (about 3,000 vault
-// rows, or 500 tables of ten).
-const keptMaxBytes = 4 << 20
+// cacheMaxBytes bounds the page parts a renderer caches (about 3,000
+// vault rows, or 500 tables of ten).
+const cacheMaxBytes = 4 << 20
 
 // renderer executes the parsed templates itself: parsed templates are safe
 // to execute in parallel, and the engine's own Render serializes every page
@@ -76,12 +76,12 @@ const keptMaxBytes = 4 << 20
 type renderer struct {
 	engine *html.Engine
 	watch  *watch // development: reload when a file changed
-	kept   *Fragments
+	cache  *Fragments // page parts rendered once (Cached)
 }
 
-// Kept returns name executed with binding, from r's fragments.
-func (r *renderer) Kept(name, key string, binding any) (template.HTML, error) {
-	return r.kept.Render(r, name, key, binding)
+// Cached returns name executed with binding, from r's cache.
+func (r *renderer) Cached(name, key string, binding any) (template.HTML, error) {
+	return r.cache.Render(r, name, key, binding)
 }
 
 // Load parses the templates.
