@@ -65,8 +65,9 @@ func (s *Service) attempts(ctx context.Context, plan *engine.Plan, vars map[stri
 			}
 			continue
 		}
-		if attempt > 1 && res.Fault != nil && ctx.Err() != nil {
-			// Its time ran out in an attempt after a collision.
+		if attempt > 1 && (res.Fault != nil || errors.Is(err, engine.ErrBusy)) && ctx.Err() != nil {
+			// Its time ran out in an attempt after a collision, or before
+			// that attempt could begin.
 			err = errContention
 		}
 		if errors.Is(err, errContention) {
