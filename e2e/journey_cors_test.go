@@ -33,7 +33,7 @@ fetch(base + "/x/shop/books", {method: "POST", headers: {"Content-Type": "applic
 // lists its origin; the same app from an origin not listed fails as
 // browsers fail, and the route never runs for it.
 func TestJourneyCORS(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, b := memberBrowser(t, "ada", "ADMIN")
 	token := apiLogin(t, app.URL, "ada", "ada-password-1")
 	for _, call := range [][2]string{

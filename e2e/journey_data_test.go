@@ -16,7 +16,7 @@ import (
 // line), and deletes one; a VIEWER sees the records and no control that
 // changes them. Each role's pages are audited at 1280 and 390 px.
 func TestJourneyDataByRole(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, admin := memberBrowser(t, "ada", "ADMIN")
 	root := apiLogin(t, app.URL, "root", "root-password-1")
 	for _, m := range [][2]string{{"ben", "AUTHOR"}, {"cyd", "VIEWER"}} {

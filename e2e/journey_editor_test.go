@@ -13,7 +13,7 @@ import (
 // (and no deeper), outdented and removed; editing the raw JSON redraws the
 // form; a save with a fault shows the error beside its field.
 func TestJourneyEditorControls(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, b := memberBrowser(t, "erin", "AUTHOR")
 	b.do(chromedp.Navigate(app.URL + "/web/routes/templates/create"))
 	b.waitText("New route template")
@@ -127,7 +127,7 @@ func TestJourneyEditorControls(t *testing.T) {
 // matches, sorts and limits, and a DELETE with a target, saves it, and
 // reads both in the template's outline.
 func TestJourneyEditorDelete(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, b := memberBrowser(t, "dora", "AUTHOR")
 	b.do(chromedp.Navigate(app.URL + "/web/routes/templates/create"))
 	b.waitText("New route template")
@@ -170,7 +170,7 @@ func TestJourneyEditorDelete(t *testing.T) {
 // and save it in three key presses. The checks never call a blank form
 // clear, and list what saving needs in the form's order.
 func TestJourneyEditorKeyboard(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, b := memberBrowser(t, "kim", "AUTHOR")
 	b.do(chromedp.Navigate(app.URL + "/web/routes/templates/create"))
 	b.waitText("New route template")
@@ -289,7 +289,7 @@ func TestJourneyEditorKeyboard(t *testing.T) {
 // TestJourneyEditorOnAPhone: at 390 px the save bar stays in view while the
 // form scrolls, every control is a finger's size and inputs use 16 px text.
 func TestJourneyEditorOnAPhone(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, b := memberBrowser(t, "pia", "AUTHOR")
 	b.resize(390, 844)
 	b.do(chromedp.Navigate(app.URL + "/web/routes/templates/create"))

@@ -15,7 +15,7 @@ import (
 // while the table reloads) and follows the event to the vault. At 1280
 // and 390 px, audited, screenshots taken.
 func TestJourneyImportAndEvents(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, b := memberBrowser(t, "ada", "ADMIN")
 	for i, width := range []int64{1280, 390} {
 		b.resize(width, 844)

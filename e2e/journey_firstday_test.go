@@ -15,7 +15,7 @@ import (
 // state that says what to do), a secret, a route, a run, the route
 // document — ticking itself from the data, and gone once all is done.
 func TestJourneyFirstDay(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, _ := memberBrowser(t, "someone", "AUTHOR")
 	root := apiLogin(t, app.URL, "root", "root-password-1")
 	if status, body := api(t, "POST", app.URL+"/user/register", root, `{"username":"nina","email":"nina@example.com","password":"nina-password-1","role":"ADMIN"}`); status != 201 {

@@ -16,7 +16,7 @@ import (
 // confirmation dialog by keyboard alone; the live route answers as the
 // first version did. At 1280 and 390 px, audited.
 func TestJourneyRouteHistory(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, b := memberBrowser(t, "ada", "AUTHOR")
 	token := apiLogin(t, app.URL, "ada", "ada-password-1")
 	route := func(title string) string {
@@ -90,7 +90,7 @@ func TestJourneyRouteHistory(t *testing.T) {
 // on Upgrade, Enter. The kept value, the new one, the route's own block
 // and the chosen side are all in the route that answers.
 func TestJourneyRouteUpgrade(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, b := memberBrowser(t, "ada", "ADMIN")
 	token := apiLogin(t, app.URL, "ada", "ada-password-1")
 	if status, out := api(t, "POST", app.URL+"/collection/create", token, `{"project_id":"shop","id":"books","name":"Books"}`); status != 201 {

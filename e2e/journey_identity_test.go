@@ -15,7 +15,7 @@ import (
 // the user as a member, create a personal access token and see it once,
 // revoke it, sign out.
 func TestJourneyIdentity(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app := startInstance(t, map[string]string{"DATABASE_URL": storetest.URL(t)})
 	b := newBrowser(t)
 

@@ -14,7 +14,7 @@ import (
 // the new value, Escape cancels back to Edit, a saved value leaves the focus
 // on Edit, and paging keeps it on the pager.
 func TestJourneyVaultKeyboard(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, b := memberBrowser(t, "ada", "ADMIN")
 	root := apiLogin(t, app.URL, "root", "root-password-1")
 	for i := 1; i <= 12; i++ {
@@ -98,7 +98,7 @@ func TestJourneyVaultKeyboard(t *testing.T) {
 // keeps the text and names the line, Escape cancels back to Edit, and a
 // saved record leaves the focus on its Edit.
 func TestJourneyRecordsKeyboard(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, b := memberBrowser(t, "ada", "AUTHOR")
 	root := apiLogin(t, app.URL, "root", "root-password-1")
 	if status, out := api(t, "POST", app.URL+"/collection/create", root, `{"project_id":"shop","id":"books","name":"Books"}`); status != 201 {

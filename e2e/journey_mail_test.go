@@ -62,7 +62,7 @@ func mailTo(t *testing.T, srv *smtptest.Server, addr string, seen int) (smtptest
 // sets a new password; the session signed in before ends, and the link
 // works once. At 390 px, with the keyboard.
 func TestJourneyInvitationAndReset(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, srv := mailInstance(t)
 	admin := newBrowser(t)
 	admin.resize(390, 844)

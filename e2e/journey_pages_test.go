@@ -26,7 +26,7 @@ const pagesTemplate = `{"name":"fetch_items","description":"Fetch the items of a
 // serious or critical axe-core violation; a screenshot of each is kept in
 // artifacts/screenshots for people to look at.
 func TestJourneyEveryPage(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, b := memberBrowser(t, "ada", "ROOT")
 	root := apiLogin(t, app.URL, "root", "root-password-1")
 	ada := apiLogin(t, app.URL, "ada", "ada-password-1")

@@ -15,7 +15,7 @@ import (
 // status with the keyboard (the URL keeps the filter), one route's runs
 // from its page; audited at 1280 and 390 px.
 func TestJourneyRunLog(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, b := memberBrowser(t, "ada", "ADMIN")
 	token := apiLogin(t, app.URL, "ada", "ada-password-1")
 	for _, call := range [][2]string{

@@ -14,7 +14,7 @@ import (
 // the link to the API reference and finds every operation of /openapi.json
 // listed, with no request leaving the machine.
 func TestJourneyStartPageAndAPIReference(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app := startInstance(t, map[string]string{"DATABASE_URL": storetest.URL(t),
 		"ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"})
 	b := newBrowser(t)

@@ -13,7 +13,7 @@ import (
 // editor, watches the lint clear, saves; then creates a route in a project
 // from it with Create from Template, and sees the substituted route.
 func TestJourneyTemplates(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, b := memberBrowser(t, "alan", "AUTHOR")
 
 	b.click(`nav a[href="/web/routes/templates"]`)

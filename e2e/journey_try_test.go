@@ -27,7 +27,7 @@ const tryTemplate = `{"name":"add_item","description":"Add an item to a collecti
 // beside it, a FAIL marked on its block — and follows the failing block's
 // link into the editor; at 1280 and 390 px.
 func TestJourneyTryRoute(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, b := memberBrowser(t, "ada", "AUTHOR")
 	token := apiLogin(t, app.URL, "ada", "ada-password-1")
 	root := apiLogin(t, app.URL, "root", "root-password-1")

@@ -14,7 +14,7 @@ import (
 // through 25 entries, updates a value, deletes one, and finds it all in the
 // access log.
 func TestJourneyVault(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, b := memberBrowser(t, "ada", "ADMIN")
 	b.click(`nav a[href="/web/vaults"]`)
 	b.waitText("Shop")
@@ -205,7 +205,7 @@ func TestJourneyVault(t *testing.T) {
 // where a message used to float, are all created: no message lies over the
 // button, and a tap on a message's body would reach what is under it.
 func TestJourneyTapsUnderMessages(t *testing.T) {
-	t.Parallel() // journeys run two at a time (go test -parallel): each has its own instance, database and browser
+	t.Parallel()
 	app, b := memberBrowser(t, "ada", "ADMIN")
 	b.resize(390, 844)
 	b.do(chromedp.Navigate(app.URL + "/web/vault?project_id=shop"))
