@@ -75,7 +75,7 @@ const cacheMaxBytes = 4 << 20
 // that has a layout behind one lock.
 type renderer struct {
 	engine *html.Engine
-	watch  *watch // development: reload when a file changed
+	watch  *watch     // development: reload when a file changed
 	cache  *Fragments // page parts rendered once (Cached)
 }
 

@@ -1,0 +1,242 @@
+package egress
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// upstream is a loopback server that counts the requests reaching it.
+type upstream struct {
+	*httptest.Server
+	hits atomic.Int64
+}
+
+func newUpstream(t *testing.T, h http.HandlerFunc) *upstream {
+	t.Helper()
+	u := &upstream{}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.hits.Add(1)
+		h(w, r)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+func (u *upstream) port() string {
+	_, port, _ := net.SplitHostPort(u.Listener.Addr().String())
+	return port
+}
+
+// dnsServer answers every A question with 127.0.0.1 and every other with
+// no answer: a resolver the test controls, for names that resolve to
+// loopback.
+func dnsServer(t *testing.T) *net.Resolver {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			q := buf[:n]
+			end := 12
+			for end < n && q[end] != 0 {
+				end += int(q[end]) + 1
+			}
+			end += 5 // the root label, QTYPE, QCLASS
+			if end > n {
+				continue
+			}
+			qtype := binary.BigEndian.Uint16(q[end-4:])
+			out := append([]byte{}, q[:end]...)
+			out[2], out[3] = 0x81, 0x80 // a response, recursion available, no error
+			if qtype == 1 {
+				binary.BigEndian.PutUint16(out[6:], 1) // one answer
+				out = append(out, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 127, 0, 0, 1)
+			} else {
+				binary.BigEndian.PutUint16(out[6:], 0)
+			}
+			binary.BigEndian.PutUint16(out[8:], 0)
+			binary.BigEndian.PutUint16(out[10:], 0)
+			_, _ = pc.WriteTo(out, from)
+		}
+	}()
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "udp", pc.LocalAddr().String())
+	}}
+}
+
+// TestGuardAllowsWhatTheOperatorListed: a request to an upstream on
+// loopback that EGRESS_ALLOW lists arrives as sent, and a redirect to an
+// allowed address is followed.
+func TestGuardAllowsWhatTheOperatorListed(t *testing.T) {
+	var got string
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/moved" {
+			http.Redirect(w, r, "/here", http.StatusFound)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		got = r.Method + " " + r.URL.Path + " " + r.Header.Get("Authorization") + " " + string(body)
+		w.WriteHeader(http.StatusTeapot)
+	})
+	g, err := New([]string{"127.0.0.1:" + up.port()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("POST", up.URL+"/charge", strings.NewReader(`{"amount":5}`))
+	req.Header.Set("Authorization", "Bearer sk-live")
+	resp, err := g.Client(nil).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTeapot || got != `POST /charge Bearer sk-live {"amount":5}` {
+		t.Fatalf("%d %q", resp.StatusCode, got)
+	}
+	resp, err = g.Client(nil).Get(up.URL + "/moved")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTeapot || !strings.HasPrefix(got, "GET /here") {
+		t.Fatalf("after the redirect: %d %q", resp.StatusCode, got)
+	}
+}
+
+// TestGuardRefusesWhatIsNotPublic: the egress matrix. With one upstream
+// allowed, every way to reach another address that is not public —
+// another loopback port by each of its spellings, the cloud metadata
+// address, the service's own port, a redirect from the allowed upstream,
+// a name that resolves to loopback, another scheme — is refused by the
+// guard, and no byte reaches the target.
+func TestGuardRefusesWhatIsNotPublic(t *testing.T) {
+	allowed := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+	})
+	target := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {})
+	g, err := New([]string{"127.0.0.1:" + allowed.port()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Resolver = dnsServer(t)
+	p := target.port()
+	for _, url := range []string{
+		"http://127.0.0.1:" + p + "/",
+		"http://localhost:" + p + "/",
+		"http://[::1]:" + p + "/",
+		"http://0.0.0.0:" + p + "/",
+		"http://2130706433:" + p + "/",
+		"http://127.1:" + p + "/",
+		"http://0x7f.1:" + p + "/",
+		"http://169.254.169.254/latest/meta-data/",
+		"http://10.0.0.1:" + p + "/",
+		"http://[fe80::1]:" + p + "/",
+		"http://100.64.0.1:" + p + "/",
+		"http://evil.example.com:" + p + "/", // resolves to 127.0.0.1 (the test's DNS)
+		allowed.URL + "/?to=http://127.0.0.1:" + p + "/",
+		allowed.URL + "/?to=http://evil.example.com:" + p + "/",
+		"file:///etc/passwd",
+		"gopher://127.0.0.1:" + p + "/",
+	} {
+		resp, err := g.Client(nil).Get(url)
+		if err == nil {
+			resp.Body.Close()
+			t.Errorf("%s: answered %d", url, resp.StatusCode)
+			continue
+		}
+		var refused *Error
+		if !errors.As(err, &refused) && !strings.Contains(err.Error(), "scheme") {
+			t.Errorf("%s: %v, not the guard's refusal", url, err)
+		}
+	}
+	if n := target.hits.Load(); n != 0 {
+		t.Fatalf("%d requests reached the target", n)
+	}
+}
+
+// TestGuardRefusesTheServiceItself: a public address the service listens
+// on, given or as one of the machine's when it listens on all of them, is
+// refused; the operator may still allow it.
+func TestGuardRefusesTheServiceItself(t *testing.T) {
+	g, err := New(nil, []netip.AddrPort{netip.MustParseAddrPort("93.184.216.34:8080")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.check("example.com", "8080", "93.184.216.34:8080"); err == nil {
+		t.Fatal("the service's own address was allowed")
+	}
+	if err := g.check("example.com", "443", "93.184.216.34:443"); err != nil {
+		t.Fatalf("another port of that host: %v", err)
+	}
+	if err := g.check("example.com", "8080", "93.184.216.35:8080"); err != nil {
+		t.Fatalf("another host on that port: %v", err)
+	}
+	all, err := New(nil, []netip.AddrPort{netip.MustParseAddrPort("0.0.0.0:8080")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := all.check("example.com", "8080", "93.184.216.34:8080"); err != nil {
+		t.Fatalf("listening on all of the machine's addresses refuses others': %v", err)
+	}
+	if len(all.self) == 0 {
+		t.Fatal("no address of the machine stands for 0.0.0.0")
+	}
+	mine := all.self[len(all.self)-1]
+	if err := all.check("me", "8080", mine.String()); err == nil {
+		t.Fatalf("the machine's own %s was allowed", mine)
+	}
+	allowed, _ := New([]string{"93.184.216.34:8080"}, []netip.AddrPort{netip.MustParseAddrPort("93.184.216.34:8080")})
+	if err := allowed.check("example.com", "8080", "93.184.216.34:8080"); err != nil {
+		t.Fatalf("allowed by the operator: %v", err)
+	}
+}
+
+// TestProjectHosts: a project's list narrows its routes to the hosts it
+// names, a wildcard to the names under it.
+func TestProjectHosts(t *testing.T) {
+	for _, c := range []struct {
+		hosts []string
+		host  string
+		want  bool
+	}{
+		{nil, "api.example.com", true},
+		{[]string{"api.example.com"}, "api.example.com", true},
+		{[]string{"api.example.com"}, "example.com", false},
+		{[]string{"*.example.com"}, "api.example.com", true},
+		{[]string{"*.example.com"}, "example.com", false},
+		{[]string{"*.example.com"}, "evilexample.com", false},
+		{[]string{"API.Example.com"}, "api.example.com", true},
+	} {
+		if got := hostListed(c.hosts, c.host); got != c.want {
+			t.Errorf("%v, %s: %v", c.hosts, c.host, got)
+		}
+	}
+}
+
+// BenchmarkCheck is the cost of the guard's check of one connection.
+func BenchmarkCheck(b *testing.B) {
+	g, _ := New([]string{"127.0.0.1:9000"}, []netip.AddrPort{netip.MustParseAddrPort("0.0.0.0:8080")})
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := g.check("api.example.com", "443", "93.184.216.34:443"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
