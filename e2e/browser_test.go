@@ -221,9 +221,13 @@ func (b *browser) choose(selector, value string) {
 	eval[bool](b, fmt.Sprintf("(el => { el.value = %q; el.dispatchEvent(new Event('change', {bubbles: true})); return el.value === %q })(document.querySelector(%q))", value, value, selector))
 }
 
-// click clicks the element that selector names once it is visible.
+// click clicks the element that selector names once it is visible and
+// the page has loaded: a click is dispatched at the element's place, and
+// a page whose stylesheet is still loading may move it meanwhile (on a
+// busy machine, the click then lands beside it).
 func (b *browser) click(selector string) {
 	b.t.Helper()
+	b.loaded()
 	b.settle()
 	b.do(chromedp.Click(chromedp.CSS(selector), chromedp.NodeVisible))
 }
