@@ -143,11 +143,8 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 	defer probe.Close()
 
 	st := store.New(pool)
-	keyring, err := vaultcrypt.NewKeyring(cfg.VaultKeys)
+	keyring, err := vaultKeyring(ctx, cfg, st)
 	if err != nil {
-		return err
-	}
-	if err := checkVaultKeys(ctx, keyring, st); err != nil {
 		return err
 	}
 	if err := ensureRoot(ctx, cfg.Root, st, log); err != nil {
@@ -301,20 +298,25 @@ func reportAPIPathClashes(ctx context.Context, st *store.Store, log *slog.Logger
 	return err
 }
 
-// checkVaultKeys refuses to start when vault entries are sealed under a
-// master key that VAULT_KEYS does not hold: their values could not be read.
-func checkVaultKeys(ctx context.Context, keyring *vaultcrypt.Keyring, st *store.Store) error {
+// vaultKeyring is the keyring of VAULT_KEYS. It refuses to start when
+// vault entries are sealed under a master key that VAULT_KEYS does not
+// hold: their values could not be read.
+func vaultKeyring(ctx context.Context, cfg config.Config, st *store.Store) (*vaultcrypt.Keyring, error) {
+	keyring, err := vaultcrypt.NewKeyring(cfg.VaultKeys)
+	if err != nil {
+		return nil, err
+	}
 	ids, err := st.VaultKeyIDs(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, id := range ids {
 		if !keyring.Has(id) {
-			return fmt.Errorf("vault entries are sealed under master key %q, which VAULT_KEYS does not hold: "+
+			return nil, fmt.Errorf("vault entries are sealed under master key %q, which VAULT_KEYS does not hold: "+
 				"add it after the active key (id:base64key) and run `stencil vault rotate`", id)
 		}
 	}
-	return nil
+	return keyring, nil
 }
 
 // rotateVault re-encrypts every vault entry under the active master key, in
@@ -326,11 +328,8 @@ func rotateVault(ctx context.Context, cfg config.Config, dbURL string, log *slog
 	}
 	defer pool.Close()
 	st := store.New(pool)
-	keyring, err := vaultcrypt.NewKeyring(cfg.VaultKeys)
+	keyring, err := vaultKeyring(ctx, cfg, st)
 	if err != nil {
-		return err
-	}
-	if err := checkVaultKeys(ctx, keyring, st); err != nil {
 		return err
 	}
 	reseal := func(e store.VaultEntry) (string, []byte, error) {
