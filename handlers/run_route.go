@@ -11,7 +11,7 @@ import (
 )
 
 // runRoute answers /x/<api_path><route_path>: the runtime finds the route
-// and runs it (runs.Service.Serve); this writes its answer, always JSON,
+// and runs it (runs.Service.Serve); this writes its answer, JSON or empty,
 // as the response.
 func (h *Handlers) runRoute(c *fiber.Ctx) error {
 	// The run is written later, after fasthttp has reused the request's
@@ -31,6 +31,9 @@ func (h *Handlers) runRoute(c *fiber.Ctx) error {
 	})
 	if err != nil {
 		return err
+	}
+	if len(a.Body) > 0 {
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	}
 	for k, v := range a.Header {
 		c.Set(k, strings.Join(v, ", "))

@@ -20,27 +20,27 @@ const preflightMaxAge = "600"
 // Retry-After.
 const exposed = "Retry-After"
 
-// corsOf sets on h the CORS headers of an answer of p to origin: Vary:
+// corsOf sets on a the CORS headers of an answer of p to origin: Vary:
 // Origin whenever p lists origins, and Access-Control-Allow-Origin with
 // the headers a script may read when origin is listed. It says whether
 // origin is listed.
-func (p *routing) corsOf(h http.Header, origin string) bool {
+func (p *routing) corsOf(a *Answer, origin string) bool {
 	if len(p.origins) == 0 {
 		return false
 	}
-	h.Add("Vary", "Origin")
+	a.set("Vary", "Origin")
 	if origin == "" {
 		return false
 	}
 	switch {
 	case p.origins[0] == "*":
-		h.Set("Access-Control-Allow-Origin", "*")
+		a.set("Access-Control-Allow-Origin", "*")
 	case slices.Contains(p.origins, strings.ToLower(origin)):
-		h.Set("Access-Control-Allow-Origin", origin)
+		a.set("Access-Control-Allow-Origin", origin)
 	default:
 		return false
 	}
-	h.Set("Access-Control-Expose-Headers", exposed)
+	a.set("Access-Control-Expose-Headers", exposed)
 	return true
 }
 
@@ -81,7 +81,7 @@ func (s *Service) CORSHeaders(ctx context.Context, path, origin string) http.Hea
 	if err != nil || p == nil {
 		return nil
 	}
-	h := http.Header{}
-	p.corsOf(h, origin)
-	return h
+	var a Answer
+	p.corsOf(&a, origin)
+	return a.Header
 }

@@ -153,9 +153,12 @@ type Request struct {
 	DryRun, Trace, KeepBody bool
 }
 
-// Answer is what a route answers: always JSON.
+// Answer is what a route answers: its body is JSON (Content-Type:
+// application/json) or empty.
 type Answer struct {
 	Status int
+	// Header holds the answer's headers besides Content-Type: nil when it
+	// has none, as most runs' answers.
 	Header http.Header
 	Body   []byte
 	// Ended is how the run ended (RETURN, FAIL, FAULT, REFUSED, BUSY,
@@ -193,14 +196,18 @@ func ErrorBody(status int, message string) []byte {
 
 // answer is an answer that ran nothing.
 func answer(status int, message string) Answer {
-	return Answer{Status: status, Header: jsonHeader(), Body: ErrorBody(status, message)}
+	return Answer{Status: status, Body: ErrorBody(status, message)}
 }
 
-func jsonHeader() http.Header {
-	return http.Header{"Content-Type": {"application/json"}}
+// set sets header k of a to v.
+func (a *Answer) set(k, v string) {
+	if a.Header == nil {
+		a.Header = http.Header{}
+	}
+	a.Header.Set(k, v)
 }
 
-// retryAfter sets h's Retry-After to seconds.
-func retryAfter(h http.Header, seconds int) {
-	h.Set("Retry-After", strconv.Itoa(seconds))
+// retryAfter sets a's Retry-After to seconds.
+func (a *Answer) retryAfter(seconds int) {
+	a.set("Retry-After", strconv.Itoa(seconds))
 }

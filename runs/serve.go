@@ -45,12 +45,12 @@ func (s *Service) Serve(ctx context.Context, req Request) (Answer, error) {
 		return answer(http.StatusNotFound, "Error: route not found"), nil
 	}
 	a, err := s.serveProject(ctx, p, rest, &req, start)
-	if a.Header != nil && p.corsOf(a.Header, req.Origin) && a.preflight != nil {
-		a.Header.Set("Access-Control-Allow-Methods", strings.Join(a.preflight, ", "))
+	if err == nil && p.corsOf(&a, req.Origin) && a.preflight != nil {
+		a.set("Access-Control-Allow-Methods", strings.Join(a.preflight, ", "))
 		if h := requestedHeaders(req.PreflightHeaders); h != "" {
-			a.Header.Set("Access-Control-Allow-Headers", h)
+			a.set("Access-Control-Allow-Headers", h)
 		}
-		a.Header.Set("Access-Control-Max-Age", preflightMaxAge)
+		a.set("Access-Control-Max-Age", preflightMaxAge)
 	}
 	return a, err
 }
@@ -62,20 +62,20 @@ func (s *Service) serveProject(ctx context.Context, p *routing, rest []string, r
 		if err != nil {
 			return Answer{}, err
 		}
-		a := Answer{Status: http.StatusOK, Header: jsonHeader(), Body: doc}
-		a.Header.Set("Cache-Control", "no-cache")
+		a := Answer{Status: http.StatusOK, Body: doc}
+		a.set("Cache-Control", "no-cache")
 		return a, nil
 	}
 	entry, params, allow := p.router.Match(req.Method, rest)
 	if entry == nil && allow != nil && req.Method == http.MethodOptions && req.PreflightMethod != "" {
 		// A CORS preflight: it runs nothing and is neither logged nor
 		// counted against the rate limit.
-		return Answer{Status: http.StatusNoContent, Header: http.Header{}, preflight: allow}, nil
+		return Answer{Status: http.StatusNoContent, preflight: allow}, nil
 	}
 	if entry == nil {
 		if allow != nil {
 			a := answer(http.StatusMethodNotAllowed, "Error: method not allowed: this path answers "+strings.Join(allow, ", "))
-			a.Header.Set("Allow", strings.Join(allow, ", "))
+			a.set("Allow", strings.Join(allow, ", "))
 			return a, nil
 		}
 		return answer(http.StatusNotFound, "Error: route not found"), nil
@@ -90,7 +90,7 @@ func (s *Service) serveProject(ctx context.Context, p *routing, rest []string, r
 		s.log.add(run)
 		a := answer(http.StatusTooManyRequests, "Error: rate limit exceeded")
 		a.Ended = "LIMITED"
-		retryAfter(a.Header, int(math.Ceil(1/float64(p.rate))))
+		a.retryAfter(int(math.Ceil(1 / float64(p.rate))))
 		return a, nil
 	}
 	run.Query = store.Cut(req.Query, store.RunQueryMax)
@@ -115,13 +115,13 @@ func (s *Service) runPlan(ctx context.Context, plan *engine.Plan, params map[str
 	if err != nil {
 		return Answer{}, err
 	}
-	a := Answer{Status: res.Status, Header: jsonHeader(), Body: res.Body, Ended: res.Ended,
+	a := Answer{Status: res.Status, Body: res.Body, Ended: res.Ended,
 		Attempts: max(1, run.Attempts), Duration: run.Duration}
 	switch {
 	case res.Ended == "BUSY":
-		retryAfter(a.Header, 1)
+		a.retryAfter(1)
 	case res.Fault != nil && res.Fault.RetryAfter > 0:
-		retryAfter(a.Header, res.Fault.RetryAfter)
+		a.retryAfter(res.Fault.RetryAfter)
 	}
 	if t != nil {
 		a.Body, a.Trace, a.TraceCut = t.mask(res.Body, res.Derived), t.rows, t.cut

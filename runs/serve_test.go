@@ -68,19 +68,30 @@ func TestSlowRunLeavesItsBatch(t *testing.T) {
 }
 
 // TestBusyRunsDoNothing: with every run slot taken, or the memory runs
-// share spent, a run answers 503 with Retry-After, ends BUSY in the run
-// log, and writes nothing.
+// share spent, a run answers 503 with Retry-After (and its project's CORS
+// headers), ends BUSY in the run log, and writes nothing.
 func TestBusyRunsDoNothing(t *testing.T) {
 	rt := newTestRuntime(t)
 	rt.collection(t, "books")
 	rt.route(t, routeDoc("add", "POST", "/add", "",
 		`{"type":"OBJECT","depth":0,"local_name":"o","pairs":`+pairsOf("title", lit("STRING", "busy"))+`}`,
 		`{"type":"CREATE","depth":0,"ref_col":"books","ref_object":"o","save":true,"conditions":[]}`))
+	// A browser of a listed origin reads the busy answer too (CORS).
+	if _, err := rt.pool.Exec(context.Background(), `UPDATE projects SET x_cors_origins = '{https://app.example.com}' WHERE id = 'shop'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.RoutesChanged(context.Background(), "shop"); err != nil {
+		t.Fatal(err)
+	}
 	check := func(when string) {
 		t.Helper()
-		a := rt.serve(t, "POST", "/x/shop/add", "")
-		if a.Status != 503 || a.Header.Get("Retry-After") == "" || a.Ended != "BUSY" || !strings.Contains(string(a.Body), "Error: the service is busy") {
-			t.Fatalf("%s: %d %q %s %s", when, a.Status, a.Header.Get("Retry-After"), a.Ended, a.Body)
+		a, err := rt.Serve(context.Background(), Request{Method: "POST", Path: "/x/shop/add", Client: "127.0.0.1", Origin: "https://app.example.com"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Status != 503 || a.Header.Get("Retry-After") == "" || a.Ended != "BUSY" || !strings.Contains(string(a.Body), "Error: the service is busy") ||
+			a.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" || a.Header.Get("Vary") != "Origin" {
+			t.Fatalf("%s: %d %v %s %s", when, a.Status, a.Header, a.Ended, a.Body)
 		}
 	}
 	rt.Slots = NewSlots(1)
