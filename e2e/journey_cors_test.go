@@ -27,7 +27,8 @@ fetch(base + "/x/shop/books", {method: "POST", headers: {"Content-Type": "applic
   .catch(e => show("post", "POST failed: " + e.name));
 </script></body></html>`
 
-// TestJourneyCORS: a web app served from another loopback origin calls the
+// TestJourneyCORS: an ADMIN lists a web app's origin on the project page
+// by keyboard; the app, served from that other loopback origin, calls the
 // project's routes from Chromium — a GET, and a POST of JSON with a bearer
 // token after its preflight — and reads their answers once the project
 // lists its origin; the same app from an origin not listed fails as
@@ -60,8 +61,19 @@ func TestJourneyCORS(t *testing.T) {
 		return srv
 	}
 	listed, unlisted := serve(), serve()
-	if status, body := api(t, "PATCH", app.URL+"/project/update", token, `{"project_id":"shop","x_cors_origins":["`+listed.URL+`"]}`); status != 200 {
-		t.Fatalf("update: %d %s", status, body)
+	// The ADMIN lists the app's origin on the project page, by keyboard.
+	b.do(chromedp.Navigate(app.URL + "/web/project?id=shop"))
+	b.waitText("Browser origins (CORS)")
+	b.tabTo("f-x_cors_origins")
+	b.typeKeys("#f-x_cors_origins", listed.URL)
+	b.press("\t")
+	if got := eval[string](b, `document.activeElement.textContent.trim()`); got != "Save" {
+		t.Fatalf("Tab after the origins goes to %q, not Save", got)
+	}
+	b.press("\r")
+	b.waitText("Project saved.")
+	if _, body := api(t, "GET", app.URL+"/project/fetch/one?project_id=shop", token, ""); !strings.Contains(body, `"x_cors_origins":["`+listed.URL+`"]`) {
+		t.Fatalf("after saving the page: %s", body)
 	}
 	books := func() int {
 		_, body := api(t, "GET", app.URL+"/data/fetch?project_id=shop&collection_id=books", token, "")
