@@ -1,6 +1,6 @@
 // Package auth holds Stencil's credential primitives: argon2id password
-// hashes, HS256 session tokens and personal access tokens. Pure functions; no
-// I/O beyond the system's randomness.
+// hashes, HS256 session tokens, personal access tokens and the masking of CSRF
+// tokens. Pure functions; no I/O beyond the system's randomness.
 package auth
 
 import (

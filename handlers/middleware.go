@@ -15,6 +15,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/auth"
 	"stencil/store"
 )
 
@@ -149,7 +150,7 @@ func (h *Handlers) checkCSRF(c *fiber.Ctx) error {
 	if got == "" {
 		got = c.FormValue(csrfFormField)
 	}
-	token, ok := unmaskToken(got)
+	token, ok := auth.UnmaskToken(got)
 	if want := h.sessions.GetString(c.UserContext(), csrfSessionKey); ok && want != "" {
 		if raw, err := base64.RawURLEncoding.DecodeString(want); err == nil && subtle.ConstantTimeCompare(raw, token) == 1 {
 			return c.Next()
@@ -160,31 +161,6 @@ func (h *Handlers) checkCSRF(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	return forbidden("CSRF token missing or invalid: reload the page and try again")
-}
-
-// maskToken hides a CSRF token behind a fresh random mask, as the mask
-// followed by the token XOR the mask: every page carries different bytes,
-// so compressed sizes tell nothing about the token (BREACH).
-func maskToken(token []byte) string {
-	out := make([]byte, 2*len(token))
-	_, _ = rand.Read(out[:len(token)])
-	for i, b := range token {
-		out[len(token)+i] = out[i] ^ b
-	}
-	return base64.RawURLEncoding.EncodeToString(out)
-}
-
-// unmaskToken undoes maskToken; a value of the wrong shape is not a token.
-func unmaskToken(masked string) ([]byte, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(masked)
-	if err != nil || len(b) != 64 {
-		return nil, false
-	}
-	token := make([]byte, 32)
-	for i := range token {
-		token[i] = b[i] ^ b[32+i]
-	}
-	return token, true
 }
 
 const visitorCookie = "stencil_csrf"
@@ -200,7 +176,7 @@ func (h *Handlers) visitorCSRFToken(c *fiber.Ctx) string {
 		nonce = base64.RawURLEncoding.EncodeToString(b)
 		c.Cookie(&fiber.Cookie{Name: visitorCookie, Value: nonce, Path: "/", HTTPOnly: true, SameSite: "Lax", Secure: h.sessions.Cookie.Secure})
 	}
-	return maskToken(h.signNonce(nonce))
+	return auth.MaskToken(h.signNonce(nonce))
 }
 
 func (h *Handlers) validVisitorCSRFToken(c *fiber.Ctx, token []byte) bool {

@@ -3,15 +3,12 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"net/url"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/runs"
 	"stencil/store"
 )
 
@@ -361,76 +358,19 @@ func (o *originList) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// maxCORSOrigins bounds a project's CORS origins (the database's check).
-const maxCORSOrigins = 100
-
-// check returns the origins given, normalized (scheme and host in lower
-// case, a default port and a trailing "/" dropped, duplicates once), or
-// keep when none were given; an origin that is not one is a validation
-// error naming it (docs/engine.md).
+// check returns the origins given as runs.Origins keeps them, or keep
+// when none were given; a list that is not one of origins is a validation
+// error naming the field.
 func (o *originList) check(keep []string) ([]string, error) {
 	if o == nil {
 		return keep, nil
 	}
-	refuse := func(msg string) error {
-		return &ValidationError{Fields: map[string]string{"x_cors_origins": msg}}
+	origins, bad, problem := runs.Origins(*o)
+	if bad != "" {
+		problem = quote(bad) + " " + problem
 	}
-	if len(*o) > maxCORSOrigins {
-		return nil, refuse(fmt.Sprintf("has %d origins: at most %d", len(*o), maxCORSOrigins))
+	if problem != "" {
+		return nil, &ValidationError{Fields: map[string]string{"x_cors_origins": problem}}
 	}
-	out := []string{}
-	for _, given := range *o {
-		origin, problem := normalOrigin(given)
-		if problem != "" {
-			return nil, refuse(quote(given) + " " + problem)
-		}
-		if origin == "*" && len(*o) > 1 {
-			return nil, refuse(`"*" stands alone: it lets every origin in`)
-		}
-		if !slices.Contains(out, origin) {
-			out = append(out, origin)
-		}
-	}
-	return out, nil
-}
-
-// normalOrigin is s as a browser sends it in Origin: scheme://host[:port]
-// in lower case, without a default port; problem says why s is not an
-// origin.
-func normalOrigin(s string) (origin, problem string) {
-	if s == "*" {
-		return s, ""
-	}
-	if len(s) > 255 {
-		return "", "is longer than 255 characters"
-	}
-	u, err := url.Parse(strings.TrimSuffix(s, "/"))
-	switch {
-	case err != nil || u.Opaque != "":
-		return "", "is not an origin such as https://app.example.com"
-	case u.Scheme != "http" && u.Scheme != "https":
-		return "", "must start with https:// or http://"
-	case u.Hostname() == "":
-		return "", "has no host"
-	case u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
-		return "", "must be scheme, host and port only (no path, query or user)"
-	}
-	host, port := strings.ToLower(u.Hostname()), u.Port()
-	if port != "" {
-		n, err := strconv.Atoi(port)
-		if err != nil || n < 1 || n > 65535 {
-			return "", "has a port that is not 1–65535"
-		}
-		if u.Scheme == "https" && n == 443 || u.Scheme == "http" && n == 80 {
-			port = ""
-		}
-	}
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	origin = u.Scheme + "://" + host
-	if port != "" {
-		origin += ":" + port
-	}
-	return origin, ""
+	return origins, nil
 }

@@ -12,6 +12,7 @@ import (
 	"stencil/engine"
 	"stencil/flow"
 	"stencil/mail"
+	"stencil/runs"
 	"stencil/store"
 )
 
@@ -279,7 +280,7 @@ func (h *Handlers) routeShow(c *fiber.Ctx) error {
 	req := flow.Template{RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT, Params: r.Params, Body: r.Body}
 	view := routeView{Base: h.base(c, r.RouteID), Route: r, Blocks: blockViews(r.Flow, nil), Request: newRequestView(req, nil),
 		CanWrite: callerAtLeast(c, store.RoleAuthor), Address: routeAddress(c, p.APIPath, r.Route)}
-	view.Curl = curlCommand(view.Address, r.Route)
+	view.Curl = runs.CurlCommand(view.Address, r.Route)
 	if representationOf(c) != asJSON {
 		view.Newer = h.templateNewer(c, r)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
 
+	"stencil/auth"
 	"stencil/static"
 	"stencil/store"
 )
@@ -195,15 +196,15 @@ func (h *Handlers) fillCSRF(c *fiber.Ctx) {
 }
 
 // newCSRFPlaceholder returns a placeholder for CSRF tokens: random, and shaped as
-// one (maskToken).
+// one (auth.MaskToken).
 func newCSRFPlaceholder() string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
-	return maskToken(b)
+	return auth.MaskToken(b)
 }
 
 // csrfToken returns the session's CSRF token, creating it on first use,
-// masked afresh for this response (maskToken).
+// masked afresh for this response (auth.MaskToken).
 func (h *Handlers) csrfToken(c *fiber.Ctx) string {
 	ctx := c.UserContext()
 	raw, err := base64.RawURLEncoding.DecodeString(h.sessions.GetString(ctx, csrfSessionKey))
@@ -212,7 +213,7 @@ func (h *Handlers) csrfToken(c *fiber.Ctx) string {
 		_, _ = rand.Read(raw)
 		h.sessions.Put(ctx, csrfSessionKey, base64.RawURLEncoding.EncodeToString(raw))
 	}
-	return maskToken(raw)
+	return auth.MaskToken(raw)
 }
 
 func (h *Handlers) templateFuncs() map[string]any {

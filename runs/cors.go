@@ -2,8 +2,11 @@ package runs
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -84,4 +87,72 @@ func (s *Service) CORSHeaders(ctx context.Context, path, origin string) http.Hea
 	var a Answer
 	p.corsOf(&a, origin)
 	return a.Header
+}
+
+// maxCORSOrigins bounds a project's CORS origins (the database's check).
+const maxCORSOrigins = 100
+
+// Origins are a project's CORS origins as given, normalized (scheme and
+// host in lower case, a default port and a trailing "/" dropped, each
+// once); otherwise problem says what is wrong with the list, or with its
+// entry bad (docs/engine.md).
+func Origins(given []string) (out []string, bad, problem string) {
+	if len(given) > maxCORSOrigins {
+		return nil, "", fmt.Sprintf("has %d origins: at most %d", len(given), maxCORSOrigins)
+	}
+	out = []string{}
+	for _, g := range given {
+		origin, problem := normalOrigin(g)
+		if problem != "" {
+			return nil, g, problem
+		}
+		if origin == "*" && len(given) > 1 {
+			return nil, "", `"*" stands alone: it lets every origin in`
+		}
+		if !slices.Contains(out, origin) {
+			out = append(out, origin)
+		}
+	}
+	return out, "", ""
+}
+
+// normalOrigin is s as a browser sends it in Origin: scheme://host[:port]
+// in lower case, without a default port; problem says why s is not an
+// origin.
+func normalOrigin(s string) (origin, problem string) {
+	if s == "*" {
+		return s, ""
+	}
+	if len(s) > 255 {
+		return "", "is longer than 255 characters"
+	}
+	u, err := url.Parse(strings.TrimSuffix(s, "/"))
+	switch {
+	case err != nil || u.Opaque != "":
+		return "", "is not an origin such as https://app.example.com"
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", "must start with https:// or http://"
+	case u.Hostname() == "":
+		return "", "has no host"
+	case u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		return "", "must be scheme, host and port only (no path, query or user)"
+	}
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return "", "has a port that is not 1–65535"
+		}
+		if u.Scheme == "https" && n == 443 || u.Scheme == "http" && n == 80 {
+			port = ""
+		}
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	origin = u.Scheme + "://" + host
+	if port != "" {
+		origin += ":" + port
+	}
+	return origin, ""
 }

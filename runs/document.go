@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -360,4 +361,64 @@ func answerTypes(r flow.Route) variableTypes {
 		v.set(b.LocalName, s)
 	}
 	return v
+}
+
+// CurlCommand is a cURL command line that calls route r at address: its
+// query parameters and body fields filled with a sample of their type
+// ({name} where a value is the caller's), and a bearer token where the
+// route wants one. Every argument is quoted for a POSIX shell.
+func CurlCommand(address string, r flow.Route) string {
+	sample := func(bdtype, name string) any {
+		switch bdtype {
+		case "INTEGER":
+			return 1
+		case "FLOAT":
+			return 1.5
+		case "BOOLEAN":
+			return true
+		case "ARRAY":
+			return []any{}
+		case "OTHER":
+			return map[string]any{}
+		}
+		return "{" + name + "}"
+	}
+	u := address
+	if len(r.Params.Pairs) > 0 {
+		parts := make([]string, len(r.Params.Pairs))
+		for i, p := range r.Params.Pairs {
+			v, _ := json.Marshal(sample(p.BDType, p.ID))
+			text := strings.Trim(string(v), `"`)
+			parts[i] = url.QueryEscape(p.ID) + "=" + strings.NewReplacer("%7B", "{", "%7D", "}").Replace(url.QueryEscape(text))
+		}
+		u += "?" + strings.Join(parts, r.Params.Delimiter)
+	}
+	// -g: the {name} placeholders are text, not curl's URL globs.
+	args := []string{"curl", "-sS", "-g"}
+	if r.Method != "GET" {
+		args = append(args, "-X", r.Method)
+	}
+	args = append(args, shellQuote(u), "-H", shellQuote("Accept: application/json"))
+	if r.AuthJWT.Active {
+		args = append(args, "-H", shellQuote("Authorization: Bearer $TOKEN"))
+	}
+	if len(r.Body) > 0 {
+		body := make(map[string]any, len(r.Body))
+		for _, f := range r.Body {
+			body[f.ID] = sample(f.BDType, f.ID)
+		}
+		raw, _ := json.Marshal(body)
+		args = append(args, "-H", shellQuote("Content-Type: application/json"), "--data", shellQuote(string(raw)))
+	}
+	return strings.Join(args, " ")
+}
+
+// shellQuote quotes s for a POSIX shell: in single quotes, where a single
+// quote of s closes them, is escaped with a backslash and opens them again.
+// The bearer header alone is in double quotes, for the shell to fill $TOKEN.
+func shellQuote(s string) string {
+	if s == "Authorization: Bearer $TOKEN" {
+		return `"Authorization: Bearer $TOKEN"`
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

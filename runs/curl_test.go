@@ -1,4 +1,4 @@
-package handlers
+package runs
 
 import (
 	"testing"
@@ -22,7 +22,7 @@ func TestCurlCommand(t *testing.T) {
 			flow.Route{Method: "POST", AuthJWT: flow.AuthJWT{Active: true}, Body: []flow.Param{{ID: "it's", BDType: "BOOLEAN"}}},
 			`curl -sS -g -X POST 'http://h/x/shop/items' -H 'Accept: application/json' -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' --data '{"it'\''s":true}'`},
 	} {
-		if got := curlCommand("http://h/x/shop/items", tc.route); got != tc.want {
+		if got := CurlCommand("http://h/x/shop/items", tc.route); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
 		}
 	}
