@@ -103,18 +103,6 @@ func (rt *testRuntime) vault(t *testing.T, key, value string) {
 	}
 }
 
-// serve answers method path (with body) as /x would, anonymously.
-func (rt *testRuntime) serve(t *testing.T, method, path, body string) Answer {
-	t.Helper()
-	query := ""
-	path, query, _ = strings.Cut(path, "?")
-	a, err := rt.Serve(context.Background(), Request{Method: method, Path: path, Query: query, Body: []byte(body), Client: "127.0.0.1"})
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return a
-}
-
 // concurrently serves n requests made by req over clients goroutines and
 // counts the answers by status.
 func (rt *testRuntime) concurrently(t *testing.T, clients, n int, req func(i int) (method, path, body string)) map[int]int {
