@@ -255,6 +255,9 @@ func (b *Block) decode(v any, path string, p Problems) {
 			p.add(join(path, Printable(k)), "is not a field of a "+t+" block")
 			continue
 		}
+		if fields[i].optional && obj[k] == nil {
+			continue // null: absent
+		}
 		decodeValue(obj[k], reflect.ValueOf(b.slot(k)).Elem(), join(path, k), p)
 	}
 }

@@ -23,10 +23,14 @@ var wireTypes = func() map[string]wireType {
 		}
 		probe := &Block{Type: typ}
 		for i, f := range fields {
+			tag := `json:"` + f.name + `"`
+			if f.optional {
+				tag = `json:"` + f.name + `,omitempty"`
+			}
 			sf = append(sf, reflect.StructField{
 				Name: "F" + string(rune('A'+i)),
 				Type: reflect.TypeOf(probe.slot(f.name)).Elem(),
-				Tag:  reflect.StructTag(`json:"` + f.name + `"`),
+				Tag:  reflect.StructTag(tag),
 			})
 		}
 		out[typ] = wireType{typ: reflect.StructOf(sf), fields: fields}
@@ -40,7 +44,7 @@ type wireType struct {
 }
 
 // wire returns b in its JSON form: every field of its type, empty lists as
-// [], absent optional objects as null.
+// [], absent optional objects as null, empty optional fields left out.
 func (b *Block) wire() any {
 	wt, ok := wireTypes[b.Type]
 	if !ok {
@@ -114,6 +118,13 @@ type wireBlock struct {
 	Match          []Pair          `json:"match"`
 	Sort           *Sort           `json:"sort"`
 	Limit          *Operand        `json:"limit"`
+	Status         int             `json:"status"`
+	Headers        []Pair          `json:"headers"`
+	CallMethod     string          `json:"method"`
+	URL            *Operand        `json:"url"`
+	Query          []Pair          `json:"query"`
+	CallBody       *Operand        `json:"body"`
+	Timeout        *Operand        `json:"timeout_ms"`
 	Data           json.RawMessage `json:"data"`
 	Targets        json.RawMessage `json:"targets"`
 }
@@ -125,7 +136,8 @@ func (w *wireBlock) block() (Block, error) {
 		EmailTemplate: w.EmailTemplate, Action: w.Action, Apply: w.Apply, Func: w.Func, Save: w.Save,
 		Conditions: w.Conditions, Operations: w.Operations, Filters: w.Filters, Pairs: w.Pairs, Params: w.Params,
 		Recipients: w.Recipients, Min: w.Min, Max: w.Max, Step: w.Step, Set: w.Set, Add: w.Add, Filter: w.Filter, Fail: w.Fail,
-		Match: w.Match, Sort: w.Sort, Limit: w.Limit}
+		Match: w.Match, Sort: w.Sort, Limit: w.Limit, Status: w.Status, Headers: w.Headers, CallMethod: w.CallMethod,
+		URL: w.URL, Query: w.Query, CallBody: w.CallBody, Timeout: w.Timeout}
 	for name, raw := range map[string]json.RawMessage{"data": w.Data, "targets": w.Targets} {
 		if len(raw) > 0 {
 			if err := json.Unmarshal(raw, b.slot(name)); err != nil {

@@ -19,8 +19,10 @@ const (
 	kPairs
 	kUpdateTargets
 	kSimpleTargets
-	kFailN // fail or null
-	kSortN // sort or null
+	kFailN   // fail or null
+	kSortN   // sort or null
+	kHeaders // pairs whose ids are HTTP header names
+	kStatus  // an HTTP status, 0 when absent
 )
 
 // field is one field of a block type.
@@ -29,6 +31,10 @@ type field struct {
 	kind     kind
 	enum     []string
 	required bool // text that must not be empty
+	// optional fields are left out of a block's JSON form when empty (and
+	// may be null), so documents saved before they existed read and write
+	// the same bytes.
+	optional bool
 }
 
 // blockFields lists each block type's fields, in the order they are encoded
@@ -55,12 +61,16 @@ var blockFields = map[string][]field{
 		{name: "targets", kind: kSimpleTargets}, {name: "set", kind: kOperand}},
 	"CREATE": {{name: "ref_col", kind: kText, required: true}, {name: "ref_object", kind: kText, required: true},
 		{name: "save", kind: kBool}, {name: "conditions", kind: kConditions}},
-	"RETURN": {{name: "pairs", kind: kPairs}, {name: "conditions", kind: kConditions}},
-	"VAULT":  {{name: "local_name", kind: kText, required: true}, {name: "key", kind: kText, required: true}},
+	"RETURN": {{name: "pairs", kind: kPairs}, {name: "conditions", kind: kConditions},
+		{name: "status", kind: kStatus, optional: true}, {name: "headers", kind: kHeaders, optional: true}},
+	"VAULT": {{name: "local_name", kind: kText, required: true}, {name: "key", kind: kText, required: true}},
 	"EMAIL": {{name: "template", kind: kText, required: true}, {name: "recipients", kind: kOperands}, {name: "pairs", kind: kPairs},
 		{name: "conditions", kind: kConditions}},
 	"DELETE": {{name: "ref_col", kind: kText, required: true}, {name: "targets", kind: kSimpleTargets},
 		{name: "conditions", kind: kConditions}, {name: "save", kind: kBool}, {name: "local_name", kind: kText}},
+	"HTTP": {{name: "local_name", kind: kText, required: true}, {name: "method", kind: kEnum, enum: CallMethods},
+		{name: "url", kind: kOperand}, {name: "query", kind: kPairs}, {name: "headers", kind: kHeaders},
+		{name: "body", kind: kOperandN}, {name: "timeout_ms", kind: kOperandN}, {name: "conditions", kind: kConditions}},
 }
 
 // Field returns a pointer to the Go field that holds field name of a block
@@ -135,6 +145,20 @@ func (b *Block) slot(name string) any {
 			return &b.TemplateData
 		}
 		return &b.PropertyData
+	case "status":
+		return &b.Status
+	case "headers":
+		return &b.Headers
+	case "method":
+		return &b.CallMethod
+	case "url":
+		return &b.URL
+	case "query":
+		return &b.Query
+	case "body":
+		return &b.CallBody
+	case "timeout_ms":
+		return &b.Timeout
 	case "targets":
 		if b.Type == "UPDATE" {
 			return &b.UpdateTargets
@@ -148,20 +172,22 @@ func (b *Block) slot(name string) any {
 type FieldInfo struct {
 	Name     string   `json:"name"`
 	Label    string   `json:"label"`              // what people read for it
-	Kind     string   `json:"kind"`               // text, enum, bool, operand, operand-or-null, operands, conditions, operations, filters, filter-or-null, pairs, update-targets, simple-targets, fail-or-null, sort-or-null
+	Kind     string   `json:"kind"`               // text, enum, bool, operand, operand-or-null, operands, conditions, operations, filters, filter-or-null, pairs, update-targets, simple-targets, fail-or-null, sort-or-null, headers, status
 	Enum     []string `json:"enum,omitempty"`     // for enum
 	Required bool     `json:"required,omitempty"` // text that must not be empty, or an operand that must be there
+	Optional bool     `json:"optional,omitempty"` // left out of the block's JSON when empty
 }
 
 var kindNames = map[kind]string{kText: "text", kEnum: "enum", kBool: "bool", kOperand: "operand", kOperandN: "operand-or-null",
 	kOperands: "operands", kConditions: "conditions", kOperations: "operations", kFilters: "filters", kFilterN: "filter-or-null",
-	kPairs: "pairs", kUpdateTargets: "update-targets", kSimpleTargets: "simple-targets", kFailN: "fail-or-null", kSortN: "sort-or-null"}
+	kPairs: "pairs", kUpdateTargets: "update-targets", kSimpleTargets: "simple-targets", kFailN: "fail-or-null", kSortN: "sort-or-null",
+	kHeaders: "headers", kStatus: "status"}
 
 // BlockFields describes the fields of block type t, in order.
 func BlockFields(t string) []FieldInfo {
 	var out []FieldInfo
 	for _, f := range blockFields[t] {
-		out = append(out, FieldInfo{Name: f.name, Label: fieldLabel(f.name), Kind: kindNames[f.kind], Enum: f.enum, Required: f.required || f.kind == kOperand})
+		out = append(out, FieldInfo{Name: f.name, Label: fieldLabel(f.name), Kind: kindNames[f.kind], Enum: f.enum, Required: f.required || f.kind == kOperand, Optional: f.optional})
 	}
 	return out
 }
@@ -176,6 +202,8 @@ var fieldLabels = map[string]string{
 	"set": "Set to", "filter": "Filter", "action": "When the conditions hold", "fail": "Fail with",
 	"key": "Vault key", "template": "Email template", "recipients": "Recipients", "pairs": "Fields",
 	"match": "Match (property = value)", "sort": "Sort by", "limit": "At most",
+	"status": "Status", "headers": "Headers", "method": "Method", "url": "URL", "query": "Query",
+	"body": "Body", "timeout_ms": "Timeout (ms)",
 }
 
 func fieldLabel(name string) string {

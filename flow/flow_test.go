@@ -120,6 +120,55 @@ func TestValidation(t *testing.T) {
 		"variable key":           {func(t *Template) { t.Variables[0].Key = "9v" }, "variables[0].key", "must be 1–64"},
 		"variable twice":         {func(t *Template) { t.Variables = append(t.Variables, t.Variables[0]) }, "variables[1].key", "is declared twice"},
 		"variable needs text":    {func(t *Template) { t.Variables[0].Description = "" }, "variables[0].description", "is required"},
+		"return status 199":      {func(t *Template) { t.Flow.Blocks[12].Status = 199 }, "flow.blocks[12].status", "must be a success or redirect status"},
+		"return status 309":      {func(t *Template) { t.Flow.Blocks[12].Status = 309 }, "flow.blocks[12].status", "must be a success or redirect status"},
+		"return status 404":      {func(t *Template) { t.Flow.Blocks[12].Status = 404 }, "flow.blocks[12].status", "must be a success or redirect status"},
+		"header not a token": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "X Bad", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "must be a header name"},
+		"header with colon": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "X:y", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "must be a header name"},
+		"header empty": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "is required"},
+		"Content-Length": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "content-length", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "content-length is set by the platform"},
+		"Set-Cookie": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Set-Cookie", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Set-Cookie is set by the platform"},
+		"Access-Control-*": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Access-Control-Allow-Origin", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Access-Control-Allow-Origin is set by the platform"},
+		"CSP": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Content-Security-Policy", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Content-Security-Policy is set"},
+		"HSTS": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Strict-Transport-Security", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Strict-Transport-Security is set"},
+		"Transfer-Encoding": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Transfer-Encoding", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Transfer-Encoding is set"},
+		"Connection": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Connection", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Connection is set"},
+		"Host": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Host", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Host is set"},
+		"header twice": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = append([]Pair{{ID: "X-A", Data: Operand{RType: "STRING", Data: "x"}}}, []Pair{{ID: "x-a", Data: Operand{RType: "STRING", Data: "x"}}}...)
+		}, "flow.blocks[12].headers[1].id", "is given twice"},
+		"redirect without Location": {func(t *Template) { t.Flow.Blocks[12].Status = 302 }, "flow.blocks[12].headers", "must have a Location header"},
+		"HTTP method":               {func(t *Template) { t.Flow.Blocks[16].CallMethod = "OPTIONS" }, "flow.blocks[16].method", "must be one of GET, HEAD, POST, PUT, PATCH, DELETE"},
+		"HTTP url":                  {func(t *Template) { t.Flow.Blocks[16].URL = nil }, "flow.blocks[16].url", "is required"},
+		"HTTP Host header": {func(t *Template) {
+			t.Flow.Blocks[16].Headers = []Pair{{ID: "Host", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[16].headers[0].id", "Host is set by the HTTP client"},
+		"HTTP header token": {func(t *Template) {
+			t.Flow.Blocks[16].Headers = []Pair{{ID: "a(b)", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[16].headers[0].id", "must be a header name"},
+		"HTTP query id": {func(t *Template) { t.Flow.Blocks[16].Query[0].ID = "" }, "flow.blocks[16].query[0].id", "is required"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tmpl := valid
@@ -134,6 +183,48 @@ func TestValidation(t *testing.T) {
 	}
 	if msg := (Problems{"flow.blocks[3].ref_col": "is required"}).Error(); msg != "flow.blocks[3].ref_col is required" {
 		t.Fatalf("message = %q", msg)
+	}
+}
+
+// TestReturnStatusAndHeaders: a RETURN saved before status and headers
+// existed reads and writes the same bytes (both left out when empty, null
+// read as absent); a redirect with a Location is valid; a header name with
+// a placeholder waits for the route made from the template.
+func TestReturnStatusAndHeaders(t *testing.T) {
+	old := `{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}`
+	r, p := DecodeRoute([]byte(`{"flow":{"blocks":[`+old+`,{"type":"RETURN","depth":0,"pairs":[],"conditions":[],"status":null,"headers":null}]}}`), "")
+	if len(p) > 0 {
+		t.Fatal(p)
+	}
+	for i, b := range r.Flow.Blocks {
+		if raw, _ := json.Marshal(b); string(raw) != old {
+			t.Fatalf("block %d = %s, want %s", i, raw, old)
+		}
+	}
+	redirect := Block{Type: "RETURN", Status: 303, Headers: []Pair{{ID: "Location", Data: Operand{RType: "STRING", Data: "/books/1"}}}}
+	notModified := Block{Type: "RETURN", Status: 304}
+	for _, b := range []Block{redirect, notModified, {Type: "RETURN", Status: 204}, {Type: "RETURN", Status: 201}} {
+		route := Route{RouteID: "r", RoutePath: "/r", Method: "GET", Flow: Flow{Blocks: []Block{b}}}
+		route.Normalize()
+		if p := ValidateRoute(route, ""); len(p) > 0 {
+			t.Fatalf("status %d: %v", b.Status, p)
+		}
+	}
+	tmpl := loadAll(t)
+	tmpl.Flow.Blocks[12].Headers[0].ID = "{v} x"
+	if p := ValidateTemplate(tmpl, ""); len(p) > 0 {
+		t.Fatalf("a placeholder header name is checked in the route: %v", p)
+	}
+	before, _ := json.Marshal(tmpl)
+	route, p := Apply(tmpl, "shop", map[string]string{"v": "X"})
+	if len(p) > 0 {
+		t.Fatal(p)
+	}
+	if p := ValidateRoute(route, ""); !strings.HasPrefix(p["flow.blocks[12].headers[0].id"], "must be a header name") {
+		t.Fatalf("route made with a bad header name: %v", p)
+	}
+	if after, _ := json.Marshal(tmpl); !bytes.Equal(before, after) {
+		t.Fatalf("Apply changed the template:\n%s\n%s", before, after)
 	}
 }
 
@@ -161,7 +252,7 @@ func TestValidateRouteRules(t *testing.T) {
 // says is substituted.
 var substitutedPath = regexp.MustCompile(`^(route_id|route_path|auth_jwt\.field|auth_jwt\.ref_col|params\.delimiter|params\.pairs\[\d+\]\.id|body\[\d+\]\.id|` +
 	`flow\.blocks\[\d+\]\.(local_name|ref_col|ref_property|ref_object|source|templatestring|key|additional|template|fail\.message|` +
-	`targets\[\d+\]\.field|pairs\[\d+\]\.id|match\[\d+\]\.id|sort\.property))$`)
+	`targets\[\d+\]\.field|pairs\[\d+\]\.id|match\[\d+\]\.id|query\[\d+\]\.id|headers\[\d+\]\.id|sort\.property))$`)
 
 // leaves flattens a JSON value into path → leaf.
 func leaves(v any, path string, out map[string]any) {

@@ -13,7 +13,9 @@ var (
 	Actions        = []string{"FAIL", "BREAK", "CONTINUE"}
 	Applies        = []string{"GET_FIRST", "GET_LAST", "LENGTH", "GET_INDEX", "GET_PROPERTY"}
 	Funcs          = []string{"V4", "GENERATE_TIMESTAMP", "PAGINATE"}
-	BlockTypes     = []string{"FETCH", "ASSIGNMENT", "TEMPLATE", "CONDITION", "LOOP", "FILTER", "PROPERTY", "FUNCTION", "OBJECT", "UPDATE", "SIMPLE_UPDATE", "CREATE", "RETURN", "VAULT", "EMAIL", "DELETE"}
+	BlockTypes     = []string{"FETCH", "ASSIGNMENT", "TEMPLATE", "CONDITION", "LOOP", "FILTER", "PROPERTY", "FUNCTION", "OBJECT", "UPDATE", "SIMPLE_UPDATE", "CREATE", "RETURN", "VAULT", "EMAIL", "DELETE", "HTTP"}
+	// CallMethods are the methods an HTTP block sends (docs/engine.md).
+	CallMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}
 )
 
 // Route is a request definition and its flow (docs/routes.md).
@@ -189,4 +191,11 @@ type Block struct {
 	Match         []Pair         // FETCH "match"
 	Sort          *Sort          // FETCH "sort"
 	Limit         *Operand       // FETCH "limit"
+	Status        int            // RETURN "status": 0 when absent (200)
+	Headers       []Pair         // RETURN and HTTP "headers"
+	CallMethod    string         // HTTP "method"
+	URL           *Operand       // HTTP "url"
+	Query         []Pair         // HTTP "query"
+	CallBody      *Operand       // HTTP "body"
+	Timeout       *Operand       // HTTP "timeout_ms"
 }

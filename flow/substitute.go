@@ -190,6 +190,8 @@ func (b Block) clone() Block {
 	}
 	b.PropertyData, b.Min, b.Max, b.Step, b.Set, b.Add = clonePtr(b.PropertyData), clonePtr(b.Min), clonePtr(b.Max), clonePtr(b.Step), clonePtr(b.Set), clonePtr(b.Add)
 	b.Filter, b.Fail = clonePtr(b.Filter), clonePtr(b.Fail)
+	b.Match, b.Headers, b.Query = slices.Clone(b.Match), slices.Clone(b.Headers), slices.Clone(b.Query)
+	b.Sort, b.Limit, b.URL, b.CallBody, b.Timeout = clonePtr(b.Sort), clonePtr(b.Limit), clonePtr(b.URL), clonePtr(b.CallBody), clonePtr(b.Timeout)
 	return b
 }
 

@@ -23,6 +23,10 @@ func Summary(b Block) string {
 			if *v {
 				text = "yes"
 			}
+		case *int:
+			if *v != 0 {
+				text = strconv.Itoa(*v)
+			}
 		case **Operand:
 			if *v != nil {
 				text = OperandText(**v)

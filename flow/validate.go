@@ -55,7 +55,7 @@ func ValidateRoute(r Route, prefix string) Problems {
 		p.add(at("route_path"), "must start with / and be 1–200 letters, digits or _ - / { } :")
 	}
 	checkRequest(r.Method, r.AuthJWT, r.Params, r.Body, false, prefix, p)
-	checkFlow(r.Flow, at("flow"), p)
+	checkFlow(r.Flow, at("flow"), false, p)
 	return p
 }
 
@@ -94,7 +94,7 @@ func ValidateTemplate(t Template, prefix string) Problems {
 			p.add(vp+".description", "is required")
 		}
 	}
-	checkFlow(t.Flow, at("flow"), p)
+	checkFlow(t.Flow, at("flow"), true, p)
 	return p
 }
 
@@ -139,8 +139,9 @@ func checkParams(params []Param, path string, p Problems) {
 }
 
 // checkFlow checks every block, and the nesting: a block may go one level
-// deeper than the block before it only after a LOOP.
-func checkFlow(f Flow, path string, p Problems) {
+// deeper than the block before it only after a LOOP. In a template, text
+// that holds a placeholder is checked once a route is made from it.
+func checkFlow(f Flow, path string, template bool, p Problems) {
 	prevDepth, prevLoop := -1, true
 	for i := range f.Blocks {
 		b := &f.Blocks[i]
@@ -156,11 +157,11 @@ func checkFlow(f Flow, path string, p Problems) {
 			p.add(bp+".depth", fmt.Sprintf("must be at most %d: only a LOOP opens a deeper level", limit))
 		}
 		prevDepth, prevLoop = b.Depth, b.Type == "LOOP"
-		b.check(bp, p)
+		b.check(bp, template, p)
 	}
 }
 
-func (b *Block) check(path string, p Problems) {
+func (b *Block) check(path string, template bool, p Problems) {
 	if !slices.Contains(BlockTypes, b.Type) {
 		p.add(path+".type", oneOf(BlockTypes))
 		return
@@ -212,6 +213,12 @@ func (b *Block) check(path string, p Problems) {
 				}
 				checkOperand(pr.Data, pp+".data", p)
 			}
+		case kHeaders:
+			b.checkHeaders(fp, template, p)
+		case kStatus:
+			if b.Status != 0 && !ReturnStatus(b.Status) {
+				p.add(fp, "must be a success or redirect status: 200 to 299 or 300 to 308")
+			}
 		case kUpdateTargets:
 			for i, tg := range b.UpdateTargets {
 				tp := fmt.Sprintf("%s[%d]", fp, i)
@@ -241,6 +248,74 @@ func (b *Block) check(path string, p Problems) {
 			}
 		}
 	}
+}
+
+// checkHeaders checks the header pairs of a RETURN or HTTP block: names of
+// token characters, each given once, none the server or the client sets
+// itself (docs/engine.md), and a Location for a RETURN's redirect.
+func (b *Block) checkHeaders(path string, template bool, p Problems) {
+	seen := map[string]bool{}
+	location := false
+	for i, h := range b.Headers {
+		hp := fmt.Sprintf("%s[%d]", path, i)
+		checkOperand(h.Data, hp+".data", p)
+		if template && len(placeholders(h.ID)) > 0 {
+			continue
+		}
+		name := strings.ToLower(h.ID)
+		switch {
+		case h.ID == "":
+			p.add(hp+".id", "is required")
+		case !Token(h.ID):
+			p.add(hp+".id", "must be a header name: letters, digits and ! # $ % & ' * + - . ^ _ ` | ~")
+		case seen[name]:
+			p.add(hp+".id", "is given twice")
+		case b.Type == "RETURN" && (reservedAnswerHeaders[name] || strings.HasPrefix(name, "access-control-")):
+			p.add(hp+".id", h.ID+" is set by the platform, not by a route")
+		case b.Type == "HTTP" && reservedCallHeaders[name]:
+			p.add(hp+".id", h.ID+" is set by the HTTP client, not by a route")
+		}
+		seen[name] = true
+		location = location || name == "location"
+	}
+	if b.Type == "RETURN" && b.Status >= 300 && b.Status <= 308 && b.Status != 304 && !location {
+		p.add(path, fmt.Sprintf("must have a Location header: status %d is a redirect", b.Status))
+	}
+}
+
+// Headers no route may set on its answer (docs/engine.md): the server's
+// framing, cookies (routes answer API clients with bearer tokens), and the
+// security and CORS headers the platform owns.
+var reservedAnswerHeaders = map[string]bool{
+	"content-length": true, "transfer-encoding": true, "connection": true, "set-cookie": true, "host": true,
+	"content-security-policy": true, "strict-transport-security": true,
+}
+
+// Headers an HTTP block may not send: the client frames the request itself.
+var reservedCallHeaders = map[string]bool{
+	"content-length": true, "transfer-encoding": true, "connection": true, "host": true,
+	"upgrade": true, "te": true, "trailer": true, "keep-alive": true, "proxy-connection": true,
+}
+
+// Token says whether s is an HTTP token (RFC 9110 §5.6.2): what a header
+// name and a method are made of.
+func Token(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x21 || c > 0x7e || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// ReturnStatus says whether status may be a RETURN's answer: a success or
+// a redirect (1xx and errors are not answers a route gives by RETURN).
+func ReturnStatus(status int) bool {
+	return status >= 200 && status <= 299 || status >= 300 && status <= 308
 }
 
 func checkConditions(conds []Condition, path string, p Problems) {

@@ -58,7 +58,7 @@ func (b *Block) walk(path string, visit visitor) {
 			if b.Filter != nil {
 				walkOperand(fp+".right", &b.Filter.Right, visit)
 			}
-		case kPairs:
+		case kPairs, kHeaders:
 			pairs := *b.slot(f.name).(*[]Pair)
 			for i := range pairs {
 				visit(fmt.Sprintf("%s[%d].id", fp, i), &pairs[i].ID)

@@ -43,8 +43,9 @@ var Blocks = map[string]BlockInfo{
 	"UPDATE":        {"✱", "Change the records that pass conditions"},
 	"SIMPLE_UPDATE": {"✎", "Set a property on the records whose fields equal values"},
 	"CREATE":        {"+", "Store an object as a new record"},
-	"RETURN":        {"↩", "Answer the request with named values"},
+	"RETURN":        {"↩", "Answer the request with named values, a status and headers"},
 	"VAULT":         {"🔑", "Read a secret of the project's vault (ADMIN to save)"},
 	"EMAIL":         {"✉", "Send an email from one of the project's templates"},
 	"DELETE":        {"🗑", "Delete the records whose fields equal values"},
+	"HTTP":          {"⇄", "Call another service over HTTP and keep its answer"},
 }
