@@ -53,6 +53,21 @@ func (d *Decoder) Object(data []byte) (map[string]any, error) {
 	return v.(map[string]any), nil
 }
 
+// Value decodes any JSON value: what an upstream answered (docs/engine.md).
+func (d *Decoder) Value(data []byte) (any, error) {
+	p := parser{data: data, Decoder: d}
+	p.space()
+	v, err := p.value(0)
+	if err != nil {
+		return nil, err
+	}
+	p.space()
+	if p.i != len(p.data) {
+		return nil, errSyntax
+	}
+	return v, nil
+}
+
 // Field decodes the value of key in the JSON object data and checks the
 // rest without decoding it: nil when data has no such key, the last value
 // of a repeated key, an error whenever Object would fail.

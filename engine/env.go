@@ -8,6 +8,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Record is a record of a collection: its id and its data, a JSON object
@@ -49,7 +50,53 @@ type Env interface {
 	Vault(ctx context.Context, key string) (string, error)
 	// Queue puts an email in the project's outbox.
 	Queue(ctx context.Context, m Email) error
+	// Call sends an HTTP block's request and reads its answer, of at most
+	// MaxAnswerBytes, within c.Timeout. A request that gets no answer is a
+	// *CallError.
+	Call(ctx context.Context, c Call) (Reply, error)
 }
+
+// Call is the request of an HTTP block (docs/engine.md).
+type Call struct {
+	Method  string
+	URL     string      // http or https, its query built
+	Header  []Header // names as the route wrote them, in its order
+	Body    []byte      // nil: none
+	Timeout time.Duration
+	// Block and Seq name the request within its run: the block's index
+	// and how many requests the block sent before in this run. The same
+	// run begun again sends the same Block and Seq, which an Env turns
+	// into the request's Idempotency-Key.
+	Block, Seq int
+}
+
+// Reply is an upstream's answer to a Call.
+type Reply struct {
+	Status int
+	Header map[string]string // lower-case names; repeated values joined by ", "
+	Body   []byte
+	JSON   bool // the answer says its body is JSON
+}
+
+// CallError is a Call that got no answer: the connection failed, or was
+// refused by the egress guard (Status 502), or the time ran out (504).
+// Reason names the host, never the URL's path or query.
+type CallError struct {
+	Status int
+	Reason string
+}
+
+func (e *CallError) Error() string { return e.Reason }
+
+// MaxAnswerBytes is the largest answer an HTTP block reads.
+const MaxAnswerBytes = 1 << 20
+
+// Bounds of an HTTP block's timeout_ms, and its default.
+const (
+	MinCallTimeout     = 100 * time.Millisecond
+	MaxCallTimeout     = 10 * time.Second
+	DefaultCallTimeout = 5 * time.Second
+)
 
 // Query is a read of records: those whose data contains Match (JSON
 // containment; nil: all) and, with ByID, whose id is ID (a record's _id is
@@ -87,3 +134,6 @@ const (
 // project's outbox full: about what the worker needs to send a few
 // hundred of its messages at the default rate.
 const MailBacklogRetry = 60
+
+// Header is one header of an HTTP block's request or of a RETURN's answer.
+type Header struct{ Name, Value string }

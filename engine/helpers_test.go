@@ -107,6 +107,10 @@ type memEnv struct {
 	queued []Email
 	next   int64
 	fail   error // returned by every call when set
+	// upstream answers HTTP blocks (nil: echo, see echo); sent holds
+	// their requests.
+	upstream func(Call) (Reply, error)
+	sent     []Call
 }
 
 // memRecord is a record of a memEnv, its data decoded.
@@ -273,4 +277,22 @@ func (m *memEnv) Queue(_ context.Context, e Email) error {
 	e.Pairs = maps.Clone(e.Pairs)
 	m.queued = append(m.queued, e)
 	return nil
+}
+
+func (m *memEnv) Call(_ context.Context, c Call) (Reply, error) {
+	m.sent = append(m.sent, c)
+	if m.upstream != nil {
+		return m.upstream(c)
+	}
+	return echo(c)
+}
+
+// echo answers 200 with the request as JSON: method, url, headers, body.
+func echo(c Call) (Reply, error) {
+	headers := map[string]string{}
+	for _, h := range c.Header {
+		headers[h.Name] = h.Value
+	}
+	body, _ := json.Marshal(map[string]any{"method": c.Method, "url": c.URL, "headers": headers, "body": string(c.Body)})
+	return Reply{Status: 200, Header: map[string]string{"content-type": "application/json"}, Body: body, JSON: true}, nil
 }

@@ -63,12 +63,14 @@ const (
 	kVault
 	kEmail
 	kDelete
+	kHTTP
 )
 
 var kinds = map[string]kind{
 	"FETCH": kFetch, "ASSIGNMENT": kAssignment, "TEMPLATE": kTemplate, "CONDITION": kCondition, "LOOP": kLoop,
 	"FILTER": kFilter, "PROPERTY": kProperty, "FUNCTION": kFunction, "OBJECT": kObject, "UPDATE": kUpdate,
 	"SIMPLE_UPDATE": kSimpleUpdate, "CREATE": kCreate, "RETURN": kReturn, "VAULT": kVault, "EMAIL": kEmail, "DELETE": kDelete,
+	"HTTP": kHTTP,
 }
 
 // operand is a literal converted once, or a variable's slot and the dot
@@ -112,16 +114,18 @@ type step struct {
 	ops      []test
 	filters  []test
 	operands []operand // TEMPLATE data, FUNCTION params, EMAIL recipients
-	pairs    []pair
+	pairs    []pair   // OBJECT, RETURN and EMAIL pairs, FETCH match, HTTP query
+	headers  []pair   // RETURN and HTTP headers
+	status   int      // RETURN: the answer's status
 	parts    []string // TEMPLATE text around its {} slots
-	a, b, c  *operand // LOOP min, max, step; PROPERTY data; UPDATE set, add
+	a, b, c  *operand // LOOP min, max, step; PROPERTY data; UPDATE set, add; HTTP url, body, timeout_ms
 	filter   *test    // UPDATE filter
 	targets  []target
 	coll     string
 	path     []string // ref_property, GET_PROPERTY's path
 	src      int      // FILTER source slot; CREATE ref_object slot
 	srcPath  []string // FILTER: the path into the source variable
-	name     string   // FUNCTION, PROPERTY apply, CONDITION action, VAULT key, EMAIL template
+	name     string   // FUNCTION, PROPERTY apply, CONDITION action, VAULT key, EMAIL template, HTTP method
 	index    int      // GET_INDEX
 	fail     flow.Fail
 	save     bool
@@ -134,7 +138,8 @@ type step struct {
 // keepSlots lists the slots whose values step s may hold on to in what it
 // makes: every slot it reads, but for what it only compares, counts or
 // copies into text (conditions, filters' operands, a LOOP's bounds, a
-// TEMPLATE's data, LENGTH, and operations that give a number or a truth).
+// TEMPLATE's data, LENGTH, operations that give a number or a truth, and
+// what an HTTP block sends).
 func keepSlots(s *step) []int {
 	var out []int
 	add := func(o *operand) {
@@ -152,6 +157,9 @@ func keepSlots(s *step) []int {
 			add(&s.ops[i].left)
 			add(&s.ops[i].right)
 		}
+	}
+	if s.kind == kHTTP {
+		return out
 	}
 	for i := range s.pairs {
 		add(&s.pairs[i].v)
@@ -189,6 +197,9 @@ func readSlots(s *step) []int {
 	for i := range s.pairs {
 		add(&s.pairs[i].v)
 	}
+	for i := range s.headers {
+		add(&s.headers[i].v)
+	}
 	for i := range s.targets {
 		add(&s.targets[i].value)
 		tests(s.targets[i].tests)
@@ -217,7 +228,11 @@ type Plan struct {
 	// Writes says whether the flow holds a block that writes records
 	// (CREATE, UPDATE, SIMPLE_UPDATE): such a run is one SERIALIZABLE
 	// transaction from its first block (docs/engine.md).
-	Writes  bool
+	Writes bool
+	// Calls says whether the flow holds an HTTP block: such a run never
+	// joins a batch, which would hold the batch's transaction while it
+	// waits for an upstream (docs/engine.md).
+	Calls   bool
 	Version int64 // the version of the stored route it was made from
 	// Warnings are what Compile finds doubtful but runs all the same:
 	// variables used before any block sets them. Collections are the
@@ -391,8 +406,17 @@ func (c *compiler) block(b *flow.Block, i int, inLoop bool) step {
 	case kFunction:
 		s.name = b.Func
 		s.operands = c.operands(b.Params, at+".params")
-	case kObject, kReturn:
+	case kObject:
 		s.pairs = c.pairs(b.Pairs, at+".pairs")
+	case kReturn:
+		s.pairs = c.pairs(b.Pairs, at+".pairs")
+		s.headers = c.pairs(b.Headers, at+".headers")
+		s.status = b.Status
+		if s.status == 0 {
+			s.status = 200
+		}
+	case kHTTP:
+		c.call(&s, b, at)
 	case kEmail:
 		s.pairs = c.pairs(b.Pairs, at+".pairs")
 		s.operands = c.operands(b.Recipients, at+".recipients")
@@ -455,6 +479,30 @@ func (c *compiler) block(b *flow.Block, i int, inLoop bool) step {
 		}
 	}
 	return s
+}
+
+// call compiles an HTTP block, refusing what cannot work whatever the
+// request: a literal URL that is not http or https, a literal timeout out
+// of bounds, a body on a GET or HEAD.
+func (c *compiler) call(s *step, b *flow.Block, at string) {
+	c.plan.Calls = true
+	s.name = b.CallMethod
+	s.a, s.b, s.c = c.operandPtr(b.URL, at+".url"), c.operandPtr(b.CallBody, at+".body"), c.operandPtr(b.Timeout, at+".timeout_ms")
+	s.pairs = c.pairs(b.Query, at+".query")
+	s.headers = c.pairs(b.Headers, at+".headers")
+	if s.a != nil && !s.a.ref {
+		if u, ok := s.a.lit.(string); !ok || callURL(u) != nil {
+			c.problem(at+".url.data", "must be an http or https URL, like https://api.example.com/charge")
+		}
+	}
+	if s.c != nil && !s.c.ref {
+		if ms, ok := s.c.lit.(float64); !ok || ms != float64(int(ms)) || ms < float64(MinCallTimeout.Milliseconds()) || ms > float64(MaxCallTimeout.Milliseconds()) {
+			c.problem(at+".timeout_ms.data", "must be a whole number of milliseconds from 100 to 10000")
+		}
+	}
+	if s.b != nil && (b.CallMethod == "GET" || b.CallMethod == "HEAD") {
+		c.problem(at+".body", "must be null: a "+b.CallMethod+" request sends no body")
+	}
 }
 
 func (c *compiler) operand(o flow.Operand, path string) operand {

@@ -106,8 +106,9 @@ const maxRecord = 64 << 10
 
 // Result is how a run ended.
 type Result struct {
-	Status int    // the answer's HTTP status
-	Body   []byte // the answer, JSON
+	Status int      // the answer's HTTP status
+	Header []Header // a RETURN's headers
+	Body   []byte   // the answer, JSON; nil for a 204 or 304
 	Ended  string // RETURN, FAIL, END (the flow ran out) or FAULT
 	Fault  *Fault // the route's fault, when Ended is FAULT
 	Steps  int    // block executions
@@ -116,8 +117,9 @@ type Result struct {
 	// whose values came from a vault value (read, or computed from one):
 	// what a trace's reader is not shown.
 	Derived []string
-	// Read lists the vault values the run read: what is kept of the request
-	// (the run log's query string and body) is masked where it holds one.
+	// Read lists the vault values the run read, and the text it sent
+	// upstream made from them: what is kept of the request (the run log's
+	// query string and body) is masked where it holds one.
 	Read []string
 }
 
@@ -183,6 +185,12 @@ type runner struct {
 	stepMem int64 // bytes charged by the step under way
 	emails  int   // messages queued
 	putSlot int   // the slot the step under way set, or -1
+	// calls counts, by step, the requests an HTTP block sent (Call.Seq).
+	calls []int
+	// masks are text sent upstream made from a vault value, not yet told
+	// to the trace; callTrace is the request of the step under way.
+	masks     []string
+	callTrace *CallTrace
 }
 
 // Run runs plan with the request's variables (params, body fields, path
@@ -207,8 +215,15 @@ func RunTraced(ctx context.Context, plan *Plan, vars map[string]any, env Env, li
 	defer stop()
 	defer r.releaseDecoder()
 	defer r.releaseMemory()
-	if trace != nil {
+	if plan.Calls {
+		r.calls = make([]int, len(plan.steps))
+	}
+	if trace != nil || plan.Calls && plan.HasVault {
+		// What a vault value reaches is tracked for the trace, and for
+		// masking what an HTTP block sends made from one.
 		r.derived = make([]bool, len(plan.slots))
+	}
+	if trace != nil {
 		r.names = make([]string, len(plan.slots))
 		for name, slot := range plan.slots {
 			r.names[slot] = name
@@ -275,6 +290,12 @@ func (r *runner) fault(s *step, format string, args ...any) error {
 // (conditions included, so a comparison with a secret is one too).
 func (r *runner) taint(s *step) {
 	if s.out < 0 {
+		return
+	}
+	if s.kind == kHTTP {
+		// An upstream's answer is shown with what the run sent made from
+		// a vault value masked in it, not hidden whole.
+		r.derived[s.out] = false
 		return
 	}
 	from := s.kind == kVault
@@ -773,8 +794,15 @@ func (r *runner) step(s *step) (signal, error) {
 		if err != nil {
 			return sigEnd, r.fault(s, "%s", err)
 		}
-		r.result.Ended, r.result.Status, r.result.Body = "RETURN", 200, body
-		if r.derived != nil {
+		headers, err := r.answerHeaders(s)
+		if err != nil {
+			return sigEnd, err
+		}
+		if noBody(s.status) {
+			body = nil
+		}
+		r.result.Ended, r.result.Status, r.result.Body, r.result.Header = "RETURN", s.status, body, headers
+		if r.trace != nil {
 			for _, p := range s.pairs {
 				if p.v.ref && r.derived[p.v.slot] {
 					r.result.Derived = append(r.result.Derived, p.id)
@@ -796,6 +824,15 @@ func (r *runner) step(s *step) (signal, error) {
 		if r.when(s.tests) {
 			return sigNext, r.email(s)
 		}
+	case kHTTP:
+		if !r.when(s.tests) {
+			return sigNext, nil
+		}
+		v, err := r.call(s)
+		if err != nil {
+			return sigEnd, err
+		}
+		r.put(s.out, v)
 	case kDelete:
 		n := 0
 		if r.when(s.tests) {

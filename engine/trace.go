@@ -26,6 +26,10 @@ type Event struct {
 	// when the block left its turn; "" otherwise.
 	Outcome string
 	Message string // FAIL's answer message, or the fault's reason
+	// Call is an HTTP block's request, and Masks the text it sent made
+	// from a vault value, to be masked from here on like vault values.
+	Call  *CallTrace
+	Masks []string
 }
 
 // Trace is told of each block a run executes, in order (RunTraced).
@@ -46,7 +50,8 @@ func (r *runner) event(s *step, sig signal, err error, turn int) {
 	if r.told {
 		return
 	}
-	ev := Event{Block: s.block, Type: s.typ, Depth: s.depth, Turn: turn, Held: r.held}
+	ev := Event{Block: s.block, Type: s.typ, Depth: s.depth, Turn: turn, Held: r.held, Call: r.callTrace, Masks: r.masks}
+	r.callTrace, r.masks = nil, nil
 	var fault *Fault
 	switch {
 	case errors.As(err, &fault):
