@@ -49,6 +49,12 @@ type Config struct {
 	RunTxMaxConns  int
 	RunConcurrency int
 	RunMemory      int64
+	// EgressAllow are the destinations ("host:port") HTTP blocks may reach
+	// though they are not public addresses (EGRESS_ALLOW, comma or space
+	// separated); EgressConcurrency bounds the upstream requests in flight
+	// for the whole service (docs/engine.md).
+	EgressAllow       []string
+	EgressConcurrency int
 	// MetricsAddr serves /metrics without authentication on a listener of
 	// its own; DebugAddr serves net/http/pprof, on a loopback address only.
 	MetricsAddr string
@@ -261,6 +267,15 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 	}
 	if err := c.loadMail(getenv); err != nil {
+		return c, err
+	}
+	for _, entry := range strings.FieldsFunc(getenv("EGRESS_ALLOW"), func(r rune) bool { return r == ',' || r == ' ' }) {
+		if host, port, err := net.SplitHostPort(entry); err != nil || host == "" || port == "" {
+			return c, fmt.Errorf("EGRESS_ALLOW entries must be host:port, such as 127.0.0.1:9000, got %q", entry)
+		}
+		c.EgressAllow = append(c.EgressAllow, entry)
+	}
+	if c.EgressConcurrency, err = wholeNumber(getenv, "EGRESS_CONCURRENCY", 256, 1, 100_000); err != nil {
 		return c, err
 	}
 	if c.VaultVersions, err = wholeNumber(getenv, "VAULT_VERSIONS", 10, 1, 1000); err != nil {

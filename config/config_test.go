@@ -51,6 +51,13 @@ func TestDefaults(t *testing.T) {
 	if c.EventRetention != 90*24*time.Hour {
 		t.Fatalf("events kept %v", c.EventRetention)
 	}
+	if c.EgressAllow != nil || c.EgressConcurrency != 256 {
+		t.Fatalf("egress: %v, %d", c.EgressAllow, c.EgressConcurrency)
+	}
+	if c, err := Load(env(map[string]string{"DATA_DIR": dir, "EGRESS_ALLOW": "127.0.0.1:9000, [::1]:9001 api.internal:443"})); err != nil ||
+		strings.Join(c.EgressAllow, " ") != "127.0.0.1:9000 [::1]:9001 api.internal:443" {
+		t.Fatalf("EGRESS_ALLOW: %v, %v", c.EgressAllow, err)
+	}
 	for raw, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "720h": 720 * time.Hour, "1h": time.Hour} {
 		c, err := Load(env(map[string]string{"DATA_DIR": dir, "EVENT_RETENTION": raw}))
 		if err != nil || c.EventRetention != want {
@@ -148,6 +155,9 @@ func TestBadSettings(t *testing.T) {
 		"events kept weeks": {map[string]string{"EVENT_RETENTION": "2w"}, "EVENT_RETENTION"},
 		"events kept long":  {map[string]string{"EVENT_RETENTION": "4000d"}, "EVENT_RETENTION"},
 		"events kept brief": {map[string]string{"EVENT_RETENTION": "5m"}, "EVENT_RETENTION"},
+		"egress no port":    {map[string]string{"EGRESS_ALLOW": "127.0.0.1"}, "EGRESS_ALLOW entries must be host:port"},
+		"egress no host":    {map[string]string{"EGRESS_ALLOW": "api.example.com:443, :9000"}, `got ":9000"`},
+		"egress none":       {map[string]string{"EGRESS_CONCURRENCY": "0"}, "EGRESS_CONCURRENCY"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tc.vars["DATA_DIR"] = t.TempDir()

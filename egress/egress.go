@@ -71,13 +71,13 @@ type Error struct{ Host string }
 
 func (e *Error) Error() string { return "egress to " + e.Host + " is not allowed" }
 
-// Client is an HTTP client whose every connection the guard checks, which
-// reaches only hosts (a project's list: "api.example.com",
-// "*.example.com"; empty: any public host) and follows at most
-// MaxRedirects redirects, each to http or https.
-func (g *Guard) Client(hosts []string) *http.Client {
+// Client is the HTTP client whose every connection the guard checks; it
+// follows at most MaxRedirects redirects, each to http or https, and
+// reaches only the hosts WithHosts put in a request's context. One client
+// serves the whole service, so its connections are pooled.
+func (g *Guard) Client() *http.Client {
 	transport := &http.Transport{
-		DialContext:           g.dialer(hosts),
+		DialContext:           g.dial,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConnsPerHost:   16,
 		IdleConnTimeout:       90 * time.Second,
@@ -85,43 +85,72 @@ func (g *Guard) Client(hosts []string) *http.Client {
 		ResponseHeaderTimeout: 10 * time.Second,
 		Proxy:                 nil, // never through a proxy of the environment: it would dial for us
 	}
-	return &http.Client{Transport: transport, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+	return &http.Client{Transport: listed{transport}, CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		if len(via) >= MaxRedirects {
-			return fmt.Errorf("more than %d redirects", MaxRedirects)
+			return &RedirectError{Reason: fmt.Sprintf("more than %d redirects", MaxRedirects)}
 		}
-		return CheckURL(req.URL)
+		if err := CheckURL(req.URL); err != nil {
+			return &RedirectError{Reason: "to " + err.Error()}
+		}
+		return nil
 	}}
+}
+
+// RedirectError is a redirect the client does not follow.
+type RedirectError struct{ Reason string }
+
+func (e *RedirectError) Error() string { return "a redirect not followed: " + e.Reason }
+
+// hostsKey is the context key of a project's host list.
+type hostsKey struct{}
+
+// WithHosts is ctx carrying a project's list of hosts ("api.example.com",
+// "*.example.com"; empty: any public host) for the requests sent under it.
+func WithHosts(ctx context.Context, hosts []string) context.Context {
+	return context.WithValue(ctx, hostsKey{}, hosts)
+}
+
+// listed refuses a request, the first or a redirect, to a host the
+// project does not list, or named by a number; pooled connections are
+// reused only for hosts that pass.
+type listed struct{ next http.RoundTripper }
+
+func (l listed) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := CheckURL(req.URL); err != nil {
+		return nil, err
+	}
+	host := strings.ToLower(req.URL.Hostname())
+	hosts, _ := req.Context().Value(hostsKey{}).([]string)
+	if !hostListed(hosts, host) || numericName(host) {
+		return nil, &Error{Host: host}
+	}
+	return l.next.RoundTrip(req)
 }
 
 // CheckURL refuses a URL whose scheme is not http or https, or which has
 // no host.
 func CheckURL(u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("the URL's scheme %q is not http or https", u.Scheme)
+		return fmt.Errorf("a URL whose scheme %q is not http or https", u.Scheme)
 	}
 	if u.Hostname() == "" {
-		return errors.New("the URL has no host")
+		return errors.New("a URL without a host")
 	}
 	return nil
 }
 
-// dialer dials addr ("host:port", as the URL says) when host is among
-// hosts, checking each address the dialer is about to connect to.
-func (g *Guard) dialer(hosts []string) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		host, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			return nil, err
-		}
-		host = strings.ToLower(host)
-		if !hostListed(hosts, host) || numericName(host) {
-			return nil, &Error{Host: host}
-		}
-		d := &net.Dialer{Timeout: 10 * time.Second, Resolver: g.Resolver, Control: func(_, address string, _ syscall.RawConn) error {
-			return g.check(host, port, address)
-		}}
-		return d.DialContext(ctx, network, addr)
+// dial dials addr ("host:port", as the URL says), checking each address
+// the dialer is about to connect to.
+func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
 	}
+	host = strings.ToLower(host)
+	d := &net.Dialer{Timeout: 10 * time.Second, Resolver: g.Resolver, Control: func(_, address string, _ syscall.RawConn) error {
+		return g.check(host, port, address)
+	}}
+	return d.DialContext(ctx, network, addr)
 }
 
 // check allows the connection to address (the IP and port dialled) of a

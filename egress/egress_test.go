@@ -102,7 +102,7 @@ func TestGuardAllowsWhatTheOperatorListed(t *testing.T) {
 	}
 	req, _ := http.NewRequest("POST", up.URL+"/charge", strings.NewReader(`{"amount":5}`))
 	req.Header.Set("Authorization", "Bearer sk-live")
-	resp, err := g.Client(nil).Do(req)
+	resp, err := g.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestGuardAllowsWhatTheOperatorListed(t *testing.T) {
 	if resp.StatusCode != http.StatusTeapot || got != `POST /charge Bearer sk-live {"amount":5}` {
 		t.Fatalf("%d %q", resp.StatusCode, got)
 	}
-	resp, err = g.Client(nil).Get(up.URL + "/moved")
+	resp, err = g.Client().Get(up.URL + "/moved")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestGuardRefusesWhatIsNotPublic(t *testing.T) {
 		"file:///etc/passwd",
 		"gopher://127.0.0.1:" + p + "/",
 	} {
-		resp, err := g.Client(nil).Get(url)
+		resp, err := g.Client().Get(url)
 		if err == nil {
 			resp.Body.Close()
 			t.Errorf("%s: answered %d", url, resp.StatusCode)
@@ -227,6 +227,43 @@ func TestProjectHosts(t *testing.T) {
 		if got := hostListed(c.hosts, c.host); got != c.want {
 			t.Errorf("%v, %s: %v", c.hosts, c.host, got)
 		}
+	}
+}
+
+// TestProjectHostsAtRequest: one client serves every project; a request
+// under a project's list reaches only its hosts, redirects included, even
+// over a connection already pooled for another project.
+func TestProjectHostsAtRequest(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/away" {
+			http.Redirect(w, r, "http://localhost:"+r.Host[strings.LastIndex(r.Host, ":")+1:]+"/here", http.StatusFound)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	g, _ := New([]string{"127.0.0.1:" + up.port(), "localhost:" + up.port()}, nil)
+	client := g.Client()
+	get := func(hosts []string, url string) error {
+		req, _ := http.NewRequestWithContext(WithHosts(context.Background(), hosts), "GET", url, nil)
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := get(nil, up.URL+"/"); err != nil {
+		t.Fatal(err)
+	}
+	before := up.hits.Load()
+	var refused *Error
+	if err := get([]string{"api.example.com"}, up.URL+"/"); !errors.As(err, &refused) || refused.Host != "127.0.0.1" {
+		t.Fatalf("an unlisted host over a pooled connection: %v", err)
+	}
+	if err := get([]string{"127.0.0.1"}, up.URL+"/away"); !errors.As(err, &refused) || refused.Host != "localhost" {
+		t.Fatalf("a redirect to an unlisted host: %v", err)
+	}
+	if got := up.hits.Load() - before; got != 1 {
+		t.Fatalf("%d requests reached the upstream, want the one redirected", got)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"stencil/flow"
 )
 
 // CORS at /x (docs/engine.md): a project lists the origins whose browsers
@@ -19,8 +21,8 @@ import (
 // preflightMaxAge is how long a browser may keep a preflight's answer.
 const preflightMaxAge = "600"
 
-// exposed are the headers a script may read of an answer: the platform's
-// Retry-After.
+// exposed is the header of the platform's a script may read of an
+// answer, besides those the route sets: Retry-After.
 const exposed = "Retry-After"
 
 // corsOf sets on a the CORS headers of an answer of p to origin: Vary:
@@ -43,7 +45,7 @@ func (p *routing) corsOf(a *Answer, origin string) bool {
 	default:
 		return false
 	}
-	a.set("Access-Control-Expose-Headers", exposed)
+	a.set("Access-Control-Expose-Headers", strings.Join(append([]string{exposed}, a.exposed...), ", "))
 	return true
 }
 
@@ -54,22 +56,11 @@ func requestedHeaders(list string) string {
 	var names []string
 	for _, name := range strings.Split(list, ",") {
 		name = strings.ToLower(strings.TrimSpace(name))
-		if name != "" && isToken(name) && !slices.Contains(names, name) && len(names) < 64 {
+		if name != "" && flow.Token(name) && !slices.Contains(names, name) && len(names) < 64 {
 			names = append(names, name)
 		}
 	}
 	return strings.Join(names, ", ")
-}
-
-// isToken says whether s is an HTTP token (RFC 9110): a header name.
-func isToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // CORSHeaders are the CORS headers of an answer at path (under /x) to

@@ -31,6 +31,10 @@ type runEnv struct {
 	// connection (pgx), and a run stopped midway (its time, or its share
 	// of the batch's) must leave the batch's transaction whole.
 	batch context.Context
+	// key is the base of its HTTP blocks' Idempotency-Keys, and hosts the
+	// project's egress list (see call.go).
+	key   string
+	hosts []string
 }
 
 // on is the context a statement of the run goes under.

@@ -56,7 +56,9 @@ func (s *Service) attempts(ctx context.Context, plan *engine.Plan, vars map[stri
 	alone := false
 	for attempt := 1; ; attempt++ {
 		run.Attempts = attempt
-		batched := plan.Writes && !opts.dry && !alone
+		// A run that calls upstream never joins a batch: it would hold the
+		// batch's transaction while it waits (docs/engine.md).
+		batched := plan.Writes && !plan.Calls && !opts.dry && !alone
 		res, err := s.attemptOnce(ctx, route, &queuedRun{ctx: ctx, plan: plan, vars: vars, caller: caller, opts: opts, wake: make(chan struct{}, 1)}, batched, &slot)
 		if errors.Is(err, errRunAlone) {
 			alone = true
@@ -150,7 +152,8 @@ var contention = engine.Result{Status: http.StatusServiceUnavailable, Ended: "BU
 // attempt runs plan once, in a transaction of its own when it writes, and
 // commits what it wrote when it ended normally (unless dry).
 func (s *Service) attempt(ctx context.Context, plan *engine.Plan, vars map[string]any, caller *store.Caller, opts options) (engine.Result, error) {
-	env := &runEnv{s: s, project: plan.Route.ProjectID, route: plan.Route.RouteID, caller: caller, serializable: plan.Writes, gated: plan.Writes}
+	env := &runEnv{s: s, project: plan.Route.ProjectID, route: plan.Route.RouteID, caller: caller, serializable: plan.Writes, gated: plan.Writes,
+		key: opts.key, hosts: opts.hosts}
 	defer env.rollback()
 	if plan.Writes {
 		if err := env.begin(ctx); err != nil {

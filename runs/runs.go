@@ -45,6 +45,10 @@ type Config struct {
 	// hold together (engine.Budget).
 	Concurrency int
 	Memory      int64
+	// Egress sends HTTP blocks' requests (egress.Guard.Client; nil: none
+	// is sent), EgressConcurrency of them at once.
+	Egress            *http.Client
+	EgressConcurrency int
 	// VaultRead, when set, counts a vault read of a run.
 	VaultRead func()
 	Log       *slog.Logger
@@ -68,6 +72,8 @@ type Service struct {
 	table   *table
 	log     *logWriter
 	txSlots *txSlots // a project's share of Tx's connections
+	client  *http.Client
+	egress  *Slots // upstream requests in flight
 	// Slots bound the runs under way at once.
 	Slots *Slots
 	// Batches commits the runs of contended write routes together.
@@ -82,7 +88,12 @@ func New(cfg Config) *Service {
 	if vaultRead == nil {
 		vaultRead = func() {}
 	}
-	return &Service{store: cfg.Store, reads: cfg.Reads, tx: cfg.Tx, keyring: cfg.Keyring,
+	if cfg.EgressConcurrency <= 0 {
+		cfg.EgressConcurrency = 256 // EGRESS_CONCURRENCY's default
+	}
+	egressSlots := NewSlots(cfg.EgressConcurrency)
+	egressSlots.Wait = limits.Time // within the run's time
+	return &Service{client: cfg.Egress, egress: egressSlots, store: cfg.Store, reads: cfg.Reads, tx: cfg.Tx, keyring: cfg.Keyring,
 		mailStatus: cfg.MailStatus, MailBacklog: cfg.MailBacklog, vaultRead: vaultRead, Limits: limits,
 		table: newTable(cfg.Store, cfg.Log), log: newLogWriter(cfg.Store, cfg.Log), Slots: NewSlots(cfg.Concurrency),
 		txSlots: newTxSlots(cfg.TxConns), Batches: newBatches()}
@@ -172,8 +183,9 @@ type Answer struct {
 	Trace    []TraceRow
 	TraceCut bool
 	// preflight is, for a CORS preflight, the methods of the routes at its
-	// path.
+	// path; exposed the headers the route set, which a script may read.
 	preflight []string
+	exposed   []string
 }
 
 // Refusal is a request a route refuses before running: bad inputs (400),

@@ -100,6 +100,13 @@ func (s *Service) serveProject(ctx context.Context, p *routing, rest []string, r
 // runPlan runs plan for req, traced when req asks, and makes its answer.
 func (s *Service) runPlan(ctx context.Context, plan *engine.Plan, params map[string]string, req *Request, run *store.Run) (Answer, error) {
 	opts := options{dry: req.DryRun}
+	if plan.Calls {
+		hosts, err := s.table.hosts(ctx, plan.Route.ProjectID)
+		if err != nil {
+			return Answer{}, err
+		}
+		opts.key, opts.hosts = callKey(), hosts
+	}
 	var t *tracer
 	if req.Trace {
 		// The run log keeps the trace the caller is shown, masked alike.
@@ -117,6 +124,10 @@ func (s *Service) runPlan(ctx context.Context, plan *engine.Plan, params map[str
 	}
 	a := Answer{Status: res.Status, Body: res.Body, Ended: res.Ended,
 		Attempts: max(1, run.Attempts), Duration: run.Duration}
+	for _, h := range res.Header {
+		a.set(h.Name, h.Value)
+		a.exposed = append(a.exposed, h.Name)
+	}
 	switch {
 	case res.Ended == "BUSY":
 		a.retryAfter(1)
@@ -192,6 +203,10 @@ type options struct {
 	// logTrace, when set, gives the trace to keep in the run log with the
 	// run (as JSON), once the run has ended.
 	logTrace func(engine.Result) []byte
+	// key is the base of the Idempotency-Keys of the request's HTTP
+	// blocks, kept across attempts; hosts the project's egress list.
+	key   string
+	hosts []string
 }
 
 // runRequest runs plan for req and writes run, begun at run.At, to the run

@@ -39,6 +39,7 @@ type routing struct {
 	rate    int // requests a second per client address; 0: no limit
 	burst   int
 	origins []string // CORS: the origins whose browsers may call, or "*"
+	hosts   []string // the hosts its HTTP blocks may call (empty: any public host)
 	router  *engine.Router
 	plans   map[string]*engine.Plan // by route id, for reuse across reloads
 }
@@ -132,6 +133,19 @@ func (t *table) plan(ctx context.Context, project, route string) (*routing, *eng
 	return p, p.plans[route], nil
 }
 
+// hosts returns the egress list of project (nil: any public host).
+func (t *table) hosts(ctx context.Context, project string) ([]string, error) {
+	if err := t.ensure(ctx); err != nil {
+		return nil, err
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if p := t.projects[project]; p != nil {
+		return p.hosts, nil
+	}
+	return nil, nil
+}
+
 // ensure loads the whole table once.
 func (t *table) ensure(ctx context.Context) error {
 	t.mu.RLock()
@@ -209,7 +223,7 @@ func (t *table) build(ctx context.Context, id string) (*routing, error) {
 	t.mu.RLock()
 	old := t.projects[id]
 	t.mu.RUnlock()
-	p := &routing{id: id, name: rp.Name, apiPath: rp.APIPath, created: rp.CreatedAt, rate: rp.XRateLimit, burst: rp.XRateBurst, origins: rp.XCORSOrigins, router: &engine.Router{}, plans: map[string]*engine.Plan{}}
+	p := &routing{id: id, name: rp.Name, apiPath: rp.APIPath, created: rp.CreatedAt, rate: rp.XRateLimit, burst: rp.XRateBurst, origins: rp.XCORSOrigins, hosts: rp.XEgressHosts, router: &engine.Router{}, plans: map[string]*engine.Plan{}}
 	for _, r := range routes {
 		var plan *engine.Plan
 		if old != nil {

@@ -37,6 +37,19 @@ type TraceRow struct {
 	// block executions they held.
 	MoreTurns  int `json:"more_turns,omitempty"`
 	MoreBlocks int `json:"more_blocks,omitempty"`
+	// Call is an HTTP block's request: what it sent and what came back.
+	Call *CallRow `json:"call,omitempty"`
+}
+
+// CallRow is an HTTP block's request in a trace: its URL with vault
+// values masked, the answer's status (0: none came), the time it took
+// and the bytes of the answer's body.
+type CallRow struct {
+	Method string  `json:"method"`
+	URL    string  `json:"url"`
+	Status int     `json:"status"`
+	TookMS float64 `json:"took_ms"`
+	Bytes  int     `json:"bytes"`
 }
 
 // N is the row's block as people count it, from 1.
@@ -74,11 +87,11 @@ func (t *tracer) event(ev engine.Event) {
 		}
 		t.close()
 	}
-	if ev.Secret {
-		if s, ok := ev.Value.(string); ok && s != "" && !slices.Contains(t.secrets, s) {
-			t.secrets = append(t.secrets, s)
-			slices.SortFunc(t.secrets, func(a, b string) int { return len(b) - len(a) })
-		}
+	if s, ok := ev.Value.(string); ok && ev.Secret {
+		t.hide(s)
+	}
+	for _, s := range ev.Masks {
+		t.hide(s)
 	}
 	if ev.Type == "LOOP" && ev.Turn > 0 {
 		if n := len(t.loops); n > 0 && t.loops[n-1].turns(ev) {
@@ -114,6 +127,9 @@ func (t *tracer) event(ev engine.Event) {
 	row := TraceRow{Block: ev.Block, Type: ev.Type, Depth: ev.Depth, Turn: ev.Turn, Held: ev.Held, Outcome: ev.Outcome,
 		Message: strings.TrimPrefix(t.maskText(ev.Message), "Error: "), TookMS: float64(now.Sub(t.last).Microseconds()) / 1000}
 	t.last = now
+	if c := ev.Call; c != nil {
+		row.Call = &CallRow{Method: c.Method, URL: t.maskText(c.URL), Status: c.Status, TookMS: float64(c.Took.Microseconds()) / 1000, Bytes: c.Bytes}
+	}
 	if ev.Name != "" {
 		row.Variable = ev.Name
 		switch {
@@ -126,6 +142,15 @@ func (t *tracer) event(ev engine.Event) {
 		}
 	}
 	t.add(row)
+}
+
+// hide masks s from here on, as a vault value: longest first, so that a
+// text holding a secret is masked whole.
+func (t *tracer) hide(s string) {
+	if s != "" && !slices.Contains(t.secrets, s) {
+		t.secrets = append(t.secrets, s)
+		slices.SortFunc(t.secrets, func(a, b string) int { return len(b) - len(a) })
+	}
 }
 
 // finish closes the open loops once the run has ended, and adds a row for

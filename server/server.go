@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,6 +22,7 @@ import (
 
 	"stencil/auth"
 	"stencil/config"
+	"stencil/egress"
 	"stencil/handlers"
 	"stencil/mail"
 	"stencil/runs"
@@ -165,7 +167,14 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 		return err
 	}
 	defer runTx.Close()
-	h, err := newHandlers(ctx, cfg, st, keyring, pools{probe: probe, runReads: runReads, runTx: runTx}, log)
+	// The listener comes first: the egress guard refuses the address it
+	// is given (docs/engine.md).
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	h, err := newHandlers(ctx, cfg, st, keyring, pools{probe: probe, runReads: runReads, runTx: runTx}, selfAddrs(cfg, ln.Addr()), log)
 	if err != nil {
 		return err
 	}
@@ -175,10 +184,6 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 		return err
 	}
 
-	ln, err := net.Listen("tcp", cfg.Addr())
-	if err != nil {
-		return err
-	}
 	limit := raiseFileLimit()
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(newSteadyListener(ln, connectionCap(limit, cfg.DBMaxConns), log)) }()
@@ -200,6 +205,23 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 		return err
 	}
 	return <-served
+}
+
+// selfAddrs are the service's own addresses, which its routes may not
+// call: where it serves, and its metrics listener.
+func selfAddrs(cfg config.Config, served net.Addr) []netip.AddrPort {
+	var out []netip.AddrPort
+	if ap, err := netip.ParseAddrPort(served.String()); err == nil {
+		out = append(out, ap)
+	}
+	if ap, err := netip.ParseAddrPort(cfg.MetricsAddr); err == nil {
+		out = append(out, ap)
+	} else if _, port, err := net.SplitHostPort(cfg.MetricsAddr); err == nil {
+		if p, err := strconv.Atoi(port); err == nil {
+			out = append(out, netip.AddrPortFrom(netip.IPv6Unspecified(), uint16(p)))
+		}
+	}
+	return out
 }
 
 // reportMail says at start where mail goes: held in the outbox (no
@@ -227,15 +249,19 @@ type pools struct{ probe, runReads, runTx *pgxpool.Pool }
 // st and the pools, and sets the runtime's and the mailer's background work
 // going until ctx ends: following route changes made on other instances,
 // writing the run log, delivering mail.
-func newHandlers(ctx context.Context, cfg config.Config, st *store.Store, keyring *vaultcrypt.Keyring, p pools, log *slog.Logger) (*handlers.Handlers, error) {
+func newHandlers(ctx context.Context, cfg config.Config, st *store.Store, keyring *vaultcrypt.Keyring, p pools, self []netip.AddrPort, log *slog.Logger) (*handlers.Handlers, error) {
 	mailer, err := mail.New(st, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	guard, err := egress.New(cfg.EgressAllow, self)
 	if err != nil {
 		return nil, err
 	}
 	metrics := handlers.NewMetrics(st)
 	runner := runs.New(runs.Config{Store: st, Reads: store.New(p.runReads), Tx: store.New(p.runTx), TxConns: int(p.runTx.Config().MaxConns),
 		Keyring: keyring, MailStatus: mailer.Status, MailBacklog: cfg.MailBacklog, Concurrency: cfg.RunConcurrency, Memory: cfg.RunMemory,
-		VaultRead: metrics.VaultRead("route"), Log: log})
+		VaultRead: metrics.VaultRead("route"), Egress: guard.Client(), EgressConcurrency: cfg.EgressConcurrency, Log: log})
 	h, err := handlers.New(cfg, handlers.Parts{Store: st, Probe: store.New(p.probe), Metrics: metrics, Runs: runner, Mail: mailer, Keyring: keyring}, log)
 	if err != nil {
 		return nil, err

@@ -21,6 +21,9 @@ type Project struct {
 	// XCORSOrigins are the origins whose browsers may call the project's
 	// routes at /x ("*" alone: any); none by default.
 	XCORSOrigins []string
+	// XEgressHosts are the hosts its routes' HTTP blocks may call
+	// ("*.example.com" for the names under one); empty: any public host.
+	XEgressHosts []string
 	CreatedBy    *int64
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
@@ -43,14 +46,14 @@ type Member struct {
 
 // projectSelect reads projects with their member count and whether $1 (a
 // user id) is a member.
-const projectSelect = `SELECT p.id, p.name, p.description, p.api_path, p.x_rate_limit, p.x_rate_burst, p.x_cors_origins, p.created_by, p.created_at, p.updated_at, p.vault_version,
+const projectSelect = `SELECT p.id, p.name, p.description, p.api_path, p.x_rate_limit, p.x_rate_burst, p.x_cors_origins, p.x_egress_hosts, p.created_by, p.created_at, p.updated_at, p.vault_version,
 	(SELECT count(*) FROM project_members m WHERE m.project_id = p.id),
 	EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = p.id AND m.user_id = $1)
 	FROM projects p`
 
 func scanProject(row pgx.Row) (Project, error) {
 	var p Project
-	err := row.Scan(&p.ID, &p.Name, &p.Description, &p.APIPath, &p.XRateLimit, &p.XRateBurst, &p.XCORSOrigins, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.Members, &p.IsMember)
+	err := row.Scan(&p.ID, &p.Name, &p.Description, &p.APIPath, &p.XRateLimit, &p.XRateBurst, &p.XCORSOrigins, &p.XEgressHosts, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.Members, &p.IsMember)
 	return p, translate(err)
 }
 
@@ -68,13 +71,11 @@ func (s *Store) CreateProject(ctx context.Context, p *Project, creator int64) (e
 	if p.XRateBurst == 0 {
 		p.XRateBurst = DefaultXRateBurst
 	}
-	if p.XCORSOrigins == nil {
-		p.XCORSOrigins = []string{}
-	}
+	p.lists()
 	return s.change(ctx, func(tx *Store) (Event, error) {
-		err := tx.db.QueryRow(ctx, `INSERT INTO projects (id, name, description, api_path, x_rate_limit, x_rate_burst, x_cors_origins, created_by)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING api_path, created_at, updated_at, vault_version`,
-			p.ID, p.Name, p.Description, p.APIPath, p.XRateLimit, p.XRateBurst, p.XCORSOrigins, creator).Scan(&p.APIPath, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion)
+		err := tx.db.QueryRow(ctx, `INSERT INTO projects (id, name, description, api_path, x_rate_limit, x_rate_burst, x_cors_origins, x_egress_hosts, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING api_path, created_at, updated_at, vault_version`,
+			p.ID, p.Name, p.Description, p.APIPath, p.XRateLimit, p.XRateBurst, p.XCORSOrigins, p.XEgressHosts, creator).Scan(&p.APIPath, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion)
 		if err != nil {
 			return Event{}, translate(err)
 		}
@@ -110,17 +111,25 @@ func (s *Store) ListProjects(ctx context.Context, uid int64, all bool, p Page) (
 	return projects, total, err
 }
 
-// UpdateProject stores the name, description, api_path, rate limit and
-// CORS origins of p.
-func (s *Store) UpdateProject(ctx context.Context, p *Project) (err error) {
-	defer wrap(&err, "update project")
+// lists makes p's absent lists empty, as the columns hold them.
+func (p *Project) lists() {
 	if p.XCORSOrigins == nil {
 		p.XCORSOrigins = []string{}
 	}
+	if p.XEgressHosts == nil {
+		p.XEgressHosts = []string{}
+	}
+}
+
+// UpdateProject stores the name, description, api_path, rate limit, CORS
+// origins and egress hosts of p.
+func (s *Store) UpdateProject(ctx context.Context, p *Project) (err error) {
+	defer wrap(&err, "update project")
+	p.lists()
 	return s.change(ctx, func(tx *Store) (Event, error) {
-		err := tx.db.QueryRow(ctx, `UPDATE projects SET name = $2, description = $3, api_path = $4, x_rate_limit = $5, x_rate_burst = $6, x_cors_origins = $7, updated_at = now()
+		err := tx.db.QueryRow(ctx, `UPDATE projects SET name = $2, description = $3, api_path = $4, x_rate_limit = $5, x_rate_burst = $6, x_cors_origins = $7, x_egress_hosts = $8, updated_at = now()
 			WHERE id = $1 RETURNING api_path, created_by, created_at, updated_at, vault_version,
-				(SELECT count(*) FROM project_members WHERE project_id = $1)`, p.ID, p.Name, p.Description, p.APIPath, p.XRateLimit, p.XRateBurst, p.XCORSOrigins).
+				(SELECT count(*) FROM project_members WHERE project_id = $1)`, p.ID, p.Name, p.Description, p.APIPath, p.XRateLimit, p.XRateBurst, p.XCORSOrigins, p.XEgressHosts).
 			Scan(&p.APIPath, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.Members)
 		rate := "no rate limit"
 		if p.XRateLimit > 0 {
@@ -128,6 +137,9 @@ func (s *Store) UpdateProject(ctx context.Context, p *Project) (err error) {
 		}
 		if len(p.XCORSOrigins) > 0 {
 			rate += ", browsers of " + strings.Join(p.XCORSOrigins, " ")
+		}
+		if len(p.XEgressHosts) > 0 {
+			rate += ", calls to " + strings.Join(p.XEgressHosts, " ")
 		}
 		return projectEvent("update", p.ID, fmt.Sprintf("project %s updated: /x%s, %s", p.Name, p.APIPath, rate)), translate(err)
 	})

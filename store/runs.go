@@ -270,10 +270,12 @@ type RoutingProject struct {
 	XRateLimit, XRateBurst int
 	// XCORSOrigins are the origins whose browsers may call its routes.
 	XCORSOrigins []string
+	// XEgressHosts are the hosts its HTTP blocks may call (empty: any).
+	XEgressHosts []string
 }
 
 // routingColumns are RoutingProject's columns, in its order.
-const routingColumns = "id, api_path, name, created_at, x_rate_limit, x_rate_burst, x_cors_origins"
+const routingColumns = "id, api_path, name, created_at, x_rate_limit, x_rate_burst, x_cors_origins, x_egress_hosts"
 
 // RoutingProjects returns every project's id and api_path.
 func (s *Store) RoutingProjects(ctx context.Context) (_ []RoutingProject, err error) {

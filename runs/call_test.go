@@ -1,0 +1,253 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"stencil/egress"
+	"stencil/engine"
+)
+
+// upstream is a service on loopback that routes call in these tests: it
+// answers what handle says and keeps every request it got.
+type upstream struct {
+	*httptest.Server
+	mu   sync.Mutex
+	got  []*http.Request
+	sent []string // bodies
+}
+
+func newUpstream(t *testing.T, handle http.HandlerFunc) *upstream {
+	t.Helper()
+	u := &upstream{}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		u.mu.Lock()
+		u.got, u.sent = append(u.got, r), append(u.sent, string(body))
+		u.mu.Unlock()
+		handle(w, r)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+func (u *upstream) requests() []*http.Request {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]*http.Request{}, u.got...)
+}
+
+// allow lets the runtime's routes reach the upstreams, as EGRESS_ALLOW
+// does; nothing else on loopback.
+func (rt *testRuntime) allow(t *testing.T, ups ...*upstream) {
+	t.Helper()
+	var entries []string
+	for _, u := range ups {
+		entries = append(entries, u.Listener.Addr().String())
+	}
+	g, err := egress.New(entries, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.client = g.Client()
+}
+
+func httpBlock(name, method, url, extra string) string {
+	if extra != "" {
+		extra = "," + extra
+	}
+	return `{"type":"HTTP","depth":0,"local_name":"` + name + `","method":"` + method + `","url":` + url +
+		`,"query":[],"headers":[],"body":null,"timeout_ms":null,"conditions":[]` + extra + `}`
+}
+
+func (rt *testRuntime) serve(t *testing.T, req Request) Answer {
+	t.Helper()
+	req.Client = "127.0.0.1"
+	a, err := rt.Serve(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestHTTPBlockCallsUpstream: a route calls a service with a vault value
+// in a header and answers 201 with a Location; the upstream gets the
+// request as built, an Idempotency-Key and never the key in the clear in
+// what is kept: the trace shows the call with the echoed secret masked.
+func TestHTTPBlockCallsUpstream(t *testing.T) {
+	rt := newTestRuntime(t)
+	const secret = "sk-live-77ab12cd34"
+	rt.vault(t, "PAY_KEY", secret)
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"id":"ch_1","echo":"` + r.Header.Get("Authorization") + `"}`))
+	})
+	rt.allow(t, up)
+	rt.route(t, routeDoc("pay", "POST", "/pay", `[{"id":"amount","bdtype":"INTEGER"}]`,
+		`{"type":"VAULT","depth":0,"local_name":"k","key":"PAY_KEY"}`,
+		`{"type":"TEMPLATE","depth":0,"local_name":"auth","templatestring":"Bearer {}","data":[`+ref("k")+`],"conditions":[]}`,
+		`{"type":"OBJECT","depth":0,"local_name":"charge","pairs":`+pairsOf("amount", ref("amount"))+`}`,
+		httpBlock("res", "POST", lit("STRING", up.URL+"/charges"), `"headers":`+pairsOf("Authorization", ref("auth"))+`,"body":`+ref("charge")),
+		`{"type":"TEMPLATE","depth":0,"local_name":"loc","templatestring":"/charges/{}","data":[`+ref("res.body.id")+`],"conditions":[]}`,
+		`{"type":"RETURN","depth":0,"pairs":`+pairsOf("id", ref("res.body.id"), "upstream", ref("res.status"))+`,"conditions":[],"status":201,"headers":`+pairsOf("Location", ref("loc"))+`}`))
+	a := rt.serve(t, Request{Method: "POST", Path: "/x/shop/pay", Body: []byte(`{"amount":500}`)})
+	if a.Status != 201 || string(a.Body) != `{"id":"ch_1","upstream":201}` || a.Header.Get("Location") != "/charges/ch_1" {
+		t.Fatalf("%d %v %s", a.Status, a.Header, a.Body)
+	}
+	got := up.requests()
+	if len(got) != 1 || got[0].Method != "POST" || got[0].URL.Path != "/charges" || got[0].Header.Get("Authorization") != "Bearer "+secret ||
+		got[0].Header.Get("Content-Type") != "application/json" || up.sent[0] != `{"amount":500}` || len(got[0].Header.Get("Idempotency-Key")) < 32 {
+		t.Fatalf("the upstream got %v %s", got, up.sent)
+	}
+
+	// Traced (as the playground runs it): the call is a row of its own;
+	// what came back holds the secret, masked.
+	plan, _ := rt.Plan(context.Background(), "shop", "pay")
+	a = rt.serve(t, Request{Plan: plan, ProjectID: "shop", Path: "/x/shop/pay", Body: []byte(`{"amount":5}`), Trace: true, DryRun: true})
+	var call *CallRow
+	var traced strings.Builder
+	for _, row := range a.Trace {
+		raw, _ := json.Marshal(row)
+		traced.Write(raw)
+		if row.Call != nil {
+			call = row.Call
+		}
+	}
+	if strings.Contains(traced.String(), secret) || !strings.Contains(traced.String(), `\"echo\":\"`+engine.Mask) ||
+		call == nil || call.Method != "POST" || call.URL != up.URL+"/charges" || call.Status != 201 || call.Bytes == 0 {
+		t.Fatalf("the trace: %s", traced.String())
+	}
+	if keys := []string{up.requests()[0].Header.Get("Idempotency-Key"), up.requests()[1].Header.Get("Idempotency-Key")}; keys[0] == keys[1] {
+		t.Fatalf("two requests to /x sent one Idempotency-Key %s", keys[0])
+	}
+}
+
+// TestHTTPBlockFaults: no answer is a fault naming the block — refused by
+// the guard (a loopback port not allowed, or a host the project does not
+// list) 502, too slow 504, too large 502 — and a fault's text never holds
+// what was sent made from a vault value.
+func TestHTTPBlockFaults(t *testing.T) {
+	rt := newTestRuntime(t)
+	release := make(chan struct{})
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/slow":
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		case "/large":
+			_, _ = w.Write(make([]byte, engine.MaxAnswerBytes+1))
+		case "/away":
+			http.Redirect(w, r, "ftp://files.example.com/", http.StatusFound)
+		}
+	})
+	defer close(release)
+	other := newUpstream(t, func(http.ResponseWriter, *http.Request) {})
+	rt.allow(t, up)
+	n := 0
+	call := func(url, timeout string) string {
+		n++
+		return routeDoc(fmt.Sprintf("c%d", n), "GET", fmt.Sprintf("/c%d", n), "", httpBlock("res", "GET", lit("STRING", url), `"timeout_ms":`+timeout),
+			`{"type":"RETURN","depth":0,"pairs":`+pairsOf("s", ref("res.status"))+`,"conditions":[]}`)
+	}
+	check := func(status int, message string) {
+		t.Helper()
+		a := rt.serve(t, Request{Method: "GET", Path: fmt.Sprintf("/x/shop/c%d", n)})
+		if a.Status != status || !strings.Contains(string(a.Body), `"Error: flow.blocks[0] (HTTP): `) || !strings.Contains(string(a.Body), message) {
+			t.Fatalf("%d %s, want %d %q", a.Status, a.Body, status, message)
+		}
+	}
+	_, port, _ := net.SplitHostPort(other.Listener.Addr().String())
+	rt.route(t, call("http://127.0.0.1:"+port+"/", "null"))
+	check(502, "egress to 127.0.0.1 is not allowed")
+	rt.route(t, call("http://169.254.169.254/latest/meta-data/", "null"))
+	check(502, "egress to 169.254.169.254 is not allowed")
+	rt.route(t, call(up.URL+"/slow", lit("INTEGER", "200")))
+	check(504, up.Listener.Addr().String()+" did not answer within 200 ms")
+	rt.route(t, call(up.URL+"/large", "null"))
+	check(502, "answered more than 1 MiB")
+	rt.route(t, call(up.URL+"/away", "null"))
+	check(502, "answered a redirect not followed: to a URL whose scheme \\\"ftp\\\" is not http or https")
+	if len(other.requests()) != 0 {
+		t.Fatal("a refused destination got a request")
+	}
+
+	// A project that lists its hosts reaches only those.
+	rt.route(t, call(up.URL+"/", "null"))
+	if _, err := rt.pool.Exec(context.Background(), `UPDATE projects SET x_egress_hosts = '{api.example.com}' WHERE id = 'shop'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.RoutesChanged(context.Background(), "shop"); err != nil {
+		t.Fatal(err)
+	}
+	before := len(up.requests())
+	check(502, "egress to 127.0.0.1 is not allowed")
+	if len(up.requests()) != before {
+		t.Fatal("a host the project does not list got a request")
+	}
+}
+
+// TestHTTPBlockIdempotencyAcrossAttempts: runs of a write route that
+// collide begin again and send their requests again, each with the key
+// its request to /x had; no two requests to /x share one. Such runs never
+// join a batch.
+func TestHTTPBlockIdempotencyAcrossAttempts(t *testing.T) {
+	rt := newTestRuntime(t)
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(5 * time.Millisecond) // the runs overlap
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	})
+	rt.allow(t, up)
+	rt.collection(t, "counters", `{"name":"c","n":0}`)
+	blocks := append([]string{httpBlock("res", "POST", lit("STRING", up.URL+"/notify"), `"body":`+lit("STRING", "hi"))}, counterBlocks...)
+	rt.route(t, routeDoc("inc", "POST", "/inc", `[{"id":"spin","bdtype":"INTEGER"}]`, blocks...))
+	rt.Batches.Collided("shop/inc") // a route whose runs would queue for batches
+	const n = 24
+	statuses := rt.concurrently(t, 8, n, func(int) (string, string, string) { return "POST", "/x/shop/inc", `{"spin":0}` })
+	if statuses[200] != n || rt.records(t, "counters")[0]["n"] != float64(n) {
+		t.Fatalf("answers %v; the counter is %v", statuses, rt.records(t, "counters")[0]["n"])
+	}
+	keys := map[string]int{}
+	for _, r := range up.requests() {
+		keys[r.Header.Get("Idempotency-Key")]++
+	}
+	if len(keys) != n || len(up.requests()) <= n {
+		t.Fatalf("%d requests with %d keys for %d runs: none began again", len(up.requests()), len(keys), n)
+	}
+	if rt.Batches.Led.Load() != 0 {
+		t.Fatalf("%d batches led for runs that call upstream", rt.Batches.Led.Load())
+	}
+	t.Logf("%d runs sent %d requests", n, len(up.requests()))
+}
+
+// TestReturnHeadersAndCORS: a RETURN's headers reach the caller, and a
+// listed origin's script may read them (Access-Control-Expose-Headers); a
+// 204 has no body.
+func TestReturnHeadersAndCORS(t *testing.T) {
+	rt := newTestRuntime(t)
+	rt.route(t, routeDoc("gone", "DELETE", "/gone", "",
+		`{"type":"RETURN","depth":0,"pairs":[],"conditions":[],"status":204,"headers":`+pairsOf("X-Request-Cost", lit("INTEGER", "3"))+`}`))
+	if _, err := rt.pool.Exec(context.Background(), `UPDATE projects SET x_cors_origins = '{https://app.example.com}' WHERE id = 'shop'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.RoutesChanged(context.Background(), "shop"); err != nil {
+		t.Fatal(err)
+	}
+	a := rt.serve(t, Request{Method: "DELETE", Path: "/x/shop/gone", Origin: "https://app.example.com"})
+	if a.Status != 204 || a.Body != nil || a.Header.Get("X-Request-Cost") != "3" ||
+		a.Header.Get("Access-Control-Expose-Headers") != "Retry-After, X-Request-Cost" {
+		t.Fatalf("%d %q %v", a.Status, a.Body, a.Header)
+	}
+}
