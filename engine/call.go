@@ -241,4 +241,3 @@ func (r *runner) answerHeaders(s *step) ([]Header, error) {
 
 // noBody says whether an answer of status carries no body (RFC 9110 §6.4.1).
 func noBody(status int) bool { return status == 204 || status == 304 }
-

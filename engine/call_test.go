@@ -107,9 +107,13 @@ func TestHTTPBlockFaults(t *testing.T) {
 		message  string
 	}{
 		"connection refused": {blocks: []string{get(str("https://api.example.com/"))}, status: 502, message: "could not connect to api.example.com",
-			upstream: func(Call) (Reply, error) { return Reply{}, &CallError{Status: 502, Reason: "could not connect to api.example.com"} }},
+			upstream: func(Call) (Reply, error) {
+				return Reply{}, &CallError{Status: 502, Reason: "could not connect to api.example.com"}
+			}},
 		"egress refused": {blocks: []string{get(str("https://api.example.com/"))}, status: 502, message: "egress to 10.0.0.1:443 is not allowed",
-			upstream: func(Call) (Reply, error) { return Reply{}, &CallError{Status: 502, Reason: "egress to 10.0.0.1:443 is not allowed"} }},
+			upstream: func(Call) (Reply, error) {
+				return Reply{}, &CallError{Status: 502, Reason: "egress to 10.0.0.1:443 is not allowed"}
+			}},
 		"timeout": {blocks: []string{get(str("https://api.example.com/"))}, status: 504, message: "api.example.com did not answer within 5000 ms",
 			upstream: func(Call) (Reply, error) {
 				return Reply{}, &CallError{Status: 504, Reason: "api.example.com did not answer within 5000 ms"}

@@ -59,9 +59,9 @@ type Env interface {
 // Call is the request of an HTTP block (docs/engine.md).
 type Call struct {
 	Method  string
-	URL     string      // http or https, its query built
+	URL     string   // http or https, its query built
 	Header  []Header // names as the route wrote them, in its order
-	Body    []byte      // nil: none
+	Body    []byte   // nil: none
 	Timeout time.Duration
 	// Block and Seq name the request within its run: the block's index
 	// and how many requests the block sent before in this run. The same

@@ -114,12 +114,12 @@ type step struct {
 	ops      []test
 	filters  []test
 	operands []operand // TEMPLATE data, FUNCTION params, EMAIL recipients
-	pairs    []pair   // OBJECT, RETURN and EMAIL pairs, FETCH match, HTTP query
-	headers  []pair   // RETURN and HTTP headers
-	status   int      // RETURN: the answer's status
-	parts    []string // TEMPLATE text around its {} slots
-	a, b, c  *operand // LOOP min, max, step; PROPERTY data; UPDATE set, add; HTTP url, body, timeout_ms
-	filter   *test    // UPDATE filter
+	pairs    []pair    // OBJECT, RETURN and EMAIL pairs, FETCH match, HTTP query
+	headers  []pair    // RETURN and HTTP headers
+	status   int       // RETURN: the answer's status
+	parts    []string  // TEMPLATE text around its {} slots
+	a, b, c  *operand  // LOOP min, max, step; PROPERTY data; UPDATE set, add; HTTP url, body, timeout_ms
+	filter   *test     // UPDATE filter
 	targets  []target
 	coll     string
 	path     []string // ref_property, GET_PROPERTY's path

@@ -109,10 +109,10 @@ type Result struct {
 	Status int      // the answer's HTTP status
 	Header []Header // a RETURN's headers
 	Body   []byte   // the answer, JSON; nil for a 204 or 304
-	Ended  string // RETURN, FAIL, END (the flow ran out) or FAULT
-	Fault  *Fault // the route's fault, when Ended is FAULT
-	Steps  int    // block executions
-	Wrote  bool   // whether the run wrote to collections: commit on RETURN or END
+	Ended  string   // RETURN, FAIL, END (the flow ran out) or FAULT
+	Fault  *Fault   // the route's fault, when Ended is FAULT
+	Steps  int      // block executions
+	Wrote  bool     // whether the run wrote to collections: commit on RETURN or END
 	// Derived lists, in a traced run ended by RETURN, the answer's keys
 	// whose values came from a vault value (read, or computed from one):
 	// what a trace's reader is not shown.
