@@ -96,6 +96,15 @@ func addBlockSchemas(doc *openapi3.T) {
 		"simple-targets":  func() *openapi3.SchemaRef { return array(ref("SimpleTarget")) },
 		"fail-or-null":    func() *openapi3.SchemaRef { return orNull(ref("Fail")) },
 		"sort-or-null":    func() *openapi3.SchemaRef { return orNull(ref("Sort")) },
+		"headers": func() *openapi3.SchemaRef {
+			pairs := array(ref("Pair"))
+			pairs.Value.Description = "Header name (a token) and value; not Content-Length, Transfer-Encoding, Connection, Host, and for RETURN not Set-Cookie, Access-Control-*, Content-Security-Policy or Strict-Transport-Security."
+			return pairs
+		},
+		"status": func() *openapi3.SchemaRef {
+			return &openapi3.SchemaRef{Value: openapi3.NewIntegerSchema().WithMin(200).WithMax(308).
+				WithDefault(200)}
+		},
 	}
 	no := false
 	block := schemas["Block"].Value

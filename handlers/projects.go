@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/egress"
 	"stencil/runs"
 	"stencil/store"
 )
@@ -21,6 +22,7 @@ type projectDTO struct {
 	XRateLimit  int         `json:"x_rate_limit"`
 	XRateBurst  int         `json:"x_rate_burst"`
 	CORSOrigins []string    `json:"x_cors_origins"`
+	EgressHosts []string    `json:"x_egress_hosts"`
 	CreatedBy   *int64      `json:"created_by"`
 	CreatedAt   time.Time   `json:"created_at"`
 	UpdatedAt   time.Time   `json:"updated_at"`
@@ -39,7 +41,7 @@ type memberDTO struct {
 }
 
 func newProjectDTO(p store.Project, members []store.Member) projectDTO {
-	dto := projectDTO{ID: p.ID, Name: p.Name, Description: p.Description, APIPath: p.APIPath, XRateLimit: p.XRateLimit, XRateBurst: p.XRateBurst, CORSOrigins: p.XCORSOrigins, CreatedBy: p.CreatedBy,
+	dto := projectDTO{ID: p.ID, Name: p.Name, Description: p.Description, APIPath: p.APIPath, XRateLimit: p.XRateLimit, XRateBurst: p.XRateBurst, CORSOrigins: p.XCORSOrigins, EgressHosts: p.XEgressHosts, CreatedBy: p.CreatedBy,
 		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, MemberCount: p.Members, IsMember: p.IsMember}
 	for _, m := range members {
 		dto.Members = append(dto.Members, memberDTO{ID: m.UserID, Username: m.Username, FirstName: m.FirstName,
@@ -55,8 +57,10 @@ type projectInput struct {
 	APIPath     string `json:"api_path" form:"api_path" validate:"required,api_path"`
 	XRateLimit  *int   `json:"x_rate_limit" form:"x_rate_limit" validate:"omitnil,min=0,max=100000"`
 	XRateBurst  *int   `json:"x_rate_burst" form:"x_rate_burst" validate:"omitnil,min=1,max=100000"`
-	// CORSOrigins: a JSON array, or a form's text of one origin a line.
-	CORSOrigins *originList `json:"x_cors_origins" form:"x_cors_origins"`
+	// CORSOrigins and EgressHosts: a JSON array, or a form's text of one
+	// item a line.
+	CORSOrigins *lineList `json:"x_cors_origins" form:"x_cors_origins"`
+	EgressHosts *lineList `json:"x_egress_hosts" form:"x_egress_hosts"`
 }
 
 type projectUpdateInput struct {
@@ -66,7 +70,8 @@ type projectUpdateInput struct {
 	APIPath     *string     `json:"api_path" form:"api_path" validate:"omitnil,api_path"`
 	XRateLimit  *int        `json:"x_rate_limit" form:"x_rate_limit" validate:"omitnil,min=0,max=100000"`
 	XRateBurst  *int        `json:"x_rate_burst" form:"x_rate_burst" validate:"omitnil,min=1,max=100000"`
-	CORSOrigins *originList `json:"x_cors_origins" form:"x_cors_origins"`
+	CORSOrigins *lineList   `json:"x_cors_origins" form:"x_cors_origins"`
+	EgressHosts *lineList   `json:"x_egress_hosts" form:"x_egress_hosts"`
 }
 
 type projectQuery struct {
@@ -134,7 +139,10 @@ func (h *Handlers) projectCreate(c *fiber.Ctx) error {
 	p := store.Project{ID: in.ID, Name: in.Name, Description: in.Description, APIPath: in.APIPath,
 		XRateLimit: deref(in.XRateLimit, store.DefaultXRateLimit), XRateBurst: deref(in.XRateBurst, store.DefaultXRateBurst)}
 	var err error
-	if p.XCORSOrigins, err = in.CORSOrigins.check(nil); err != nil {
+	if p.XCORSOrigins, err = in.CORSOrigins.check("x_cors_origins", runs.Origins, nil); err != nil {
+		return h.formError(c, err, page)
+	}
+	if p.XEgressHosts, err = in.EgressHosts.check("x_egress_hosts", egress.Hosts, nil); err != nil {
 		return h.formError(c, err, page)
 	}
 	if err := h.store.CreateProject(c.UserContext(), &p, current(c).User.ID); err != nil {
@@ -220,7 +228,10 @@ func (h *Handlers) projectUpdate(c *fiber.Ctx) error {
 	}
 	p.Name, p.Description, p.APIPath = deref(in.Name, p.Name), deref(in.Description, p.Description), deref(in.APIPath, p.APIPath)
 	p.XRateLimit, p.XRateBurst = deref(in.XRateLimit, p.XRateLimit), deref(in.XRateBurst, p.XRateBurst)
-	if p.XCORSOrigins, err = in.CORSOrigins.check(p.XCORSOrigins); err != nil {
+	if p.XCORSOrigins, err = in.CORSOrigins.check("x_cors_origins", runs.Origins, p.XCORSOrigins); err != nil {
+		return h.formError(c, err, h.projectForm(c, in.ProjectID, "projects/details", details))
+	}
+	if p.XEgressHosts, err = in.EgressHosts.check("x_egress_hosts", egress.Hosts, p.XEgressHosts); err != nil {
 		return h.formError(c, err, h.projectForm(c, in.ProjectID, "projects/details", details))
 	}
 	if err := h.store.UpdateProject(c.UserContext(), &p); err != nil {
@@ -335,11 +346,11 @@ func isStatus(err error, code int) bool {
 	return errors.As(err, &ferr) && ferr.Code == code
 }
 
-// originList is a project's CORS origins as given: a JSON array of
-// strings, or a form's text, one origin a line.
-type originList []string
+// lineList is a list setting of a project as given (CORS origins, egress
+// hosts): a JSON array of strings, or a form's text of one item a line.
+type lineList []string
 
-func (o *originList) UnmarshalJSON(b []byte) error {
+func (o *lineList) UnmarshalJSON(b []byte) error {
 	var list []string
 	if err := json.Unmarshal(b, &list); err != nil {
 		return err
@@ -348,7 +359,7 @@ func (o *originList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (o *originList) UnmarshalText(b []byte) error {
+func (o *lineList) UnmarshalText(b []byte) error {
 	*o = nil
 	for _, line := range strings.Split(string(b), "\n") {
 		if line = strings.TrimSpace(line); line != "" {
@@ -358,19 +369,19 @@ func (o *originList) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// check returns the origins given as runs.Origins keeps them, or keep
-// when none were given; a list that is not one of origins is a validation
-// error naming the field.
-func (o *originList) check(keep []string) ([]string, error) {
+// check returns the list given as normal keeps it (runs.Origins,
+// egress.Hosts), or keep when none was given; a list normal refuses is a
+// validation error naming field.
+func (o *lineList) check(field string, normal func([]string) ([]string, string, string), keep []string) ([]string, error) {
 	if o == nil {
 		return keep, nil
 	}
-	origins, bad, problem := runs.Origins(*o)
+	list, bad, problem := normal(*o)
 	if bad != "" {
 		problem = quote(bad) + " " + problem
 	}
 	if problem != "" {
-		return nil, &ValidationError{Fields: map[string]string{"x_cors_origins": problem}}
+		return nil, &ValidationError{Fields: map[string]string{field: problem}}
 	}
-	return origins, nil
+	return list, nil
 }

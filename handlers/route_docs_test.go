@@ -47,13 +47,17 @@ func TestProjectDocument(t *testing.T) {
 			fail(409, ref("title"), lit("STRING", "Dune"), "taken"),
 			`{"type":"OBJECT","depth":0,"local_name":"book","pairs":` + pairsOf("title", ref("title"), "year", ref("year")) + `}`,
 			`{"type":"CREATE","depth":0,"ref_col":"books","ref_object":"book","save":true,"conditions":[]}`,
-			ret("book", ref("book"))}},
+			`{"type":"RETURN","depth":0,"pairs":` + pairsOf("book", ref("book")) + `,"conditions":[],"status":201,"headers":` + pairsOf("Location", lit("STRING", "/books/new")) + `}`}},
 		{id: "put_book", method: "PUT", path: "/books/:id", auth: auth, body: `[{"id":"price","bdtype":"FLOAT"}]`, blocks: []string{
 			ret("id", ref("id"), "price", ref("price"), "by", ref("auth.username"))}},
 		{id: "patch_book", method: "PATCH", path: "/books/:id/flags", auth: auth, body: `[{"id":"ok","bdtype":"BOOLEAN"},{"id":"tags","bdtype":"ARRAY"}]`, blocks: []string{
 			`{"type":"ASSIGNMENT","depth":0,"local_name":"x","conditions":[],"operations":[{"left":` + ref("ok") + `,"right":` + lit("STRING", "") + `,"operation_type":"NONE","not":false,"next":"NONE"}]}`}},
 		{id: "delete_book", method: "DELETE", path: "/books/:id", blocks: []string{
-			fail(403, lit("INTEGER", "1"), lit("INTEGER", "1"), "books are kept")}},
+			fail(403, lit("INTEGER", "1"), lit("INTEGER", "1"), "books are kept"),
+			`{"type":"RETURN","depth":0,"pairs":[],"conditions":[],"status":204}`}},
+		{id: "notify", method: "POST", path: "/notify", blocks: []string{
+			`{"type":"HTTP","depth":0,"local_name":"res","method":"POST","url":` + lit("STRING", "https://hooks.example.com/x") + `,"query":[],"headers":[],"body":null,"timeout_ms":null,"conditions":[]}`,
+			ret("status", ref("res.status"))}},
 	} {
 		r.save(t, ta, h)
 	}
@@ -83,6 +87,17 @@ func TestProjectDocument(t *testing.T) {
 		q.Schema.Value.Max == nil || *q.Schema.Value.Max != 1<<53-1 || q.Schema.Value.Min == nil || *q.Schema.Value.Min != -(1<<53-1) {
 		t.Fatalf("query parameter limit: %+v", q)
 	}
+	post := doc.Paths.Value("/books").Post.Responses
+	if created := post.Status(201); created == nil || post.Status(200) != nil || created.Value.Headers["Location"] == nil ||
+		!created.Value.Headers["Location"].Value.Required || created.Value.Content.Get("application/json") == nil {
+		t.Fatalf("POST /books answers %v", post.Map())
+	}
+	if gone := doc.Paths.Value("/books/{id}").Delete.Responses.Status(204); gone == nil || gone.Value.Content != nil {
+		t.Fatalf("DELETE /books/{id} 204: %+v", gone)
+	}
+	if notify := doc.Paths.Value("/notify").Post.Responses; notify.Status(502) == nil || notify.Status(504) == nil {
+		t.Fatalf("POST /notify answers %v", notify.Map())
+	}
 	if doc.Paths.Value("/books/{id}").Get.Security != nil || doc.Paths.Value("/books").Post.Responses.Status(409) == nil {
 		t.Fatal("a public route with security, or a FAIL status missing")
 	}
@@ -111,7 +126,7 @@ func TestProjectDocument(t *testing.T) {
 		{"GET", "/books?limit=many", "/books", "", false, 400},
 		{"GET", "/books/7", "/books/{id}", "", false, 200},
 		{"GET", "/books/0", "/books/{id}", "", false, 404},
-		{"POST", "/books", "/books", `{"title":"Kim","year":1901,"extra":null}`, false, 200},
+		{"POST", "/books", "/books", `{"title":"Kim","year":1901,"extra":null}`, false, 201},
 		{"POST", "/books", "/books", `{"title":"Dune","year":1965,"extra":1}`, false, 409},
 		{"POST", "/books", "/books", `{"title":"Kim"}`, false, 400},
 		{"PUT", "/books/3", "/books/{id}", `{"price":9.5}`, true, 200},
@@ -134,6 +149,11 @@ func TestProjectDocument(t *testing.T) {
 		if answer == nil {
 			t.Errorf("%s %s answered %d, which the document does not list", c.method, c.path, resp.StatusCode)
 			continue
+		}
+		for name, h := range answer.Value.Headers {
+			if h.Value.Required && resp.Header.Get(name) == "" {
+				t.Errorf("%s %s answered without its documented header %s", c.method, c.path, name)
+			}
 		}
 		var v any
 		if err := json.Unmarshal([]byte(body), &v); err != nil {

@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -148,7 +149,7 @@ func docOperation(r flow.Route, pathParams []string, limited bool) obj {
 	if r.Params.Delimiter != "&" && len(r.Params.Pairs) > 0 {
 		description += fmt.Sprintf(" Its query parameters may be separated by `%s` as well as by `&`, as clients send them.", r.Params.Delimiter)
 	}
-	responses := obj{"200": docAnswer(r)}
+	responses := docAnswers(r)
 	inputs := len(r.Params.Pairs) > 0 || len(r.Body) > 0
 	if inputs {
 		responses["400"] = errorResponse("An input is missing or not of its type; the message names it.")
@@ -171,6 +172,13 @@ func docOperation(r flow.Route, pathParams []string, limited bool) obj {
 		}
 	}
 	responses["503"] = retryLater(busy)
+	for _, b := range r.Flow.Blocks {
+		if b.Type == "HTTP" {
+			responses["502"] = errorResponse("An HTTP block got no answer: the connection failed, the egress guard refused the destination, or the answer passed 1 MiB (`Error: flow.blocks[i] (HTTP): …`).")
+			responses["504"] = errorResponse("An HTTP block's upstream did not answer within its timeout (`Error: flow.blocks[i] (HTTP): … did not answer within … ms`).")
+			break
+		}
+	}
 	failResponses(responses, r)
 	responses["500"] = errorResponse("A fault of the route (the message names its block), or of the platform.")
 	op := obj{
@@ -225,28 +233,60 @@ func failResponses(responses obj, r flow.Route) {
 	}
 }
 
-// docAnswer is a route's 200: the object of its RETURN pairs, typed where
-// the engine knows the type (see answerTypes) and required when every
-// RETURN has the key; or the envelope of a run that ends without RETURN,
-// when the flow can.
-func docAnswer(r flow.Route) obj {
-	props := obj{}
+// docAnswers are a route's answers by RETURN, by status: the object of the
+// pairs of its RETURNs of that status, typed where the engine knows the
+// type (see answerTypes) and required when every one of them has the key,
+// with their headers; no body for 204 and 304. A flow that may end without
+// RETURN answers 200 with the envelope too.
+func docAnswers(r flow.Route) obj {
 	var returns []flow.Block
 	ends := true // whether a run that ends normally may end without RETURN
+	byStatus := map[int][]flow.Block{}
 	for _, b := range r.Flow.Blocks {
 		if b.Type != "RETURN" {
 			continue
 		}
 		returns = append(returns, b)
+		status := cmp.Or(b.Status, http.StatusOK)
+		byStatus[status] = append(byStatus[status], b)
 		if b.Depth == 0 && len(b.Conditions) == 0 {
 			ends = false
 		}
 	}
 	envelope := obj{"$ref": "#/components/schemas/Error"}
+	out := obj{}
 	if len(returns) == 0 {
-		return obj{"description": "The flow ran to its end: `{\"status\":200,\"message\":\"OK\"}`.", "content": obj{"application/json": obj{"schema": envelope}}}
+		out["200"] = obj{"description": "The flow ran to its end: `{\"status\":200,\"message\":\"OK\"}`.", "content": obj{"application/json": obj{"schema": envelope}}}
+		return out
 	}
 	types := answerTypes(r)
+	for status, group := range byStatus {
+		answer := obj{"description": "The route's answer: the pairs of its RETURN."}
+		if headers := docHeaders(group); len(headers) > 0 {
+			answer["headers"] = headers
+		}
+		out[strconv.Itoa(status)] = answer
+		if status == http.StatusNoContent || status == http.StatusNotModified {
+			answer["description"] = "The route's answer, without a body."
+			continue
+		}
+		schema := pairsSchema(group, types)
+		if ends && status == http.StatusOK {
+			schema = obj{"anyOf": []obj{schema, envelope}}
+			answer["description"] = "The route's answer: the pairs of its RETURN, or `{\"status\":200,\"message\":\"OK\"}` when the flow ends without one."
+		}
+		answer["content"] = obj{"application/json": obj{"schema": schema}}
+	}
+	if _, ok := out["200"]; ends && !ok {
+		out["200"] = obj{"description": "The flow ran to its end: `{\"status\":200,\"message\":\"OK\"}`.", "content": obj{"application/json": obj{"schema": envelope}}}
+	}
+	return out
+}
+
+// pairsSchema is the object the RETURNs give: each key typed, required
+// when every RETURN has it.
+func pairsSchema(returns []flow.Block, types variableTypes) obj {
+	props := obj{}
 	count := map[string]int{}
 	for _, b := range returns {
 		seen := map[string]bool{}
@@ -265,13 +305,28 @@ func docAnswer(r flow.Route) obj {
 		}
 	}
 	sort.Strings(required)
-	schema := obj{"type": "object", "properties": props, "required": required}
-	description := "The route's answer: the pairs of its RETURN."
-	if ends {
-		schema = obj{"anyOf": []obj{schema, envelope}}
-		description = "The route's answer: the pairs of its RETURN, or `{\"status\":200,\"message\":\"OK\"}` when the flow ends without one."
+	return obj{"type": "object", "properties": props, "required": required}
+}
+
+// docHeaders are the headers RETURNs of one status set, each required
+// when every one of them sets it.
+func docHeaders(returns []flow.Block) obj {
+	count := map[string]int{}
+	names := map[string]string{}
+	for _, b := range returns {
+		for _, h := range b.Headers {
+			key := strings.ToLower(h.ID)
+			if _, seen := names[key]; !seen {
+				names[key] = h.ID
+			}
+			count[key]++
+		}
 	}
-	return obj{"description": description, "content": obj{"application/json": obj{"schema": schema}}}
+	out := obj{}
+	for key, name := range names {
+		out[name] = obj{"required": count[key] == len(returns), "schema": obj{"type": "string"}}
+	}
+	return out
 }
 
 // variableTypes are the JSON Schemas of a route's variables whose type the
