@@ -64,14 +64,14 @@ type projectInput struct {
 }
 
 type projectUpdateInput struct {
-	ProjectID   string      `json:"project_id" form:"project_id" validate:"required"`
-	Name        *string     `json:"name" form:"name" validate:"omitnil,min=1,max=100"`
-	Description *string     `json:"description" form:"description" validate:"omitnil,max=1000"`
-	APIPath     *string     `json:"api_path" form:"api_path" validate:"omitnil,api_path"`
-	XRateLimit  *int        `json:"x_rate_limit" form:"x_rate_limit" validate:"omitnil,min=0,max=100000"`
-	XRateBurst  *int        `json:"x_rate_burst" form:"x_rate_burst" validate:"omitnil,min=1,max=100000"`
-	CORSOrigins *lineList   `json:"x_cors_origins" form:"x_cors_origins"`
-	EgressHosts *lineList   `json:"x_egress_hosts" form:"x_egress_hosts"`
+	ProjectID   string    `json:"project_id" form:"project_id" validate:"required"`
+	Name        *string   `json:"name" form:"name" validate:"omitnil,min=1,max=100"`
+	Description *string   `json:"description" form:"description" validate:"omitnil,max=1000"`
+	APIPath     *string   `json:"api_path" form:"api_path" validate:"omitnil,api_path"`
+	XRateLimit  *int      `json:"x_rate_limit" form:"x_rate_limit" validate:"omitnil,min=0,max=100000"`
+	XRateBurst  *int      `json:"x_rate_burst" form:"x_rate_burst" validate:"omitnil,min=1,max=100000"`
+	CORSOrigins *lineList `json:"x_cors_origins" form:"x_cors_origins"`
+	EgressHosts *lineList `json:"x_egress_hosts" form:"x_egress_hosts"`
 }
 
 type projectQuery struct {
