@@ -8,10 +8,21 @@ import (
 
 // Summary is one line of a block's fields for people: "Label: value"
 // for text, choices and operands, lists by their items, empty fields left
-// out, joined by " · ".
+// out, joined by " · ". An HTTP block's line begins with its request as
+// one reads it: "POST https://api.example.com/charge → res".
 func Summary(b Block) string {
 	var parts []string
+	if b.Type == "HTTP" && b.URL != nil {
+		url := b.URL.Data
+		if b.URL.RefVar {
+			url = "{" + url + "}"
+		}
+		parts = append(parts, b.CallMethod+" "+url+" → "+b.LocalName)
+	}
 	for _, f := range BlockFields(b.Type) {
+		if b.Type == "HTTP" && (f.Name == "method" || f.Name == "url" || f.Name == "local_name") {
+			continue
+		}
 		var text string
 		switch v := b.Field(f.Name).(type) {
 		case *string:

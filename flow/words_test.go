@@ -19,3 +19,21 @@ func TestEveryBlockTypeAndOperatorHasWords(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryOfCalls: an HTTP block's line reads as its request, a
+// RETURN's as its status and headers.
+func TestSummaryOfCalls(t *testing.T) {
+	call := Block{Type: "HTTP", LocalName: "res", CallMethod: "POST", URL: &Operand{RType: "STRING", Data: "https://api.example.com/charge"},
+		Headers: []Pair{{ID: "Authorization", Data: Operand{RefVar: true, Data: "auth"}}}}
+	if got := Summary(call); got != `POST https://api.example.com/charge → res · Headers: Authorization = auth` {
+		t.Errorf("HTTP: %s", got)
+	}
+	call.URL = &Operand{RefVar: true, Data: "hook"}
+	if got := Summary(call); got != `POST {hook} → res · Headers: Authorization = auth` {
+		t.Errorf("HTTP to a variable: %s", got)
+	}
+	ret := Block{Type: "RETURN", Status: 201, Headers: []Pair{{ID: "Location", Data: Operand{RType: "STRING", Data: "/b/1"}}}}
+	if got := Summary(ret); got != `Status: 201 · Headers: Location = "/b/1"` {
+		t.Errorf("RETURN: %s", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"html/template"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -43,8 +44,9 @@ type routeRunDTO struct {
 }
 
 type routeAnswerDTO struct {
-	Status int             `json:"status"`
-	Body   json.RawMessage `json:"body"`
+	Status  int               `json:"status"`
+	Body    json.RawMessage   `json:"body"`
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // routeRun answers POST /route/run: it runs a route of the project as the
@@ -82,7 +84,7 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 		return err
 	}
 	out := routeRunDTO{
-		Response:   routeAnswerDTO{Status: a.Status, Body: a.Body},
+		Response:   routeAnswerDTO{Status: a.Status, Body: a.Body, Headers: headerMap(a.Header)},
 		DurationMS: float64(a.Duration.Microseconds()) / 1000,
 		Ended:      a.Ended,
 		Attempts:   a.Attempts,
@@ -245,4 +247,16 @@ func (h *Handlers) routeDocsPage(c *fiber.Ctx) error {
 	h.sessionPut(c, docsReadKey, int64(1))
 	return h.respond(c, Reply{Page: "api/scalar", View: scalarView{Base: h.base(c, p.Name+" routes"), Heading: p.Name + " routes",
 		DocURL: "/x" + strings.TrimSuffix(p.APIPath, "/") + runs.DocumentPath, Back: "/web/routes?id=" + url.QueryEscape(p.ID), BackText: "Routes of " + p.Name}})
+}
+
+// headerMap is an answer's headers, one value each, for JSON.
+func headerMap(h http.Header) map[string]string {
+	if len(h) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(h))
+	for k := range h {
+		out[k] = h.Get(k)
+	}
+	return out
 }

@@ -234,11 +234,24 @@ func (t *tracer) mask(body []byte, derived []string) []byte {
 	return out
 }
 
+// Text is the call as one line: "POST https://api.example.com/charge →
+// 201 · 12.3 ms · 45 B", or "→ no answer".
+func (c CallRow) Text() string {
+	answer := "no answer"
+	if c.Status > 0 {
+		answer = fmt.Sprintf("%d · %d B", c.Status, c.Bytes)
+	}
+	return fmt.Sprintf("%s %s → %s · %.1f ms", c.Method, c.URL, answer, c.TookMS)
+}
+
 // String is a row as one line, for logs and tests.
 func (r TraceRow) String() string {
 	line := fmt.Sprintf("%d %s %d", r.Block, r.Type, r.Depth)
 	if r.Turn > 0 {
 		line += fmt.Sprintf(" turn %d", r.Turn)
+	}
+	if r.Call != nil {
+		line += " " + r.Call.Text()
 	}
 	if r.Variable != "" {
 		line += " " + r.Variable + "=" + r.Preview

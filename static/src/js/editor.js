@@ -122,9 +122,10 @@
         text: "", enum: f.enum ? f.enum[0] : "", bool: false,
         operand: operand(type === "LOOP" ? "INTEGER" : "STRING"), "operand-or-null": null, operands: [],
         conditions: [], operations: [], filters: [], "filter-or-null": null, pairs: [],
-        "update-targets": [], "simple-targets": [], "fail-or-null": null, "sort-or-null": null
-      }[f.kind];
+        "update-targets": [], "simple-targets": [], "fail-or-null": null, "sort-or-null": null, headers: []
+      }[f.kind]; // a status is left out: the answer's default, 200
     });
+    if (type === "HTTP") b.timeout_ms = null;
     return b;
   }
 
@@ -311,6 +312,28 @@
     ]);
   }
 
+  // statusInput edits a RETURN's status: empty for the default, 200.
+  function statusInput(path, label) {
+    var input = el("input", {
+      id: "f-" + path, type: "number", min: "200", max: "308", inputmode: "numeric", placeholder: "200",
+      class: "input w-28" + (problems[path] ? " input-error" : ""), "data-path": path,
+      oninput: function (e) {
+        var n = parseInt(e.target.value, 10);
+        var at = path.lastIndexOf(".");
+        var b = get(path.slice(0, at));
+        if (isNaN(n)) delete b.status; else b.status = n;
+        clearProblem(path);
+        changed(false);
+      }
+    });
+    input.value = get(path) || "";
+    return el("div", {}, [
+      el("label", { class: "label", for: "f-" + path, text: label }), input,
+      el("p", { class: "mt-1 text-xs text-slate-600", text: "200 unless set: 201 for a record made, 204 for no body, 3xx with a Location header." }),
+      fieldError(path)
+    ]);
+  }
+
   // fieldInput renders one block field from its kind.
   function fieldInput(path, f) {
     var label = f.label;
@@ -335,7 +358,18 @@
         return listInput(path, "filter", filter, filterRow);
       case "filter-or-null":
         return optional(path, label, filter, function () { return filterRow(path); });
+      case "headers":
+        return listInput(path, "header", function () { return { id: "", data: operand() }; }, function (p) {
+          return el("div", { class: "space-y-2" }, [textInput(p + ".id", "Header name", { mono: true, placeholder: "Authorization" }), operandInput(p + ".data", "Value")]);
+        });
+      case "status":
+        return statusInput(path, label);
       case "pairs":
+        if (f.name === "query") {
+          return listInput(path, "query parameter", function () { return { id: "", data: operand() }; }, function (p) {
+            return el("div", { class: "space-y-2" }, [textInput(p + ".id", "Name", { mono: true }), operandInput(p + ".data", "Value")]);
+          });
+        }
         if (f.name === "match") {
           return listInput(path, "match", function () { return { id: "", data: operand() }; }, function (p) {
             return el("div", { class: "space-y-2" }, [textInput(p + ".id", "Property (a dot path)", { mono: true }), operandInput(p + ".data", "Equals")]);
@@ -469,6 +503,9 @@
 
   // summaryOf is a folded block's one line: its text fields that are set.
   function summaryOf(b) {
+    if (b.type === "HTTP" && b.url) {
+      return b.method + " " + (b.url.ref_var ? "{" + b.url.data + "}" : b.url.data) + " → " + b.local_name;
+    }
     return data.blocks[b.type].filter(function (f) { return f.kind === "text" && b[f.name]; })
       .map(function (f) { return f.label + ": " + b[f.name]; }).join(" · ");
   }

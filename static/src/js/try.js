@@ -198,6 +198,8 @@
     else if (row.turn) text = "turn " + row.turn + (row.variable ? ": " + row.variable + " = " + row.preview : "");
     else if (row.variable) text = row.variable + " = " + row.preview;
     else if (!row.held) text = row.type === "LOOP" ? "no turn" : "conditions did not hold";
+    if (row.call) parts.push(el("code", { class: "min-w-0 break-all text-xs text-slate-800", "data-testid": "try-call",
+      text: row.call.method + " " + row.call.url + " → " + (row.call.status ? row.call.status + " · " + row.call.bytes + " B" : "no answer") + " · " + row.call.took_ms.toFixed(1) + " ms" }));
     if (text) parts.push(el("code", { class: "min-w-0 break-all text-xs " + (row.held ? "text-slate-800" : "text-slate-600"), text: text }));
     // A RETURN that answered says so once, not "RETURN RETURN".
     if (row.outcome) parts.push(el("span", { class: "badge shrink-0 " + (failed ? "bg-red-600 text-white" : "bg-brand-100 text-brand-800"), text: row.outcome === row.type ? "answered" : row.outcome }));
@@ -227,8 +229,8 @@
         el("span", { class: "text-slate-600", text: "ended: " + d.ended }),
         d.dry_run ? el("span", { class: "badge bg-slate-100 text-slate-700", text: "dry run: nothing written" }) : el("span", { class: "badge bg-amber-100 text-amber-800", text: "written" })
       ]),
-      el("p", { class: "font-mono text-xs text-slate-700", "data-testid": "try-headers", text: "Content-Type: application/json · " +
-        new Blob([JSON.stringify(d.response.body)]).size + " bytes" + (d.response.status === 429 || d.response.status === 503 ? " · Retry-After" : "") }),
+      el("p", { class: "font-mono text-xs text-slate-700", "data-testid": "try-headers", text: (d.response.body === null ? "no body" : "Content-Type: application/json · " +
+        new Blob([JSON.stringify(d.response.body)]).size + " bytes") + Object.keys(d.response.headers || {}).sort().map(function (k) { return " · " + k + ": " + d.response.headers[k]; }).join("") }),
       el("pre", { class: "max-h-96 overflow-auto whitespace-pre-wrap break-words rounded bg-slate-50 p-3 font-mono text-xs leading-5 text-slate-800 [overflow-wrap:anywhere]", "data-testid": "try-body", tabindex: "0", "aria-label": "Answer body", text: body })
     ]));
     var trace = el("ol", { class: "divide-y divide-slate-100", "data-testid": "try-trace", "aria-label": "Blocks run, in order" }, d.trace.map(traceRow));
