@@ -221,9 +221,9 @@ const MaxHosts = 100
 var hostLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // Hosts checks a project's list of hosts as given (x_egress_hosts) and
-// returns it as kept: lower case, each once. A host is a DNS name or an
-// IP address, no scheme, port or path; "*.example.com" stands for the
-// names under example.com. bad is the entry that is wrong, problem why.
+// returns it as kept: lower case, each once. A host is a DNS name (an
+// IPv4 address reads as one), no scheme, port or path; "*.example.com"
+// stands for the names under example.com. bad is the entry that is wrong, problem why.
 func Hosts(given []string) (out []string, bad, problem string) {
 	if len(given) > MaxHosts {
 		return nil, "", fmt.Sprintf("has %d hosts: at most %d", len(given), MaxHosts)
@@ -234,9 +234,6 @@ func Hosts(given []string) (out []string, bad, problem string) {
 		if p := hostProblem(h); p != "" {
 			return nil, g, p
 		}
-		if ip, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
-			h = ip.String() // as a URL's Hostname gives it
-		}
 		if !slices.Contains(out, h) {
 			out = append(out, h)
 		}
@@ -245,13 +242,8 @@ func Hosts(given []string) (out []string, bad, problem string) {
 }
 
 func hostProblem(h string) string {
-	if strings.Contains(h, "://") || strings.ContainsAny(h, "/:?#@") && !strings.Contains(h, "::") {
-		if _, err := netip.ParseAddr(strings.Trim(h, "[]")); err != nil {
-			return "must be a host name such as api.example.com, without scheme, port or path"
-		}
-	}
-	if _, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
-		return ""
+	if strings.ContainsAny(h, "/:?#@[]") {
+		return "must be a host name such as api.example.com, without scheme, port or path"
 	}
 	name := strings.TrimPrefix(h, "*.")
 	if len(name) > 253 || !strings.Contains(name, ".") && strings.HasPrefix(h, "*.") {

@@ -280,11 +280,11 @@ func BenchmarkCheck(b *testing.B) {
 
 // TestHosts: what a project's list takes, and what it refuses.
 func TestHosts(t *testing.T) {
-	out, bad, problem := Hosts([]string{"API.example.com", " *.stripe.com ", "api.example.com", "93.184.216.34", "[2001:db8::1]"})
-	if problem != "" || strings.Join(out, " ") != "api.example.com *.stripe.com 93.184.216.34 2001:db8::1" {
+	out, bad, problem := Hosts([]string{"API.example.com", " *.stripe.com ", "api.example.com", "93.184.216.34"})
+	if problem != "" || strings.Join(out, " ") != "api.example.com *.stripe.com 93.184.216.34" {
 		t.Fatalf("%v %q %q", out, bad, problem)
 	}
-	for _, h := range []string{"https://api.example.com", "api.example.com:443", "api.example.com/v1", "*.com", "a..b", "-a.example.com", "*", "me@api.example.com", ""} {
+	for _, h := range []string{"https://api.example.com", "[2001:db8::1]", "api.example.com:443", "api.example.com/v1", "*.com", "a..b", "-a.example.com", "*", "me@api.example.com", ""} {
 		if _, bad, problem := Hosts([]string{"ok.example.com", h}); bad != h || problem == "" {
 			t.Errorf("%q: bad %q, problem %q", h, bad, problem)
 		}

@@ -263,6 +263,9 @@ func runnableLiterals(t *testing.T, doc []byte) string {
 			for _, item := range x {
 				fix(item)
 			}
+			if url, ok := x["url"].(map[string]any); ok && url["ref_var"] == false {
+				url["data"] = "https://x.example.com/" // an HTTP block calls a URL
+			}
 		case []any:
 			for _, item := range x {
 				fix(item)

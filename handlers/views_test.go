@@ -103,6 +103,7 @@ func sampleViews() map[string]sample {
 		"api/scalar":          {page: true, view: scalarView{Base: base, Heading: "Shop routes", DocURL: "/x/shop/openapi.json", Back: "/web/routes?id=shop", BackText: "Routes"}},
 		"layouts/title":       {view: base},
 		"partials/field":      {view: map[string]any{"Name": "n", "Label": "N", "Error": "bad", "Required": true, "Hint": "h"}},
+		"partials/lines":      {view: map[string]any{"Name": "n", "Label": "N", "Error": "bad", "Has": true, "Given": "a\nb", "Hint": "h"}},
 		"partials/filter":     {view: map[string]any{"Action": "/web/users", "Value": "a", "Target": "#t", "Label": "Filter"}},
 		"partials/pager":      {view: map[string]any{"Pager": pager, "Target": "#t"}},
 		"partials/try_field":  {view: map[string]any{"Prefix": "query", "Field": tryField{ID: "all", BDType: "BOOLEAN", Kind: "switch"}}},
