@@ -79,9 +79,13 @@ func (e *Error) Error() string { return "egress to " + e.Host + " is not allowed
 // serves the whole service, so its connections are pooled.
 func (g *Guard) Client() *http.Client {
 	transport := &http.Transport{
-		DialContext:           g.dial,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConnsPerHost:   16,
+		DialContext:       g.dial,
+		ForceAttemptHTTP2: true,
+		// As many kept open to one upstream as may be in flight to it
+		// (EGRESS_CONCURRENCY's default): a busy route reuses its
+		// connections instead of dialling one per request.
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   256,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: 10 * time.Second,

@@ -39,7 +39,7 @@ import (
 )
 
 // onlyLoads are the loads -only can name (measure runs them by name).
-var onlyLoads = []string{"route", "vault", "page", "counter", "match", "mail"}
+var onlyLoads = []string{"route", "vault", "page", "counter", "match", "mail", "upstream"}
 
 func main() {
 	bin := flag.String("bin", "bin/stencil", "the service binary")
@@ -111,6 +111,11 @@ func run(bin string, duration time.Duration, conns, rounds int, lighthouse, only
 		return err
 	}
 	defer b.smtp.Close()
+	var stopUpstream func()
+	if b.upstream, stopUpstream, err = startUpstream(); err != nil {
+		return err
+	}
+	defer stopUpstream()
 	if err := b.startService(ctx); err != nil {
 		return err
 	}
@@ -149,6 +154,7 @@ type bench struct {
 	apply    []byte // the body of a 5,000-block apply
 	only     string // the one load to run ("": all)
 	smtp     *smtptest.Server
+	upstream string // the HTTP block's upstream, host:port
 }
 
 var vaultKeys = "bench:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
@@ -170,6 +176,7 @@ func (b *bench) startService(ctx context.Context) error {
 		"DATABASE_URL="+b.appURL, "DATA_DIR="+filepath.Join(b.work, "data"), "JWT_SECRET="+strings.Repeat("j", 48),
 		"VAULT_KEYS="+vaultKeys, "ROOT_USERNAME=root", "ROOT_PASSWORD=root-password-1", "ROOT_EMAIL=root@example.com")
 	cmd.Env = append(cmd.Env, b.mailVars()...)
+	cmd.Env = append(cmd.Env, "EGRESS_ALLOW="+b.upstream)
 	b.logs = &bytes.Buffer{}
 	cmd.Stderr = b.logs
 	start := time.Now()
@@ -331,6 +338,9 @@ func (b *bench) seed(ctx context.Context) error {
 		return err
 	}
 	if err := b.seedWrites(ctx, operand); err != nil {
+		return err
+	}
+	if err := b.seedUpstream(operand); err != nil {
 		return err
 	}
 	// The large project and the long log go in by SQL: they are only
@@ -513,7 +523,11 @@ func (b *bench) wrkMethod(name, method, path string, headers ...string) (result,
 		hs = append(hs, "-s", script)
 	}
 	conns := "-c" + strconv.Itoa(b.conns)
-	warm, err := exec.Command("wrk", append(append([]string{"-t2", conns, "-d1s"}, hs...), b.base+path)...).CombinedOutput()
+	target := b.base + path
+	if strings.HasPrefix(path, "http://") {
+		target = path // another service than ours
+	}
+	warm, err := exec.Command("wrk", append(append([]string{"-t2", conns, "-d1s"}, hs...), target)...).CombinedOutput()
 	if err != nil {
 		return result{}, fmt.Errorf("wrk: %v: %s", err, warm)
 	}
@@ -521,7 +535,7 @@ func (b *bench) wrkMethod(name, method, path string, headers ...string) (result,
 		return result{}, err
 	}
 	args := append([]string{"-t2", conns, "-d" + strconv.Itoa(int(b.duration.Seconds())) + "s", "--latency"}, hs...)
-	out, err := exec.Command("wrk", append(args, b.base+path)...).CombinedOutput()
+	out, err := exec.Command("wrk", append(args, target)...).CombinedOutput()
 	if err != nil {
 		return result{}, fmt.Errorf("wrk: %v: %s", err, out)
 	}

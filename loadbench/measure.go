@@ -223,6 +223,20 @@ func (b *bench) measure(ctx context.Context) error {
 		}
 		return nil
 	}
+	// upstreamLoad loads a route whose one HTTP GET reaches the upstream,
+	// beside wrk on the upstream directly.
+	upstreamLoad := func() error {
+		call, direct, err := alternate(b.rounds, func() (result, error) {
+			return b.wrk("GET /x/… (HTTP GET upstream, RETURN)", "/x/bench/rate", "Accept: application/json")
+		}, func() (result, error) {
+			return b.wrk(fmt.Sprintf("the upstream directly (answers in %s)", upstreamDelay), "http://"+b.upstream+"/rates?to=EUR")
+		})
+		if err != nil {
+			return err
+		}
+		add(call, direct, "≥ 0.5, p99 < 20 ms", call.rps >= 0.5*direct.rps && call.p99 < 20 && call.errors == 0)
+		return nil
+	}
 	// mailLoad delivers 1,000 queued messages beside a plain loop sending
 	// the same messages with the same library over one connection.
 	mailLoad := func() error {
@@ -241,13 +255,13 @@ func (b *bench) measure(ctx context.Context) error {
 		return nil
 	}
 	if b.only != "" {
-		load := map[string]func() error{"route": routeLoad, "vault": vaultReads, "page": vaultPage, "counter": counterLoad, "match": matchLoad, "mail": mailLoad}[b.only]
+		load := map[string]func() error{"route": routeLoad, "vault": vaultReads, "page": vaultPage, "counter": counterLoad, "match": matchLoad, "mail": mailLoad, "upstream": upstreamLoad}[b.only]
 		if err := load(); err != nil {
 			return err
 		}
 		return b.finish(ctx, rows)
 	}
-	for _, load := range []func() error{routeLoad, counterLoad, matchLoad, mailLoad} {
+	for _, load := range []func() error{routeLoad, counterLoad, matchLoad, upstreamLoad, mailLoad} {
 		if err := load(); err != nil {
 			return err
 		}

@@ -130,6 +130,21 @@ func TestHTTPBlockCallsUpstream(t *testing.T) {
 	if keys := []string{up.requests()[0].Header.Get("Idempotency-Key"), up.requests()[1].Header.Get("Idempotency-Key")}; keys[0] == keys[1] {
 		t.Fatalf("two requests to /x sent one Idempotency-Key %s", keys[0])
 	}
+
+	// A fault that would quote what was sent quotes it masked; the run
+	// log keeps no secret in any column.
+	up.Close()
+	a = rt.serve(t, Request{Plan: plan, ProjectID: "shop", Path: "/x/shop/pay", Body: []byte(`{"amount":5}`), Trace: true, KeepBody: true})
+	if a.Status != 502 || strings.Contains(string(a.Body), secret) {
+		t.Fatalf("upstream gone: %d %s", a.Status, a.Body)
+	}
+	if err := rt.FlushLog(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var leaks int
+	if err := rt.pool.QueryRow(context.Background(), `SELECT count(*) FROM route_runs r WHERE strpos(r::text, $1) > 0`, secret).Scan(&leaks); err != nil || leaks != 0 {
+		t.Fatalf("%d run log rows hold the secret (%v)", leaks, err)
+	}
 }
 
 // TestHTTPBlockFaults: no answer is a fault naming the block — refused by
@@ -147,7 +162,12 @@ func TestHTTPBlockFaults(t *testing.T) {
 			case <-r.Context().Done():
 			}
 		case "/large":
-			_, _ = w.Write(make([]byte, engine.MaxAnswerBytes+1))
+			_, _ = w.Write(make([]byte, 2<<20))
+		case "/teapot":
+			w.WriteHeader(http.StatusTeapot)
+			_, _ = w.Write([]byte("short and stout"))
+		case "/moved":
+			http.Redirect(w, r, "/teapot", http.StatusFound)
 		case "/away":
 			http.Redirect(w, r, "ftp://files.example.com/", http.StatusFound)
 		}
@@ -173,14 +193,25 @@ func TestHTTPBlockFaults(t *testing.T) {
 	check(502, "egress to 127.0.0.1 is not allowed")
 	rt.route(t, call("http://169.254.169.254/latest/meta-data/", "null"))
 	check(502, "egress to 169.254.169.254 is not allowed")
-	rt.route(t, call(up.URL+"/slow", lit("INTEGER", "200")))
-	check(504, up.Listener.Addr().String()+" did not answer within 200 ms")
+	rt.route(t, call(up.URL+"/slow", lit("INTEGER", "500")))
+	began := time.Now()
+	check(504, up.Listener.Addr().String()+" did not answer within 500 ms")
+	if waited := time.Since(began); waited > 3*time.Second {
+		t.Fatalf("the 504 came after %s: the run waited for the upstream", waited)
+	}
 	rt.route(t, call(up.URL+"/large", "null"))
 	check(502, "answered more than 1 MiB")
 	rt.route(t, call(up.URL+"/away", "null"))
 	check(502, "answered a redirect not followed: to a URL whose scheme \\\"ftp\\\" is not http or https")
 	if len(other.requests()) != 0 {
 		t.Fatal("a refused destination got a request")
+	}
+	// Any status is a value; a redirect to an allowed address is followed.
+	for _, path := range []string{"/teapot", "/moved"} {
+		rt.route(t, call(up.URL+path, "null"))
+		if a := rt.serve(t, Request{Method: "GET", Path: fmt.Sprintf("/x/shop/c%d", n)}); a.Status != 200 || string(a.Body) != `{"s":418}` {
+			t.Fatalf("%s: %d %s", path, a.Status, a.Body)
+		}
 	}
 
 	// A project that lists its hosts reaches only those.
