@@ -328,8 +328,18 @@ func (b *browser) checkClean() {
 // browser signed in as the member.
 func memberBrowser(t *testing.T, username, role string) (*instance, *browser) {
 	t.Helper()
-	app := startInstance(t, map[string]string{"DATABASE_URL": storetest.URL(t),
-		"ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"})
+	return memberBrowserWith(t, username, role, nil)
+}
+
+// memberBrowserWith is memberBrowser on an instance with more settings.
+func memberBrowserWith(t *testing.T, username, role string, vars map[string]string) (*instance, *browser) {
+	t.Helper()
+	env := map[string]string{"DATABASE_URL": storetest.URL(t),
+		"ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"}
+	for k, v := range vars {
+		env[k] = v
+	}
+	app := startInstance(t, env)
 	root := apiLogin(t, app.URL, "root", "root-password-1")
 	password := username + "-password-1"
 	for _, call := range [][2]string{

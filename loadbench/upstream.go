@@ -7,12 +7,15 @@ import (
 	"time"
 )
 
-// The upstream the HTTP block's row calls: a service on loopback that
-// answers a small JSON object after upstreamDelay, as a nearby API would.
-// The service reaches it because EGRESS_ALLOW lists it (docs/engine.md).
+// The upstream the HTTP block's rows call: a service on loopback that
+// answers a small JSON object after the milliseconds its query's ms asks
+// (an API in the same region answers in about 10; 0 measures the cost of
+// the call itself on a machine whose cores wrk, the service and the
+// upstream share). The service reaches it because EGRESS_ALLOW lists it
+// (docs/engine.md).
 
-// upstreamDelay is how long the upstream takes to answer each request.
-const upstreamDelay = 2 * time.Millisecond
+// upstreamDelay is how long the upstream of the row with a goal takes.
+const upstreamDelay = 10 * time.Millisecond
 
 // startUpstream serves the upstream on a free loopback port and returns
 // its address (host:port) and how to stop it.
@@ -22,7 +25,9 @@ func startUpstream() (addr string, stop func(), err error) {
 		return "", nil, err
 	}
 	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(upstreamDelay)
+		if ms, err := time.ParseDuration(r.URL.Query().Get("ms") + "ms"); err == nil && ms > 0 {
+			time.Sleep(ms)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = fmt.Fprintf(w, `{"rate":1.0842,"currency":%q}`, r.URL.Query().Get("to"))
 	})}
@@ -30,14 +35,24 @@ func startUpstream() (addr string, stop func(), err error) {
 	return ln.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
-// seedUpstream makes the route that calls the upstream once: GET
-// /x/bench/rate asks it for a rate and answers it.
+// upstreamPath is the upstream's path and query for a delay.
+func upstreamPath(delay time.Duration) string {
+	return fmt.Sprintf("/rates?ms=%d", delay.Milliseconds())
+}
+
+// seedUpstream makes the routes that call the upstream once: GET
+// /x/bench/rate (the upstream answering in upstreamDelay) and
+// /x/bench/rate_now (at once) ask it for a rate and answer it.
 func (b *bench) seedUpstream(operand func(bool, string, string) string) error {
-	route := `{"project_id":"bench","route":{"route_id":"rate","route_path":"/rate","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},
+	for id, delay := range map[string]time.Duration{"rate": upstreamDelay, "rate_now": 0} {
+		route := `{"project_id":"bench","route":{"route_id":"` + id + `","route_path":"/` + id + `","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},
 		"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[
-		{"type":"HTTP","depth":0,"local_name":"res","method":"GET","url":` + operand(false, "STRING", "http://"+b.upstream+"/rates") + `,
+		{"type":"HTTP","depth":0,"local_name":"res","method":"GET","url":` + operand(false, "STRING", "http://"+b.upstream+upstreamPath(delay)) + `,
 			"query":[{"id":"to","data":` + operand(false, "STRING", "EUR") + `}],"headers":[],"body":null,"timeout_ms":null,"conditions":[]},
 		{"type":"RETURN","depth":0,"pairs":[{"id":"rate","data":` + operand(true, "OTHER", "res.body.rate") + `},{"id":"status","data":` + operand(true, "OTHER", "res.status") + `}],"conditions":[]}]}}}`
-	_, err := b.must(201, "POST", "/route/create", b.jwt, route)
-	return err
+		if _, err := b.must(201, "POST", "/route/create", b.jwt, route); err != nil {
+			return err
+		}
+	}
+	return nil
 }

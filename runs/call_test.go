@@ -26,7 +26,7 @@ type upstream struct {
 	sent []string // bodies
 }
 
-func newUpstream(t *testing.T, handle http.HandlerFunc) *upstream {
+func newUpstream(t testing.TB, handle http.HandlerFunc) *upstream {
 	t.Helper()
 	u := &upstream{}
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -48,7 +48,7 @@ func (u *upstream) requests() []*http.Request {
 
 // allow lets the runtime's routes reach the upstreams, as EGRESS_ALLOW
 // does; nothing else on loopback.
-func (rt *testRuntime) allow(t *testing.T, ups ...*upstream) {
+func (rt *testRuntime) allow(t testing.TB, ups ...*upstream) {
 	t.Helper()
 	var entries []string
 	for _, u := range ups {
@@ -281,4 +281,27 @@ func TestReturnHeadersAndCORS(t *testing.T) {
 		a.Header.Get("Access-Control-Expose-Headers") != "Retry-After, X-Request-Cost" {
 		t.Fatalf("%d %q %v", a.Status, a.Body, a.Header)
 	}
+}
+
+// BenchmarkHTTPBlock is a run of a route whose one HTTP GET reaches an
+// upstream on loopback: what the runtime adds to a call.
+func BenchmarkHTTPBlock(b *testing.B) {
+	rt := newTestRuntime(b)
+	up := newUpstream(b, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"rate":1.08}`))
+	})
+	rt.allow(b, up)
+	rt.route(b, routeDoc("rate", "GET", "/rate", "", httpBlock("res", "GET", lit("STRING", up.URL+"/rates"), ""),
+		`{"type":"RETURN","depth":0,"pairs":`+pairsOf("rate", ref("res.body.rate"))+`,"conditions":[]}`))
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			a, err := rt.Serve(context.Background(), Request{Method: "GET", Path: "/x/shop/rate", Client: "127.0.0.1"})
+			if err != nil || a.Status != 200 {
+				b.Fatal(err, a.Status)
+			}
+		}
+	})
 }

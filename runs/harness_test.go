@@ -33,7 +33,7 @@ type testRuntime struct {
 	logs    *bytes.Buffer
 }
 
-func newTestRuntime(t *testing.T) *testRuntime {
+func newTestRuntime(t testing.TB) *testRuntime {
 	t.Helper()
 	pool := storetest.Pool(t)
 	st := store.New(pool)
@@ -74,7 +74,7 @@ func (rt *testRuntime) collection(t *testing.T, id string, records ...string) {
 
 // route saves a route of project shop, given as its document, and reloads
 // the project's routes.
-func (rt *testRuntime) route(t *testing.T, doc string) {
+func (rt *testRuntime) route(t testing.TB, doc string) {
 	t.Helper()
 	r, problems := flow.DecodeRoute([]byte(doc), "route")
 	if len(problems) > 0 {

@@ -199,7 +199,7 @@
     else if (row.variable) text = row.variable + " = " + row.preview;
     else if (!row.held) text = row.type === "LOOP" ? "no turn" : "conditions did not hold";
     if (row.call) parts.push(el("code", { class: "min-w-0 break-all text-xs text-slate-800", "data-testid": "try-call",
-      text: row.call.method + " " + row.call.url + " → " + (row.call.status ? row.call.status + " · " + row.call.bytes + " B" : "no answer") + " · " + row.call.took_ms.toFixed(1) + " ms" }));
+      text: row.call.method + " " + row.call.url + " → " + (row.call.status ? row.call.status + " · " + row.call.bytes + " B" : "no answer") }));
     if (text) parts.push(el("code", { class: "min-w-0 break-all text-xs " + (row.held ? "text-slate-800" : "text-slate-600"), text: text }));
     // A RETURN that answered says so once, not "RETURN RETURN".
     if (row.outcome) parts.push(el("span", { class: "badge shrink-0 " + (failed ? "bg-red-600 text-white" : "bg-brand-100 text-brand-800"), text: row.outcome === row.type ? "answered" : row.outcome }));
@@ -252,7 +252,11 @@
     answer.textContent = message;
   }
 
+  // sending: a request is under way. Send is marked busy, not disabled: a
+  // disabled button would drop the focus, and the work goes on from Send.
+  var sending = false;
   function submit() {
+    if (sending) return;
     clearErrors();
     answer.removeAttribute("role");
     var v = values();
@@ -261,7 +265,8 @@
       if (!i.value.trim()) missing = fieldError("path", i.name, i.name + " is required: it fills the path") || missing;
     });
     if (missing) { form.querySelector("[aria-invalid]").focus(); return; }
-    send.disabled = true;
+    sending = true;
+    send.setAttribute("aria-disabled", "true");
     send.textContent = "Sending…";
     window.stencil.post("/route/run", request(v)).then(function (env) {
       if (env.status !== 200) {
@@ -274,7 +279,8 @@
     }).catch(function () {
       problem("The request did not reach the server. Check the connection and send again.");
     }).finally(function () {
-      send.disabled = false;
+      sending = false;
+      send.removeAttribute("aria-disabled");
       send.textContent = "Send";
     });
   }
