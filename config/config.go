@@ -55,6 +55,9 @@ type Config struct {
 	// for the whole service (docs/engine.md).
 	EgressAllow       []string
 	EgressConcurrency int
+	// RouteStats says whether runs are counted for route analytics
+	// (ROUTE_STATS: on, the default, or off).
+	RouteStats bool
 	// MetricsAddr serves /metrics without authentication on a listener of
 	// its own; DebugAddr serves net/http/pprof, on a loopback address only.
 	MetricsAddr string
@@ -277,6 +280,12 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.EgressConcurrency, err = wholeNumber(getenv, "EGRESS_CONCURRENCY", 256, 1, 100_000); err != nil {
 		return c, err
+	}
+	switch v := or(getenv("ROUTE_STATS"), "on"); v {
+	case "on", "off":
+		c.RouteStats = v == "on"
+	default:
+		return c, fmt.Errorf("ROUTE_STATS must be on or off, got %q", v)
 	}
 	if c.VaultVersions, err = wholeNumber(getenv, "VAULT_VERSIONS", 10, 1, 1000); err != nil {
 		return c, err

@@ -51,7 +51,7 @@ func TestDefaults(t *testing.T) {
 	if c.EventRetention != 90*24*time.Hour {
 		t.Fatalf("events kept %v", c.EventRetention)
 	}
-	if c.EgressAllow != nil || c.EgressConcurrency != 256 {
+	if c.EgressAllow != nil || c.EgressConcurrency != 256 || !c.RouteStats {
 		t.Fatalf("egress: %v, %d", c.EgressAllow, c.EgressConcurrency)
 	}
 	if c, err := Load(env(map[string]string{"DATA_DIR": dir, "EGRESS_ALLOW": "127.0.0.1:9000, [::1]:9001 api.internal:443"})); err != nil ||
@@ -158,6 +158,7 @@ func TestBadSettings(t *testing.T) {
 		"egress no port":    {map[string]string{"EGRESS_ALLOW": "127.0.0.1"}, "EGRESS_ALLOW entries must be host:port"},
 		"egress no host":    {map[string]string{"EGRESS_ALLOW": "api.example.com:443, :9000"}, `got ":9000"`},
 		"egress none":       {map[string]string{"EGRESS_CONCURRENCY": "0"}, "EGRESS_CONCURRENCY"},
+		"route stats":       {map[string]string{"ROUTE_STATS": "yes"}, "ROUTE_STATS must be on or off"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tc.vars["DATA_DIR"] = t.TempDir()

@@ -127,7 +127,7 @@ func newTestAppPools(t testing.TB, pools testPools, cfg config.Config) *testApp 
 	}
 	metrics := NewMetrics(st)
 	runner := runs.New(runs.Config{Store: st, Reads: st, Tx: runTx, TxConns: txConns, Keyring: keyring, MailStatus: mailer.Status,
-		MailBacklog: cfg.MailBacklog, Concurrency: cfg.RunConcurrency, Memory: cfg.RunMemory, VaultRead: metrics.VaultRead("route"), Log: log})
+		MailBacklog: cfg.MailBacklog, Concurrency: cfg.RunConcurrency, Memory: cfg.RunMemory, VaultRead: metrics.VaultRead("route"), Logged: metrics.RunsLogged, Log: log})
 	h, err := New(cfg, Parts{Store: st, Probe: probe, Metrics: metrics, Runs: runner, Mail: mailer, Keyring: keyring}, log)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
+	"stencil/stats"
 	"stencil/store"
 )
 
@@ -23,6 +24,9 @@ type Metrics struct {
 	latency    *prometheus.HistogramVec
 	vaultReads *prometheus.CounterVec
 	logins     *prometheus.CounterVec
+	// Runs of routes at /x, by project and route (docs/routes.md).
+	xRequests *prometheus.CounterVec
+	xLatency  *prometheus.HistogramVec
 }
 
 // NewMetrics makes the metrics of a service on st.
@@ -42,12 +46,19 @@ func NewMetrics(st *store.Store) *Metrics {
 		logins: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "stencil_logins_total", Help: "Sign-in attempts by outcome: success, failure, throttled, busy.",
 		}, []string{"outcome"}),
+		xRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stencil_x_requests_total", Help: "Requests to routes at /x, by project, route and class: 2xx, 3xx, 4xx, 5xx, LIMITED, BUSY.",
+		}, []string{"project", "route", "class"}),
+		xLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "stencil_x_request_duration_seconds", Help: "Time routes at /x took to answer, by project and route (refusals by the rate limit left out).",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 15},
+		}, []string{"project", "route"}),
 	}
 	readStatements := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "stencil_vault_read_statements_total",
 		Help: "Statements that read and logged vault values; reads that overlap share one, so stencil_vault_reads_total over this is the reads per statement.",
 	}, func() float64 { return float64(st.VaultReadStatements()) })
-	m.registry.MustRegister(m.requests, m.latency, m.vaultReads, m.logins, readStatements,
+	m.registry.MustRegister(m.requests, m.latency, m.vaultReads, m.logins, m.xRequests, m.xLatency, readStatements,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), poolCollector{st})
 	return m
 }
@@ -120,4 +131,31 @@ func (p poolCollector) Collect(ch chan<- prometheus.Metric) {
 func (m *Metrics) VaultRead(channel string) func() {
 	c := m.vaultReads.WithLabelValues(channel)
 	return c.Inc
+}
+
+// RunsLogged counts runs at /x once the run log has them (off the
+// requests' path); dry runs of the playground are not traffic.
+func (m *Metrics) RunsLogged(runs []store.Run) {
+	for _, r := range runs {
+		if r.DryRun {
+			continue
+		}
+		class := stats.Class(r.Status, r.Ended)
+		m.xRequests.WithLabelValues(r.ProjectID, r.RouteID, class).Inc()
+		if class != stats.ClassLimited {
+			m.xLatency.WithLabelValues(r.ProjectID, r.RouteID).Observe(r.Duration.Seconds())
+		}
+	}
+}
+
+// forget drops the series of a route that is gone (route "": of every
+// route of a project that is gone), so that /metrics holds the routes
+// that exist.
+func (m *Metrics) forget(project, route string) {
+	labels := prometheus.Labels{"project": project}
+	if route != "" {
+		labels["route"] = route
+	}
+	m.xRequests.DeletePartialMatch(labels)
+	m.xLatency.DeletePartialMatch(labels)
 }

@@ -139,6 +139,7 @@ func mount(app *fiber.App, h *Handlers) {
 	app.Patch("/route/update", document, author, h.routeUpdate)
 	app.Delete("/route/delete", author, h.routeDelete)
 	app.Get("/route/runs", signedIn, h.runList)
+	app.Get("/route/stats", signedIn, h.routeStats)
 	app.Get("/route/versions", signedIn, h.routeVersionList)
 	app.Get("/route/version", signedIn, h.routeVersionShow)
 	app.Post("/route/restore", author, h.routeRestore)

@@ -14,8 +14,10 @@ import (
 // for its log row. While the database cannot take them it keeps at most
 // logMax runs, the oldest going first.
 type logWriter struct {
-	store *store.Store
-	log   *slog.Logger
+	store  *store.Store
+	log    *slog.Logger
+	count  bool              // count the runs for route analytics (ROUTE_STATS)
+	logged func([]store.Run) // told of the runs written, when set
 
 	mu      sync.Mutex
 	pending []store.Run
@@ -29,8 +31,8 @@ const (
 	logMax   = 100_000
 )
 
-func newLogWriter(st *store.Store, log *slog.Logger) *logWriter {
-	return &logWriter{store: st, log: log, kick: make(chan struct{}, 1)}
+func newLogWriter(st *store.Store, count bool, logged func([]store.Run), log *slog.Logger) *logWriter {
+	return &logWriter{store: st, count: count, logged: logged, log: log, kick: make(chan struct{}, 1)}
 }
 
 // add queues a run for writing.
@@ -90,8 +92,11 @@ func (l *logWriter) flush(ctx context.Context) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := l.store.LogRuns(ctx, batch); err != nil {
+		if err := l.store.LogRuns(ctx, batch, l.count); err != nil {
 			return err
+		}
+		if l.logged != nil && l.count {
+			l.logged(batch)
 		}
 		l.mu.Lock()
 		// What add dropped meanwhile came off the front too.

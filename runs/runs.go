@@ -49,6 +49,10 @@ type Config struct {
 	// is sent), EgressConcurrency of them at once.
 	Egress            *http.Client
 	EgressConcurrency int
+	// NoStats leaves runs uncounted in route analytics (ROUTE_STATS=off);
+	// Logged, when set, is told of the runs the run log has written.
+	NoStats bool
+	Logged  func([]store.Run)
 	// VaultRead, when set, counts a vault read of a run.
 	VaultRead func()
 	Log       *slog.Logger
@@ -95,7 +99,7 @@ func New(cfg Config) *Service {
 	egressSlots.Wait = limits.Time // within the run's time
 	return &Service{client: cfg.Egress, egress: egressSlots, store: cfg.Store, reads: cfg.Reads, tx: cfg.Tx, keyring: cfg.Keyring,
 		mailStatus: cfg.MailStatus, MailBacklog: cfg.MailBacklog, vaultRead: vaultRead, Limits: limits,
-		table: newTable(cfg.Store, cfg.Log), log: newLogWriter(cfg.Store, cfg.Log), Slots: NewSlots(cfg.Concurrency),
+		table: newTable(cfg.Store, cfg.Log), log: newLogWriter(cfg.Store, !cfg.NoStats, cfg.Logged, cfg.Log), Slots: NewSlots(cfg.Concurrency),
 		txSlots: newTxSlots(cfg.TxConns), Batches: newBatches()}
 }
 

@@ -261,7 +261,7 @@ func newHandlers(ctx context.Context, cfg config.Config, st *store.Store, keyrin
 	metrics := handlers.NewMetrics(st)
 	runner := runs.New(runs.Config{Store: st, Reads: store.New(p.runReads), Tx: store.New(p.runTx), TxConns: int(p.runTx.Config().MaxConns),
 		Keyring: keyring, MailStatus: mailer.Status, MailBacklog: cfg.MailBacklog, Concurrency: cfg.RunConcurrency, Memory: cfg.RunMemory,
-		VaultRead: metrics.VaultRead("route"), Egress: guard.Client(), EgressConcurrency: cfg.EgressConcurrency, Log: log})
+		VaultRead: metrics.VaultRead("route"), Egress: guard.Client(), EgressConcurrency: cfg.EgressConcurrency, NoStats: !cfg.RouteStats, Logged: metrics.RunsLogged, Log: log})
 	h, err := handlers.New(cfg, handlers.Parts{Store: st, Probe: store.New(p.probe), Metrics: metrics, Runs: runner, Mail: mailer, Keyring: keyring}, log)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -74,3 +75,12 @@ func (s *Store) QueuedRunReadsForTest() int { return s.groups.runReads.waitingFo
 
 // DocumentOf is the JSON a route's save stores.
 var DocumentOf = documentOf
+
+// SpansForTest is spans, as text: "m 10:05–11:00 h 11:00–00:00 …".
+func SpansForTest(from, to time.Time) string {
+	var parts []string
+	for _, sp := range spans(from, to) {
+		parts = append(parts, string(sp.res)+" "+sp.from.Format("01-02T15:04")+"–"+sp.to.Format("01-02T15:04"))
+	}
+	return strings.Join(parts, " ")
+}

@@ -107,8 +107,8 @@ func (s *Store) ForgetLoginAttempts(ctx context.Context, ids []int64, scope stri
 const loginAttemptsKept = time.Hour
 
 // Sweep deletes what has run out: browser sessions past their expiry,
-// sign-in attempts past every window, runs older than RunsKept and events
-// older than eventsKept. Several instances
+// sign-in attempts past every window, runs older than RunsKept, route
+// analytics older than StatsKept and events older than eventsKept. Several instances
 // sweeping at once is harmless.
 func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) (err error) {
 	defer wrap(&err, "sweep")
@@ -125,6 +125,9 @@ func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) (err error)
 		return err
 	}
 	if err := s.sweepEvents(ctx, eventsKept); err != nil {
+		return err
+	}
+	if err := s.sweepStats(ctx); err != nil {
 		return err
 	}
 	_, err = s.db.Exec(ctx, "DELETE FROM route_runs WHERE at < $1", time.Now().Add(-RunsKept))

@@ -32,7 +32,7 @@ func BenchmarkLogRuns(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		if err := st.LogRuns(ctx, batch); err != nil {
+		if err := st.LogRuns(ctx, batch, true); err != nil {
 			b.Fatal(err)
 		}
 	}

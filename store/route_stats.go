@@ -1,0 +1,302 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"stencil/stats"
+)
+
+// Route analytics (docs/routes.md): the runs of each flush of the run log
+// are counted into per-minute, per-hour and per-day rows of route_stats,
+// in the same transaction.
+
+// Resolutions of route_stats, and how long each is kept.
+const (
+	Minute = 'm'
+	Hour   = 'h'
+	Day    = 'd'
+)
+
+// StatsKept is how long rows of each resolution are kept.
+var StatsKept = map[byte]time.Duration{Minute: 48 * time.Hour, Hour: 90 * 24 * time.Hour, Day: 90 * 24 * time.Hour}
+
+// RouteStat is one row of route_stats: a route's runs (RouteID "": all
+// the project's routes) in the bucket of its resolution that begins At.
+type RouteStat struct {
+	ProjectID, RouteID, Method string
+	Resolution                 byte
+	At                         time.Time
+	Counts                     Counts
+	Latency                    stats.Histogram
+}
+
+// Counts are requests by class.
+type Counts struct {
+	N2xx, N3xx, N4xx, N5xx, Limited, Busy int64
+}
+
+// Requests is how many requests c counts.
+func (c Counts) Requests() int64 { return c.N2xx + c.N3xx + c.N4xx + c.N5xx + c.Limited + c.Busy }
+
+// Add adds o to c.
+func (c *Counts) Add(o Counts) {
+	c.N2xx, c.N3xx, c.N4xx, c.N5xx, c.Limited, c.Busy = c.N2xx+o.N2xx, c.N3xx+o.N3xx, c.N4xx+o.N4xx, c.N5xx+o.N5xx, c.Limited+o.Limited, c.Busy+o.Busy
+}
+
+// count counts one answer of class.
+func (c *Counts) count(class string) {
+	switch class {
+	case stats.Class2xx:
+		c.N2xx++
+	case stats.Class3xx:
+		c.N3xx++
+	case stats.Class4xx:
+		c.N4xx++
+	case stats.Class5xx:
+		c.N5xx++
+	case stats.ClassLimited:
+		c.Limited++
+	case stats.ClassBusy:
+		c.Busy++
+	}
+}
+
+// Truncate is the start of t's bucket of resolution res, in UTC.
+func Truncate(t time.Time, res byte) time.Time { return truncate(t, res) }
+
+// Ceil is the start of the first bucket of resolution res at or after t.
+func Ceil(t time.Time, res byte) time.Time {
+	if c := truncate(t, res); c.Before(t) {
+		return Next(c, res)
+	}
+	return t.UTC()
+}
+
+// Next is the start of the bucket after the one beginning at t.
+func Next(t time.Time, res byte) time.Time {
+	switch res {
+	case Hour:
+		return t.Add(time.Hour)
+	case Day:
+		return t.AddDate(0, 0, 1)
+	}
+	return t.Add(time.Minute)
+}
+
+// Steps is how many buckets of resolution res [from, to) holds.
+func Steps(from, to time.Time, res byte) int {
+	switch res {
+	case Hour:
+		return int(to.Sub(from) / time.Hour)
+	case Day:
+		return int(to.Sub(from) / (24 * time.Hour))
+	}
+	return int(to.Sub(from) / time.Minute)
+}
+
+// truncate is the start of t's bucket of resolution res, in UTC.
+func truncate(t time.Time, res byte) time.Time {
+	t = t.UTC()
+	switch res {
+	case Hour:
+		return t.Truncate(time.Hour)
+	case Day:
+		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	}
+	return t.Truncate(time.Minute)
+}
+
+type statKey struct {
+	project, route, method string
+	res                    byte
+	at                     time.Time
+}
+
+// rollup counts runs into rows: per route and for the project as a whole,
+// at each resolution. Dry runs of the playground are not traffic and are
+// not counted; a refusal by the rate limit is counted without a latency.
+func rollup(runs []Run) []RouteStat {
+	rows := map[statKey]*RouteStat{}
+	for _, r := range runs {
+		if r.DryRun {
+			continue
+		}
+		class := stats.Class(r.Status, r.Ended)
+		for _, res := range []byte{Minute, Hour, Day} {
+			at := truncate(r.At, res)
+			for _, k := range []statKey{{r.ProjectID, r.RouteID, r.Method, res, at}, {r.ProjectID, "", "", res, at}} {
+				row := rows[k]
+				if row == nil {
+					row = &RouteStat{ProjectID: k.project, RouteID: k.route, Method: k.method, Resolution: res, At: at}
+					rows[k] = row
+				}
+				row.Counts.count(class)
+				if class != stats.ClassLimited {
+					row.Latency.Add(r.Duration)
+				}
+			}
+		}
+	}
+	out := make([]RouteStat, 0, len(rows))
+	for _, row := range rows {
+		out = append(out, *row)
+	}
+	return out
+}
+
+// countRuns adds the runs' rows to route_stats in tx.
+func countRuns(ctx context.Context, tx pgx.Tx, runs []Run) error {
+	rows := rollup(runs)
+	if len(rows) == 0 {
+		return nil
+	}
+	n := len(rows)
+	projects, routes, methods, res, at := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]time.Time, n)
+	c2, c3, c4, c5, lim, busy := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	latency := make([]string, n)
+	for i, r := range rows {
+		projects[i], routes[i], methods[i], res[i], at[i] = r.ProjectID, r.RouteID, r.Method, string(r.Resolution), r.At
+		c2[i], c3[i], c4[i], c5[i], lim[i], busy[i] = r.Counts.N2xx, r.Counts.N3xx, r.Counts.N4xx, r.Counts.N5xx, r.Counts.Limited, r.Counts.Busy
+		latency[i] = arrayText(r.Latency.Encode())
+	}
+	_, err := tx.Exec(ctx, countRunsSQL, projects, res, routes, at, methods, c2, c3, c4, c5, lim, busy, latency)
+	return err
+}
+
+// countRunsSQL adds rows to route_stats, or to the rows already there.
+const countRunsSQL = `INSERT INTO route_stats AS s (project_id, resolution, route_id, at, method, n2xx, n3xx, n4xx, n5xx, limited, busy, latency)
+	SELECT p, r::"char", rt, a, m, c2, c3, c4, c5, l, b, h::bigint[]
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::text[])
+		AS t(p, r, rt, a, m, c2, c3, c4, c5, l, b, h)
+	ORDER BY p, r, rt, a, m
+	ON CONFLICT (project_id, resolution, route_id, at, method) DO UPDATE SET
+		n2xx = s.n2xx + EXCLUDED.n2xx, n3xx = s.n3xx + EXCLUDED.n3xx, n4xx = s.n4xx + EXCLUDED.n4xx, n5xx = s.n5xx + EXCLUDED.n5xx,
+		limited = s.limited + EXCLUDED.limited, busy = s.busy + EXCLUDED.busy, latency = latency_add(s.latency, EXCLUDED.latency)`
+
+// arrayText is v as a PostgreSQL array literal.
+func arrayText(v []int64) string {
+	buf := []byte{'{'}
+	for i, n := range v {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = strconv.AppendInt(buf, n, 10)
+	}
+	return string(append(buf, '}'))
+}
+
+// sweepStats deletes rows of route_stats past what each resolution keeps.
+func (s *Store) sweepStats(ctx context.Context) error {
+	for res, kept := range StatsKept {
+		if _, err := s.db.Exec(ctx, `DELETE FROM route_stats WHERE resolution = $1 AND at < $2`, string(res), time.Now().Add(-kept)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// span is a time range of one resolution.
+type span struct {
+	res      byte
+	from, to time.Time
+}
+
+// spans cover [from, to) with the fewest rows: whole days by day rows,
+// the hours at their edges by hour rows, the minutes at theirs by minute
+// rows (from and to are whole minutes).
+func spans(from, to time.Time) []span {
+	var out []span
+	add := func(res byte, f, t time.Time) {
+		if f.Before(t) {
+			out = append(out, span{res, f, t})
+		}
+	}
+	dayFrom, dayTo := Ceil(from, Day), truncate(to, Day)
+	if !dayFrom.Before(dayTo) {
+		dayFrom, dayTo = to, to // no whole day: hours and minutes only
+	}
+	hourFrom, hourTo := Ceil(from, Hour), truncate(to, Hour)
+	if !hourFrom.Before(hourTo) {
+		add(Minute, from, to)
+		return out
+	}
+	add(Minute, from, hourFrom)
+	if dayFrom.Before(dayTo) {
+		add(Hour, hourFrom, dayFrom)
+		add(Day, dayFrom, dayTo)
+		add(Hour, dayTo, hourTo)
+	} else {
+		add(Hour, hourFrom, hourTo)
+	}
+	add(Minute, hourTo, to)
+	return out
+}
+
+// StatsSeries returns the rows of route (RouteID "": the project's as a
+// whole) of resolution res in [from, to), by At, methods together.
+func (s *Store) StatsSeries(ctx context.Context, project, route string, res byte, from, to time.Time) (_ []RouteStat, err error) {
+	defer wrap(&err, "route stats", project, route)
+	rows, err := s.db.Query(ctx, `SELECT at, sum(n2xx), sum(n3xx), sum(n4xx), sum(n5xx), sum(limited), sum(busy), array_agg(latency)
+		FROM route_stats WHERE project_id = $1 AND resolution = $2 AND route_id = $3 AND at >= $4 AND at < $5
+		GROUP BY at ORDER BY at`, project, string(res), route, from, to)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (RouteStat, error) {
+		st := RouteStat{ProjectID: project, RouteID: route, Resolution: res}
+		var hists [][]int64
+		err := r.Scan(&st.At, &st.Counts.N2xx, &st.Counts.N3xx, &st.Counts.N4xx, &st.Counts.N5xx, &st.Counts.Limited, &st.Counts.Busy, &hists)
+		for _, h := range hists {
+			st.Latency.Merge(stats.Decode(h))
+		}
+		return st, err
+	})
+}
+
+// StatsByRoute returns, for each route of project with runs in [from,
+// to) (whole minutes), its counts and latency over the range.
+func (s *Store) StatsByRoute(ctx context.Context, project string, from, to time.Time) (_ []RouteStat, err error) {
+	defer wrap(&err, "route stats by route", project)
+	var where []string
+	args := []any{project}
+	for _, sp := range spans(from, to) {
+		args = append(args, string(sp.res), sp.from, sp.to)
+		n := len(args)
+		where = append(where, fmt.Sprintf("(resolution = $%d AND at >= $%d AND at < $%d)", n-2, n-1, n))
+	}
+	if len(where) == 0 {
+		return nil, nil
+	}
+	rows, err := s.db.Query(ctx, `SELECT route_id, n2xx, n3xx, n4xx, n5xx, limited, busy, latency
+		FROM route_stats WHERE project_id = $1 AND route_id <> '' AND (`+strings.Join(where, " OR ")+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	byRoute := map[string]*RouteStat{}
+	var order []string
+	var c Counts
+	var h []int64
+	var route string
+	_, err = pgx.ForEachRow(rows, []any{&route, &c.N2xx, &c.N3xx, &c.N4xx, &c.N5xx, &c.Limited, &c.Busy, &h}, func() error {
+		st := byRoute[route]
+		if st == nil {
+			st = &RouteStat{ProjectID: project, RouteID: route}
+			byRoute[route] = st
+			order = append(order, route)
+		}
+		st.Counts.Add(c)
+		st.Latency.Merge(stats.Decode(h))
+		return nil
+	})
+	out := make([]RouteStat, len(order))
+	for i, r := range order {
+		out[i] = *byRoute[r]
+	}
+	return out, err
+}
