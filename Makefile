@@ -77,8 +77,9 @@ assets: deps-node
 	npm run --silent build:css
 	npm run --silent build:js
 	cp node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js
-	mkdir -p static/vendor/scalar
+	mkdir -p static/vendor/scalar static/vendor/uplot
 	node static/src/vendor-scalar.js static/vendor/scalar/standalone.js
+	cp node_modules/uplot/dist/uPlot.iife.min.js node_modules/uplot/dist/uPlot.min.css static/vendor/uplot/
 
 ## assets-check: fail when the committed static files differ from a fresh build.
 assets-check: deps-node
@@ -88,12 +89,13 @@ assets-check: deps-node
 	npx --no-install esbuild static/src/js/*.js --minify --target=es2019 --outdir=$$tmp/js --log-level=warning; \
 	for f in $$tmp/js/*.js; do cmp -s $$f static/js/$$(basename $$f) || { echo "static/js/$$(basename $$f) is stale: run 'make assets' and commit"; exit 1; }; done; \
 	cmp -s node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js || { echo "static/vendor/htmx.min.js differs from package.json's pin: run 'make assets'"; exit 1; }; \
+	for f in uPlot.iife.min.js uPlot.min.css; do cmp -s node_modules/uplot/dist/$$f static/vendor/uplot/$$f || { echo "static/vendor/uplot/$$f differs from package.json's pin: run 'make assets'"; exit 1; }; done; \
 	node static/src/vendor-scalar.js $$tmp/scalar.js; \
 	cmp -s $$tmp/scalar.js static/vendor/scalar/standalone.js || { echo "static/vendor/scalar differs from package.json's pin: run 'make assets'"; exit 1; }; \
 	echo "assets up to date"
 
 deps-node:
-	@[ -d node_modules/tailwindcss ] && [ -d node_modules/htmx.org ] && [ -d node_modules/@scalar/api-reference ] && [ -d node_modules/@stoplight/spectral-cli ] && [ -d node_modules/axe-core ] && \
+	@[ -d node_modules/tailwindcss ] && [ -d node_modules/htmx.org ] && [ -d node_modules/@scalar/api-reference ] && [ -d node_modules/@stoplight/spectral-cli ] && [ -d node_modules/axe-core ] && [ -d node_modules/uplot ] && \
 	  [ -d node_modules/openapi-typescript ] && [ -d node_modules/openapi-fetch ] && [ -d node_modules/typescript ] || npm ci --no-audit --no-fund
 
 ## deps-system: Debian's PostgreSQL server and Chromium, installed when missing.

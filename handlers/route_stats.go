@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -178,3 +179,115 @@ func (h *Handlers) statsOf(c *fiber.Ctx, project, route string, from, to time.Ti
 	})
 	return out, nil
 }
+
+// pageRange is a range the analytics page offers.
+type pageRange struct {
+	Key, Label, Step string
+	Span             time.Duration
+}
+
+// statsRanges are the page's ranges, each with the step its charts and
+// tables go by: at most 168 points.
+var statsRanges = []pageRange{
+	{"1h", "1 hour", "minute", time.Hour},
+	{"24h", "24 hours", "hour", 24 * time.Hour},
+	{"7d", "7 days", "hour", 7 * 24 * time.Hour},
+	{"90d", "90 days", "day", 90 * 24 * time.Hour},
+}
+
+// statsView is the analytics page of a project or of one of its routes.
+type statsView struct {
+	Base
+	Project store.Project
+	RouteID string
+	Range   string
+	Ranges  []string
+	Labels  map[string]string
+	Stats   statsDTO
+	JSON    string // Stats, for the charts' script
+	Sort    string // the routes table's order: requests, error_rate or p99
+}
+
+type statsPageQuery struct {
+	ProjectID string `query:"project_id" validate:"required"`
+	RouteID   string `query:"route_id"`
+	Range     string `query:"range" validate:"omitempty,oneof=1h 24h 7d 90d"`
+	Sort      string `query:"sort" validate:"omitempty,oneof=requests error_rate p99"`
+}
+
+// statsPage renders /web/routes/stats: charts of requests by status class
+// and of p50/p95/p99 over a range, each with its numbers as a table, and
+// the project's routes by how they are doing.
+func (h *Handlers) statsPage(c *fiber.Ctx) error {
+	var q statsPageQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	p, err := h.member(c, q.ProjectID)
+	if err != nil {
+		return err
+	}
+	q.Range, q.Sort = cmp.Or(q.Range, "24h"), cmp.Or(q.Sort, "requests")
+	i := slices.IndexFunc(statsRanges, func(r pageRange) bool { return r.Key == q.Range })
+	rg := statsRanges[i]
+	res := map[string]byte{"minute": store.Minute, "hour": store.Hour, "day": store.Day}[rg.Step]
+	to := store.Ceil(time.Now(), res)
+	data, err := h.statsOf(c, p.ID, q.RouteID, to.Add(-rg.Span), to, rg.Step)
+	if err != nil {
+		return err
+	}
+	sortRoutes(data.Routes, q.Sort)
+	raw, _ := json.Marshal(data)
+	view := statsView{Base: h.base(c, "Analytics · "+p.Name), Project: p, RouteID: q.RouteID, Range: q.Range, Stats: data, JSON: string(raw),
+		Sort: q.Sort, Labels: map[string]string{}}
+	for _, r := range statsRanges {
+		view.Ranges = append(view.Ranges, r.Key)
+		view.Labels[r.Key] = r.Label
+	}
+	return h.respond(c, Reply{Data: data, Page: "routes/stats", View: view})
+}
+
+// sortRoutes orders the routes table by requests (most first), error rate
+// or p99 (highest first), then by id.
+func sortRoutes(routes []statsRoute, by string) {
+	p99 := func(r statsRoute) float64 {
+		if r.P99 == nil {
+			return -1
+		}
+		return *r.P99
+	}
+	slices.SortStableFunc(routes, func(a, b statsRoute) int {
+		switch by {
+		case "error_rate":
+			return cmp.Or(cmp.Compare(b.ErrorRate, a.ErrorRate), cmp.Compare(a.RouteID, b.RouteID))
+		case "p99":
+			return cmp.Or(cmp.Compare(p99(b), p99(a)), cmp.Compare(a.RouteID, b.RouteID))
+		}
+		return cmp.Or(cmp.Compare(b.Requests, a.Requests), cmp.Compare(a.RouteID, b.RouteID))
+	})
+}
+
+// Show is a percentile for people: "12.3 ms", or "—" where nothing ran.
+func (n statsNumbers) Show(p *float64) string {
+	if p == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f ms", *p)
+}
+
+// Rate is the share of requests that answered 5xx, for people: "2.5 %".
+func (n statsNumbers) Rate() string {
+	if n.Requests == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f %%", 100*float64(n.Errors5xx)/float64(n.Requests))
+}
+
+// Success counts the answers of 2xx and 3xx.
+func (n statsNumbers) Success() int64 { return n.Requests - n.Errors4xx - n.Errors5xx - n.Limited }
+
+// Rate is the route's error rate for people.
+func (r statsRoute) Rate() string { return fmt.Sprintf("%.1f %%", 100*r.ErrorRate) }
+
+// Show is the route's p99 for people.
+func (r statsRoute) Show() string { return statsNumbers{}.Show(r.P99) }

@@ -156,6 +156,7 @@ func mount(app *fiber.App, h *Handlers) {
 	app.Get("/web/routes", signedIn, h.routesIndex)
 	app.Get("/web/routes/view", signedIn, h.routeShow)
 	app.Get("/web/routes/runs", signedIn, h.runList)
+	app.Get("/web/routes/stats", signedIn, h.statsPage)
 	app.Get("/web/routes/history", signedIn, h.routeVersionList)
 	app.Get("/web/routes/upgrade", author, h.routeUpgradePage)
 	app.Get("/web/routes/run", signedIn, h.runPage)

@@ -53,6 +53,11 @@ func sampleViews() map[string]sample {
 		RouteIDs: []string{"books"}, Statuses: []string{"2xx", "4xx", "5xx"},
 		Runs: []runDTO{{ID: 1, At: "2026-01-02T03:04:05.678Z", RouteID: "books", Method: "GET", Path: "/shop/books", Status: 500, Ended: "FAULT", DurationMS: 1.25,
 			UserID: &uid, Username: "ada", Fault: "flow.blocks[1] (FILTER): source is null, not an array"}}}
+	p99 := 12.5
+	statsPage := statsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}, Range: "24h", Ranges: []string{"1h", "24h"},
+		Labels: map[string]string{"1h": "1 hour", "24h": "24 hours"}, Sort: "requests",
+		Stats: statsDTO{Step: "hour", Series: []statsPoint{{At: time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC), statsNumbers: statsNumbers{Requests: 5, Errors5xx: 1, P50: &p99, P95: &p99, P99: &p99}}},
+			Totals: statsNumbers{Requests: 5, Errors5xx: 1, P99: &p99}, Routes: []statsRoute{{RouteID: "books", Requests: 5, ErrorRate: 0.2, P99: &p99}}}}
 	collections := collectionsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Pager: pager, Form: form, CanManage: true,
 		Collections: []store.Collection{{ProjectID: "shop", ID: "books", Name: "Books", Description: "All of them", Records: 3}}}
 	recRows, recColumns := recordRows([]store.Record{{ID: 7, ProjectID: "shop", CollectionID: "books", Data: []byte(`{"title":"Dune","tags":["sf"],"year":1965}`)}})
@@ -151,6 +156,7 @@ func sampleViews() map[string]sample {
 			Versions: []vaultVersionDTO{{Version: 2, SetAt: now, SetByName: "ada", Live: true}, {Version: 1, SetAt: now}}}},
 		"vault/version_value": {view: vaultVersionValueView{Entry: entry, Version: 1, Value: "s3cret"}},
 		"routes/runs":         {page: true, view: runList},
+		"routes/stats":        {page: true, view: statsPage},
 		"routes/run":          {page: true, view: runView{Base: base, Project: project.Project, Run: runDTO{ID: 7, At: "2026-11-24T10:00:00.000Z", RouteID: "read_books", Method: "GET", Path: "/x/shop/books", Status: 422, Ended: "FAIL", Query: "q=1", Message: "no such book", Attempts: 1}, Trace: []runs.TraceRow{{Block: 0, Type: "FETCH", Held: true, Variable: "rows", Preview: "[]"}, {Block: 1, Type: "CONDITION", Held: true, Outcome: "FAIL", Message: "no such book"}}, CanRetry: true}},
 		"partials/blocks":     {view: blocks},
 		"templates/index":     {page: true, view: templatesView{Base: base, Templates: []store.RouteTemplate{tmplDoc}, Pager: pager, ProjectID: "shop", Projects: []string{"shop"}, CanWrite: true}},
