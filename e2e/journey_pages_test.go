@@ -107,6 +107,7 @@ func TestJourneyEveryPage(t *testing.T) {
 		{"collection", "/web/data/collection?project_id=shop&id=books", "Frank Herbert"},
 		{"route", "/web/routes/view?project_id=shop&route_id=read_books", "read_books"},
 		{"route-history", "/web/routes/history?project_id=shop&route_id=read_books", "Version 1"},
+		{"route-stats", "/web/routes/stats?project_id=shop", "Requests by status"},
 		{"vault-versions", "/web/vault/versions?project_id=shop&key=STRIPE_SECRET_KEY", "STRIPE_SECRET_KEY"},
 		{"route-new", "/web/routes/create?id=shop", "New route in Shop"},
 		{"route-edit", "/web/routes/edit?project_id=shop&route_id=read_books", "Edit route read_books"},

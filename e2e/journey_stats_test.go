@@ -109,5 +109,18 @@ func TestJourneyRouteStats(t *testing.T) {
 			t.Fatalf("the range after the switch: %q", cur)
 		}
 	}
+	// Where people already look: the routes list and the route's page say
+	// how each route did over the last 24 hours, with a small p99 line.
+	b.resize(1280, 844)
+	b.do(chromedp.Navigate(app.URL + "/web/routes?id=shop"))
+	b.waitText("13 requests · 0.0 % 5xx")
+	b.waitText("3 requests · 100.0 % 5xx")
+	if n := eval[int](b, `document.querySelectorAll("[data-testid=route-health] svg path").length`); n != 4 {
+		t.Fatalf("%d p99 lines in the routes list", n)
+	}
+	b.do(chromedp.Navigate(app.URL + "/web/routes/view?project_id=shop&route_id=find"))
+	b.waitText("Last 24 hours:")
+	b.waitText("3 requests · 100.0 % 5xx")
+	b.screenshot("route-health-1280")
 	b.checkClean()
 }

@@ -18,6 +18,7 @@ type routesView struct {
 	Routes   []store.StoredRoute
 	Pager    Pager
 	CanWrite bool
+	Health   map[string]routeHealth // a project's routes over the last 24 hours
 }
 
 // routesIndex renders /web/routes?id=: a project's routes; without id, the
@@ -45,8 +46,16 @@ func (h *Handlers) routesIndex(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	ids := make([]string, len(routes))
+	for i, r := range routes {
+		ids[i] = r.RouteID
+	}
+	health, err := h.healthOf(c, p.ID, ids)
+	if err != nil {
+		return err
+	}
 	view := routesView{Base: h.base(c, "Routes · "+p.Name), Project: p, Routes: routes, Pager: newPager(c, page, len(routes), total),
-		CanWrite: callerAtLeast(c, store.RoleAuthor)}
+		CanWrite: callerAtLeast(c, store.RoleAuthor), Health: health}
 	return h.respond(c, Reply{Page: "routes/index", View: view})
 }
 
@@ -59,6 +68,7 @@ type routeView struct {
 	Address  string // the URL the route answers at
 	Curl     string // a cURL command that calls it
 	Newer    int64  // a newer version of the route's template, 0 when none
+	Health   routeHealth
 }
 
 // routeEditor renders /web/routes/create?id=: the route form, with Create

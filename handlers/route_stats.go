@@ -291,3 +291,84 @@ func (r statsRoute) Rate() string { return fmt.Sprintf("%.1f %%", 100*r.ErrorRat
 
 // Show is the route's p99 for people.
 func (r statsRoute) Show() string { return statsNumbers{}.Show(r.P99) }
+
+// routeHealth is how a route did over the last 24 hours, for the routes
+// list and the route's page: requests, 5xx rate, p99, and p99 by hour as
+// a small line.
+type routeHealth struct {
+	Requests int64
+	Rate     string
+	P99      string
+	Line     string // an SVG path of p99 by hour, 96 × 24; "" without data
+	Range    string // the line's lowest and highest p99, for its label
+}
+
+// healthOf reads how the routes given of project did over the last 24
+// hours, by route id.
+func (h *Handlers) healthOf(c *fiber.Ctx, project string, routes []string) (map[string]routeHealth, error) {
+	to := store.Ceil(time.Now(), store.Hour)
+	from := to.Add(-24 * time.Hour)
+	hourly, err := h.store.StatsHourly(c.UserContext(), project, routes, from, to)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]routeHealth{}
+	for route, rows := range hourly {
+		var total store.Counts
+		var latency stats.Histogram
+		p99 := make([]*float64, 24)
+		for _, r := range rows {
+			total.Add(r.Counts)
+			latency.Merge(r.Latency)
+			if i := int(r.At.Sub(from) / time.Hour); i >= 0 && i < 24 {
+				p99[i] = ms(r.Latency, 0.99)
+			}
+		}
+		n := numbers(total, latency)
+		health := routeHealth{Requests: n.Requests, Rate: n.Rate(), P99: n.Show(n.P99)}
+		health.Line, health.Range = sparkline(p99)
+		out[route] = health
+	}
+	return out, nil
+}
+
+// sparkline draws values (nil: no data that hour) as an SVG path 96 wide
+// and 24 high, the lowest at the bottom, broken where data is missing;
+// span says the lowest and highest.
+func sparkline(values []*float64) (path, span string) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range values {
+		if v != nil {
+			lo, hi = min(lo, *v), max(hi, *v)
+		}
+	}
+	if math.IsInf(lo, 1) {
+		return "", ""
+	}
+	var b []byte
+	pen := false
+	for i, v := range values {
+		if v == nil {
+			pen = false
+			continue
+		}
+		y := 12.0
+		if hi > lo {
+			y = 22 - (*v-lo)/(hi-lo)*20
+		}
+		x := float64(i) * 96 / float64(len(values)-1)
+		cmd := byte('L')
+		if !pen {
+			cmd = 'M'
+			if i+1 >= len(values) || values[i+1] == nil {
+				// A lone hour: a short stroke, so that it shows.
+				b = fmt.Appendf(b, "M%.1f %.1fh2", x-1, y)
+				pen = false
+				continue
+			}
+		}
+		b = fmt.Appendf(b, "%c%.1f %.1f", cmd, x, y)
+		pen = true
+	}
+	return string(b), fmt.Sprintf("%.1f to %.1f ms", lo, hi)
+}

@@ -283,6 +283,11 @@ func (h *Handlers) routeShow(c *fiber.Ctx) error {
 	view.Curl = runs.CurlCommand(view.Address, r.Route)
 	if representationOf(c) != asJSON {
 		view.Newer = h.templateNewer(c, r)
+		health, err := h.healthOf(c, r.ProjectID, []string{r.RouteID})
+		if err != nil {
+			return err
+		}
+		view.Health = health[r.RouteID]
 	}
 	return h.respond(c, Reply{Data: newRouteDTO(r), Page: "routes/view", View: view})
 }

@@ -108,6 +108,7 @@ func sampleViews() map[string]sample {
 		"api/scalar":          {page: true, view: scalarView{Base: base, Heading: "Shop routes", DocURL: "/x/shop/openapi.json", Back: "/web/routes?id=shop", BackText: "Routes"}},
 		"layouts/title":       {view: base},
 		"partials/field":      {view: map[string]any{"Name": "n", "Label": "N", "Error": "bad", "Required": true, "Hint": "h"}},
+		"partials/health":     {view: map[string]any{"Health": routeHealth{Requests: 3, Rate: "0.0 %", P99: "1.2 ms", Line: "M0 12L4 10", Range: "1.0 to 1.2 ms"}, "Href": "/x"}},
 		"partials/lines":      {view: map[string]any{"Name": "n", "Label": "N", "Error": "bad", "Has": true, "Given": "a\nb", "Hint": "h"}},
 		"partials/filter":     {view: map[string]any{"Action": "/web/users", "Value": "a", "Target": "#t", "Label": "Filter"}},
 		"partials/pager":      {view: map[string]any{"Pager": pager, "Target": "#t"}},

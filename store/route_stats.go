@@ -300,3 +300,29 @@ func (s *Store) StatsByRoute(ctx context.Context, project string, from, to time.
 	}
 	return out, err
 }
+
+// StatsHourly returns the hour rows of the routes given of project in
+// [from, to) (whole hours), by route and hour, methods together.
+func (s *Store) StatsHourly(ctx context.Context, project string, routes []string, from, to time.Time) (_ map[string][]RouteStat, err error) {
+	defer wrap(&err, "hourly route stats", project)
+	rows, err := s.db.Query(ctx, `SELECT route_id, at, sum(n2xx), sum(n3xx), sum(n4xx), sum(n5xx), sum(limited), sum(busy), array_agg(latency)
+		FROM route_stats WHERE project_id = $1 AND resolution = 'h' AND route_id = ANY($2) AND at >= $3 AND at < $4
+		GROUP BY route_id, at ORDER BY route_id, at`, project, routes, from, to)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]RouteStat{}
+	st := RouteStat{ProjectID: project, Resolution: Hour}
+	var hists [][]int64
+	_, err = pgx.ForEachRow(rows, []any{&st.RouteID, &st.At, &st.Counts.N2xx, &st.Counts.N3xx, &st.Counts.N4xx, &st.Counts.N5xx,
+		&st.Counts.Limited, &st.Counts.Busy, &hists}, func() error {
+		row := st
+		row.Latency = stats.Histogram{}
+		for _, h := range hists {
+			row.Latency.Merge(stats.Decode(h))
+		}
+		out[st.RouteID] = append(out[st.RouteID], row)
+		return nil
+	})
+	return out, err
+}
