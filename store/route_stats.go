@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/jackc/pgx/v5"
 
 	"stencil/stats"
@@ -259,13 +260,95 @@ func (s *Store) StatsSeries(ctx context.Context, project, route string, res byte
 	})
 }
 
+// WholeDays is the shortest range whose routes StatsByRoute counts by
+// whole days, its first day whole: a long range then reads a row a route
+// a day, and the days before today come from memory.
+const WholeDays = 48 * time.Hour
+
 // StatsByRoute returns, for each route of project with runs in [from,
-// to) (whole minutes), its counts and latency over the range.
+// to) (whole minutes), its counts and latency over the range; over
+// WholeDays or more, over the whole days the range touches.
 func (s *Store) StatsByRoute(ctx context.Context, project string, from, to time.Time) (_ []RouteStat, err error) {
 	defer wrap(&err, "route stats by route", project)
+	parts := spans(from, to)
+	var closed []RouteStat
+	if to.Sub(from) >= WholeDays {
+		// The days that ended more than a flush ago no longer change:
+		// they are read once, then kept a while.
+		first, end := truncate(from, Day), Ceil(to, Day)
+		cut := truncate(time.Now().Add(-statsSettle), Day) // today, once yesterday has settled
+		if end.Before(cut) {
+			cut = end
+		}
+		parts = []span{{Day, cut, end}}
+		if first.Before(cut) {
+			key := statsKey{project, first, cut}
+			if kept, ok := s.closedDays.Get(key); ok {
+				closed = kept
+			} else {
+				if closed, err = s.statsByRoute(ctx, project, []span{{Day, first, cut}}); err != nil {
+					return nil, err
+				}
+				s.closedDays.Add(key, closed)
+			}
+		}
+	}
+	open, err := s.statsByRoute(ctx, project, parts)
+	if err != nil {
+		return nil, err
+	}
+	return mergeRoutes(closed, open), nil
+}
+
+// statsSettle is how long after a bucket ends its rows may still change:
+// the run log's writers flush every second.
+const statsSettle = 5 * time.Minute
+
+// statsKey names the routes' figures of a project over whole days.
+type statsKey struct {
+	project  string
+	from, to time.Time
+}
+
+// closedDaysKept bounds the ranges of closed days kept, and closedDaysFor
+// how long one is kept (a project deleted and made again under its id
+// reads its own figures after that at the latest).
+const (
+	closedDaysKept = 64
+	closedDaysFor  = 10 * time.Minute
+)
+
+func newClosedDays() *expirable.LRU[statsKey, []RouteStat] {
+	return expirable.NewLRU[statsKey, []RouteStat](closedDaysKept, nil, closedDaysFor)
+}
+
+// mergeRoutes adds b's routes to a's, by route, into a new list.
+func mergeRoutes(a, b []RouteStat) []RouteStat {
+	byRoute := map[string]int{}
+	var out []RouteStat
+	for _, list := range [][]RouteStat{a, b} {
+		for _, r := range list {
+			i, ok := byRoute[r.RouteID]
+			if !ok {
+				i = len(out)
+				byRoute[r.RouteID] = i
+				out = append(out, RouteStat{ProjectID: r.ProjectID, RouteID: r.RouteID})
+			}
+			out[i].Counts.Add(r.Counts)
+			out[i].Latency.Merge(r.Latency)
+		}
+	}
+	return out
+}
+
+// statsByRoute reads the routes' rows of the spans, summed by route.
+func (s *Store) statsByRoute(ctx context.Context, project string, parts []span) ([]RouteStat, error) {
 	var where []string
 	args := []any{project}
-	for _, sp := range spans(from, to) {
+	for _, sp := range parts {
+		if !sp.from.Before(sp.to) {
+			continue
+		}
 		args = append(args, string(sp.res), sp.from, sp.to)
 		n := len(args)
 		where = append(where, fmt.Sprintf("(resolution = $%d AND at >= $%d AND at < $%d)", n-2, n-1, n))

@@ -128,3 +128,23 @@ func TestStatsPercentilesMatchTheRunLog(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsByRouteOverDays: over WholeDays or more, the routes' figures
+// add whole days — the closed ones read once and kept — to today's.
+func TestStatsByRouteOverDays(t *testing.T) {
+	st, ctx := collectionStore(t)
+	now := time.Now().UTC()
+	run := func(at time.Time, status int) store.Run {
+		return store.Run{At: at, ProjectID: "shop", RouteID: "books", Method: "GET", Path: "/x/shop/books", Status: status, Ended: "RETURN", Duration: time.Millisecond}
+	}
+	if err := st.LogRuns(ctx, []store.Run{run(now.Add(-72*time.Hour), 200), run(now.Add(-71*time.Hour), 500), run(now, 200)}, true); err != nil {
+		t.Fatal(err)
+	}
+	from, to := now.Add(-5*24*time.Hour).Truncate(time.Minute), now.Add(time.Minute).Truncate(time.Minute)
+	for range 2 { // the second time, the closed days come from memory
+		routes, err := st.StatsByRoute(ctx, "shop", from, to)
+		if err != nil || len(routes) != 1 || routes[0].Counts.Requests() != 3 || routes[0].Counts.N5xx != 1 || routes[0].Latency.Total() != 3 {
+			t.Fatalf("%+v %v", routes, err)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -28,8 +29,10 @@ type Store struct {
 	// Store and its transactions'.
 	groups *groups
 	// listings are masked pages of vault entries (see VaultListing),
-	// shared like groups.
-	listings *vaultListings
+	// shared like groups; closedDays the routes' figures over days that
+	// no longer change (see StatsByRoute).
+	listings   *vaultListings
+	closedDays *expirable.LRU[statsKey, []RouteStat]
 }
 
 // groups are a pool's statement groups (see group).
@@ -49,7 +52,7 @@ func New(pool *pgxpool.Pool) *Store {
 		patCallers: newGroup(groupWorkers, patCallers),
 		sessions:   newGroup(groupWorkers, findSessions),
 		runReads:   newFlights(),
-	}, listings: newVaultListings()}
+	}, listings: newVaultListings(), closedDays: newClosedDays()}
 }
 
 // on returns a Store like s that runs its statements on db (a transaction
