@@ -39,7 +39,7 @@ import (
 )
 
 // onlyLoads are the loads -only can name (measure runs them by name).
-var onlyLoads = []string{"route", "vault", "page", "counter", "match", "mail", "upstream"}
+var onlyLoads = []string{"route", "vault", "page", "counter", "match", "mail", "upstream", "stats"}
 
 func main() {
 	bin := flag.String("bin", "bin/stencil", "the service binary")
@@ -155,6 +155,8 @@ type bench struct {
 	only     string // the one load to run ("": all)
 	smtp     *smtptest.Server
 	upstream string // the HTTP block's upstream, host:port
+	// routeStats is the service's ROUTE_STATS ("": its default, on).
+	routeStats string
 }
 
 var vaultKeys = "bench:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
@@ -177,6 +179,9 @@ func (b *bench) startService(ctx context.Context) error {
 		"VAULT_KEYS="+vaultKeys, "ROOT_USERNAME=root", "ROOT_PASSWORD=root-password-1", "ROOT_EMAIL=root@example.com")
 	cmd.Env = append(cmd.Env, b.mailVars()...)
 	cmd.Env = append(cmd.Env, "EGRESS_ALLOW="+b.upstream)
+	if b.routeStats != "" {
+		cmd.Env = append(cmd.Env, "ROUTE_STATS="+b.routeStats)
+	}
 	b.logs = &bytes.Buffer{}
 	cmd.Stderr = b.logs
 	start := time.Now()
@@ -360,6 +365,9 @@ func (b *bench) seed(ctx context.Context) error {
 		if _, err := conn.Exec(ctx, sql); err != nil {
 			return err
 		}
+	}
+	if err := b.seedStats(ctx, conn); err != nil {
+		return err
 	}
 	return b.browserSignIn()
 }

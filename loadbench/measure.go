@@ -250,6 +250,34 @@ func (b *bench) measure(ctx context.Context) error {
 		}
 		return nil
 	}
+	// statsLoad loads /x with runs counted for route analytics and
+	// without (the service restarted with ROUTE_STATS=off), alternating;
+	// then /route/stats over 90 days by hour of a project of 1,000 routes,
+	// one request at a time.
+	statsLoad := func() error {
+		counted, uncounted, err := alternate(b.rounds, func() (result, error) {
+			if err := b.restartWith(ctx, "on"); err != nil {
+				return result{}, err
+			}
+			return b.wrk("GET /x/… (FETCH 100), runs counted", "/x/bench/books/sf", "Accept: application/json")
+		}, func() (result, error) {
+			if err := b.restartWith(ctx, "off"); err != nil {
+				return result{}, err
+			}
+			return b.wrk("the same, ROUTE_STATS=off", "/x/bench/books/sf", "Accept: application/json")
+		})
+		if err != nil {
+			return err
+		}
+		if err := b.restartWith(ctx, "on"); err != nil {
+			return err
+		}
+		add(counted, uncounted, "≥ 0.98", counted.rps >= 0.98*uncounted.rps && counted.errors == 0)
+		query := statsQuery()
+		stats := b.load("/route/stats, 90 d by hour, 1,000 routes", 1, 200, b.get(query, b.jwt))
+		add(stats, nil, "p99 < 100 ms", stats.p99 < 100 && stats.errors == 0)
+		return nil
+	}
 	// mailLoad delivers 1,000 queued messages beside a plain loop sending
 	// the same messages with the same library over one connection.
 	mailLoad := func() error {
@@ -268,13 +296,14 @@ func (b *bench) measure(ctx context.Context) error {
 		return nil
 	}
 	if b.only != "" {
-		load := map[string]func() error{"route": routeLoad, "vault": vaultReads, "page": vaultPage, "counter": counterLoad, "match": matchLoad, "mail": mailLoad, "upstream": upstreamLoad}[b.only]
+		load := map[string]func() error{"route": routeLoad, "vault": vaultReads, "page": vaultPage, "counter": counterLoad, "match": matchLoad, "mail": mailLoad,
+			"upstream": upstreamLoad, "stats": statsLoad}[b.only]
 		if err := load(); err != nil {
 			return err
 		}
 		return b.finish(ctx, rows)
 	}
-	for _, load := range []func() error{routeLoad, counterLoad, matchLoad, upstreamLoad, mailLoad} {
+	for _, load := range []func() error{routeLoad, counterLoad, matchLoad, upstreamLoad, statsLoad, mailLoad} {
 		if err := load(); err != nil {
 			return err
 		}

@@ -122,25 +122,38 @@ type statKey struct {
 // rollup counts runs into rows: per route and for the project as a whole,
 // at each resolution. Dry runs of the playground are not traffic and are
 // not counted; a refusal by the rate limit is counted without a latency.
+// Each run is counted once, into its route's minute; the minutes are then
+// added into hours, days and the project's rows.
 func rollup(runs []Run) []RouteStat {
-	rows := map[statKey]*RouteStat{}
+	minutes := map[statKey]*RouteStat{}
 	for _, r := range runs {
 		if r.DryRun {
 			continue
 		}
+		k := statKey{r.ProjectID, r.RouteID, r.Method, Minute, truncate(r.At, Minute)}
+		row := minutes[k]
+		if row == nil {
+			row = &RouteStat{ProjectID: k.project, RouteID: k.route, Method: k.method, Resolution: Minute, At: k.at}
+			minutes[k] = row
+		}
 		class := stats.Class(r.Status, r.Ended)
+		row.Counts.count(class)
+		if class != stats.ClassLimited {
+			row.Latency.AddBucket(stats.Bucket(r.Duration), 1)
+		}
+	}
+	rows := map[statKey]*RouteStat{}
+	for k, m := range minutes {
 		for _, res := range []byte{Minute, Hour, Day} {
-			at := truncate(r.At, res)
-			for _, k := range []statKey{{r.ProjectID, r.RouteID, r.Method, res, at}, {r.ProjectID, "", "", res, at}} {
-				row := rows[k]
+			at := truncate(k.at, res)
+			for _, key := range []statKey{{k.project, k.route, k.method, res, at}, {k.project, "", "", res, at}} {
+				row := rows[key]
 				if row == nil {
-					row = &RouteStat{ProjectID: k.project, RouteID: k.route, Method: k.method, Resolution: res, At: at}
-					rows[k] = row
+					row = &RouteStat{ProjectID: key.project, RouteID: key.route, Method: key.method, Resolution: res, At: at}
+					rows[key] = row
 				}
-				row.Counts.count(class)
-				if class != stats.ClassLimited {
-					row.Latency.Add(r.Duration)
-				}
+				row.Counts.Add(m.Counts)
+				row.Latency.Merge(m.Latency)
 			}
 		}
 	}
