@@ -197,8 +197,10 @@ func shapeRefusal(raw string) string {
 	for field, msg := range env.Data.Fields {
 		for _, data := range []string{"already", "not found", "does not exist", "is not a user", "is not your", "last ROOT", "is not a member",
 			"not yet", "belongs to", "in this project", "a member of", "overlaps", "does not match the route's path",
-			// The route's history, and a .env file's grammar, which no schema states.
-			"not made from a template", "cannot be read as a .env file"} {
+			// The route's history, a .env file's grammar, and how a range's
+			// ends relate (the analytics' from, to and step), which no schema
+			// states.
+			"not made from a template", "cannot be read as a .env file", "must be before to", "choose a larger step"} {
 			if strings.Contains(msg, data) {
 				msg = ""
 				break
