@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -24,6 +23,9 @@ type statsQuery struct {
 	To        string `query:"to" json:"to"`
 	Step      string `query:"step" json:"step" validate:"omitempty,oneof=minute hour day"`
 }
+
+// stepResolutions are the rollups' resolutions by the API's steps.
+var stepResolutions = map[string]byte{"minute": store.Minute, "hour": store.Hour, "day": store.Day}
 
 // maxPoints bounds the points of a series: 90 days by hour, or 48 hours
 // by minute, fit.
@@ -83,7 +85,7 @@ func numbers(c store.Counts, h stats.Histogram) statsNumbers {
 // default the last 24 hours by minute.
 func statsRange(q statsQuery, now time.Time) (from, to time.Time, step string, err error) {
 	step = cmp.Or(q.Step, "minute")
-	res := map[string]byte{"minute": store.Minute, "hour": store.Hour, "day": store.Day}[step]
+	res := stepResolutions[step]
 	bad := map[string]string{}
 	to = now
 	if q.To != "" {
@@ -139,7 +141,7 @@ func (h *Handlers) routeStats(c *fiber.Ctx) error {
 
 // statsOf reads the figures of project (route "": all its routes).
 func (h *Handlers) statsOf(c *fiber.Ctx, project, route string, from, to time.Time, step string) (statsDTO, error) {
-	res := map[string]byte{"minute": store.Minute, "hour": store.Hour, "day": store.Day}[step]
+	res := stepResolutions[step]
 	rows, err := h.store.StatsSeries(c.UserContext(), project, route, res, from, to)
 	if err != nil {
 		return statsDTO{}, err
@@ -201,10 +203,8 @@ type statsView struct {
 	Project store.Project
 	RouteID string
 	Range   string
-	Ranges  []string
-	Labels  map[string]string
+	Ranges  []pageRange
 	Stats   statsDTO
-	JSON    string // Stats, for the charts' script
 	Sort    string // the routes table's order: requests, error_rate or p99
 }
 
@@ -230,20 +230,15 @@ func (h *Handlers) statsPage(c *fiber.Ctx) error {
 	q.Range, q.Sort = cmp.Or(q.Range, "24h"), cmp.Or(q.Sort, "requests")
 	i := slices.IndexFunc(statsRanges, func(r pageRange) bool { return r.Key == q.Range })
 	rg := statsRanges[i]
-	res := map[string]byte{"minute": store.Minute, "hour": store.Hour, "day": store.Day}[rg.Step]
+	res := stepResolutions[rg.Step]
 	to := store.Ceil(time.Now(), res)
 	data, err := h.statsOf(c, p.ID, q.RouteID, to.Add(-rg.Span), to, rg.Step)
 	if err != nil {
 		return err
 	}
 	sortRoutes(data.Routes, q.Sort)
-	raw, _ := json.Marshal(data)
-	view := statsView{Base: h.base(c, "Analytics · "+p.Name), Project: p, RouteID: q.RouteID, Range: q.Range, Stats: data, JSON: string(raw),
-		Sort: q.Sort, Labels: map[string]string{}}
-	for _, r := range statsRanges {
-		view.Ranges = append(view.Ranges, r.Key)
-		view.Labels[r.Key] = r.Label
-	}
+	view := statsView{Base: h.base(c, "Analytics · "+p.Name), Project: p, RouteID: q.RouteID, Range: q.Range, Stats: data,
+		Sort: q.Sort, Ranges: statsRanges}
 	return h.respond(c, Reply{Data: data, Page: "routes/stats", View: view})
 }
 

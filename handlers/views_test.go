@@ -54,8 +54,7 @@ func sampleViews() map[string]sample {
 		Runs: []runDTO{{ID: 1, At: "2026-01-02T03:04:05.678Z", RouteID: "books", Method: "GET", Path: "/shop/books", Status: 500, Ended: "FAULT", DurationMS: 1.25,
 			UserID: &uid, Username: "ada", Fault: "flow.blocks[1] (FILTER): source is null, not an array"}}}
 	p99 := 12.5
-	statsPage := statsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}, Range: "24h", Ranges: []string{"1h", "24h"},
-		Labels: map[string]string{"1h": "1 hour", "24h": "24 hours"}, Sort: "requests",
+	statsPage := statsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}, Range: "24h", Ranges: statsRanges, Sort: "requests",
 		Stats: statsDTO{Step: "hour", Series: []statsPoint{{At: time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC), statsNumbers: statsNumbers{Requests: 5, Errors5xx: 1, P50: &p99, P95: &p99, P99: &p99}}},
 			Totals: statsNumbers{Requests: 5, Errors5xx: 1, P99: &p99}, Routes: []statsRoute{{RouteID: "books", Requests: 5, ErrorRate: 0.2, P99: &p99}}}}
 	collections := collectionsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Pager: pager, Form: form, CanManage: true,

@@ -68,12 +68,9 @@ func (c *Counts) count(class string) {
 	}
 }
 
-// Truncate is the start of t's bucket of resolution res, in UTC.
-func Truncate(t time.Time, res byte) time.Time { return truncate(t, res) }
-
 // Ceil is the start of the first bucket of resolution res at or after t.
 func Ceil(t time.Time, res byte) time.Time {
-	if c := truncate(t, res); c.Before(t) {
+	if c := Truncate(t, res); c.Before(t) {
 		return Next(c, res)
 	}
 	return t.UTC()
@@ -101,8 +98,8 @@ func Steps(from, to time.Time, res byte) int {
 	return int(to.Sub(from) / time.Minute)
 }
 
-// truncate is the start of t's bucket of resolution res, in UTC.
-func truncate(t time.Time, res byte) time.Time {
+// Truncate is the start of t's bucket of resolution res, in UTC.
+func Truncate(t time.Time, res byte) time.Time {
 	t = t.UTC()
 	switch res {
 	case Hour:
@@ -130,7 +127,7 @@ func rollup(runs []Run) []RouteStat {
 		if r.DryRun {
 			continue
 		}
-		k := statKey{r.ProjectID, r.RouteID, r.Method, Minute, truncate(r.At, Minute)}
+		k := statKey{r.ProjectID, r.RouteID, r.Method, Minute, Truncate(r.At, Minute)}
 		row := minutes[k]
 		if row == nil {
 			row = &RouteStat{ProjectID: k.project, RouteID: k.route, Method: k.method, Resolution: Minute, At: k.at}
@@ -145,7 +142,7 @@ func rollup(runs []Run) []RouteStat {
 	rows := map[statKey]*RouteStat{}
 	for k, m := range minutes {
 		for _, res := range []byte{Minute, Hour, Day} {
-			at := truncate(k.at, res)
+			at := Truncate(k.at, res)
 			for _, key := range []statKey{{k.project, k.route, k.method, res, at}, {k.project, "", "", res, at}} {
 				row := rows[key]
 				if row == nil {
@@ -231,11 +228,11 @@ func spans(from, to time.Time) []span {
 			out = append(out, span{res, f, t})
 		}
 	}
-	dayFrom, dayTo := Ceil(from, Day), truncate(to, Day)
+	dayFrom, dayTo := Ceil(from, Day), Truncate(to, Day)
 	if !dayFrom.Before(dayTo) {
 		dayFrom, dayTo = to, to // no whole day: hours and minutes only
 	}
-	hourFrom, hourTo := Ceil(from, Hour), truncate(to, Hour)
+	hourFrom, hourTo := Ceil(from, Hour), Truncate(to, Hour)
 	if !hourFrom.Before(hourTo) {
 		add(Minute, from, to)
 		return out
@@ -288,8 +285,8 @@ func (s *Store) StatsByRoute(ctx context.Context, project string, from, to time.
 	if to.Sub(from) >= WholeDays {
 		// The days that ended more than a flush ago no longer change:
 		// they are read once, then kept a while.
-		first, end := truncate(from, Day), Ceil(to, Day)
-		cut := truncate(time.Now().Add(-statsSettle), Day) // today, once yesterday has settled
+		first, end := Truncate(from, Day), Ceil(to, Day)
+		cut := Truncate(time.Now().Add(-statsSettle), Day) // today, once yesterday has settled
 		if end.Before(cut) {
 			cut = end
 		}
