@@ -37,23 +37,19 @@ var errSyntax = errors.New("invalid JSON")
 
 // Object decodes a JSON object.
 func (d *Decoder) Object(data []byte) (map[string]any, error) {
-	p := parser{data: data, Decoder: d}
-	p.space()
-	if p.i >= len(p.data) || p.data[p.i] != '{' {
-		return nil, errSyntax
-	}
-	v, err := p.value(0)
+	v, err := d.Value(data)
 	if err != nil {
 		return nil, err
 	}
-	p.space()
-	if p.i != len(p.data) {
+	m, ok := v.(map[string]any)
+	if !ok {
 		return nil, errSyntax
 	}
-	return v.(map[string]any), nil
+	return m, nil
 }
 
-// Value decodes any JSON value: what an upstream answered (docs/engine.md).
+// Value decodes any JSON value: a record's data, what an upstream
+// answered (docs/engine.md).
 func (d *Decoder) Value(data []byte) (any, error) {
 	p := parser{data: data, Decoder: d}
 	p.space()

@@ -276,13 +276,7 @@ func errorBody(status int, message string) []byte {
 // fault is the route's fault at step s. Faults name types and sizes, never
 // values; a vault value the run read is masked in its text all the same.
 func (r *runner) fault(s *step, format string, args ...any) error {
-	reason := fmt.Sprintf(format, args...)
-	for _, secret := range r.secrets {
-		if secret != "" {
-			reason = strings.ReplaceAll(reason, secret, Mask)
-		}
-	}
-	return &Fault{Block: s.block, Type: s.typ, Reason: reason}
+	return &Fault{Block: s.block, Type: s.typ, Reason: r.masked(fmt.Sprintf(format, args...))}
 }
 
 // taint notes, in a traced run, whether the variable step s set came from
