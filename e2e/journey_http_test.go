@@ -58,8 +58,14 @@ func TestJourneyHTTPBlock(t *testing.T) {
 		b.do(chromedp.Navigate(app.URL + "/web/routes/edit?project_id=shop&route_id=pay"))
 		b.waitText("Flow")
 		b.addBlock("HTTP")
-		for _, label := range []string{"Method", "URL", "Query", "Headers", "Timeout (ms)"} {
-			b.waitText(label)
+		card := eval[string](b, `[...document.querySelectorAll("[data-block]")].pop().textContent`)
+		for _, label := range []string{"Result name", "Method", "URL", "Query parameters", "Headers", "Body", "Timeout (ms)", "Conditions"} {
+			if !strings.Contains(card, label) {
+				t.Fatalf("the new HTTP block has no field %q: %s", label, card)
+			}
+		}
+		if !eval[bool](b, `[...document.querySelectorAll("[data-block]")].pop().contains(document.activeElement)`) {
+			t.Fatal("after adding the block, the focus is not in it")
 		}
 		if n := eval[int](b, `document.querySelectorAll('[data-block] select[data-path$=".method"]').length`); n != 2 {
 			t.Fatalf("%d method choices in the editor, want the saved block's and the new one's", n)

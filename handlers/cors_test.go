@@ -49,30 +49,20 @@ func TestCORSOrigins(t *testing.T) {
 		t.Fatalf("after the refusals: %d %s", status, body)
 	}
 	// The page's form: one origin a line, blank lines skipped.
-	cookie, csrf := ta.signIn(t, "ada")
+	page := merge(browser(ta.signIn(t, "ada")), map[string]string{"Content-Type": "application/x-www-form-urlencoded", "HX-Request": "true"})
 	form := url.Values{"project_id": {"plain"}, "name": {"Plain"}, "api_path": {"/plain"}, "x_rate_limit": {"50"}, "x_rate_burst": {"100"},
 		"x_cors_origins": {"https://one.example.com\r\n\r\n  http://127.0.0.1:8080  \r\n"}}
-	req := httptest.NewRequest("PATCH", "/project/update", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Cookie", cookie)
-	req.Header.Set("X-CSRF-Token", csrf)
-	req.Header.Set("HX-Request", "true")
-	if resp, body := ta.do(t, req); resp.StatusCode >= 400 {
-		t.Fatalf("the form: %d %s", resp.StatusCode, body)
+	if status, body := ta.call(t, "PATCH", "/project/update", form.Encode(), page); status >= 400 {
+		t.Fatalf("the form: %d %s", status, body)
 	}
 	if status, body := ta.call(t, "GET", "/project/fetch/one?project_id=plain", "", ah); status != 200 || !strings.Contains(body, `"x_cors_origins":["https://one.example.com","http://127.0.0.1:8080"]`) {
 		t.Fatalf("after the form: %d %s", status, body)
 	}
 	// A bad line is shown beside the field, as typed.
 	form.Set("x_cors_origins", "https://ok.example.com\nnot an origin")
-	req = httptest.NewRequest("PATCH", "/project/update", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Cookie", cookie)
-	req.Header.Set("X-CSRF-Token", csrf)
-	req.Header.Set("HX-Request", "true")
-	resp, body := ta.do(t, req)
-	if resp.StatusCode != 422 || !strings.Contains(body, `id="e-x_cors_origins"`) || !strings.Contains(body, "not an origin") || !strings.Contains(body, "https://ok.example.com") {
-		t.Fatalf("a bad line: %d %s", resp.StatusCode, body)
+	status, body := ta.call(t, "PATCH", "/project/update", form.Encode(), page)
+	if status != 422 || !strings.Contains(body, `id="e-x_cors_origins"`) || !strings.Contains(body, "not an origin") || !strings.Contains(body, "https://ok.example.com") {
+		t.Fatalf("a bad line: %d %s", status, body)
 	}
 }
 

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -42,23 +41,17 @@ func TestEgressHosts(t *testing.T) {
 	if status, body := ta.call(t, "GET", "/project/fetch/one?project_id=open", "", ah); status != 200 || !strings.Contains(body, `"x_egress_hosts":["hooks.example.com"]`) {
 		t.Fatalf("after the refusals: %d %s", status, body)
 	}
-	cookie, csrf := ta.signIn(t, "ada")
+	b := browser(ta.signIn(t, "ada"))
 	form := url.Values{"project_id": {"open"}, "name": {"Open"}, "api_path": {"/open"}, "x_rate_limit": {"50"}, "x_rate_burst": {"100"},
 		"x_cors_origins": {""}, "x_egress_hosts": {"api.example.com\r\n\r\n *.hooks.example.com \r\n"}}
-	req := httptest.NewRequest("PATCH", "/project/update", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Cookie", cookie)
-	req.Header.Set("X-CSRF-Token", csrf)
-	req.Header.Set("HX-Request", "true")
-	if resp, body := ta.do(t, req); resp.StatusCode >= 400 {
-		t.Fatalf("the form: %d %s", resp.StatusCode, body)
+	page := merge(b, map[string]string{"Content-Type": "application/x-www-form-urlencoded", "HX-Request": "true"})
+	if status, body := ta.call(t, "PATCH", "/project/update", form.Encode(), page); status >= 400 {
+		t.Fatalf("the form: %d %s", status, body)
 	}
 	if status, body := ta.call(t, "GET", "/project/fetch/one?project_id=open", "", ah); status != 200 || !strings.Contains(body, `"x_egress_hosts":["api.example.com","*.hooks.example.com"]`) {
 		t.Fatalf("after the form: %d %s", status, body)
 	}
-	req = httptest.NewRequest("GET", "/web/project?id=open", nil)
-	req.Header.Set("Cookie", cookie)
-	if resp, body := ta.do(t, req); resp.StatusCode != 200 || !strings.Contains(body, `name="x_egress_hosts"`) || !strings.Contains(body, "api.example.com\n*.hooks.example.com") {
-		t.Fatalf("the page: %d %s", resp.StatusCode, body)
+	if status, body := ta.call(t, "GET", "/web/project?id=open", "", b); status != 200 || !strings.Contains(body, `name="x_egress_hosts"`) || !strings.Contains(body, "api.example.com\n*.hooks.example.com") {
+		t.Fatalf("the page: %d %s", status, body)
 	}
 }
