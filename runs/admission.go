@@ -12,16 +12,19 @@ import (
 // Slots bounds the runs of routes under way at once: past the bound, as
 // many more runs wait a moment for one to end, and the rest are refused at
 // once (503 with Retry-After), so that a flood is answered rather than
-// queued without end.
+// queued without end. The same bounds the upstream requests in flight
+// (EGRESS_CONCURRENCY), where every run past it waits, within its time:
+// the run slots bound how many those are.
 type Slots struct {
 	taken   chan struct{}
 	waiting atomic.Int64
 	Wait    time.Duration // the longest a run waits for a slot
+	Queue   int64         // how many may wait at once; the rest are refused
 }
 
-// NewSlots bounds the runs under way to n.
+// NewSlots bounds the runs under way to n, and those waiting to n more.
 func NewSlots(n int) *Slots {
-	return &Slots{taken: make(chan struct{}, n), Wait: time.Second}
+	return &Slots{taken: make(chan struct{}, n), Wait: time.Second, Queue: int64(n)}
 }
 
 // Enter takes a slot, or says why not: engine.ErrBusy.
@@ -31,7 +34,7 @@ func (g *Slots) Enter(ctx context.Context) (release func(), err error) {
 		return g.leave, nil
 	default:
 	}
-	if g.waiting.Add(1) > int64(cap(g.taken)) {
+	if g.waiting.Add(1) > g.Queue {
 		g.waiting.Add(-1)
 		return nil, engine.ErrBusy
 	}

@@ -305,3 +305,53 @@ func BenchmarkHTTPBlock(b *testing.B) {
 		}
 	})
 }
+
+// TestHTTPBlockLimits: each HTTP block of a request has a key of its own
+// under the request's; EGRESS_CONCURRENCY holds under many clients at once
+// (the others wait, within their time, and all answer); an upstream
+// slower than what is left of the run's 5 s ends the run at its limit, not
+// with the block's 504.
+func TestHTTPBlockLimits(t *testing.T) {
+	rt := newTestRuntime(t)
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/never" {
+			<-r.Context().Done()
+			return
+		}
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	rt.allow(t, up)
+	rt.route(t, routeDoc("two", "GET", "/two", "", httpBlock("a", "GET", lit("STRING", up.URL+"/a"), ""),
+		httpBlock("b", "GET", lit("STRING", up.URL+"/b"), ""),
+		`{"type":"RETURN","depth":0,"pairs":`+pairsOf("a", ref("a.status"), "b", ref("b.status"))+`,"conditions":[]}`))
+	if a := rt.serve(t, Request{Method: "GET", Path: "/x/shop/two"}); a.Status != 200 || string(a.Body) != `{"a":204,"b":204}` {
+		t.Fatalf("%d %s", a.Status, a.Body)
+	}
+	got := up.requests()
+	ka, kb := got[0].Header.Get("Idempotency-Key"), got[1].Header.Get("Idempotency-Key")
+	if ka == kb || ka[:strings.LastIndex(ka[:strings.LastIndex(ka, "-")], "-")] != kb[:strings.LastIndex(kb[:strings.LastIndex(kb, "-")], "-")] {
+		t.Fatalf("keys of two blocks of one request: %s %s", ka, kb)
+	}
+
+	rt.egress.taken = make(chan struct{}, 1) // EGRESS_CONCURRENCY=1
+	statuses := rt.concurrently(t, 8, 24, func(int) (string, string, string) { return "GET", "/x/shop/two", "" })
+	if statuses[200] != 24 || most != 1 {
+		t.Fatalf("answers %v; %d requests upstream at once under a limit of 1", statuses, most)
+	}
+
+	rt.Limits.Time = 300 * time.Millisecond
+	rt.route(t, routeDoc("stall", "GET", "/stall", "", httpBlock("res", "GET", lit("STRING", up.URL+"/never"), "")))
+	if a := rt.serve(t, Request{Method: "GET", Path: "/x/shop/stall"}); a.Status != 500 || !strings.Contains(string(a.Body), "the run passed its time limit of 300ms") {
+		t.Fatalf("a stalled upstream: %d %s", a.Status, a.Body)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -96,7 +97,7 @@ func New(cfg Config) *Service {
 		cfg.EgressConcurrency = 256 // EGRESS_CONCURRENCY's default
 	}
 	egressSlots := NewSlots(cfg.EgressConcurrency)
-	egressSlots.Wait = limits.Time // within the run's time
+	egressSlots.Wait, egressSlots.Queue = limits.Time, math.MaxInt64 // every run waits, within its time
 	return &Service{client: cfg.Egress, egress: egressSlots, store: cfg.Store, reads: cfg.Reads, tx: cfg.Tx, keyring: cfg.Keyring,
 		mailStatus: cfg.MailStatus, MailBacklog: cfg.MailBacklog, vaultRead: vaultRead, Limits: limits,
 		table: newTable(cfg.Store, cfg.Log), log: newLogWriter(cfg.Store, !cfg.NoStats, cfg.Logged, cfg.Log), Slots: NewSlots(cfg.Concurrency),
