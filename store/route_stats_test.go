@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -145,6 +146,46 @@ func TestStatsByRouteOverDays(t *testing.T) {
 		routes, err := st.StatsByRoute(ctx, "shop", from, to)
 		if err != nil || len(routes) != 1 || routes[0].Counts.Requests() != 3 || routes[0].Counts.N5xx != 1 || routes[0].Latency.Total() != 3 {
 			t.Fatalf("%+v %v", routes, err)
+		}
+	}
+}
+
+// TestRouteStatsUnderConcurrentWriters: instances flush their run logs
+// at once, each batch adding to the same rows; every run is counted
+// once, no batch fails (the upserts take the rows in one order).
+func TestRouteStatsUnderConcurrentWriters(t *testing.T) {
+	st, ctx := collectionStore(t)
+	at := time.Now().UTC()
+	const writers, batches, size = 8, 5, 200
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*batches)
+	for w := range writers {
+		wg.Go(func() {
+			for range batches {
+				batch := make([]store.Run, size)
+				for i := range batch {
+					route := []string{"books", "orders"}[(w+i)%2]
+					batch[i] = store.Run{At: at, ProjectID: "shop", RouteID: route, Method: "GET", Path: "/x/shop/" + route, Status: 200 + 300*(i%2),
+						Ended: "RETURN", Duration: time.Duration(i+1) * time.Millisecond}
+				}
+				errs <- st.LogRuns(ctx, batch, true)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, res := range []byte{store.Minute, store.Hour, store.Day} {
+		rows, err := st.StatsSeries(ctx, "shop", "", res, at.Add(-48*time.Hour), at.Add(48*time.Hour))
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("%c: %+v %v", res, rows, err)
+		}
+		if c := rows[0].Counts; c.Requests() != writers*batches*size || c.N5xx != writers*batches*size/2 || rows[0].Latency.Total() != writers*batches*size {
+			t.Fatalf("%c: %+v, %d latencies", res, c, rows[0].Latency.Total())
 		}
 	}
 }
