@@ -92,7 +92,7 @@ func (g *Guard) Client() *http.Client {
 		Proxy:                 nil, // never through a proxy of the environment: it would dial for us
 	}
 	return &http.Client{Transport: listed{transport}, CheckRedirect: func(req *http.Request, via []*http.Request) error {
-		if len(via) >= MaxRedirects {
+		if len(via) > MaxRedirects { // via holds the first request and each redirect followed
 			return &RedirectError{Reason: fmt.Sprintf("more than %d redirects", MaxRedirects)}
 		}
 		if err := CheckURL(req.URL); err != nil {

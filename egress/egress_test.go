@@ -293,3 +293,20 @@ func TestHosts(t *testing.T) {
 		t.Fatalf("101 hosts: %q", problem)
 	}
 }
+
+// TestRedirectsAreBounded: a request follows at most MaxRedirects
+// redirects; the next one ends it with a RedirectError.
+func TestRedirectsAreBounded(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, r.URL.Path+"x", http.StatusFound)
+	})
+	g, _ := New([]string{"127.0.0.1:" + up.port()}, nil)
+	_, err := g.Client().Get(up.URL + "/r")
+	var redirect *RedirectError
+	if !errors.As(err, &redirect) || !strings.Contains(redirect.Reason, "more than 5 redirects") {
+		t.Fatalf("%v", err)
+	}
+	if n := up.hits.Load(); n != MaxRedirects+1 {
+		t.Fatalf("%d requests reached the upstream, want the first and %d redirects", n, MaxRedirects)
+	}
+}
