@@ -1,0 +1,307 @@
+// Package projectfile is a project as a file (docs/projects.md): the
+// document GET /project/export writes and /project/plan and
+// /project/apply read, and the plan that compares a project with a
+// document. It is pure: the handlers read and write the database.
+package projectfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"stencil/flow"
+)
+
+// Format is the layout of the document this package writes and reads.
+const Format = 1
+
+// Document is a project as a file. Its fields are in the order the file
+// writes them. Read from a file, a setting left out is nil (the project's
+// value stays) and a list left out is nil (read as empty).
+type Document struct {
+	Format         int             `json:"format"`
+	ID             string          `json:"id"`
+	Name           *string         `json:"name,omitempty"`
+	Description    *string         `json:"description,omitempty"`
+	APIPath        *string         `json:"api_path,omitempty"`
+	XRateLimit     *int            `json:"x_rate_limit,omitempty"`
+	XRateBurst     *int            `json:"x_rate_burst,omitempty"`
+	XCORSOrigins   *[]string       `json:"x_cors_origins,omitempty"`
+	XEgressHosts   *[]string       `json:"x_egress_hosts,omitempty"`
+	Collections    []Collection    `json:"collections"`
+	Routes         []Route         `json:"routes"`
+	Templates      []Template      `json:"templates"`
+	EmailTemplates []EmailTemplate `json:"email_templates"`
+	VaultKeys      []string        `json:"vault_keys"`
+}
+
+// Collection is a collection of the project; Records, each record's data
+// by record id, only when the export was asked for them.
+type Collection struct {
+	ID          string            `json:"id"`
+	Name        string            `json:"name"`
+	Description string            `json:"description"`
+	Records     []json.RawMessage `json:"records,omitempty"`
+}
+
+// Route is a route document as it is saved: without its project, its
+// template's reference (which names a template of one service) or its
+// metadata.
+type Route struct {
+	RouteID   string       `json:"route_id"`
+	RoutePath string       `json:"route_path"`
+	Method    string       `json:"method"`
+	AuthJWT   flow.AuthJWT `json:"auth_jwt"`
+	Params    flow.Params  `json:"params"`
+	Body      []flow.Param `json:"body"`
+	Flow      flow.Flow    `json:"flow"`
+}
+
+// RouteOf is r as the file holds it.
+func RouteOf(r flow.Route) Route {
+	return Route{RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT, Params: r.Params, Body: r.Body, Flow: r.Flow}
+}
+
+// In is the route of project the file's route stands for.
+func (r Route) In(project string) flow.Route {
+	return flow.Route{ProjectID: project, RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT,
+		Params: r.Params, Body: r.Body, Flow: r.Flow}
+}
+
+// Template is a template of the project, without its id, project or
+// metadata: a file names its templates by name.
+type Template struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Method      string          `json:"method"`
+	RouteID     string          `json:"route_id"`
+	RoutePath   string          `json:"route_path"`
+	AuthJWT     flow.AuthJWT    `json:"auth_jwt"`
+	Params      flow.Params     `json:"params"`
+	Body        []flow.Param    `json:"body"`
+	Flow        flow.Flow       `json:"flow"`
+	Variables   []flow.Variable `json:"variables"`
+}
+
+// TemplateOf is t as the file holds it.
+func TemplateOf(t flow.Template) Template {
+	return Template{Name: t.Name, Description: t.Description, Method: t.Method, RouteID: t.RouteID, RoutePath: t.RoutePath,
+		AuthJWT: t.AuthJWT, Params: t.Params, Body: t.Body, Flow: t.Flow, Variables: t.Variables}
+}
+
+// In is the template of project the file's template stands for (id 0).
+func (t Template) In(project string) flow.Template {
+	return flow.Template{Name: t.Name, Description: t.Description, ProjectID: &project, Method: t.Method, RouteID: t.RouteID,
+		RoutePath: t.RoutePath, AuthJWT: t.AuthJWT, Params: t.Params, Body: t.Body, Flow: t.Flow, Variables: t.Variables}
+}
+
+// EmailTemplate is an email template of the project.
+type EmailTemplate struct {
+	Name    string `json:"name"`
+	Subject string `json:"subject"`
+	Text    string `json:"text"`
+	HTML    string `json:"html"`
+}
+
+// Sort puts the lists in the file's order: collections and routes by id,
+// templates, email templates and vault keys by name.
+func (d *Document) Sort() {
+	slices.SortFunc(d.Collections, func(a, b Collection) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(d.Routes, func(a, b Route) int { return strings.Compare(a.RouteID, b.RouteID) })
+	slices.SortFunc(d.Templates, func(a, b Template) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(d.EmailTemplates, func(a, b EmailTemplate) int { return strings.Compare(a.Name, b.Name) })
+	slices.Sort(d.VaultKeys)
+}
+
+// Encode writes d as the file: sorted, every list present, indented by
+// two spaces, HTML characters as they are, a newline at the end. The same
+// document gives the same bytes.
+func Encode(d Document) []byte {
+	d.Sort()
+	d.Format = Format
+	for _, l := range []*[]string{&d.VaultKeys} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	if d.Collections == nil {
+		d.Collections = []Collection{}
+	}
+	if d.Routes == nil {
+		d.Routes = []Route{}
+	}
+	if d.Templates == nil {
+		d.Templates = []Template{}
+	}
+	if d.EmailTemplates == nil {
+		d.EmailTemplates = []EmailTemplate{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(d); err != nil {
+		// Every field is a plain value: encoding cannot fail.
+		panic("projectfile: encode: " + err.Error())
+	}
+	return buf.Bytes()
+}
+
+// topFields are the fields a document may have.
+var topFields = []string{"format", "id", "name", "description", "api_path", "x_rate_limit", "x_rate_burst", "x_cors_origins",
+	"x_egress_hosts", "collections", "routes", "templates", "email_templates", "vault_keys"}
+
+// Decode reads a document strictly: every field known and of its type,
+// format 1, the routes and templates valid as saving them would find
+// them, no id or name given twice. Problems are named by their path in
+// the document ("routes[3].flow.blocks[2].ref_col").
+func Decode(raw []byte) (Document, flow.Problems) {
+	var d Document
+	p := flow.Problems{}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var top map[string]any
+	if err := dec.Decode(&top); err != nil || top == nil {
+		p["document"] = "must be a JSON object"
+		return d, p
+	}
+	if dec.More() {
+		p["document"] = "has data after the JSON value"
+		return d, p
+	}
+	for k := range top {
+		if !slices.Contains(topFields, k) {
+			p[flow.FieldName(k)] = "is not a known field"
+		}
+	}
+	switch f := top["format"].(type) {
+	case nil:
+		p["format"] = "is required (1)"
+	case json.Number:
+		if f.String() != "1" {
+			p["format"] = fmt.Sprintf("must be 1 (this service reads format 1, the file is format %s)", f)
+		}
+	default:
+		p["format"] = "must be 1"
+	}
+	d.Format = Format
+	// Collections carry records, which are any JSON object: they are taken
+	// out before the rest is decoded by type.
+	var records [][]json.RawMessage
+	if list, ok := top["collections"].([]any); ok {
+		records = make([][]json.RawMessage, len(list))
+		for i, item := range list {
+			obj, ok := item.(map[string]any)
+			if !ok {
+				continue
+			}
+			if rs, ok := obj["records"]; ok {
+				records[i] = decodeRecords(rs, fmt.Sprintf("collections[%d].records", i), p)
+				obj = maps.Clone(obj)
+				delete(obj, "records")
+				list[i] = obj
+			}
+		}
+	}
+	delete(top, "format")
+	for k := range top {
+		if !slices.Contains(topFields, k) {
+			delete(top, k)
+		}
+	}
+	var wire struct {
+		ID             string          `json:"id"`
+		Name           *string         `json:"name"`
+		Description    *string         `json:"description"`
+		APIPath        *string         `json:"api_path"`
+		XRateLimit     *int            `json:"x_rate_limit"`
+		XRateBurst     *int            `json:"x_rate_burst"`
+		XCORSOrigins   *[]string       `json:"x_cors_origins"`
+		XEgressHosts   *[]string       `json:"x_egress_hosts"`
+		Collections    []Collection    `json:"collections"`
+		Routes         []flow.Route    `json:"routes"`
+		Templates      []flow.Template `json:"templates"`
+		EmailTemplates []EmailTemplate `json:"email_templates"`
+		VaultKeys      []string        `json:"vault_keys"`
+	}
+	for path, msg := range flow.DecodeValue(top, &wire, "") {
+		p[path] = msg
+	}
+	d.ID, d.Name, d.Description, d.APIPath = wire.ID, wire.Name, wire.Description, wire.APIPath
+	d.XRateLimit, d.XRateBurst, d.XCORSOrigins, d.XEgressHosts = wire.XRateLimit, wire.XRateBurst, wire.XCORSOrigins, wire.XEgressHosts
+	d.Collections, d.EmailTemplates, d.VaultKeys = wire.Collections, wire.EmailTemplates, wire.VaultKeys
+	for i := range d.Collections {
+		if i < len(records) {
+			d.Collections[i].Records = records[i]
+		}
+	}
+	for i, r := range wire.Routes {
+		path := fmt.Sprintf("routes[%d]", i)
+		r.Normalize()
+		for k, v := range flow.ValidateRoute(r, path) {
+			p[k] = v
+		}
+		d.Routes = append(d.Routes, RouteOf(r))
+	}
+	for i, t := range wire.Templates {
+		path := fmt.Sprintf("templates[%d]", i)
+		if t.ID != 0 {
+			p[path+".id"] = "must be left out: a file names its templates by name"
+		}
+		t.Normalize()
+		for k, v := range flow.ValidateTemplate(t, path) {
+			p[k] = v
+		}
+		d.Templates = append(d.Templates, TemplateOf(t))
+	}
+	twice(p, "collections", "id", d.Collections, func(c Collection) string { return c.ID })
+	twice(p, "routes", "route_id", d.Routes, func(r Route) string { return r.RouteID })
+	twice(p, "routes", "route_path", d.Routes, func(r Route) string { return r.Method + " " + r.RoutePath })
+	twice(p, "templates", "name", d.Templates, func(t Template) string { return t.Name })
+	twice(p, "email_templates", "name", d.EmailTemplates, func(t EmailTemplate) string { return t.Name })
+	for i, k := range d.VaultKeys {
+		if slices.Index(d.VaultKeys, k) < i {
+			p[fmt.Sprintf("vault_keys[%d]", i)] = "is given twice"
+		}
+	}
+	return d, p
+}
+
+// twice names each item of list whose key an earlier item has already.
+func twice[T any](p flow.Problems, list, field string, items []T, key func(T) string) {
+	seen := map[string]int{}
+	for i, it := range items {
+		k := key(it)
+		if j, ok := seen[k]; ok {
+			p[fmt.Sprintf("%s[%d].%s", list, i, field)] = fmt.Sprintf("is %s[%d]'s too: each must be unique", list, j)
+			continue
+		}
+		seen[k] = i
+	}
+}
+
+// decodeRecords reads a collection's records: an array of JSON objects.
+func decodeRecords(v any, path string, p flow.Problems) []json.RawMessage {
+	list, ok := v.([]any)
+	if !ok {
+		p[path] = "must be an array of objects"
+		return nil
+	}
+	out := make([]json.RawMessage, 0, len(list))
+	for i, item := range list {
+		if _, ok := item.(map[string]any); !ok {
+			p[fmt.Sprintf("%s[%d]", path, i)] = "must be an object"
+			continue
+		}
+		raw, err := json.Marshal(item)
+		if err != nil {
+			p[fmt.Sprintf("%s[%d]", path, i)] = "is not valid JSON"
+			continue
+		}
+		out = append(out, raw)
+	}
+	return out
+}

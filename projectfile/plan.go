@@ -1,0 +1,257 @@
+package projectfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"stencil/flow"
+)
+
+// The kinds of objects a plan names.
+const (
+	KindSetting       = "setting"
+	KindCollection    = "collection"
+	KindRoute         = "route"
+	KindTemplate      = "template"
+	KindEmailTemplate = "email_template"
+)
+
+// Item is one object a plan adds, changes or removes; Fields, for a
+// change, says what differs in words a reader of the project's pages
+// knows (for routes and templates, those of the route outline).
+type Item struct {
+	Kind   string   `json:"kind"`
+	ID     string   `json:"id"`
+	Fields []string `json:"fields,omitempty"`
+}
+
+// Plan is what applying a document to a project would do.
+type Plan struct {
+	Add            []Item   `json:"add"`
+	Change         []Item   `json:"change"`
+	Remove         []Item   `json:"remove"`
+	Unchanged      int      `json:"unchanged"`
+	MissingSecrets []string `json:"missing_secrets"`
+}
+
+// Empty says whether applying would write nothing.
+func (p Plan) Empty() bool { return len(p.Add) == 0 && len(p.Change) == 0 && len(p.Remove) == 0 }
+
+// Compare plans applying want to the project as it is (have; nil when
+// the project does not exist yet). Every setting of want is set (the
+// caller fills what the file left out). With prune, what the project
+// holds and want does not is removed; settings and vault keys never are.
+func Compare(have *Document, want Document, prune bool) Plan {
+	p := Plan{Add: []Item{}, Change: []Item{}, Remove: []Item{}, MissingSecrets: []string{}}
+	if have == nil {
+		have = &Document{}
+	}
+	for _, s := range settings(*have, want) {
+		switch {
+		case s.old == nil:
+			p.Add = append(p.Add, Item{Kind: KindSetting, ID: s.name, Fields: []string{s.name + ": " + show(s.new)}})
+		case !sameJSON(s.old, s.new):
+			p.Change = append(p.Change, Item{Kind: KindSetting, ID: s.name, Fields: []string{s.name + ": " + show(s.old) + " → " + show(s.new)}})
+		default:
+			p.Unchanged++
+		}
+	}
+	compareList(&p, KindCollection, have.Collections, want.Collections, prune, func(c Collection) string { return c.ID },
+		func(a, b Collection) []string {
+			a.Records, b.Records = nil, nil
+			return fieldWords(a, b, "name", "description")
+		}, func(c Collection) []string {
+			if len(c.Records) > 0 {
+				return []string{strconv.Itoa(len(c.Records)) + " records"}
+			}
+			return nil
+		})
+	compareList(&p, KindRoute, have.Routes, want.Routes, prune, func(r Route) string { return r.RouteID },
+		func(a, b Route) []string { return RouteWords(a.In(""), b.In("")) },
+		func(r Route) []string { return []string{r.Method + " " + r.RoutePath} })
+	compareList(&p, KindTemplate, have.Templates, want.Templates, prune, func(t Template) string { return t.Name },
+		func(a, b Template) []string {
+			words := fieldWords(a, b, "description", "method", "variables")
+			ra := flow.Route{RouteID: a.RouteID, RoutePath: a.RoutePath, AuthJWT: a.AuthJWT, Params: a.Params, Body: a.Body, Flow: a.Flow}
+			rb := flow.Route{RouteID: b.RouteID, RoutePath: b.RoutePath, AuthJWT: b.AuthJWT, Params: b.Params, Body: b.Body, Flow: b.Flow}
+			return append(words, RouteWords(ra, rb)...)
+		}, nil)
+	compareList(&p, KindEmailTemplate, have.EmailTemplates, want.EmailTemplates, prune, func(t EmailTemplate) string { return t.Name },
+		func(a, b EmailTemplate) []string { return fieldWords(a, b, "subject", "text", "html") }, nil)
+	needed := slices.Clone(want.VaultKeys)
+	for _, r := range want.Routes {
+		for _, b := range r.Flow.Blocks {
+			if b.Type == "VAULT" {
+				needed = append(needed, b.Key)
+			}
+		}
+	}
+	slices.Sort(needed)
+	for _, k := range slices.Compact(needed) {
+		if !slices.Contains(have.VaultKeys, k) {
+			p.MissingSecrets = append(p.MissingSecrets, k)
+		}
+	}
+	return p
+}
+
+// setting is one setting of a project before and after (old nil: the
+// project is new).
+type setting struct {
+	name     string
+	old, new any
+}
+
+func settings(have, want Document) []setting {
+	var out []setting
+	add := func(name string, isNew bool, old, new any) {
+		if isNew {
+			old = nil
+		}
+		out = append(out, setting{name, old, new})
+	}
+	isNew := have.Name == nil
+	add("name", isNew, deref(have.Name), deref(want.Name))
+	add("description", isNew, deref(have.Description), deref(want.Description))
+	add("api_path", isNew, deref(have.APIPath), deref(want.APIPath))
+	add("x_rate_limit", isNew, deref(have.XRateLimit), deref(want.XRateLimit))
+	add("x_rate_burst", isNew, deref(have.XRateBurst), deref(want.XRateBurst))
+	add("x_cors_origins", isNew, deref(have.XCORSOrigins), deref(want.XCORSOrigins))
+	add("x_egress_hosts", isNew, deref(have.XEgressHosts), deref(want.XEgressHosts))
+	return out
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
+// compareList plans one list: by key, an object only in want is added,
+// one in both that differs is changed (words says how), one only in have
+// is removed with prune. about, when set, says what an added object holds.
+func compareList[T any](p *Plan, kind string, have, want []T, prune bool, key func(T) string, words func(a, b T) []string, about func(T) []string) {
+	had := map[string]T{}
+	for _, h := range have {
+		had[key(h)] = h
+	}
+	kept := map[string]bool{}
+	for _, w := range want {
+		k := key(w)
+		kept[k] = true
+		h, ok := had[k]
+		switch {
+		case !ok:
+			it := Item{Kind: kind, ID: k}
+			if about != nil {
+				it.Fields = about(w)
+			}
+			p.Add = append(p.Add, it)
+		case !sameJSON(h, w):
+			p.Change = append(p.Change, Item{Kind: kind, ID: k, Fields: words(h, w)})
+		default:
+			p.Unchanged++
+		}
+	}
+	if !prune {
+		return
+	}
+	for _, h := range have {
+		if k := key(h); !kept[k] {
+			p.Remove = append(p.Remove, Item{Kind: kind, ID: k})
+		}
+	}
+}
+
+// RouteWords says how route b differs from a in the outline's words: a
+// request field as "Path: /a → /b", a block as "Block 2 (FETCH) added:
+// …", "removed", "moved to 4" or "changed: …" with its summary line.
+func RouteWords(a, b flow.Route) []string {
+	d := flow.DiffRoutes(a, b)
+	var out []string
+	for _, f := range d.Request {
+		out = append(out, f.Label+": "+showRaw(f.Old)+" → "+showRaw(f.New))
+	}
+	for _, c := range d.Blocks {
+		switch c.Kind {
+		case "added":
+			out = append(out, fmt.Sprintf("Block %d (%s) added: %s", c.To+1, c.Type, flow.Summary(b.Flow.Blocks[c.To])))
+		case "removed":
+			out = append(out, fmt.Sprintf("Block %d (%s) removed: %s", c.From+1, c.Type, flow.Summary(a.Flow.Blocks[c.From])))
+		case "moved":
+			out = append(out, fmt.Sprintf("Block %d (%s) moved to %d", c.From+1, c.Type, c.To+1))
+		default:
+			// Fields of plain values read best one by one; operands and
+			// lists as the block's summary line before and after.
+			if !slices.ContainsFunc(c.Fields, func(f flow.FieldChange) bool { return !scalar(f.Old) || !scalar(f.New) }) {
+				for _, f := range c.Fields {
+					out = append(out, fmt.Sprintf("Block %d (%s) %s: %s → %s", c.To+1, c.Type, f.Label, showRaw(f.Old), showRaw(f.New)))
+				}
+				continue
+			}
+			before, after := flow.Summary(a.Flow.Blocks[c.From]), flow.Summary(b.Flow.Blocks[c.To])
+			out = append(out, fmt.Sprintf("Block %d (%s) changed: %s → %s", c.To+1, c.Type, cut(before), cut(after)))
+		}
+	}
+	return out
+}
+
+// fieldWords says which of the named JSON fields differ between a and b,
+// as "name: old → new".
+func fieldWords(a, b any, names ...string) []string {
+	fa, fb := jsonFields(a), jsonFields(b)
+	var out []string
+	for _, n := range names {
+		if !bytes.Equal(fa[n], fb[n]) {
+			out = append(out, n+": "+showRaw(string(fa[n]))+" → "+showRaw(string(fb[n])))
+		}
+	}
+	return out
+}
+
+func jsonFields(v any) map[string]json.RawMessage {
+	raw, _ := json.Marshal(v)
+	var out map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &out)
+	return out
+}
+
+func sameJSON(a, b any) bool {
+	ra, _ := json.Marshal(a)
+	rb, _ := json.Marshal(b)
+	return bytes.Equal(ra, rb)
+}
+
+// show is v as compact JSON, cut for a line.
+func show(v any) string {
+	raw, _ := json.Marshal(v)
+	return showRaw(string(raw))
+}
+
+// showRaw is a JSON text as a line shows it: a string without its quotes
+// unless it is empty, at most 80 characters.
+func showRaw(s string) string {
+	var text string
+	if json.Unmarshal([]byte(s), &text) == nil && text != "" {
+		s = flow.Printable(text)
+	}
+	return cut(s)
+}
+
+// scalar says whether a JSON text is a string, number, true, false or null.
+func scalar(s string) bool {
+	return s != "" && s[0] != '{' && s[0] != '['
+}
+
+func cut(s string) string {
+	if utf8.RuneCountInString(s) <= 80 {
+		return s
+	}
+	return string([]rune(s)[:79]) + "…"
+}
