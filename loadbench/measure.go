@@ -366,19 +366,28 @@ func (b *bench) finish(ctx context.Context, rows []row) error {
 
 // alternate runs a load and its anchor in turn, rounds times each, and
 // returns the median of each: one machine runs both, and a round that a
-// checkpoint or a neighbour slowed weighs no more than one vote.
+// checkpoint or a neighbour slowed weighs no more than one vote. Every
+// other round runs the anchor first, so that what one turn leaves to the
+// next (a checkpoint, autovacuum, a warm cache) falls on both alike.
 func alternate(rounds int, load, anchor func() (result, error)) (result, *result, error) {
 	var loads, anchors []result
-	for range rounds {
-		l, err := load()
+	for i := range rounds {
+		first, second := load, anchor
+		if i%2 == 1 {
+			first, second = anchor, load
+		}
+		x, err := first()
 		if err != nil {
 			return result{}, nil, err
 		}
-		a, err := anchor()
+		y, err := second()
 		if err != nil {
 			return result{}, nil, err
 		}
-		loads, anchors = append(loads, l), append(anchors, a)
+		if i%2 == 1 {
+			x, y = y, x
+		}
+		loads, anchors = append(loads, x), append(anchors, y)
 	}
 	a := median(anchors)
 	return median(loads), &a, nil
