@@ -72,24 +72,24 @@ type collectionListQuery struct {
 	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
 }
 
-// recordJSON is a record's data as a request carries it: a JSON value in a
-// JSON body, or the JSON text of a form's field.
-type recordJSON []byte
+// jsonText is JSON as a request carries it (a record's data, a project's
+// file): a JSON value in a JSON body, or the JSON text of a form's field.
+type jsonText []byte
 
-func (d *recordJSON) UnmarshalJSON(b []byte) error {
+func (d *jsonText) UnmarshalJSON(b []byte) error {
 	*d = append((*d)[:0], b...)
 	return nil
 }
 
-func (d *recordJSON) UnmarshalText(b []byte) error {
+func (d *jsonText) UnmarshalText(b []byte) error {
 	*d = append((*d)[:0], b...)
 	return nil
 }
 
 type recordInput struct {
-	ProjectID    string     `json:"project_id" form:"project_id" validate:"required"`
-	CollectionID string     `json:"collection_id" form:"collection_id" validate:"required"`
-	Data         recordJSON `json:"data" form:"data" validate:"required"`
+	ProjectID    string   `json:"project_id" form:"project_id" validate:"required"`
+	CollectionID string   `json:"collection_id" form:"collection_id" validate:"required"`
+	Data         jsonText `json:"data" form:"data" validate:"required"`
 }
 
 type recordUpdateInput struct {

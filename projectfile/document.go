@@ -39,12 +39,12 @@ type Document struct {
 }
 
 // Collection is a collection of the project; Records, each record's data
-// by record id, only when the export was asked for them.
+// by record id, only when the export was asked for them (nil: not).
 type Collection struct {
-	ID          string            `json:"id"`
-	Name        string            `json:"name"`
-	Description string            `json:"description"`
-	Records     []json.RawMessage `json:"records,omitempty"`
+	ID          string             `json:"id"`
+	Name        string             `json:"name"`
+	Description string             `json:"description"`
+	Records     *[]json.RawMessage `json:"records,omitempty"`
 }
 
 // Route is a route document as it is saved: without its project, its
@@ -190,16 +190,17 @@ func Decode(raw []byte) (Document, flow.Problems) {
 	d.Format = Format
 	// Collections carry records, which are any JSON object: they are taken
 	// out before the rest is decoded by type.
-	var records [][]json.RawMessage
+	var records []*[]json.RawMessage
 	if list, ok := top["collections"].([]any); ok {
-		records = make([][]json.RawMessage, len(list))
+		records = make([]*[]json.RawMessage, len(list))
 		for i, item := range list {
 			obj, ok := item.(map[string]any)
 			if !ok {
 				continue
 			}
 			if rs, ok := obj["records"]; ok {
-				records[i] = decodeRecords(rs, fmt.Sprintf("collections[%d].records", i), p)
+				rs := decodeRecords(rs, fmt.Sprintf("collections[%d].records", i), p)
+				records[i] = &rs
 				obj = maps.Clone(obj)
 				delete(obj, "records")
 				list[i] = obj

@@ -60,13 +60,24 @@ func Compare(have *Document, want Document, prune bool) Plan {
 			p.Unchanged++
 		}
 	}
-	compareList(&p, KindCollection, have.Collections, want.Collections, prune, func(c Collection) string { return c.ID },
-		func(a, b Collection) []string {
-			a.Records, b.Records = nil, nil
-			return fieldWords(a, b, "name", "description")
-		}, func(c Collection) []string {
-			if len(c.Records) > 0 {
-				return []string{strconv.Itoa(len(c.Records)) + " records"}
+	// Records are data, not the collection: only a collection the file
+	// adds takes them, and they do not make one differ.
+	records := map[string]int{}
+	without := func(list []Collection) []Collection {
+		out := make([]Collection, len(list))
+		for i, c := range list {
+			if c.Records != nil {
+				records[c.ID] = len(*c.Records)
+			}
+			out[i], out[i].Records = c, nil
+		}
+		return out
+	}
+	compareList(&p, KindCollection, without(have.Collections), without(want.Collections), prune, func(c Collection) string { return c.ID },
+		func(a, b Collection) []string { return fieldWords(a, b, "name", "description") },
+		func(c Collection) []string {
+			if n := records[c.ID]; n > 0 {
+				return []string{strconv.Itoa(n) + " records"}
 			}
 			return nil
 		})

@@ -61,8 +61,8 @@ func TestEncodeIsStable(t *testing.T) {
 	if !bytes.Equal(Encode(again), ea) {
 		t.Fatal("a file read back does not write the same bytes")
 	}
-	if len(again.Collections[0].Records) != 1 || string(again.Collections[0].Records[0]) != `{"n":1,"title":"Dune"}` {
-		t.Fatalf("records: %s", again.Collections[0].Records)
+	if rs := again.Collections[0].Records; rs == nil || len(*rs) != 1 || string((*rs)[0]) != `{"n":1,"title":"Dune"}` {
+		t.Fatalf("records: %v", rs)
 	}
 }
 

@@ -76,6 +76,20 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) (err error) 
 	})
 }
 
+// InSnapshot is InTx at the repeatable-read level: fn reads one
+// snapshot, and a row it writes that another transaction changed since
+// that snapshot ends the transaction with a serialization failure
+// (Retryable) instead of writing over the change.
+func (s *Store) InSnapshot(ctx context.Context, fn func(tx *Store) error) (err error) {
+	defer wrap(&err, "in snapshot")
+	if inTransaction(s.db) {
+		return fn(s)
+	}
+	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+		return fn(s.on(tx))
+	})
+}
+
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) (err error) {
 	defer wrap(&err, "ping")

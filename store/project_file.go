@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ProjectContents is what a project's file holds (docs/projects.md), read
+// at one moment.
+type ProjectContents struct {
+	Project        Project
+	Routes         []StoredRoute   // by route_id
+	Templates      []RouteTemplate // the project's own, by name
+	Collections    []Collection    // by id, without their record counts
+	Records        map[string][]json.RawMessage
+	EmailTemplates []EmailTemplate // by name
+	VaultKeys      []string        // names only, by name
+}
+
+// ProjectContents reads project's settings, routes, templates,
+// collections (with records, each collection's data by id), email
+// templates and vault key names from one snapshot of the database: in a
+// repeatable-read transaction, or in the caller's own.
+func (s *Store) ProjectContents(ctx context.Context, project string, records bool) (_ ProjectContents, err error) {
+	defer wrap(&err, "project contents", project)
+	var pc ProjectContents
+	read := func(tx *Store) error {
+		var err error
+		if pc.Project, err = tx.Project(ctx, project, 0); err != nil {
+			return err
+		}
+		rows, err := tx.db.Query(ctx, "SELECT "+routeColumns+" FROM routes WHERE project_id = $1 ORDER BY route_id", project)
+		if err != nil {
+			return err
+		}
+		if pc.Routes, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (StoredRoute, error) { return scanRoute(r) }); err != nil {
+			return err
+		}
+		rows, err = tx.db.Query(ctx, "SELECT "+templateColumns+" FROM route_templates WHERE project_id = $1 ORDER BY name", project)
+		if err != nil {
+			return err
+		}
+		if pc.Templates, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (RouteTemplate, error) { return scanTemplate(r) }); err != nil {
+			return err
+		}
+		rows, err = tx.db.Query(ctx, "SELECT project_id, id, name, description, created_by, created_at, updated_at FROM collections WHERE project_id = $1 ORDER BY id", project)
+		if err != nil {
+			return err
+		}
+		if pc.Collections, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Collection, error) {
+			var c Collection
+			return c, r.Scan(&c.ProjectID, &c.ID, &c.Name, &c.Description, &c.CreatedBy, &c.CreatedAt, &c.UpdatedAt)
+		}); err != nil {
+			return err
+		}
+		if records {
+			pc.Records = map[string][]json.RawMessage{}
+			rows, err := tx.db.Query(ctx, "SELECT collection_id, data::text FROM records WHERE project_id = $1 ORDER BY collection_id, id", project)
+			if err != nil {
+				return err
+			}
+			var collection, data string
+			if _, err := pgx.ForEachRow(rows, []any{&collection, &data}, func() error {
+				compact, err := CompactObject([]byte(data))
+				pc.Records[collection] = append(pc.Records[collection], compact)
+				return err
+			}); err != nil {
+				return err
+			}
+		}
+		if pc.EmailTemplates, err = tx.EmailTemplates(ctx, project); err != nil {
+			return err
+		}
+		rows, err = tx.db.Query(ctx, "SELECT key FROM vault_entries WHERE project_id = $1 ORDER BY key", project)
+		if err != nil {
+			return err
+		}
+		pc.VaultKeys, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	}
+	if inTransaction(s.db) {
+		return pc, read(s)
+	}
+	return pc, pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		return read(s.on(tx))
+	})
+}
+
+// LockProject takes project's row for the rest of the transaction s is
+// in: the project's file is applied by one caller at a time. A project
+// that does not exist is ErrNotFound.
+func (s *Store) LockProject(ctx context.Context, project string) (err error) {
+	defer wrap(&err, "lock project", project)
+	var id string
+	return translate(s.db.QueryRow(ctx, "SELECT id FROM projects WHERE id = $1 FOR UPDATE", project).Scan(&id))
+}
