@@ -19,7 +19,7 @@ import (
 // noEventOperations change nothing the event log tells of: signing in,
 // running a route (the run log has every run) and filling a template in
 // (the route it makes is not saved).
-var noEventOperations = []string{"userLogin", "routeRun", "templateApply"}
+var noEventOperations = []string{"userLogin", "routeRun", "templateApply", "projectPlan", "projectExport"}
 
 // loggedEvent is a row of the events table as a test reads it.
 type loggedEvent struct {

@@ -122,9 +122,12 @@ func planFile(c *fiber.Ctx, st *store.Store, in projectFileInput) (filePlan, err
 	if err := completeSettings(&want, fp.have, in.ProjectID); err != nil {
 		return fp, err
 	}
-	if err := checkFile(want, fp.have); err != nil {
+	if err := checkFile(want, fp.have, in.Prune); err != nil {
 		return fp, err
 	}
+	// Checked in the file's order (paths name its places); written in
+	// the order the project's file lists them.
+	want.Sort()
 	var have *projectfile.Document
 	haveText := []byte("a new project")
 	if fp.have != nil {
@@ -195,8 +198,8 @@ func checkAt(prefix string, v any) error {
 // checkFile checks each object of want as saving it by hand would: a
 // collection, an email template, a route that compiles, its records; and
 // a route's method and path not held by a route of the project the file
-// leaves in place.
-func checkFile(want projectfile.Document, have *store.ProjectContents) error {
+// leaves in place (with prune, none is left).
+func checkFile(want projectfile.Document, have *store.ProjectContents, prune bool) error {
 	fields := map[string]string{}
 	add := func(err error) error {
 		var verr *ValidationError
@@ -226,7 +229,7 @@ func checkFile(want projectfile.Document, have *store.ProjectContents) error {
 		}
 	}
 	held := map[string]string{} // "GET /path" → route id, of routes the file does not name
-	if have != nil {
+	if have != nil && !prune {
 		named := map[string]bool{}
 		for _, r := range want.Routes {
 			named[r.RouteID] = true

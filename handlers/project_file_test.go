@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"stencil/store"
@@ -171,5 +172,343 @@ func TestProjectFileRoundTrip(t *testing.T) {
 	status, body = tb.call(t, "POST", "/project/apply", fileBody("copy", file, `,"prune":true`), bob)
 	if status != http.StatusOK || !strings.Contains(body, "Nothing to change") || counts(t, tb) != before {
 		t.Fatalf("applying the same file again: %d %s; %s, was %s", status, body, counts(t, tb), before)
+	}
+}
+
+// edit changes a file: fn gets its JSON as maps and lists.
+func edit(t *testing.T, file string, fn func(doc map[string]any)) string {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(file), &doc); err != nil {
+		t.Fatal(err)
+	}
+	fn(doc)
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+// drop and keep filter a list of the file by an object's id field.
+func drop(doc map[string]any, list, field, id string) {
+	var out []any
+	for _, it := range doc[list].([]any) {
+		if it.(map[string]any)[field] != id {
+			out = append(out, it)
+		}
+	}
+	doc[list] = out
+}
+
+func item(doc map[string]any, list, field, id string) map[string]any {
+	for _, it := range doc[list].([]any) {
+		if m := it.(map[string]any); m[field] == id {
+			return m
+		}
+	}
+	panic("no " + id + " in " + list)
+}
+
+func raw(s string) any {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// TestProjectPlanAndApply: each kind added, changed and removed (removed
+// only with prune), in the words of the pages; applied with its versions
+// and events; a stale plan refused with nothing written.
+func TestProjectPlanAndApply(t *testing.T) {
+	ta, admin := fileApp(t)
+	for _, req := range [][2]string{
+		{"/collection/create", `{"project_id":"shop","id":"old","name":"Old"}`},
+		{"/email/template/create", `{"project_id":"shop","name":"old","subject":"Old","text":"old"}`},
+		{"/route/template/create", `{"name":"old_t","description":"old","project_id":"shop","method":"GET","route_id":"o","route_path":"/o",
+			"auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":[],
+			"flow":{"blocks":[{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}]},"variables":[]}`},
+	} {
+		if status, body := ta.call(t, "POST", req[0], req[1], admin); status != http.StatusCreated {
+			t.Fatalf("%s: %d %s", req[0], status, body)
+		}
+	}
+	file := edit(t, export(t, ta, "shop", "", admin), func(doc map[string]any) {
+		doc["x_rate_limit"] = 30
+		item(doc, "collections", "id", "books")["name"] = "All books"
+		item(doc, "email_templates", "name", "welcome")["subject"] = "Welcome {name}"
+		item(doc, "templates", "name", "lister")["description"] = "lists a collection"
+		books := item(doc, "routes", "route_id", "books")
+		books["flow"].(map[string]any)["blocks"].([]any)[0].(map[string]any)["ref_col"] = "authors"
+		drop(doc, "collections", "id", "old")
+		drop(doc, "email_templates", "name", "old")
+		drop(doc, "templates", "name", "old_t")
+		drop(doc, "routes", "route_id", "ping")
+		doc["collections"] = append(doc["collections"].([]any), raw(`{"id":"authors","name":"Authors","description":"","records":[{"name":"Herbert"}]}`))
+		doc["email_templates"] = append(doc["email_templates"].([]any), raw(`{"name":"bye","subject":"Bye","text":"Bye","html":""}`))
+		doc["routes"] = append(doc["routes"].([]any), raw(plainRoute("pong")))
+	})
+	words := func(p planAnswer) string {
+		var lines []string
+		for _, l := range []struct {
+			verb  string
+			items []struct {
+				Kind, ID string
+				Fields   []string
+			}
+		}{{"add", p.Data.Add}, {"change", p.Data.Change}, {"remove", p.Data.Remove}} {
+			for _, it := range l.items {
+				lines = append(lines, l.verb+" "+it.Kind+" "+it.ID+": "+strings.Join(it.Fields, "; "))
+			}
+		}
+		return strings.Join(lines, "\n")
+	}
+	status, body := ta.call(t, "POST", "/project/plan", fileBody("shop", file, ""), admin)
+	want := `add collection authors: 1 records
+add route pong: GET /pong
+add email_template bye: 
+change setting x_rate_limit: x_rate_limit: 20 → 30
+change collection books: name: Books → All books
+change route books: Block 1 (FETCH) Collection: books → authors
+change template lister: description: lists → lists a collection
+change email_template welcome: subject: Hi {name} → Welcome {name}`
+	if got := words(readPlan(t, body)); status != http.StatusOK || got != want {
+		t.Fatalf("plan without prune: %d\n%s\nwant:\n%s", status, got, want)
+	}
+	status, body = ta.call(t, "POST", "/project/plan", fileBody("shop", file, `,"prune":true`), admin)
+	plan := readPlan(t, body)
+	removed := `remove collection old: 
+remove route ping: 
+remove template old_t: 
+remove email_template old: `
+	if got := words(plan); status != http.StatusOK || !strings.HasSuffix(got, want+"\n"+removed) {
+		t.Fatalf("plan with prune: %d\n%s", status, got)
+	}
+
+	// Someone saves the project by hand: the plan is stale, and applying
+	// it writes nothing.
+	before := counts(t, ta)
+	if status, body := ta.call(t, "PATCH", "/project/update", `{"project_id":"shop","description":"by hand"}`, admin); status != http.StatusOK {
+		t.Fatalf("update: %d %s", status, body)
+	}
+	before = counts(t, ta)
+	status, body = ta.call(t, "POST", "/project/apply", fileBody("shop", file, `,"prune":true,"plan_id":"`+plan.Data.PlanID+`"`), admin)
+	if status != http.StatusConflict || !strings.Contains(body, "changed since that plan") || counts(t, ta) != before {
+		t.Fatalf("stale plan: %d %s; %s, was %s", status, body, counts(t, ta), before)
+	}
+	if _, body := ta.call(t, "GET", "/route/fetch/one?project_id=shop&route_id=ping", "", admin); !strings.Contains(body, `"route_id":"ping"`) {
+		t.Fatalf("a refused apply removed a route: %s", body)
+	}
+
+	// Planned again, applied.
+	status, body = ta.call(t, "POST", "/project/plan", fileBody("shop", file, `,"prune":true`), admin)
+	plan = readPlan(t, body)
+	status, body = ta.call(t, "POST", "/project/apply", fileBody("shop", file, `,"prune":true,"plan_id":"`+plan.Data.PlanID+`"`), admin)
+	if status != http.StatusOK || !strings.Contains(body, "Applied: 3 added, 6 changed, 4 removed") {
+		t.Fatalf("apply: %d %s", status, body)
+	}
+	var events []string
+	rows, _ := ta.pool.Query(context.Background(), `SELECT type || ' ' || object FROM events WHERE project_id = 'shop' AND id > (SELECT max(id) - 12 FROM events) ORDER BY id`)
+	for rows.Next() {
+		var e string
+		_ = rows.Scan(&e)
+		events = append(events, e)
+	}
+	if got := strings.Join(events, ", "); got != "project_update shop, collection_delete old, route_delete ping, template_delete "+
+		fmt.Sprint(templateID(t, ta, "old_t"))+", email_template_delete old, collection_create authors, collection_update books, "+
+		"email_template_create bye, email_template_update welcome, template_update "+fmt.Sprint(templateID(t, ta, "lister"))+
+		", route_update books, route_create pong" {
+		t.Errorf("events: %s", got)
+	}
+	var note string
+	var version int
+	if err := ta.pool.QueryRow(context.Background(), `SELECT note, version FROM route_versions WHERE project_id = 'shop' AND route_id = 'books'
+		ORDER BY version DESC LIMIT 1`).Scan(&note, &version); err != nil || note != "Applied from a project file" || version != 2 {
+		t.Fatalf("the route's version: %d %q %v", version, note, err)
+	}
+	if status, body := ta.call(t, "GET", "/x/shop/books", "", nil); status != http.StatusOK || !strings.Contains(body, "Herbert") {
+		t.Fatalf("the changed route at /x: %d %s", status, body)
+	}
+	status, body = ta.call(t, "POST", "/project/plan", fileBody("shop", file, `,"prune":true`), admin)
+	if got := words(readPlan(t, body)); status != http.StatusOK || got != "" {
+		t.Fatalf("plan after apply: %s", got)
+	}
+}
+
+// templateID is the id a template of project shop had, from the events.
+func templateID(t *testing.T, ta *testApp, name string) int64 {
+	t.Helper()
+	var id int64
+	if err := ta.pool.QueryRow(context.Background(), `SELECT object::bigint FROM events WHERE type = 'template_create' AND summary LIKE 'template '||$1||' created%' LIMIT 1`, name).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestProjectFileRefusals: who may not, and files that cannot be applied,
+// each named by its path in the file; nothing is written.
+func TestProjectFileRefusals(t *testing.T) {
+	ta, admin := fileApp(t)
+	file := export(t, ta, "shop", "", admin)
+	author := as(ta.token(t, ta.newUser(t, "author", store.RoleAuthor)))
+	other := as(ta.token(t, ta.newUser(t, "other", store.RoleAdmin)))
+	if status, body := ta.call(t, "POST", "/project/member/add", `{"project_id":"shop","username":"author"}`, admin); status != http.StatusOK {
+		t.Fatalf("member add: %d %s", status, body)
+	}
+	if status, body := ta.call(t, "POST", "/project/create", `{"id":"mall","name":"Mall","api_path":"/mall"}`, admin); status != http.StatusCreated {
+		t.Fatalf("project create: %d %s", status, body)
+	}
+	before := counts(t, ta)
+	for _, who := range []struct {
+		name    string
+		headers map[string]string
+		status  int
+	}{{"an AUTHOR member", author, http.StatusForbidden}, {"an ADMIN who is no member", other, http.StatusForbidden}} {
+		for _, req := range [][3]string{
+			{"GET", "/project/export?project_id=shop", ""},
+			{"POST", "/project/plan", fileBody("shop", file, "")},
+			{"POST", "/project/apply", fileBody("shop", file, "")},
+		} {
+			if status, body := ta.call(t, req[0], req[1], req[2], who.headers); status != who.status {
+				t.Errorf("%s: %s %s: %d %s", who.name, req[0], req[1], status, body)
+			}
+		}
+	}
+	vault := edit(t, file, func(doc map[string]any) {
+		doc["routes"] = append(doc["routes"].([]any), raw(strings.ReplaceAll(vaultRoute("other"), "API_KEY", "OTHER_KEY")))
+	})
+	status, body := ta.call(t, "POST", "/project/plan", fileBody("shop", vault, ""), admin)
+	if p := readPlan(t, body); status != http.StatusOK || strings.Join(p.Data.MissingSecrets, ",") != "OTHER_KEY" {
+		t.Fatalf("a VAULT block's key the vault lacks: %d %s", status, body)
+	}
+
+	for _, c := range []struct {
+		name, path string
+		change     func(doc map[string]any)
+	}{
+		{"a route with no collection", "routes[0].flow.blocks[0].ref_col", func(doc map[string]any) {
+			item(doc, "routes", "route_id", "books")["flow"].(map[string]any)["blocks"].([]any)[0].(map[string]any)["ref_col"] = ""
+		}},
+		{"a route that does not compile", "routes[1].flow.blocks[0].action", func(doc map[string]any) {
+			item(doc, "routes", "route_id", "ping")["flow"] = raw(`{"blocks":[{"type":"CONDITION","depth":0,"conditions":[],"action":"BREAK","fail":null}]}`)
+		}},
+		{"a route on a path a route the file leaves holds", "routes[2].route_path", func(doc map[string]any) {
+			drop(doc, "routes", "route_id", "ping")
+			doc["routes"] = append(doc["routes"].([]any), raw(strings.ReplaceAll(plainRoute("ping"), `"route_id":"ping"`, `"route_id":"pong"`)))
+		}},
+		{"a bad API path", "api_path", func(doc map[string]any) { doc["api_path"] = "shop" }},
+		{"a negative rate", "x_rate_limit", func(doc map[string]any) { doc["x_rate_limit"] = -1 }},
+		{"a bad origin", "x_cors_origins", func(doc map[string]any) { doc["x_cors_origins"] = []any{"ftp://x"} }},
+		{"a collection id", "collections[0].id", func(doc map[string]any) { item(doc, "collections", "id", "books")["id"] = "Bad Id" }},
+		{"a record that is no object", "collections[0].records[0]", func(doc map[string]any) {
+			item(doc, "collections", "id", "books")["records"] = []any{1}
+		}},
+		{"an email subject of two lines", "email_templates[0].subject", func(doc map[string]any) {
+			item(doc, "email_templates", "name", "welcome")["subject"] = "a\nb"
+		}},
+		{"a template with an id", "templates[0].id", func(doc map[string]any) { item(doc, "templates", "name", "lister")["id"] = 4 }},
+		{"an unknown field", "colour", func(doc map[string]any) { doc["colour"] = "red" }},
+		{"another format", "format", func(doc map[string]any) { doc["format"] = 2 }},
+	} {
+		bad := edit(t, file, c.change)
+		extra := `,"prune":true`
+		if strings.Contains(c.name, "the file leaves") {
+			extra = "" // with prune, that route would go
+		}
+		for _, path := range []string{"/project/plan", "/project/apply"} {
+			status, body := ta.call(t, "POST", path, fileBody("shop", bad, extra), admin)
+			var env struct {
+				Data struct{ Fields map[string]string }
+			}
+			_ = json.Unmarshal([]byte(body), &env)
+			if status != http.StatusUnprocessableEntity || env.Data.Fields[c.path] == "" {
+				t.Errorf("%s, %s: want 422 at %s, got %d %s", c.name, path, c.path, status, body)
+			}
+		}
+	}
+	// The API path of another project: found when the write meets it.
+	taken := edit(t, file, func(doc map[string]any) { doc["api_path"] = "/mall" })
+	status, body = ta.call(t, "POST", "/project/apply", fileBody("shop", taken, ""), admin)
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, `"api_path":"is already used by another project"`) {
+		t.Errorf("a taken API path: %d %s", status, body)
+	}
+	if status, body := ta.call(t, "POST", "/project/plan", fileBody("shop", "5", ""), admin); status != http.StatusUnprocessableEntity ||
+		!strings.Contains(body, `"document":"must be a JSON object"`) {
+		t.Errorf("a document that is no object: %d %s", status, body)
+	}
+	if counts(t, ta) != before {
+		t.Fatalf("refusals wrote: %s, was %s", counts(t, ta), before)
+	}
+}
+
+// TestProjectApplyUnderConcurrency: eight files planned from the same
+// project and applied at once with their plan_id: one is applied, the
+// others are 409 and write nothing. Hand saves of a route racing applies
+// of a file changing it: every save that answered 200 made its version,
+// and the route is its newest version (no save is written over unseen).
+func TestProjectApplyUnderConcurrency(t *testing.T) {
+	ta, admin := fileApp(t)
+	file := export(t, ta, "shop", "", admin)
+	const n = 8
+	files, plans := make([]string, n), make([]string, n)
+	for i := range n {
+		files[i] = edit(t, file, func(doc map[string]any) { doc["x_rate_limit"] = 100 + i })
+		_, body := ta.call(t, "POST", "/project/plan", fileBody("shop", files[i], ""), admin)
+		plans[i] = readPlan(t, body).Data.PlanID
+	}
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			statuses[i], _ = ta.call(t, "POST", "/project/apply", fileBody("shop", files[i], `,"plan_id":"`+plans[i]+`"`), admin)
+		})
+	}
+	wg.Wait()
+	winner := -1
+	for i, s := range statuses {
+		switch {
+		case s == http.StatusOK && winner < 0:
+			winner = i
+		case s != http.StatusConflict:
+			t.Fatalf("statuses %v: one 200, the rest 409", statuses)
+		}
+	}
+	var limit int
+	if err := ta.pool.QueryRow(context.Background(), "SELECT x_rate_limit FROM projects WHERE id = 'shop'").Scan(&limit); err != nil || winner < 0 || limit != 100+winner {
+		t.Fatalf("statuses %v, x_rate_limit %d", statuses, limit)
+	}
+
+	saved, applied := 0, 0
+	for round := range 6 {
+		changed := edit(t, export(t, ta, "shop", "", admin), func(doc map[string]any) {
+			item(doc, "routes", "route_id", "ping")["route_path"] = fmt.Sprintf("/ping_file_%d", round)
+		})
+		_, body := ta.call(t, "POST", "/project/plan", fileBody("shop", changed, ""), admin)
+		planID := readPlan(t, body).Data.PlanID
+		var hand, file int
+		wg.Go(func() {
+			hand, _ = ta.call(t, "PATCH", "/route/update", fmt.Sprintf(`{"project_id":"shop","route_id":"ping","route":%s}`,
+				strings.ReplaceAll(plainRoute("ping"), `"route_path":"/ping"`, fmt.Sprintf(`"route_path":"/ping_hand_%d"`, round))), admin)
+		})
+		wg.Go(func() {
+			file, _ = ta.call(t, "POST", "/project/apply", fileBody("shop", changed, `,"plan_id":"`+planID+`"`), admin)
+		})
+		wg.Wait()
+		if hand != http.StatusOK || (file != http.StatusOK && file != http.StatusConflict) {
+			t.Fatalf("round %d: hand save %d, apply %d", round, hand, file)
+		}
+		saved++
+		if file == http.StatusOK {
+			applied++
+		}
+	}
+	var versions int
+	var newest, current string
+	err := ta.pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM route_versions WHERE project_id = 'shop' AND route_id = 'ping'),
+		(SELECT document->>'route_path' FROM route_versions WHERE project_id = 'shop' AND route_id = 'ping' ORDER BY version DESC LIMIT 1),
+		(SELECT route_path FROM routes WHERE project_id = 'shop' AND route_id = 'ping')`).Scan(&versions, &newest, &current)
+	if err != nil || versions != 1+saved+applied || newest != current {
+		t.Fatalf("%d versions for 1 + %d saves + %d applies; newest %s, route %s (%v)", versions, saved, applied, newest, current, err)
 	}
 }

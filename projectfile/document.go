@@ -120,6 +120,9 @@ func (d *Document) Sort() {
 // two spaces, HTML characters as they are, a newline at the end. The same
 // document gives the same bytes.
 func Encode(d Document) []byte {
+	// Sorted on copies: the caller's lists keep their order.
+	d.Collections, d.Routes, d.Templates = slices.Clone(d.Collections), slices.Clone(d.Routes), slices.Clone(d.Templates)
+	d.EmailTemplates, d.VaultKeys = slices.Clone(d.EmailTemplates), slices.Clone(d.VaultKeys)
 	d.Sort()
 	d.Format = Format
 	for _, l := range []*[]string{&d.VaultKeys} {
