@@ -1,6 +1,8 @@
 // Command stencil serves Stencil: route templates and per-project vaults.
 //
-// Usage: stencil [serve | migrate | vault rotate | openapi]
+// Usage: stencil [serve | migrate | vault rotate | openapi | backup <file> | restore <file>]
+//
+//	stencil project export|plan|apply … (see docs/projects.md)
 package main
 
 import (
@@ -11,6 +13,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"stencil/cli"
 	"stencil/server"
 )
 
@@ -30,6 +33,14 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == "project" {
+		// A client of a running service: it neither reads the service's
+		// configuration nor touches its database.
+		code := cli.Project(ctx, cli.Env{Args: os.Args[2:], Getenv: os.Getenv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+			Terminal: cli.IsTerminal(os.Stdout)})
+		stop()
+		os.Exit(code)
+	}
 	if err := server.Run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(1)

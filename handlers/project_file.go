@@ -122,6 +122,9 @@ func planFile(c *fiber.Ctx, st *store.Store, in projectFileInput) (filePlan, err
 	if err := completeSettings(&want, fp.have, in.ProjectID); err != nil {
 		return fp, err
 	}
+	if err := checkAPIPath(c, st, want, fp.have); err != nil {
+		return fp, err
+	}
 	if err := checkFile(want, fp.have, in.Prune); err != nil {
 		return fp, err
 	}
@@ -175,9 +178,29 @@ func completeSettings(want *projectfile.Document, have *store.ProjectContents, i
 	if hosts == nil {
 		hosts = []string{}
 	}
+	in.APIPath = store.CanonicalAPIPath(in.APIPath)
 	want.Name, want.Description, want.APIPath = &in.Name, &in.Description, &in.APIPath
 	want.XRateLimit, want.XRateBurst, want.XCORSOrigins, want.XEgressHosts = in.XRateLimit, in.XRateBurst, &cors, &hosts
 	return nil
+}
+
+// checkAPIPath refuses, as saving the project would, an api_path another
+// project holds or overlaps; a path that keeps its key is not checked
+// again (docs/security.md).
+func checkAPIPath(c *fiber.Ctx, st *store.Store, want projectfile.Document, have *store.ProjectContents) error {
+	if have != nil && strings.EqualFold(have.Project.APIPath, *want.APIPath) {
+		return nil
+	}
+	holder, equal, err := st.APIPathHolder(c.UserContext(), want.ID, *want.APIPath)
+	switch {
+	case err != nil:
+		return err
+	case holder == "":
+		return nil
+	case equal:
+		return &ValidationError{Fields: map[string]string{"api_path": "is already used by another project (" + holder + ")"}}
+	}
+	return &ValidationError{Fields: map[string]string{"api_path": "overlaps project " + holder + "'s: neither path may lie inside the other"}}
 }
 
 // checkAt validates v as binding a request body would, its fields named

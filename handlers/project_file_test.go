@@ -379,6 +379,11 @@ func TestProjectFileRefusals(t *testing.T) {
 		doc["routes"] = append(doc["routes"].([]any), raw(strings.ReplaceAll(vaultRoute("other"), "API_KEY", "OTHER_KEY")))
 	})
 	status, body := ta.call(t, "POST", "/project/plan", fileBody("shop", vault, ""), admin)
+	// A path written otherwise than the project stores it is no change.
+	same := edit(t, file, func(doc map[string]any) { doc["api_path"] = "//shop/" })
+	if status, body := ta.call(t, "POST", "/project/plan", fileBody("shop", same, ""), admin); status != http.StatusOK || !strings.Contains(body, "Nothing to change") {
+		t.Fatalf("the API path written otherwise: %d %s", status, body)
+	}
 	if p := readPlan(t, body); status != http.StatusOK || strings.Join(p.Data.MissingSecrets, ",") != "OTHER_KEY" {
 		t.Fatalf("a VAULT block's key the vault lacks: %d %s", status, body)
 	}
@@ -398,6 +403,8 @@ func TestProjectFileRefusals(t *testing.T) {
 			doc["routes"] = append(doc["routes"].([]any), raw(strings.ReplaceAll(plainRoute("ping"), `"route_id":"ping"`, `"route_id":"pong"`)))
 		}},
 		{"a bad API path", "api_path", func(doc map[string]any) { doc["api_path"] = "shop" }},
+		{"another project's API path", "api_path", func(doc map[string]any) { doc["api_path"] = "/MALL/" }},
+		{"an API path inside another project's", "api_path", func(doc map[string]any) { doc["api_path"] = "/mall/shop" }},
 		{"a negative rate", "x_rate_limit", func(doc map[string]any) { doc["x_rate_limit"] = -1 }},
 		{"a bad origin", "x_cors_origins", func(doc map[string]any) { doc["x_cors_origins"] = []any{"ftp://x"} }},
 		{"a collection id", "collections[0].id", func(doc map[string]any) { item(doc, "collections", "id", "books")["id"] = "Bad Id" }},
@@ -426,12 +433,6 @@ func TestProjectFileRefusals(t *testing.T) {
 				t.Errorf("%s, %s: want 422 at %s, got %d %s", c.name, path, c.path, status, body)
 			}
 		}
-	}
-	// The API path of another project: found when the write meets it.
-	taken := edit(t, file, func(doc map[string]any) { doc["api_path"] = "/mall" })
-	status, body = ta.call(t, "POST", "/project/apply", fileBody("shop", taken, ""), admin)
-	if status != http.StatusUnprocessableEntity || !strings.Contains(body, `"api_path":"is already used by another project"`) {
-		t.Errorf("a taken API path: %d %s", status, body)
 	}
 	if status, body := ta.call(t, "POST", "/project/plan", fileBody("shop", "5", ""), admin); status != http.StatusUnprocessableEntity ||
 		!strings.Contains(body, `"document":"must be a JSON object"`) {

@@ -49,7 +49,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, logOut 
 		}
 		return err
 	default:
-		return fmt.Errorf("unknown command %q: use serve, migrate, vault rotate or openapi", cmd)
+		return fmt.Errorf("unknown command %q: use serve, migrate, vault rotate, openapi or project (export, plan, apply)", cmd)
 	}
 	log := slog.New(slog.NewTextHandler(logOut, nil))
 	cfg, err := config.Load(getenv)

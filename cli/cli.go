@@ -1,0 +1,369 @@
+// Package cli is the client side of the stencil command: `stencil project
+// export|plan|apply` talks to a running service over its API with a
+// personal access token (docs/projects.md). It prints for people, in
+// colour only on a terminal, and says how it went by its exit code: 0 done
+// (or nothing to do), 2 a plan with changes, 1 an error, in one line.
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitError   = 1
+	ExitChanges = 2
+)
+
+// Env is what a command reads and writes: its arguments after `project`,
+// the environment, and the standard streams. Terminal says stdout is a
+// terminal (colour, and apply may ask).
+type Env struct {
+	Args           []string
+	Getenv         func(string) string
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Terminal       bool
+}
+
+// IsTerminal says whether f is a terminal (a character device).
+func IsTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// usage is each command's line.
+var usage = map[string]string{
+	"export": "stencil project export <project> [-o file] [--records] [--url URL] [--token TOKEN]",
+	"plan":   "stencil project plan <file> [--project id] [--prune] [--url URL] [--token TOKEN]",
+	"apply":  "stencil project apply <file> [--project id] [--prune] [--yes] [--url URL] [--token TOKEN]",
+}
+
+// Project runs `stencil project …` and returns the exit code.
+func Project(ctx context.Context, env Env) int {
+	err := project(ctx, env)
+	var done exitError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &done):
+		return int(done)
+	}
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	if !strings.HasPrefix(msg, "Error: ") {
+		msg = "Error: " + msg
+	}
+	fmt.Fprintln(env.Stderr, msg)
+	return ExitError
+}
+
+// exitError ends a command with a code and nothing more to say.
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", int(e)) }
+
+// options are a command's flags.
+type options struct {
+	url, token, project, output string
+	prune, yes, records         bool
+}
+
+func project(ctx context.Context, env Env) error {
+	if len(env.Args) == 0 || usage[env.Args[0]] == "" {
+		return errors.New("stencil project takes export, plan or apply (docs/projects.md)")
+	}
+	verb := env.Args[0]
+	var o options
+	fs := flag.NewFlagSet("stencil project "+verb, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.url, "url", env.Getenv("STENCIL_URL"), "the service's address")
+	fs.StringVar(&o.token, "token", env.Getenv("STENCIL_TOKEN"), "a personal access token")
+	switch verb {
+	case "export":
+		fs.StringVar(&o.output, "o", "", "write the file here instead of to standard output")
+		fs.BoolVar(&o.records, "records", false, "with each collection's records")
+	case "plan", "apply":
+		fs.StringVar(&o.project, "project", "", "the project to change (default: the file's id)")
+		fs.BoolVar(&o.prune, "prune", false, "remove what the project holds and the file does not name")
+		if verb == "apply" {
+			fs.BoolVar(&o.yes, "yes", false, "apply without asking")
+		}
+	}
+	args, err := parseInterspersed(fs, env.Args[1:])
+	if err != nil {
+		return fmt.Errorf("%v (usage: %s)", err, usage[verb])
+	}
+	if len(args) != 1 {
+		return fmt.Errorf("one argument, please (usage: %s)", usage[verb])
+	}
+	c, err := newClient(o)
+	if err != nil {
+		return err
+	}
+	if verb == "export" {
+		return export(ctx, c, env, args[0], o)
+	}
+	file, id, err := readFile(args[0])
+	if err != nil {
+		return err
+	}
+	if o.project != "" {
+		id = o.project
+	}
+	if id == "" {
+		return fmt.Errorf("%s names no project (its id is empty): give --project", args[0])
+	}
+	return planAndApply(ctx, c, env, file, id, o, verb == "apply")
+}
+
+// parseInterspersed parses flags before and after the arguments, as
+// `stencil project apply shop.json --yes` writes them.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return rest, nil
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// readFile reads a project's file and the project id it names.
+func readFile(path string) (json.RawMessage, string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", err
+	}
+	var head struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return nil, "", fmt.Errorf("%s is not a project file: %v", path, err)
+	}
+	return raw, head.ID, nil
+}
+
+// client calls the service's API with a token.
+type client struct {
+	base  *url.URL
+	token string
+	http  *http.Client
+}
+
+func newClient(o options) (*client, error) {
+	if o.url == "" {
+		return nil, errors.New("no service: give --url or set STENCIL_URL (http://127.0.0.1:8080)")
+	}
+	base, err := url.Parse(o.url)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("--url %q is not an http(s) address", o.url)
+	}
+	if o.token == "" {
+		return nil, errors.New("no token: give --token or set STENCIL_TOKEN (a personal access token, from your account's Access tokens page)")
+	}
+	return &client{base: base, token: o.token, http: &http.Client{Timeout: 2 * time.Minute}}, nil
+}
+
+// call sends a request and returns the answer's body; an answer that is
+// not a success is an error with the service's message.
+func (c *client) call(ctx context.Context, method, path string, body any) ([]byte, int, error) {
+	var reader io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return nil, 0, err
+		}
+		reader = bytes.NewReader(raw)
+	}
+	u := c.base.JoinPath(path)
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		u = c.base.JoinPath(path[:i])
+		u.RawQuery = path[i+1:]
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), reader)
+	if err != nil {
+		return nil, 0, err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, 0, fmt.Errorf("cannot reach %s: %v", c.base.Host, errors.Unwrap(err))
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, 0, err
+	}
+	if resp.StatusCode >= 300 {
+		var env struct{ Message string }
+		if json.Unmarshal(raw, &env) != nil || env.Message == "" {
+			env.Message = fmt.Sprintf("the service answered %d", resp.StatusCode)
+		}
+		if resp.StatusCode == http.StatusUnauthorized {
+			env.Message += " (check --token or STENCIL_TOKEN)"
+		}
+		return nil, resp.StatusCode, errors.New(env.Message)
+	}
+	return raw, resp.StatusCode, nil
+}
+
+func export(ctx context.Context, c *client, env Env, id string, o options) error {
+	path := "/project/export?project_id=" + url.QueryEscape(id)
+	if o.records {
+		path += "&records=true"
+	}
+	raw, _, err := c.call(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return err
+	}
+	if o.output == "" {
+		_, err := env.Stdout.Write(raw)
+		return err
+	}
+	if err := writeFile(o.output, raw); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "Exported project %s to %s.\n", id, o.output)
+	return nil
+}
+
+// writeFile replaces path with data whole: a reader never sees half a
+// file.
+func writeFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// plan is the data of /project/plan and /project/apply.
+type plan struct {
+	Add            []item   `json:"add"`
+	Change         []item   `json:"change"`
+	Remove         []item   `json:"remove"`
+	Unchanged      int      `json:"unchanged"`
+	MissingSecrets []string `json:"missing_secrets"`
+	PlanID         string   `json:"plan_id"`
+}
+
+type item struct {
+	Kind   string   `json:"kind"`
+	ID     string   `json:"id"`
+	Fields []string `json:"fields"`
+}
+
+func (p plan) empty() bool { return len(p.Add)+len(p.Change)+len(p.Remove) == 0 }
+
+func (c *client) plan(ctx context.Context, path string, body map[string]any) (plan, int, error) {
+	raw, status, err := c.call(ctx, http.MethodPost, path, body)
+	if err != nil {
+		return plan{}, status, err
+	}
+	var env struct{ Data plan }
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return plan{}, status, fmt.Errorf("the service's answer does not read as a plan: %v", err)
+	}
+	return env.Data, status, nil
+}
+
+func planAndApply(ctx context.Context, c *client, env Env, file json.RawMessage, id string, o options, apply bool) error {
+	body := map[string]any{"project_id": id, "document": file, "prune": o.prune}
+	p, _, err := c.plan(ctx, "/project/plan", body)
+	if err != nil {
+		return err
+	}
+	out := &printer{w: env.Stdout, colour: env.Terminal && env.Getenv("NO_COLOR") == ""}
+	out.plan(id, p)
+	if p.empty() {
+		return nil
+	}
+	if !apply {
+		return exitError(ExitChanges)
+	}
+	if !o.yes {
+		if !env.Terminal {
+			return errors.New("not applied: give --yes to apply without a terminal to ask on")
+		}
+		fmt.Fprint(env.Stdout, "\nApply these changes to project "+id+"? Only yes applies: ")
+		answer, _ := bufio.NewReader(env.Stdin).ReadString('\n')
+		if strings.TrimSpace(answer) != "yes" {
+			return errors.New("not applied")
+		}
+	}
+	body["plan_id"] = p.PlanID
+	done, status, err := c.plan(ctx, "/project/apply", body)
+	if err != nil {
+		return err
+	}
+	verb := "Applied to"
+	if status == http.StatusCreated {
+		verb = "Created"
+	}
+	fmt.Fprintf(env.Stdout, "\n%s project %s: %d added, %d changed, %d removed.\n", verb, id, len(done.Add), len(done.Change), len(done.Remove))
+	return nil
+}
+
+// printer writes a plan for people: + added, ~ changed, - removed, one
+// object a line with what differs beneath, coloured on a terminal.
+type printer struct {
+	w      io.Writer
+	colour bool
+}
+
+const (
+	green  = "\x1b[32m"
+	yellow = "\x1b[33m"
+	red    = "\x1b[31m"
+	reset  = "\x1b[0m"
+)
+
+func (pr *printer) paint(colour, s string) string {
+	if !pr.colour {
+		return s
+	}
+	return colour + s + reset
+}
+
+func (pr *printer) plan(id string, p plan) {
+	if p.empty() {
+		fmt.Fprintf(pr.w, "Project %s matches the file: nothing to change (%d unchanged).\n", id, p.Unchanged)
+	} else {
+		fmt.Fprintf(pr.w, "Project %s: %d to add, %d to change, %d to remove, %d unchanged.\n\n", id, len(p.Add), len(p.Change), len(p.Remove), p.Unchanged)
+	}
+	for _, group := range []struct {
+		mark, colour string
+		items        []item
+	}{{"+", green, p.Add}, {"~", yellow, p.Change}, {"-", red, p.Remove}} {
+		for _, it := range group.items {
+			fmt.Fprintln(pr.w, pr.paint(group.colour, group.mark+" "+strings.ReplaceAll(it.Kind, "_", " ")+" "+it.ID))
+			for _, f := range it.Fields {
+				fmt.Fprintln(pr.w, "    "+f)
+			}
+		}
+	}
+	if len(p.MissingSecrets) > 0 {
+		fmt.Fprintf(pr.w, "\nThe vault lacks %s: set them on the project's vault page (a file never carries a value).\n", strings.Join(p.MissingSecrets, ", "))
+	}
+}

@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"flag"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestPlanColour: colour on a terminal only, and not with NO_COLOR.
+func TestPlanColour(t *testing.T) {
+	p := plan{Add: []item{{Kind: "route", ID: "pong", Fields: []string{"GET /pong"}}}, Remove: []item{{Kind: "email_template", ID: "old"}}}
+	var b strings.Builder
+	(&printer{w: &b, colour: true}).plan("shop", p)
+	if !strings.Contains(b.String(), green+"+ route pong"+reset) || !strings.Contains(b.String(), red+"- email template old"+reset) {
+		t.Fatalf("on a terminal: %q", b.String())
+	}
+	b.Reset()
+	(&printer{w: &b}).plan("shop", p)
+	if strings.Contains(b.String(), "\x1b[") || !strings.Contains(b.String(), "+ route pong\n    GET /pong\n") {
+		t.Fatalf("not on a terminal: %q", b.String())
+	}
+}
+
+// TestFlagsAfterArguments: flags may follow the file, as people type them.
+func TestFlagsAfterArguments(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	yes := fs.Bool("yes", false, "")
+	project := fs.String("project", "", "")
+	args, err := parseInterspersed(fs, []string{"--project", "copy", "shop.json", "--yes"})
+	if err != nil || !slices.Equal(args, []string{"shop.json"}) || !*yes || *project != "copy" {
+		t.Fatalf("%v %v %v %q", args, err, *yes, *project)
+	}
+}
