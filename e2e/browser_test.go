@@ -286,7 +286,13 @@ func (b *browser) screenshot(name string) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	// Chromium draws at most 16,384 px in one capture: a longer page (the
+	// API reference) is shown as far as the window reaches.
+	shot := chromedp.FullScreenshot(100)
+	if eval[int](b, "document.documentElement.scrollHeight") > 16000 {
+		shot = chromedp.CaptureScreenshot()
+	}
+	png, err := chromedp.Run(ctx, shot)
 	if err != nil {
 		b.t.Fatalf("screenshot: %v", err)
 	}

@@ -94,6 +94,7 @@ func TestJourneyEveryPage(t *testing.T) {
 		{"configs", "/web/configs", "Configs"},
 		{"events", "/web/events", "email template order_done created"},
 		{"vault-import", "/web/vault/import?project_id=shop", "Import a .env file"},
+		{"project-apply", "/web/project/apply?project_id=shop", "Paste a project file"},
 		{"templates", "/web/routes/templates", "fetch_items"},
 		{"template", fmt.Sprintf("/web/routes/templates/view?id=%d", tmpl.ID), "fetch_items"},
 		{"template-editor", fmt.Sprintf("/web/routes/templates/edit?id=%d", tmpl.ID), "fetch_items"},

@@ -14,6 +14,7 @@ import (
 
 	"stencil/egress"
 	"stencil/engine"
+	"stencil/flow"
 	"stencil/projectfile"
 	"stencil/runs"
 	"stencil/store"
@@ -289,6 +290,11 @@ func (h *Handlers) projectPlan(c *fiber.Ctx) error {
 		return err
 	}
 	fp, err := planFile(c, h.store, in)
+	if verr := asValidation(err); verr != nil && representationOf(c) != asJSON {
+		// The page lists every fault of the file where the plan would be.
+		view := projectFileView{Project: store.Project{ID: in.ProjectID}, Problems: verr.Fields}
+		return h.respond(c, Reply{Status: fiber.StatusUnprocessableEntity, Message: "Error: " + verr.Error(), Fragment: "projects/plan", View: view})
+	}
 	if err != nil {
 		return err
 	}
@@ -296,7 +302,65 @@ func (h *Handlers) projectPlan(c *fiber.Ctx) error {
 	if !fp.plan.Empty() {
 		msg = fmt.Sprintf("Plan: %d to add, %d to change, %d to remove", len(fp.plan.Add), len(fp.plan.Change), len(fp.plan.Remove))
 	}
-	return h.respond(c, Reply{Message: msg, Data: planDTO{Plan: fp.plan, PlanID: fp.planID}})
+	view := projectFileView{Project: store.Project{ID: in.ProjectID}, Plan: newPlanView(fp, in.Prune)}
+	return h.respond(c, Reply{Message: msg, Data: planDTO{Plan: fp.plan, PlanID: fp.planID}, Fragment: "projects/plan", View: view})
+}
+
+// projectFileView is the page that applies a file to a project, and its
+// plan fragment (Plan, or the file's Problems by path).
+type projectFileView struct {
+	Base
+	Project  store.Project
+	Plan     *planView
+	Problems map[string]string
+}
+
+// planView is a plan as the page shows it: a changed route or template
+// with the history page's comparison.
+type planView struct {
+	planDTO
+	Prune   bool
+	Changes []planChange
+}
+
+type planChange struct {
+	projectfile.Item
+	Diff *diffView
+}
+
+func newPlanView(fp filePlan, prune bool) *planView {
+	v := &planView{planDTO: planDTO{Plan: fp.plan, PlanID: fp.planID}, Prune: prune}
+	for _, it := range fp.plan.Change {
+		pc := planChange{Item: it}
+		switch it.Kind {
+		case projectfile.KindRoute:
+			i := slices.IndexFunc(fp.have.Routes, func(r store.StoredRoute) bool { return r.RouteID == it.ID })
+			j := slices.IndexFunc(fp.want.Routes, func(r projectfile.Route) bool { return r.RouteID == it.ID })
+			pc.Diff = newDiffView(0, 0, fp.have.Routes[i].Route, fp.want.Routes[j].In(fp.want.ID), nil)
+		case projectfile.KindTemplate:
+			i := slices.IndexFunc(fp.have.Templates, func(t store.RouteTemplate) bool { return t.Name == it.ID })
+			j := slices.IndexFunc(fp.want.Templates, func(t projectfile.Template) bool { return t.Name == it.ID })
+			a, b := fp.have.Templates[i].Template, fp.want.Templates[j]
+			pc.Diff = newDiffView(0, 0, flow.Route{RouteID: a.RouteID, RoutePath: a.RoutePath, Method: a.Method, AuthJWT: a.AuthJWT, Params: a.Params, Body: a.Body, Flow: a.Flow},
+				flow.Route{RouteID: b.RouteID, RoutePath: b.RoutePath, Method: b.Method, AuthJWT: b.AuthJWT, Params: b.Params, Body: b.Body, Flow: b.Flow}, nil)
+		}
+		v.Changes = append(v.Changes, pc)
+	}
+	return v
+}
+
+// projectFilePage answers GET /web/project/apply: a file to paste or
+// choose, planned, then applied (ADMIN and ROOT members).
+func (h *Handlers) projectFilePage(c *fiber.Ctx) error {
+	var q projectQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	p, err := h.member(c, q.ProjectID)
+	if err != nil {
+		return err
+	}
+	return h.respond(c, Reply{Page: "projects/apply", View: projectFileView{Base: h.base(c, "Apply a file · "+p.Name), Project: p}})
 }
 
 // bindFile reads the body of plan and apply, and checks the caller may
@@ -365,7 +429,10 @@ func (h *Handlers) projectApply(c *fiber.Ctx) error {
 	case !fp.plan.Empty():
 		msg = fmt.Sprintf("Applied: %d added, %d changed, %d removed", len(fp.plan.Add), len(fp.plan.Change), len(fp.plan.Remove))
 	}
-	return h.respond(c, Reply{Status: status, Message: msg, Data: planDTO{Plan: fp.plan, PlanID: fp.planID}})
+	if status == fiber.StatusOK && !fp.plan.Empty() {
+		h.flash(c, "success", fmt.Sprintf("File applied: %d added, %d changed, %d removed.", len(fp.plan.Add), len(fp.plan.Change), len(fp.plan.Remove)))
+	}
+	return h.respond(c, Reply{Status: status, Message: msg, Data: planDTO{Plan: fp.plan, PlanID: fp.planID}, Redirect: "/web/project?id=" + in.ProjectID})
 }
 
 // applyNote is the note of each version a file's apply makes.

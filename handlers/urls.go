@@ -81,6 +81,7 @@ func mount(app *fiber.App, h *Handlers) {
 	app.Delete("/project/invitation/delete", admin, h.invitationDelete)
 	app.Get("/web/projects", signedIn, h.projectList)
 	app.Get("/web/project", signedIn, h.projectShow)
+	app.Get("/web/project/apply", admin, h.projectFilePage)
 
 	// Personal access tokens: one's own; a token cannot make tokens.
 	app.Post("/pat/create", signedIn, h.notByPAT, h.patCreate)

@@ -220,6 +220,8 @@ func (h *Handlers) templateFuncs() map[string]any {
 	return map[string]any{
 		"asset": h.assets.url,
 		"dict":  dict,
+		// kind names a kind of object of a project's file ("email template").
+		"kind": func(k string) string { return strings.ReplaceAll(k, "_", " ") },
 		// lines writes a list one item a line, for a textarea.
 		"lines": func(list []string) string { return strings.Join(list, "\n") },
 		// statusClass colours an outbox message's status badge.

@@ -11,6 +11,7 @@ import (
 
 	"stencil/flow"
 	"stencil/mail"
+	"stencil/projectfile"
 	"stencil/runs"
 	"stencil/store"
 	"stencil/views"
@@ -185,6 +186,11 @@ func sampleViews() map[string]sample {
 		"vault/import": {page: true, view: vaultImportView{Base: base, Project: shop}},
 		"vault/import_preview": {view: vaultImportView{Base: base, Project: shop, Result: vaultImportDTO{Added: []string{"A"}, Changed: []string{"B"}, Deleted: []string{"C"},
 			Unchanged: []string{"D"}, Invalid: []invalidEnvKey{{Key: "e", Reason: "lower case"}}}}},
+		"projects/apply": {page: true, view: projectFileView{Base: base, Project: shop}},
+		"projects/plan": {view: projectFileView{Base: base, Project: shop, Plan: &planView{planDTO: planDTO{Plan: projectfile.Plan{
+			Add: []projectfile.Item{{Kind: "route", ID: "pong", Fields: []string{"GET /pong"}}}, Remove: []projectfile.Item{{Kind: "email_template", ID: "old"}},
+			MissingSecrets: []string{"API_KEY"}}, PlanID: "ab"}, Changes: []planChange{{Item: projectfile.Item{Kind: "setting", ID: "name", Fields: []string{"name: a → b"}}},
+			{Item: projectfile.Item{Kind: "route", ID: "books"}, Diff: newDiffView(0, 0, route.Route, route.Route, nil)}}}}},
 		"vault/import_keys": {view: map[string]any{"Title": "To add", "Keys": []string{"A"}, "Class": "", "ID": "added"}},
 		"routes/try": {page: true, view: tryView{Base: base, Route: route, APIPath: "/shop", PathParams: []string{"id"}, Version: 2,
 			Query: tryFields([]flow.Param{{ID: "limit", BDType: "INTEGER"}, {ID: "all", BDType: "BOOLEAN"}}),
