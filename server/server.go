@@ -31,13 +31,27 @@ import (
 	"stencil/vaultcrypt"
 )
 
-// Run executes one subcommand of stencil (serve, migrate, vault rotate or
-// openapi). ready, when not nil, receives the listening
+// Run executes one subcommand of stencil (serve, migrate, vault rotate,
+// openapi, backup or restore). ready, when not nil, receives the listening
 // address once the server accepts connections.
 func Run(ctx context.Context, args []string, getenv func(string) string, logOut io.Writer, ready chan<- string) error {
 	cmd := "serve"
 	if len(args) > 0 {
 		cmd = strings.Join(args, " ")
+	}
+	if len(args) > 0 && (args[0] == "backup" || args[0] == "restore") {
+		if len(args) != 2 {
+			return fmt.Errorf("usage: stencil %s <file>", args[0])
+		}
+		log := slog.New(slog.NewTextHandler(logOut, nil))
+		if args[0] == "restore" {
+			return runRestore(ctx, getenv, args[1], log)
+		}
+		cfg, err := config.Load(getenv)
+		if err != nil {
+			return err
+		}
+		return runBackup(ctx, cfg, getenv, args[1], log)
 	}
 	switch cmd {
 	case "serve", "migrate", "vault rotate":
@@ -49,7 +63,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, logOut 
 		}
 		return err
 	default:
-		return fmt.Errorf("unknown command %q: use serve, migrate, vault rotate, openapi or project (export, plan, apply)", cmd)
+		return fmt.Errorf("unknown command %q: use serve, migrate, vault rotate, openapi, backup, restore or project (export, plan, apply)", cmd)
 	}
 	log := slog.New(slog.NewTextHandler(logOut, nil))
 	cfg, err := config.Load(getenv)

@@ -90,6 +90,20 @@ func (s *Store) InSnapshot(ctx context.Context, fn func(tx *Store) error) (err e
 	})
 }
 
+// WithSnapshot runs fn in a repeatable-read, read-only transaction whose
+// snapshot it exports: another session (pg_dump --snapshot) sees the
+// database exactly as fn's reads do, until fn returns.
+func (s *Store) WithSnapshot(ctx context.Context, fn func(tx *Store, snapshot string) error) (err error) {
+	defer wrap(&err, "with snapshot")
+	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var id string
+		if err := tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&id); err != nil {
+			return err
+		}
+		return fn(s.on(tx), id)
+	})
+}
+
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) (err error) {
 	defer wrap(&err, "ping")

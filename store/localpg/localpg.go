@@ -432,6 +432,20 @@ func findBinaries() (binaries, error) {
 	return binaries{}, ErrNoBinaries
 }
 
+// Tool returns the path of one of PostgreSQL's programs (pg_dump,
+// pg_restore): from PATH, or of the newest major version installed.
+func Tool(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	for _, d := range searchDirs() {
+		if p := filepath.Join(d, name); isExecutable(p) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found: install PostgreSQL's client programs (Debian: apt-get install postgresql-client)", name)
+}
+
 func isExecutable(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
