@@ -143,6 +143,10 @@ func TestEventPerChange(t *testing.T) {
 	refuse("a project id taken", boss, "POST", "/project/create", `{"id":"eve_proj","name":"Eve","api_path":"/eve2"}`, 422)
 	ok("project update", boss, "PATCH", "/project/update", `{"project_id":"eve_proj","name":"Eve two"}`, 200, "project_update", "eve_proj", "eve_proj")
 	refuse("an api_path another project has", boss, "PATCH", "/project/update", `{"project_id":"eve_proj","api_path":"/shop"}`, 422)
+	// A file changing one thing writes that one event (each change its own:
+	// TestProjectPlanAndApply).
+	ok("project file", boss, "POST", "/project/apply", `{"project_id":"eve_proj","document":{"format":1,"name":"Eve three"}}`, 200, "project_update", "eve_proj", "eve_proj")
+	refuse("a project file of another format", boss, "POST", "/project/apply", `{"project_id":"eve_proj","document":{"format":2,"name":"Eve"}}`, 422)
 	ok("member", boss, "POST", "/project/member/add", fmt.Sprintf(`{"project_id":"eve_proj","target_uid":%d}`, eve), 200, "member_add", eveID, "eve_proj")
 	refuse("a member twice", boss, "POST", "/project/member/add", fmt.Sprintf(`{"project_id":"eve_proj","target_uid":%d}`, eve), 422)
 	ok("member removed", boss, "POST", "/project/member/remove", fmt.Sprintf(`{"project_id":"eve_proj","target_uid":%d}`, eve), 200, "member_remove", eveID, "eve_proj")
