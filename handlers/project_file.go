@@ -572,6 +572,9 @@ func at(prefix string, err error) error {
 	}
 	fields := map[string]string{}
 	for k, msg := range verr.Fields {
+		if prefix == "" && k == "id" {
+			k = "project_id" // a project made meanwhile by someone else
+		}
 		fields[prefix+strings.TrimPrefix(k, "route.")] = msg
 	}
 	return &ValidationError{Fields: fields}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -477,6 +478,19 @@ func TestProjectApplyUnderConcurrency(t *testing.T) {
 	var limit int
 	if err := ta.pool.QueryRow(context.Background(), "SELECT x_rate_limit FROM projects WHERE id = 'shop'").Scan(&limit); err != nil || winner < 0 || limit != 100+winner {
 		t.Fatalf("statuses %v, x_rate_limit %d", statuses, limit)
+	}
+
+	// Two files making the same new project at once: one makes it, the
+	// other is told the id is taken.
+	var twins [2]int
+	for i := range twins {
+		wg.Go(func() {
+			twins[i], _ = ta.call(t, "POST", "/project/apply", fileBody("twin", `{"format":1,"api_path":"/twin_`+fmt.Sprint(i)+`"}`, ""), admin)
+		})
+	}
+	wg.Wait()
+	if slices.Sort(twins[:]); twins != [2]int{http.StatusCreated, http.StatusUnprocessableEntity} && twins != [2]int{http.StatusCreated, http.StatusConflict} {
+		t.Fatalf("two files making one project: %v", twins)
 	}
 
 	saved, applied := 0, 0
