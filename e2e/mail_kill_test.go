@@ -18,6 +18,8 @@ import (
 // ends sent, and a message goes twice only if it was in flight at the kill
 // (taken, its outcome not yet recorded).
 func TestMailSurvivesKill(t *testing.T) {
+	// Mostly waiting (leases, restarts): it runs beside the journeys.
+	t.Parallel()
 	const n = 1000
 	url, db := seededDB(t,
 		`INSERT INTO users (username, email, password_hash, role) VALUES ('owner', 'owner@example.com', 'x', 'ROOT')`,

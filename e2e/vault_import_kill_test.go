@@ -18,6 +18,8 @@ import (
 // for has all 500 with their 500 log rows; the test tries again until one
 // kill lands inside the transaction.
 func TestVaultImportKilled(t *testing.T) {
+	// Mostly waiting (leases, restarts): it runs beside the journeys.
+	t.Parallel()
 	url, db := seededDB(t, `INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop')`)
 	ctx := context.Background()
 	vars := map[string]string{"DATABASE_URL": url, "ROOT_USERNAME": "owner", "ROOT_PASSWORD": "owner-password-1", "ROOT_EMAIL": "owner@example.com"}
