@@ -84,3 +84,10 @@ func SpansForTest(from, to time.Time) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// RunStatementsForTest returns the statements ListRuns runs for q (the
+// capped count, then the page) and their arguments, as it sends them.
+func RunStatementsForTest(project string, q RunQuery) (count, page string, args []any) {
+	count, page, args = runsSQL(project, q)
+	return count, page, append(args, q.Offset, q.Limit)
+}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -630,30 +631,62 @@ type RunQuery struct {
 // match, counted up to LogCountCap.
 func (s *Store) ListRuns(ctx context.Context, project string, q RunQuery) (_ []Run, _ int, err error) {
 	defer wrap(&err, "list runs", project)
-	where := " WHERE project_id = $1 AND ($2 = '' OR route_id = $2) AND ($3::int IS NULL OR status BETWEEN $3 AND $4)"
-	var lo, hi any
-	switch {
-	case len(q.Status) == 3 && q.Status[1:] == "xx" && q.Status[0] >= '1' && q.Status[0] <= '5':
-		n := int(q.Status[0]-'0') * 100
-		lo, hi = n, n+99
-	case q.Status != "":
-		var n int
-		if _, err := fmt.Sscanf(q.Status, "%d", &n); err == nil {
-			lo, hi = n, n
-		}
-	}
+	count, page, args := runsSQL(project, q)
 	var total int
-	if err := s.db.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM route_runs%s LIMIT %d) AS capped", where, LogCountCap),
-		project, q.RouteID, lo, hi).Scan(&total); err != nil {
+	if err := s.db.QueryRow(ctx, count, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.db.Query(ctx, `SELECT `+runColumns+` FROM route_runs`+where+" ORDER BY id DESC OFFSET $5 LIMIT $6",
-		project, q.RouteID, lo, hi, q.Offset, q.Limit)
+	rows, err := s.db.Query(ctx, page, append(args, q.Offset, q.Limit)...)
 	if err != nil {
 		return nil, 0, err
 	}
 	runs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Run])
 	return runs, total, err
+}
+
+// runsSQL is the capped count and the page (its offset and limit the two
+// arguments after args) of q's runs. Only the filters given are written,
+// each as one of the run log's indexes reads it. Ordered by id alone,
+// PostgreSQL took the primary key for the order, walking the whole
+// table's newest rows backwards for a project that had not run lately
+// (it plans as if a project's runs were spread evenly over time), and
+// counted by reading the table. So both statements are ordered by
+// project_id, then id: newest first all the same, but an order only the
+// project's indexes give; and the project is bounded from both sides
+// rather than named by "=", which would let the planner drop project_id
+// from that order as fixed (docs/routes.md).
+func runsSQL(project string, q RunQuery) (count, page string, args []any) {
+	args = []any{project}
+	where := " WHERE project_id >= $1 AND project_id <= $1"
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where += fmt.Sprintf(cond, len(args))
+	}
+	if q.RouteID != "" {
+		add(" AND route_id = $%d", q.RouteID) // route_runs_route_idx
+	}
+	switch {
+	case len(q.Status) == 3 && q.Status[1:] == "xx" && q.Status[0] >= '1' && q.Status[0] <= '5':
+		add(" AND status / 100 = $%d", int(q.Status[0]-'0')) // route_runs_class_idx
+	case q.Status != "":
+		var n int
+		if _, err := fmt.Sscanf(q.Status, "%d", &n); err == nil {
+			add(" AND status / 100 = $%d", n/100)
+			add(" AND status = $%d", n)
+		}
+	}
+	const order = " ORDER BY project_id, id DESC"
+	n := len(args)
+	// The count reads the same index, in the same order: unordered, a
+	// count of a project's runs read the table. One route's are few
+	// enough that its index is taken unordered, and ordered the planner
+	// would sort them.
+	counted := where + order
+	if q.RouteID != "" {
+		counted = strings.Replace(where, "project_id >= $1 AND project_id <= $1", "project_id = $1", 1)
+	}
+	return fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM route_runs%s LIMIT %d) AS capped", counted, LogCountCap),
+		fmt.Sprintf("SELECT %s FROM route_runs%s%s OFFSET $%d LIMIT $%d", runColumns, where, order, n+1, n+2), args
 }
 
 // runColumns are the columns of a Run, in its fields' order (Trace and Body
