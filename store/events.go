@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -138,40 +139,67 @@ type EventQuery struct {
 // it selects, counted up to LogCountCap.
 func (s *Store) Events(ctx context.Context, q EventQuery) (_ []Event, _ int, err error) {
 	defer wrap(&err, "events")
-	var where []string
-	var args []any
-	arg := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
-	}
-	if q.Projects != nil {
-		arg("project_id = ANY($?)", q.Projects)
-	}
-	if q.ProjectID != "" {
-		arg("project_id = $?", q.ProjectID)
-	}
-	if q.Type != "" {
-		arg("type = $?", q.Type)
-	}
-	if q.UserID != 0 {
-		arg("uid = $?", q.UserID)
-	}
-	cond := ""
-	if len(where) > 0 {
-		cond = " WHERE " + strings.Join(where, " AND ")
+	count, page, args, none := eventsSQL(q)
+	if none {
+		return []Event{}, 0, nil
 	}
 	var total int
-	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM (SELECT 1 FROM events"+cond+" LIMIT "+strconv.Itoa(LogCountCap)+") AS capped", args...).Scan(&total); err != nil {
+	if err := s.db.QueryRow(ctx, count, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	n := len(args)
-	rows, err := s.db.Query(ctx, `SELECT id, at, uid, username, token_id, type, project_id, object, summary FROM events`+cond+
-		" ORDER BY id DESC OFFSET $"+strconv.Itoa(n+1)+" LIMIT $"+strconv.Itoa(n+2), append(args, q.Offset, q.Limit)...)
+	rows, err := s.db.Query(ctx, page, append(args, q.Offset, q.Limit)...)
 	if err != nil {
 		return nil, 0, err
 	}
 	list, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Event])
 	return list, total, err
+}
+
+// eventsSQL is the capped count and the page (its offset and limit the two
+// arguments after args) of q's events; none says q selects nothing (a
+// project outside q.Projects). As the run log's (runsSQL), a page of one
+// project's or one user's events is ordered by that column, then id, the
+// column bounded from both sides: an order only its index gives, so that
+// the planner never walks the whole table's newest events backwards
+// through the primary key for a project or user that was quiet lately.
+// The count reads the same index in the same order (a project's events of
+// one type have one of their own, migration 030).
+func eventsSQL(q EventQuery) (count, page string, args []any, none bool) {
+	var where []string
+	arg := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
+	}
+	order := " ORDER BY id DESC"
+	switch {
+	case q.ProjectID != "":
+		if q.Projects != nil && !slices.Contains(q.Projects, q.ProjectID) {
+			return "", "", nil, true
+		}
+		arg("project_id >= $? AND project_id <= $?", q.ProjectID)
+		order = " ORDER BY project_id, id DESC"
+	case q.Projects != nil:
+		arg("project_id = ANY($?)", q.Projects)
+	}
+	if q.Type != "" {
+		arg("type = $?", q.Type)
+	}
+	if q.UserID != 0 {
+		if q.ProjectID == "" {
+			arg("uid >= $? AND uid <= $?", q.UserID)
+			order = " ORDER BY uid, id DESC"
+		} else {
+			arg("uid = $?", q.UserID)
+		}
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = " WHERE " + strings.Join(where, " AND ")
+	}
+	n := len(args)
+	return "SELECT count(*) FROM (SELECT 1 FROM events" + cond + order + " LIMIT " + strconv.Itoa(LogCountCap) + ") AS capped",
+		`SELECT id, at, uid, username, token_id, type, project_id, object, summary FROM events` + cond + order +
+			" OFFSET $" + strconv.Itoa(n+1) + " LIMIT $" + strconv.Itoa(n+2), args, false
 }
 
 // sweepEvents removes the events older than kept.

@@ -91,3 +91,10 @@ func RunStatementsForTest(project string, q RunQuery) (count, page string, args 
 	count, page, args = runsSQL(project, q)
 	return count, page, append(args, q.Offset, q.Limit)
 }
+
+// EventStatementsForTest returns the statements Events runs for q and
+// their arguments, as it sends them.
+func EventStatementsForTest(q EventQuery) (count, page string, args []any) {
+	count, page, args, _ = eventsSQL(q)
+	return count, page, append(args, q.Offset, q.Limit)
+}
