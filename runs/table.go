@@ -214,15 +214,24 @@ func (t *table) reload(ctx context.Context, id string) error {
 	return nil
 }
 
-// build reads a project's routes and compiles those whose version changed.
+// build reads a project's routes and compiles those whose version changed;
+// the others keep their plans, and their documents are not read.
 func (t *table) build(ctx context.Context, id string) (*routing, error) {
-	rp, routes, err := t.store.ProjectRouting(ctx, id)
-	if err != nil {
-		return nil, err
-	}
 	t.mu.RLock()
 	old := t.projects[id]
 	t.mu.RUnlock()
+	// Only the routes whose version is not compiled here are read whole.
+	known := func(route string, version int64) bool {
+		prev, ok := old.plans[route]
+		return ok && prev.Version == version
+	}
+	if old == nil {
+		known = nil
+	}
+	rp, routes, err := t.store.ProjectRouting(ctx, id, known)
+	if err != nil {
+		return nil, err
+	}
 	p := &routing{id: id, name: rp.Name, apiPath: rp.APIPath, created: rp.CreatedAt, rate: rp.XRateLimit, burst: rp.XRateBurst, origins: rp.XCORSOrigins, hosts: rp.XEgressHosts, router: &engine.Router{}, plans: map[string]*engine.Plan{}}
 	for _, r := range routes {
 		var plan *engine.Plan

@@ -82,12 +82,7 @@ func (s *Store) ProjectContents(ctx context.Context, project string, records boo
 		pc.VaultKeys, err = pgx.CollectRows(rows, pgx.RowTo[string])
 		return err
 	}
-	if inTransaction(s.db) {
-		return pc, read(s)
-	}
-	return pc, pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		return read(s.on(tx))
-	})
+	return pc, s.inReadSnapshot(ctx, read)
 }
 
 // LockProject takes project's row for the rest of the transaction s is

@@ -90,6 +90,17 @@ func (s *Store) InSnapshot(ctx context.Context, fn func(tx *Store) error) (err e
 	})
 }
 
+// inReadSnapshot runs fn's reads on one snapshot: a repeatable-read,
+// read-only transaction, or the caller's own.
+func (s *Store) inReadSnapshot(ctx context.Context, fn func(tx *Store) error) error {
+	if inTransaction(s.db) {
+		return fn(s)
+	}
+	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		return fn(s.on(tx))
+	})
+}
+
 // WithSnapshot runs fn in a repeatable-read, read-only transaction whose
 // snapshot it exports: another session (pg_dump --snapshot) sees the
 // database exactly as fn's reads do, until fn returns.
