@@ -193,3 +193,44 @@ func BenchmarkRouteSave(b *testing.B) {
 	b.ReportMetric(float64(without.Nanoseconds())/float64(b.N), "ns/save-without-history")
 	b.ReportMetric(float64(with)/float64(without), "with/without")
 }
+
+// TestEventsOfSeveralProjects: an ADMIN's log of their projects pages
+// through them newest first, as one list, whatever the page.
+func TestEventsOfSeveralProjects(t *testing.T) {
+	st, pool, ctx := eventStore(t)
+	if _, err := pool.Exec(ctx, `INSERT INTO projects (id, name, api_path) VALUES ('p_a', 'A', '/pa'), ('p_b', 'B', '/pb'), ('p_c', 'C', '/pc');
+		INSERT INTO events (type, project_id, object, summary)
+			SELECT CASE WHEN i % 4 = 0 THEN 'route_delete' ELSE 'route_update' END, (ARRAY['p_a', 'p_b', 'p_c'])[1 + i % 3], 'o' || i, 's' FROM generate_series(1, 60) i`); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []store.EventQuery{
+		{Projects: []string{"p_a", "p_b"}, Offset: 0, Limit: 7},
+		{Projects: []string{"p_a", "p_b"}, Offset: 13, Limit: 9},
+		{Projects: []string{"p_a", "p_b"}, Offset: 35, Limit: 10},
+		{Projects: []string{"p_c", "p_a"}, Type: "route_delete", Offset: 3, Limit: 4},
+		{Projects: []string{}, Limit: 5},
+	} {
+		got, total, err := st.Events(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := pool.Query(ctx, `SELECT object FROM events WHERE project_id = ANY($1) AND ($2 = '' OR type = $2) ORDER BY id DESC`, q.Projects, q.Type)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []string
+		for rows.Next() {
+			var o string
+			_ = rows.Scan(&o)
+			all = append(all, o)
+		}
+		want := all[min(q.Offset, len(all)):min(q.Offset+q.Limit, len(all))]
+		var objects []string
+		for _, e := range got {
+			objects = append(objects, e.Object)
+		}
+		if strings.Join(objects, ",") != strings.Join(want, ",") || total != len(all) {
+			t.Fatalf("%+v: %v of %d, want %v of %d", q, objects, total, want, len(all))
+		}
+	}
+}

@@ -48,9 +48,11 @@ func checkPlans(t *testing.T, pool *pgxpool.Pool, what any, count, page string, 
 		}
 		var params []string
 		for _, a := range stmtArgs {
-			switch s, ok := a.(string); {
-			case ok:
-				params = append(params, "'"+s+"'")
+			switch v := a.(type) {
+			case string:
+				params = append(params, "'"+v+"'")
+			case []string:
+				params = append(params, "ARRAY['"+strings.Join(v, "', '")+"']")
 			default:
 				params = append(params, fmt.Sprint(a))
 			}
@@ -104,7 +106,8 @@ func TestRunLogPlans(t *testing.T) {
 }
 
 // TestEventLogPlans: the same of the event log, by project (also with a
-// type, and for an ADMIN whose projects bound the list) and by user.
+// type, and for an ADMIN whose projects bound the list), of an ADMIN's
+// projects together, and by user.
 func TestEventLogPlans(t *testing.T) {
 	pool := storetest.Pool(t)
 	const columns = "at, uid, type, project_id, object, summary"
@@ -115,6 +118,8 @@ func TestEventLogPlans(t *testing.T) {
 		{ProjectID: "quiet"},
 		{ProjectID: "quiet", Type: "route_delete"},
 		{ProjectID: "quiet", Projects: []string{"quiet", "busy"}},
+		{Projects: []string{"quiet"}},
+		{Projects: []string{"quiet", "busy"}, Type: "route_delete"},
 		{UserID: 7},
 	} {
 		q.Limit = 50
