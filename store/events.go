@@ -143,15 +143,22 @@ func (s *Store) Events(ctx context.Context, q EventQuery) (_ []Event, _ int, err
 	if none {
 		return []Event{}, 0, nil
 	}
+	return countedPage[Event](ctx, s.db, count, page, args, q.Offset, q.Limit)
+}
+
+// countedPage runs a list's capped count and its page (whose offset and
+// limit are the two arguments after args), each row read into T by
+// position.
+func countedPage[T any](ctx context.Context, db DB, count, page string, args []any, offset, limit int) ([]T, int, error) {
 	var total int
-	if err := s.db.QueryRow(ctx, count, args...).Scan(&total); err != nil {
+	if err := db.QueryRow(ctx, count, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.db.Query(ctx, page, append(args, q.Offset, q.Limit)...)
+	rows, err := db.Query(ctx, page, append(args, offset, limit)...)
 	if err != nil {
 		return nil, 0, err
 	}
-	list, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Event])
+	list, err := pgx.CollectRows(rows, pgx.RowToStructByPos[T])
 	return list, total, err
 }
 

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -663,16 +662,7 @@ type RunQuery struct {
 func (s *Store) ListRuns(ctx context.Context, project string, q RunQuery) (_ []Run, _ int, err error) {
 	defer wrap(&err, "list runs", project)
 	count, page, args := runsSQL(project, q)
-	var total int
-	if err := s.db.QueryRow(ctx, count, args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := s.db.Query(ctx, page, append(args, q.Offset, q.Limit)...)
-	if err != nil {
-		return nil, 0, err
-	}
-	runs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Run])
-	return runs, total, err
+	return countedPage[Run](ctx, s.db, count, page, args, q.Offset, q.Limit)
 }
 
 // runsSQL is the capped count and the page (its offset and limit the two
@@ -688,10 +678,10 @@ func (s *Store) ListRuns(ctx context.Context, project string, q RunQuery) (_ []R
 // from that order as fixed (docs/routes.md).
 func runsSQL(project string, q RunQuery) (count, page string, args []any) {
 	args = []any{project}
-	where := " WHERE project_id >= $1 AND project_id <= $1"
+	var filters string // the conditions after the project's
 	add := func(cond string, v any) {
 		args = append(args, v)
-		where += fmt.Sprintf(cond, len(args))
+		filters += fmt.Sprintf(cond, len(args))
 	}
 	if q.RouteID != "" {
 		add(" AND route_id = $%d", q.RouteID) // route_runs_route_idx
@@ -707,17 +697,18 @@ func runsSQL(project string, q RunQuery) (count, page string, args []any) {
 		}
 	}
 	const order = " ORDER BY project_id, id DESC"
-	n := len(args)
+	ordered := " WHERE project_id >= $1 AND project_id <= $1" + filters + order
 	// The count reads the same index, in the same order: unordered, a
 	// count of a project's runs read the table. One route's are few
 	// enough that its index is taken unordered, and ordered the planner
 	// would sort them.
-	counted := where + order
+	counted := ordered
 	if q.RouteID != "" {
-		counted = strings.Replace(where, "project_id >= $1 AND project_id <= $1", "project_id = $1", 1)
+		counted = " WHERE project_id = $1" + filters
 	}
+	n := len(args)
 	return fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM route_runs%s LIMIT %d) AS capped", counted, LogCountCap),
-		fmt.Sprintf("SELECT %s FROM route_runs%s%s OFFSET $%d LIMIT $%d", runColumns, where, order, n+1, n+2), args
+		fmt.Sprintf("SELECT %s FROM route_runs%s OFFSET $%d LIMIT $%d", runColumns, ordered, n+1, n+2), args
 }
 
 // runColumns are the columns of a Run, in its fields' order (Trace and Body
