@@ -19,6 +19,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"stencil/projectfile"
 )
 
 // Exit codes.
@@ -260,21 +262,9 @@ func writeFile(path string, data []byte) error {
 
 // plan is the data of /project/plan and /project/apply.
 type plan struct {
-	Add            []item   `json:"add"`
-	Change         []item   `json:"change"`
-	Remove         []item   `json:"remove"`
-	Unchanged      int      `json:"unchanged"`
-	MissingSecrets []string `json:"missing_secrets"`
-	PlanID         string   `json:"plan_id"`
+	projectfile.Plan
+	PlanID string `json:"plan_id"`
 }
-
-type item struct {
-	Kind   string   `json:"kind"`
-	ID     string   `json:"id"`
-	Fields []string `json:"fields"`
-}
-
-func (p plan) empty() bool { return len(p.Add)+len(p.Change)+len(p.Remove) == 0 }
 
 func (c *client) plan(ctx context.Context, path string, body map[string]any) (plan, int, error) {
 	raw, status, err := c.call(ctx, http.MethodPost, path, body)
@@ -296,7 +286,7 @@ func planAndApply(ctx context.Context, c *client, env Env, file json.RawMessage,
 	}
 	out := &printer{w: env.Stdout, colour: env.Terminal && env.Getenv("NO_COLOR") == ""}
 	out.plan(id, p)
-	if p.empty() {
+	if p.Empty() {
 		return nil
 	}
 	if !apply {
@@ -347,14 +337,14 @@ func (pr *printer) paint(colour, s string) string {
 }
 
 func (pr *printer) plan(id string, p plan) {
-	if p.empty() {
+	if p.Empty() {
 		fmt.Fprintf(pr.w, "Project %s matches the file: nothing to change (%d unchanged).\n", id, p.Unchanged)
 	} else {
 		fmt.Fprintf(pr.w, "Project %s: %d to add, %d to change, %d to remove, %d unchanged.\n\n", id, len(p.Add), len(p.Change), len(p.Remove), p.Unchanged)
 	}
 	for _, group := range []struct {
 		mark, colour string
-		items        []item
+		items        []projectfile.Item
 	}{{"+", green, p.Add}, {"~", yellow, p.Change}, {"-", red, p.Remove}} {
 		for _, it := range group.items {
 			fmt.Fprintln(pr.w, pr.paint(group.colour, group.mark+" "+strings.ReplaceAll(it.Kind, "_", " ")+" "+it.ID))

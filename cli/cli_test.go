@@ -6,11 +6,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"stencil/projectfile"
 )
 
 // TestPlanColour: colour on a terminal only, and not with NO_COLOR.
 func TestPlanColour(t *testing.T) {
-	p := plan{Add: []item{{Kind: "route", ID: "pong", Fields: []string{"GET /pong"}}}, Remove: []item{{Kind: "email_template", ID: "old"}}}
+	p := plan{Plan: projectfile.Plan{Add: []projectfile.Item{{Kind: "route", ID: "pong", Fields: []string{"GET /pong"}}},
+		Remove: []projectfile.Item{{Kind: "email_template", ID: "old"}}}}
 	var b strings.Builder
 	(&printer{w: &b, colour: true}).plan("shop", p)
 	if !strings.Contains(b.String(), green+"+ route pong"+reset) || !strings.Contains(b.String(), red+"- email template old"+reset) {
