@@ -242,7 +242,7 @@ func Open(passphrase, sealed []byte) ([]byte, error) {
 	if err := json.Unmarshal(sealed, &s); err != nil || s.KDF != "argon2id" {
 		return nil, errors.New("the backup's sealed keys do not read")
 	}
-	if s.MemoryKiB > 1<<22 || s.Time > 100 || s.Threads == 0 {
+	if s.MemoryKiB > 1<<18 || s.Time > 10 || s.Threads == 0 { // at most 256 MiB and ten passes
 		return nil, errors.New("the backup's sealed keys ask for an unreasonable cost")
 	}
 	aead, err := gcm(passphrase, s)

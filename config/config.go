@@ -194,6 +194,19 @@ func (c Config) Addr() string {
 	return c.Host + ":" + strconv.Itoa(c.Port)
 }
 
+// The files of DATA_DIR that hold a development service's keys, when
+// JWT_SECRET and VAULT_KEYS are not set (a backup seals them: see
+// docs/operations.md).
+const (
+	JWTSecretFile = "jwt_secret"
+	VaultKeysFile = "vault_keys"
+)
+
+// DataDir is DATA_DIR as an absolute path (default ./data).
+func DataDir(getenv func(string) string) (string, error) {
+	return filepath.Abs(or(getenv("DATA_DIR"), "./data"))
+}
+
 // Load reads the configuration through getenv. In development it creates
 // DATA_DIR and fills JWT_SECRET and VAULT_KEYS from files there, generating
 // them (mode 0600) on first use.
@@ -201,7 +214,6 @@ func Load(getenv func(string) string) (Config, error) {
 	c := Config{
 		Host:        getenv("HOST"),
 		DatabaseURL: getenv("DATABASE_URL"),
-		DataDir:     or(getenv("DATA_DIR"), "./data"),
 		Root: RootAccount{
 			Username: getenv("ROOT_USERNAME"),
 			Password: getenv("ROOT_PASSWORD"),
@@ -293,7 +305,7 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.EventRetention, err = days(getenv, "EVENT_RETENTION", 90); err != nil {
 		return c, err
 	}
-	if c.DataDir, err = filepath.Abs(c.DataDir); err != nil {
+	if c.DataDir, err = DataDir(getenv); err != nil {
 		return c, err
 	}
 	jwtSecret, vaultKeys := getenv("JWT_SECRET"), getenv("VAULT_KEYS")
@@ -308,12 +320,12 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if !c.Production {
 		if jwtSecret == "" {
-			if jwtSecret, err = c.devSecret("jwt_secret", func() string { return base64.StdEncoding.EncodeToString(random(48)) }); err != nil {
+			if jwtSecret, err = c.devSecret(JWTSecretFile, func() string { return base64.StdEncoding.EncodeToString(random(48)) }); err != nil {
 				return c, err
 			}
 		}
 		if vaultKeys == "" {
-			if vaultKeys, err = c.devSecret("vault_keys", newDevVaultKey); err != nil {
+			if vaultKeys, err = c.devSecret(VaultKeysFile, newDevVaultKey); err != nil {
 				return c, err
 			}
 		}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"stencil/backup"
 	"stencil/config"
 	"stencil/store"
@@ -26,9 +28,8 @@ import (
 // empty DATA_DIR (or DATABASE_URL).
 
 // devSecretFiles are the files of DATA_DIR that hold a development
-// service's keys (config.Load writes them when VAULT_KEYS and JWT_SECRET
-// are not set).
-var devSecretFiles = [...]string{"vault_keys", "jwt_secret"}
+// service's keys, in the order of backup.Secrets' fields.
+var devSecretFiles = [...]string{config.VaultKeysFile, config.JWTSecretFile}
 
 // keysInDataDir says whether the service's keys are the ones in DATA_DIR.
 func keysInDataDir(cfg config.Config, getenv func(string) string) bool {
@@ -69,20 +70,11 @@ func runBackup(ctx context.Context, cfg config.Config, getenv func(string) strin
 		}
 		secrets, keys = &backup.Secrets{VaultKeys: values[0], JWTSecret: values[1]}, backup.KeysSealed
 	}
-	pgDump, err := localpg.Tool("pg_dump")
+	pgDump, db, pool, closeAll, err := openForTool(ctx, cfg, "pg_dump", log)
 	if err != nil {
 		return err
 	}
-	db, err := database(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer db.stop()
-	pool, err := newPool(ctx, db.url, 2, time.Hour)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
+	defer closeAll()
 	work, err := os.MkdirTemp(filepath.Dir(path), ".stencil-backup-")
 	if err != nil {
 		return err
@@ -113,7 +105,7 @@ func runBackup(ctx context.Context, cfg config.Config, getenv func(string) strin
 // keys first (unsealed into DATA_DIR, or the operator's VAULT_KEYS, which
 // must hold every id the manifest names), then the database.
 func runRestore(ctx context.Context, getenv func(string) string, path string, log *slog.Logger) error {
-	dataDir, err := filepath.Abs(or(getenv("DATA_DIR"), "./data"))
+	dataDir, err := config.DataDir(getenv)
 	if err != nil {
 		return err
 	}
@@ -144,20 +136,11 @@ func runRestore(ctx context.Context, getenv func(string) string, path string, lo
 	if len(missing) > 0 {
 		return fmt.Errorf("the backup's vault values need master keys %s, which VAULT_KEYS does not hold: nothing was restored", strings.Join(missing, ", "))
 	}
-	pgRestore, err := localpg.Tool("pg_restore")
+	pgRestore, db, pool, closeAll, err := openForTool(ctx, cfg, "pg_restore", log)
 	if err != nil {
 		return err
 	}
-	db, err := database(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer db.stop()
-	pool, err := newPool(ctx, db.url, 2, time.Hour)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
+	defer closeAll()
 	var tables int
 	if err := pool.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").Scan(&tables); err != nil {
 		return err
@@ -209,6 +192,25 @@ func restoreSecrets(getenv func(string) string, dataDir string, a backup.Archive
 	return nil
 }
 
+// openForTool finds one of PostgreSQL's programs and opens the service's
+// database (the private cluster, or DATABASE_URL) for it, with a pool of
+// two connections beside; closeAll closes both.
+func openForTool(ctx context.Context, cfg config.Config, tool string, log *slog.Logger) (path string, _ db, _ *pgxpool.Pool, closeAll func(), err error) {
+	if path, err = localpg.Tool(tool); err != nil {
+		return "", db{}, nil, nil, err
+	}
+	d, err := database(ctx, cfg, log)
+	if err != nil {
+		return "", db{}, nil, nil, err
+	}
+	pool, err := newPool(ctx, d.url, 2, time.Hour)
+	if err != nil {
+		d.stop()
+		return "", db{}, nil, nil, err
+	}
+	return path, d, pool, func() { pool.Close(); d.stop() }, nil
+}
+
 // runTool runs one of PostgreSQL's programs on the database at dbURL; its
 // complaint is the error. The password goes by PGPASSWORD, never on the
 // command line, which other users of the machine can read.
@@ -233,11 +235,4 @@ func runTool(ctx context.Context, path, dbURL string, args ...string) error {
 		return fmt.Errorf("%s: %v: %s", filepath.Base(path), err, msg)
 	}
 	return nil
-}
-
-func or(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
