@@ -123,7 +123,7 @@ func planFile(c *fiber.Ctx, st *store.Store, in projectFileInput) (filePlan, err
 	if err := completeSettings(&want, fp.have, in.ProjectID); err != nil {
 		return fp, err
 	}
-	if err := checkAPIPath(c, st, want, fp.have); err != nil {
+	if err := checkAPIPath(c, st, &want, fp.have); err != nil {
 		return fp, err
 	}
 	if err := checkFile(want, fp.have, in.Prune); err != nil {
@@ -179,24 +179,23 @@ func completeSettings(want *projectfile.Document, have *store.ProjectContents, i
 	if hosts == nil {
 		hosts = []string{}
 	}
-	in.APIPath = store.CanonicalAPIPath(in.APIPath)
 	want.Name, want.Description, want.APIPath = &in.Name, &in.Description, &in.APIPath
 	want.XRateLimit, want.XRateBurst, want.XCORSOrigins, want.XEgressHosts = in.XRateLimit, in.XRateBurst, &cors, &hosts
 	return nil
 }
 
-// checkAPIPath refuses, as saving the project would, an api_path another
-// project holds or overlaps; a path that keeps its key is not checked
-// again (docs/security.md).
-func checkAPIPath(c *fiber.Ctx, st *store.Store, want projectfile.Document, have *store.ProjectContents) error {
-	if have != nil && strings.EqualFold(have.Project.APIPath, *want.APIPath) {
-		return nil
-	}
-	holder, equal, err := st.APIPathHolder(c.UserContext(), want.ID, *want.APIPath)
-	switch {
-	case err != nil:
+// checkAPIPath writes want's api_path as the project would store it
+// ("/shop/" is "/shop": no change), and refuses, as saving the project
+// would, one another project holds or overlaps; a path that keeps its
+// key is not checked again (docs/security.md).
+func checkAPIPath(c *fiber.Ctx, st *store.Store, want *projectfile.Document, have *store.ProjectContents) error {
+	canonical, holder, equal, err := st.APIPathOf(c.UserContext(), want.ID, *want.APIPath)
+	if err != nil {
 		return err
-	case holder == "":
+	}
+	want.APIPath = &canonical
+	switch {
+	case holder == "" || have != nil && strings.EqualFold(have.Project.APIPath, canonical):
 		return nil
 	case equal:
 		return &ValidationError{Fields: map[string]string{"api_path": "is already used by another project (" + holder + ")"}}

@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -94,28 +92,17 @@ func (s *Store) LockProject(ctx context.Context, project string) (err error) {
 	return translate(s.db.QueryRow(ctx, "SELECT id FROM projects WHERE id = $1 FOR UPDATE", project).Scan(&id))
 }
 
-// APIPathHolder names a project other than id whose api_path is path, or
-// overlaps it (one inside the other by whole segments), as the projects
-// table's trigger would find when path is written for id: "" when none.
-// equal says the paths are the same.
-func (s *Store) APIPathHolder(ctx context.Context, id, path string) (holder string, equal bool, err error) {
-	defer wrap(&err, "api path holder", id)
-	err = s.db.QueryRow(ctx, `SELECT p.id, api_path_key(p.api_path) = api_path_key($2) FROM projects p
-		WHERE p.id <> $1 AND api_paths_overlap(api_path_key(p.api_path), api_path_key($2)) ORDER BY 2 DESC, 1 LIMIT 1`, id, path).Scan(&holder, &equal)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", false, nil
-	}
-	return holder, equal, err
-}
-
-// CanonicalAPIPath is path as the projects table stores it: one leading
-// slash, no empty segment, no trailing slash ("/" stays "/").
-func CanonicalAPIPath(path string) string {
-	var parts []string
-	for _, p := range strings.Split(path, "/") {
-		if p != "" {
-			parts = append(parts, p)
-		}
-	}
-	return "/" + strings.Join(parts, "/")
+// APIPathOf is path as the projects table would store it for project id
+// (canonical: one leading slash, no empty segment, no trailing slash), and
+// a project other than id whose api_path is path, or overlaps it (one
+// inside the other by whole segments), as the table's trigger would find
+// when path is written: "" when none; equal says the paths are the same.
+func (s *Store) APIPathOf(ctx context.Context, id, path string) (canonical, holder string, equal bool, err error) {
+	defer wrap(&err, "api path of", id)
+	err = s.db.QueryRow(ctx, `SELECT api_path_canonical($2), coalesce(h.id, ''), coalesce(h.equal, false)
+		FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+			SELECT p.id, api_path_key(p.api_path) = api_path_key($2) AS equal FROM projects p
+			WHERE p.id <> $1 AND api_paths_overlap(api_path_key(p.api_path), api_path_key($2)) ORDER BY 2 DESC, 1 LIMIT 1) AS h ON true`,
+		id, path).Scan(&canonical, &holder, &equal)
+	return canonical, holder, equal, err
 }
