@@ -526,3 +526,32 @@ func TestProjectApplyUnderConcurrency(t *testing.T) {
 		t.Fatalf("%d versions for 1 + %d saves + %d applies; newest %s, route %s (%v)", versions, saved, applied, newest, current, err)
 	}
 }
+
+// TestProjectFileLeavesOut: a file may leave out any setting (the
+// project's value stays; a new project gets /project/create's defaults)
+// and any list (read as empty: with prune, its objects go).
+func TestProjectFileLeavesOut(t *testing.T) {
+	ta, admin := fileApp(t)
+	status, body := ta.call(t, "POST", "/project/plan", fileBody("shop", `{"format":1}`, `,"prune":true`), admin)
+	p := readPlan(t, body)
+	var removed []string
+	for _, it := range p.Data.Remove {
+		removed = append(removed, it.Kind+" "+it.ID)
+	}
+	if status != http.StatusOK || len(p.Data.Add)+len(p.Data.Change) != 0 || p.Data.Unchanged != 7 ||
+		strings.Join(removed, ", ") != "collection books, route books, route ping, route secret, template lister, email_template welcome" {
+		t.Fatalf("a file of no list, with prune: %d %s", status, body)
+	}
+	if status, body := ta.call(t, "POST", "/project/plan", fileBody("shop", `{"format":1}`, ""), admin); status != http.StatusOK || !strings.Contains(body, "Nothing to change") {
+		t.Fatalf("the same without prune: %d %s", status, body)
+	}
+	if status, body := ta.call(t, "POST", "/project/apply", fileBody("bare", `{"format":1}`, ""), admin); status != http.StatusCreated {
+		t.Fatalf("a new project from an empty file: %d %s", status, body)
+	}
+	_, body = ta.call(t, "GET", "/project/fetch/one?project_id=bare", "", admin)
+	for _, want := range []string{`"name":"bare"`, `"api_path":"/bare"`, `"x_rate_limit":50`, `"x_rate_burst":100`} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("the new project lacks %s: %s", want, body)
+		}
+	}
+}
