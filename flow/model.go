@@ -31,6 +31,30 @@ type Route struct {
 	Template  *TemplateRef `json:"template"`
 }
 
+// RouteDocument is a route as it is saved: without its project and the
+// reference to the template it came from, which are kept beside it. A
+// project's file holds its routes so (docs/projects.md).
+type RouteDocument struct {
+	RouteID   string  `json:"route_id"`
+	RoutePath string  `json:"route_path"`
+	Method    string  `json:"method"`
+	AuthJWT   AuthJWT `json:"auth_jwt"`
+	Params    Params  `json:"params"`
+	Body      []Param `json:"body"`
+	Flow      Flow    `json:"flow"`
+}
+
+// Document is r as it is saved.
+func (r Route) Document() RouteDocument {
+	return RouteDocument{RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT, Params: r.Params, Body: r.Body, Flow: r.Flow}
+}
+
+// In is the route of project that d stands for, made from no template.
+func (d RouteDocument) In(project string) Route {
+	return Route{ProjectID: project, RouteID: d.RouteID, RoutePath: d.RoutePath, Method: d.Method, AuthJWT: d.AuthJWT,
+		Params: d.Params, Body: d.Body, Flow: d.Flow}
+}
+
 // AuthJWT says whether and how the route authenticates its callers.
 type AuthJWT struct {
 	Active bool   `json:"active"`

@@ -66,7 +66,7 @@ func fileOf(pc store.ProjectContents, records bool) projectfile.Document {
 		d.Collections = append(d.Collections, fc)
 	}
 	for _, r := range pc.Routes {
-		d.Routes = append(d.Routes, projectfile.RouteOf(r.Route))
+		d.Routes = append(d.Routes, r.Document())
 	}
 	for _, t := range pc.Templates {
 		d.Templates = append(d.Templates, projectfile.TemplateOf(t.Template))

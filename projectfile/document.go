@@ -50,26 +50,7 @@ type Collection struct {
 // Route is a route document as it is saved: without its project, its
 // template's reference (which names a template of one service) or its
 // metadata.
-type Route struct {
-	RouteID   string       `json:"route_id"`
-	RoutePath string       `json:"route_path"`
-	Method    string       `json:"method"`
-	AuthJWT   flow.AuthJWT `json:"auth_jwt"`
-	Params    flow.Params  `json:"params"`
-	Body      []flow.Param `json:"body"`
-	Flow      flow.Flow    `json:"flow"`
-}
-
-// RouteOf is r as the file holds it.
-func RouteOf(r flow.Route) Route {
-	return Route{RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT, Params: r.Params, Body: r.Body, Flow: r.Flow}
-}
-
-// In is the route of project the file's route stands for.
-func (r Route) In(project string) flow.Route {
-	return flow.Route{ProjectID: project, RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT,
-		Params: r.Params, Body: r.Body, Flow: r.Flow}
-}
+type Route = flow.RouteDocument
 
 // Template is a template of the project, without its id, project or
 // metadata: a file names its templates by name.
@@ -248,7 +229,7 @@ func Decode(raw []byte) (Document, flow.Problems) {
 		for k, v := range flow.ValidateRoute(r, path) {
 			p[k] = v
 		}
-		d.Routes = append(d.Routes, RouteOf(r))
+		d.Routes = append(d.Routes, r.Document())
 	}
 	for i, t := range wire.Templates {
 		path := fmt.Sprintf("templates[%d]", i)

@@ -39,11 +39,11 @@ func scanRoute(row pgx.Row) (StoredRoute, error) {
 		return r, translate(err)
 	}
 	// Validated when written: plain typed decoding is enough.
-	var d routeDocument
+	var d flow.RouteDocument
 	if err := json.Unmarshal(doc, &d); err != nil {
 		return r, fmt.Errorf("stored route document does not decode: %w", err)
 	}
-	r.RouteID, r.RoutePath, r.Method, r.AuthJWT, r.Params, r.Body, r.Flow = d.RouteID, d.RoutePath, d.Method, d.AuthJWT, d.Params, d.Body, d.Flow
+	r.Route = d.In(r.ProjectID)
 	if tid != nil && tname != nil {
 		r.Template = &flow.TemplateRef{ID: *tid, Name: *tname, Values: tvalues}
 		if tversion != nil {
@@ -54,21 +54,10 @@ func scanRoute(row pgx.Row) (StoredRoute, error) {
 	return r, nil
 }
 
-// routeDocument is what the document column holds: the route less the
-// fields that have columns of their own (project_id, template).
-type routeDocument struct {
-	RouteID   string       `json:"route_id"`
-	RoutePath string       `json:"route_path"`
-	Method    string       `json:"method"`
-	AuthJWT   flow.AuthJWT `json:"auth_jwt"`
-	Params    flow.Params  `json:"params"`
-	Body      []flow.Param `json:"body"`
-	Flow      flow.Flow    `json:"flow"`
-}
-
+// documentOf is what the document column holds: the route less the fields
+// that have columns of their own (project_id, template).
 func documentOf(r flow.Route) ([]byte, error) {
-	return json.Marshal(routeDocument{RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT,
-		Params: r.Params, Body: r.Body, Flow: r.Flow})
+	return json.Marshal(r.Document())
 }
 
 // CreateRoute inserts r, and its version 1, in one statement; a route_id
@@ -270,12 +259,12 @@ func scanRouteVersion(row pgx.Row, project, route string) (RouteVersion, error) 
 	if err := row.Scan(&v.Version, &doc, &v.Note, &v.CreatedBy, &v.CreatedByName, &v.CreatedAt, &v.TemplateVersion, &v.TemplateValues); err != nil {
 		return v, translate(err)
 	}
-	var d routeDocument
+	var d flow.RouteDocument
 	if err := json.Unmarshal(doc, &d); err != nil {
 		return v, fmt.Errorf("stored route version does not decode: %w", err)
 	}
-	v.Route = flow.Route{ProjectID: project, RouteID: route, RoutePath: d.RoutePath, Method: d.Method, AuthJWT: d.AuthJWT,
-		Params: d.Params, Body: d.Body, Flow: d.Flow}
+	v.Route = d.In(project)
+	v.Route.RouteID = route // the route's id of today
 	v.Route.Normalize()
 	return v, nil
 }
