@@ -98,7 +98,14 @@ type filePlan struct {
 	have   *store.ProjectContents
 	plan   projectfile.Plan
 	planID string
+	// places are the file's paths of its collections, routes and
+	// templates ("routes[3]."), by kind and id: want is sorted, the file
+	// need not be.
+	places map[string]string
 }
+
+// place is where the file holds the object of kind and id.
+func (fp filePlan) place(kind, id string) string { return fp.places[kind+"/"+id] }
 
 // planFile reads in's document and plans it against the project as st
 // reads it: a file that cannot be applied is a validation failure naming
@@ -131,6 +138,16 @@ func planFile(c *fiber.Ctx, st *store.Store, in projectFileInput) (filePlan, err
 	}
 	// Checked in the file's order (paths name its places); written in
 	// the order the project's file lists them.
+	fp.places = map[string]string{}
+	for i, c := range want.Collections {
+		fp.places[projectfile.KindCollection+"/"+c.ID] = fmt.Sprintf("collections[%d].", i)
+	}
+	for i, r := range want.Routes {
+		fp.places[projectfile.KindRoute+"/"+r.RouteID] = fmt.Sprintf("routes[%d].", i)
+	}
+	for i, t := range want.Templates {
+		fp.places[projectfile.KindTemplate+"/"+t.Name] = fmt.Sprintf("templates[%d].", i)
+	}
 	want.Sort()
 	var have *projectfile.Document
 	haveText := []byte("a new project")
@@ -445,9 +462,16 @@ func applyFile(c *fiber.Ctx, tx *store.Store, fp filePlan, uid int64) error {
 	project := store.Project{ID: w.ID, Name: *w.Name, Description: *w.Description, APIPath: *w.APIPath, XRateLimit: *w.XRateLimit,
 		XRateBurst: *w.XRateBurst, XCORSOrigins: *w.XCORSOrigins, XEgressHosts: *w.XEgressHosts}
 	id := w.ID
+	// touched are the objects of kind the plan adds (true) or changes
+	// (false), by id.
 	touched := func(kind string) map[string]bool {
 		out := map[string]bool{}
-		for _, it := range slices.Concat(fp.plan.Add, fp.plan.Change) {
+		for _, it := range fp.plan.Change {
+			if it.Kind == kind {
+				out[it.ID] = false
+			}
+		}
+		for _, it := range fp.plan.Add {
 			if it.Kind == kind {
 				out[it.ID] = true
 			}
@@ -487,14 +511,15 @@ func applyFile(c *fiber.Ctx, tx *store.Store, fp filePlan, uid int64) error {
 		}
 	}
 	collections := touched(projectfile.KindCollection)
-	for i, col := range w.Collections {
-		if !collections[col.ID] {
+	for _, col := range w.Collections {
+		added, ok := collections[col.ID]
+		if !ok {
 			continue
 		}
 		sc := store.Collection{ProjectID: id, ID: col.ID, Name: col.Name, Description: col.Description}
-		if !slices.ContainsFunc(have.Collections, func(h store.Collection) bool { return h.ID == col.ID }) {
+		if added {
 			if err := tx.CreateCollection(ctx, &sc, uid); err != nil {
-				return at(fmt.Sprintf("collections[%d].", i), err)
+				return at(fp.place(projectfile.KindCollection, col.ID), err)
 			}
 			if col.Records != nil {
 				for _, data := range *col.Records {
@@ -511,51 +536,54 @@ func applyFile(c *fiber.Ctx, tx *store.Store, fp filePlan, uid int64) error {
 	}
 	emails := touched(projectfile.KindEmailTemplate)
 	for _, t := range w.EmailTemplates {
-		if !emails[t.Name] {
+		added, ok := emails[t.Name]
+		if !ok {
 			continue
 		}
 		et := store.EmailTemplate{ProjectID: id, Name: t.Name, Subject: t.Subject, Text: t.Text, HTML: t.HTML}
 		var err error
-		if slices.ContainsFunc(have.EmailTemplates, func(h store.EmailTemplate) bool { return h.Name == t.Name }) {
-			err = tx.UpdateEmailTemplate(ctx, &et)
-		} else {
+		if added {
 			err = tx.CreateEmailTemplate(ctx, &et, uid)
+		} else {
+			err = tx.UpdateEmailTemplate(ctx, &et)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	templates := touched(projectfile.KindTemplate)
-	for i, t := range w.Templates {
-		if !templates[t.Name] {
+	for _, t := range w.Templates {
+		added, ok := templates[t.Name]
+		if !ok {
 			continue
 		}
 		rt := store.RouteTemplate{Template: t.In(id), Note: applyNote, SavedBy: &uid}
-		if j := slices.IndexFunc(have.Templates, func(h store.RouteTemplate) bool { return h.Name == t.Name }); j >= 0 {
-			rt.ID = have.Templates[j].ID
-		} else {
+		if added {
 			rt.CreatedBy = &uid
+		} else {
+			rt.ID = have.Templates[slices.IndexFunc(have.Templates, func(h store.RouteTemplate) bool { return h.Name == t.Name })].ID
 		}
 		if err := tx.SaveTemplate(ctx, &rt); err != nil {
-			return at(fmt.Sprintf("templates[%d].", i), err)
+			return at(fp.place(projectfile.KindTemplate, t.Name), err)
 		}
 	}
 	routes := touched(projectfile.KindRoute)
-	for i, r := range w.Routes {
-		if !routes[r.RouteID] {
+	for _, r := range w.Routes {
+		added, ok := routes[r.RouteID]
+		if !ok {
 			continue
 		}
 		sr := store.StoredRoute{Route: r.In(id), Note: applyNote}
 		var err error
-		if slices.ContainsFunc(have.Routes, func(h store.StoredRoute) bool { return h.RouteID == r.RouteID }) {
-			sr.SavedBy = &uid
-			err = tx.UpdateRoute(ctx, r.RouteID, &sr)
-		} else {
+		if added {
 			sr.CreatedBy = &uid
 			err = tx.CreateRoute(ctx, &sr)
+		} else {
+			sr.SavedBy = &uid
+			err = tx.UpdateRoute(ctx, r.RouteID, &sr)
 		}
 		if err != nil {
-			return at(fmt.Sprintf("routes[%d].", i), err)
+			return at(fp.place(projectfile.KindRoute, r.RouteID), err)
 		}
 	}
 	return nil
