@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -231,7 +232,7 @@ func projectsEventsSQL(q EventQuery) (count, page string, args []any, none bool)
 	const columns = "id, at, uid, username, token_id, type, project_id, object, summary"
 	off, lim := "$"+strconv.Itoa(n+1), "$"+strconv.Itoa(n+2)
 	return "SELECT count(*) FROM (SELECT 1 " + each("1", strconv.Itoa(LogCountCap)) + " LIMIT " + strconv.Itoa(LogCountCap) + ") AS capped",
-		"SELECT e.id, e.at, e.uid, e.username, e.token_id, e.type, e.project_id, e.object, e.summary " + each(columns, off+"::bigint + "+lim+"::bigint") +
+		"SELECT e.id, e.at, e.uid, e.username, e.token_id, e.type, e.project_id, e.object, e.summary " + each(columns, "least("+off+"::bigint, "+strconv.FormatInt(math.MaxInt64, 10)+" - "+lim+") + "+lim) +
 			" ORDER BY e.id DESC OFFSET " + off + " LIMIT " + lim, args, false
 }
 

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -209,6 +210,7 @@ func TestEventsOfSeveralProjects(t *testing.T) {
 		{Projects: []string{"p_a", "p_b"}, Offset: 35, Limit: 10},
 		{Projects: []string{"p_c", "p_a"}, Type: "route_delete", Offset: 3, Limit: 4},
 		{Projects: []string{}, Limit: 5},
+		{Projects: []string{"p_a", "p_b"}, Offset: math.MaxInt64, Limit: 1000},
 	} {
 		got, total, err := st.Events(ctx, q)
 		if err != nil {
@@ -224,7 +226,7 @@ func TestEventsOfSeveralProjects(t *testing.T) {
 			_ = rows.Scan(&o)
 			all = append(all, o)
 		}
-		want := all[min(q.Offset, len(all)):min(q.Offset+q.Limit, len(all))]
+		want := all[min(q.Offset, len(all)) : min(q.Offset, len(all)-q.Limit)+q.Limit]
 		var objects []string
 		for _, e := range got {
 			objects = append(objects, e.Object)
