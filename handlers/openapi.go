@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/gofiber/fiber/v2"
@@ -20,7 +21,10 @@ type apiDoc struct {
 	json []byte
 }
 
-func loadAPIDoc() (*apiDoc, error) {
+// loadAPIDoc parses, completes and validates the embedded document once a
+// process: it never changes, and every app (a test makes one each) reads
+// the same.
+var loadAPIDoc = sync.OnceValues(func() (*apiDoc, error) {
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(apiDocYAML)
 	if err != nil {
@@ -37,7 +41,7 @@ func loadAPIDoc() (*apiDoc, error) {
 		return nil, err
 	}
 	return &apiDoc{doc: doc, json: b}, nil
-}
+})
 
 // APIDocument returns the OpenAPI document as the server serves it.
 func APIDocument() ([]byte, error) {
