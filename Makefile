@@ -7,7 +7,7 @@ OAPI_CODEGEN := $(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codeg
 # Go packages of this module; node_modules may ship Go files of its own.
 PKGS = $$($(GO) list ./... | grep -v /node_modules/)
 
-.PHONY: lighthouse run build test check-format vet staticcheck api-check unit bench fuzz assets assets-check deps-system deps-node clean
+.PHONY: lighthouse run build test check-format vet staticcheck api-check unit bench bench-scale fuzz assets assets-check deps-system deps-node clean
 
 run: deps-pg
 	$(GO) run . serve
@@ -28,6 +28,15 @@ bench: deps-pg build
 	@command -v wrk >/dev/null || $(call apt_install,wrk)
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 	$(GO) run ./loadbench -bin bin/stencil
+
+## bench-scale: each hot path at 1×, 10× and 100× its data (10 to 10,000
+## routes, 10,000 to 1,000,000 records, 100,000 to 10,000,000 runs and
+## events …), seeded in SQL and loaded by wrk over 16 connections, then the
+## retention sweep of the largest logs under load; writes the table and the
+## charts into docs/performance.md (about 25 minutes, 8 GB of disk).
+bench-scale: deps-pg build
+	@command -v wrk >/dev/null || $(call apt_install,wrk)
+	$(GO) run ./loadbench -bin bin/stencil -scale
 
 ## fuzz: each fuzz test for FUZZTIME (default 1m) beyond its seeds, which
 ## `make test` runs: the engine's JSON decoder and random routes' runs.

@@ -7,7 +7,10 @@
 // With -lighthouse, it audits eight pages with that Lighthouse binary
 // instead of loading anything.
 //
-// Usage: go run ./loadbench -bin bin/stencil [-duration 5s] [-conns 64] [-rounds 3] [-lighthouse path]
+// With -scale, it measures each hot path at 1×, 10× and 100× its data
+// instead, and writes the table and charts into docs/performance.md.
+//
+// Usage: go run ./loadbench -bin bin/stencil [-duration 5s] [-conns 64] [-rounds 3] [-lighthouse path] [-scale [-scale-factor 1]]
 package main
 
 import (
@@ -48,6 +51,9 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds of each load and its anchor, in turn; the table shows medians")
 	lighthouse := flag.String("lighthouse", "", "a Lighthouse binary: audit pages instead of loading them")
 	only := flag.String("only", "", `run only one load and its anchor: "route" (GET /x/… beside its SQL), "vault" (the reads by JWT and PAT beside their SQL), "page" (/web/vault beside the JWT read), "counter" (a serializable counter route beside its transaction), "match" (a FETCH with match and limit in 100,000 records beside its SQL) or "mail" (1,000 queued messages delivered beside a plain loop of the same library)`)
+	scale := flag.Bool("scale", false, "measure each hot path at 1×, 10× and 100× its data instead (docs/performance.md, about 25 minutes)")
+	scaleFactor := flag.Float64("scale-factor", 1, "with -scale: multiply every size by this (0.01 for a quick trial)")
+	scaleDoc := flag.String("scale-doc", "docs/performance.md", `with -scale: the document whose table and charts to write ("": none)`)
 	mailLoop := flag.String("mail-loop", "", "internal: send the mail anchor's messages to the SMTP server at this address (the loop runs in a process of its own, as the service does)")
 	flag.Parse()
 	if *mailLoop != "" {
@@ -57,7 +63,14 @@ func main() {
 		}
 		return
 	}
-	if err := run(*bin, *duration, *conns, max(1, *rounds), *lighthouse, *only); err != nil {
+	opts := options{bin: *bin, duration: *duration, conns: *conns, rounds: max(1, *rounds), lighthouse: *lighthouse, only: *only}
+	if *scale {
+		opts.scale, opts.scaleDoc = *scaleFactor, *scaleDoc
+		if *scaleFactor != 1 {
+			opts.scaleDoc = "" // a trial's figures are not the document's
+		}
+	}
+	if err := run(opts); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(1)
 	}
@@ -79,7 +92,19 @@ type row struct {
 	ok     bool
 }
 
-func run(bin string, duration time.Duration, conns, rounds int, lighthouse, only string) error {
+// options are the command's flags.
+type options struct {
+	bin, lighthouse, only string
+	duration              time.Duration
+	conns, rounds         int
+	// scale, when not 0, runs the scale harness with sizes multiplied by
+	// it, writing its figures into scaleDoc ("": nowhere).
+	scale    float64
+	scaleDoc string
+}
+
+func run(o options) error {
+	bin, duration, conns, rounds, lighthouse, only := o.bin, o.duration, o.conns, o.rounds, o.lighthouse, o.only
 	if only != "" && !slices.Contains(onlyLoads, only) {
 		return fmt.Errorf("-only takes one of %s, not %q", strings.Join(onlyLoads, ", "), only)
 	}
@@ -120,6 +145,9 @@ func run(bin string, duration time.Duration, conns, rounds int, lighthouse, only
 		return err
 	}
 	defer b.stopService()
+	if o.scale != 0 {
+		return b.scale(ctx, o.scale, o.scaleDoc)
+	}
 	fmt.Println("seeding…")
 	if err := b.seed(ctx); err != nil {
 		return err
@@ -256,11 +284,9 @@ func (b *bench) must(want int, method, path, token, body string) ([]byte, error)
 	return raw, err
 }
 
-// seed makes what the loads read: a project "bench" of 1,000 vault entries
-// whose access log holds 2 million rows, a project "big" of 100,000 entries,
-// 50 templates of 15 blocks, a personal access token, a browser session and
-// a template of 5,000 blocks to apply.
-func (b *bench) seed(ctx context.Context) error {
+// account signs ROOT in (b.jwt, b.uid) and makes its personal access
+// token "bench" (b.pat).
+func (b *bench) account() error {
 	raw, err := b.must(200, "POST", "/user/login", "", `{"auth_data":"root","password":"root-password-1"}`)
 	if err != nil {
 		return err
@@ -277,8 +303,21 @@ func (b *bench) seed(ctx context.Context) error {
 		return err
 	}
 	var pat struct{ Data struct{ Token string } }
-	_ = json.Unmarshal(raw, &pat)
+	if err := json.Unmarshal(raw, &pat); err != nil {
+		return err
+	}
 	b.pat = pat.Data.Token
+	return nil
+}
+
+// seed makes what the loads read: a project "bench" of 1,000 vault entries
+// whose access log holds 2 million rows, a project "big" of 100,000 entries,
+// 50 templates of 15 blocks, a personal access token, a browser session and
+// a template of 5,000 blocks to apply.
+func (b *bench) seed(ctx context.Context) error {
+	if err := b.account(); err != nil {
+		return err
+	}
 	// Every load comes from one address: the projects' rate limits at /x
 	// are off, so that the route's row measures the engine.
 	for _, p := range []string{"bench", "big"} {
@@ -313,7 +352,8 @@ func (b *bench) seed(ctx context.Context) error {
 	}
 	// The 5,000-block template belongs to project "big", out of the list.
 	big5000 := strings.Replace(templateDoc("big_5000", 5000), `{"name"`, `{"project_id":"big","name"`, 1)
-	if raw, err = b.must(201, "POST", "/route/template/create", b.jwt, big5000); err != nil {
+	raw, err := b.must(201, "POST", "/route/template/create", b.jwt, big5000)
+	if err != nil {
 		return err
 	}
 	var big struct{ Data struct{ ID int64 } }
@@ -519,13 +559,23 @@ func (b *bench) wrk(name, path string, headers ...string) (result, error) {
 
 // wrkMethod is wrk with requests of method (with an empty body).
 func (b *bench) wrkMethod(name, method, path string, headers ...string) (result, error) {
+	return b.wrkBody(name, method, path, "", headers...)
+}
+
+// wrkBody is wrk with requests of method carrying body ("": none).
+func (b *bench) wrkBody(name, method, path, body string, headers ...string) (result, error) {
 	var hs []string
 	for _, h := range headers {
 		hs = append(hs, "-H", h)
 	}
-	if method != "GET" {
+	if method != "GET" || body != "" {
+		lua := fmt.Sprintf("wrk.method = %q\n", method)
+		if body != "" {
+			// A long bracket: the body as it is, no escapes.
+			lua += "wrk.body = [==[" + body + "]==]\nwrk.headers[\"Content-Type\"] = \"application/json\"\n"
+		}
 		script := filepath.Join(b.work, "method.lua")
-		if err := os.WriteFile(script, []byte("wrk.method = \""+method+"\"\n"), 0o644); err != nil {
+		if err := os.WriteFile(script, []byte(lua), 0o644); err != nil {
 			return result{}, err
 		}
 		hs = append(hs, "-s", script)
