@@ -71,7 +71,8 @@ func (h *Handlers) runList(c *fiber.Ctx) error {
 		return err
 	}
 	page := q.page(defaultLimit(c, 25))
-	runs, total, err := h.store.ListRuns(c.UserContext(), p.ID, store.RunQuery{Page: page, RouteID: q.RouteID, Status: q.Status})
+	rq := store.RunQuery{Page: page, RouteID: q.RouteID, Status: q.Status}
+	runs, total, err := h.store.ListRuns(c.UserContext(), p.ID, rq)
 	if err != nil {
 		return err
 	}
@@ -89,7 +90,11 @@ func (h *Handlers) runList(c *fiber.Ctx) error {
 	if q.RouteID != "" && !slices.Contains(ids, q.RouteID) {
 		ids = append(ids, q.RouteID) // a route deleted since: its runs stay a week
 	}
-	view := runsView{Base: h.base(c, "Runs · "+p.Name), Project: p, Runs: dtos, Pager: newCappedPager(c, page, len(runs), total, store.LogCountCap),
+	pager := newPager(c, page, len(runs), total)
+	if !store.RunsCounted(rq) {
+		pager = newCappedPager(c, page, len(runs), total, store.LogCountCap)
+	}
+	view := runsView{Base: h.base(c, "Runs · "+p.Name), Project: p, Runs: dtos, Pager: pager,
 		RouteID: q.RouteID, Status: q.Status, RouteIDs: ids, Statuses: []string{"2xx", "4xx", "5xx"}}
 	return h.respond(c, Reply{Data: dtos, Amount: &total, Page: "routes/runs", View: view})
 }

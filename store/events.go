@@ -238,6 +238,5 @@ func projectsEventsSQL(q EventQuery) (count, page string, args []any, none bool)
 
 // sweepEvents removes the events older than kept.
 func (s *Store) sweepEvents(ctx context.Context, kept time.Duration) error {
-	_, err := s.db.Exec(ctx, "DELETE FROM events WHERE at < $1", time.Now().Add(-kept))
-	return err
+	return s.sweepBatches(ctx, "events", time.Now().Add(-kept))
 }

@@ -130,6 +130,21 @@ func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) (err error)
 	if err := s.sweepStats(ctx); err != nil {
 		return err
 	}
-	_, err = s.db.Exec(ctx, "DELETE FROM route_runs WHERE at < $1", time.Now().Add(-RunsKept))
-	return err
+	return s.sweepBatches(ctx, "route_runs", time.Now().Add(-RunsKept))
+}
+
+// sweepBatch is how many rows of a log one statement of a sweep removes.
+const sweepBatch = 10_000
+
+// sweepBatches removes the rows of a log (route_runs or events) older than
+// cutoff, sweepBatch at a time, each batch its own transaction: a sweep of
+// millions of rows never holds their locks, or the counts kept with them
+// (migration 031), longer than one batch takes.
+func (s *Store) sweepBatches(ctx context.Context, table string, cutoff time.Time) error {
+	for {
+		tag, err := s.db.Exec(ctx, "DELETE FROM "+table+" WHERE id IN (SELECT id FROM "+table+" WHERE at < $1 LIMIT $2)", cutoff, sweepBatch)
+		if err != nil || tag.RowsAffected() < sweepBatch {
+			return err
+		}
+	}
 }

@@ -3,8 +3,11 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -32,7 +35,8 @@ func seedQuietAndBusy(t *testing.T, pool *pgxpool.Pool, table, columns, quiet, b
 
 // checkPlans explains a list's count and page statements as prepared
 // statements, custom and generic, and fails when one reads the table or
-// walks its primary key instead of an index of the filter's.
+// walks its primary key instead of an index of the filter's (a count kept
+// with the rows is read by its own key).
 func checkPlans(t *testing.T, pool *pgxpool.Pool, what any, count, page string, args []any) {
 	t.Helper()
 	ctx := context.Background()
@@ -76,7 +80,7 @@ func checkPlans(t *testing.T, pool *pgxpool.Pool, what any, count, page string, 
 				plan = append(plan, line)
 			}
 			text := strings.Join(plan, "\n")
-			if strings.Contains(text, "Seq Scan") || strings.Contains(text, "_pkey") || !strings.Contains(text, "Index") {
+			if strings.Contains(text, "Seq Scan") || strings.Contains(text, "route_runs_pkey") || strings.Contains(text, "events_pkey") || !strings.Contains(text, "Index") {
 				t.Errorf("%+v, %s, %s:\n%s\n%s", what, []string{"count", "page"}[i], mode, sql, text)
 			}
 			if _, err := conn.Exec(ctx, "DEALLOCATE p"); err != nil {
@@ -125,5 +129,89 @@ func TestEventLogPlans(t *testing.T) {
 		q.Limit = 50
 		count, page, args := store.EventStatementsForTest(q)
 		checkPlans(t, pool, q, count, page, args)
+	}
+}
+
+// TestRunCountsKept: the counts kept with the run log (migration 031)
+// match a count of its rows after batches written at once by several
+// writers, a sweep and a deleted project, for every filter the run log
+// takes.
+func TestRunCountsKept(t *testing.T) {
+	pool := storetest.Pool(t)
+	ctx := context.Background()
+	st := store.New(pool)
+	if _, err := pool.Exec(ctx, `INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop'), ('blog', 'Blog', '/blog'), ('gone', 'Gone', '/gone')`); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	statuses := []int{200, 201, 404, 500, 503, 302}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Go(func() {
+			for b := range 10 {
+				var batch []store.Run
+				for i := range 50 {
+					at := now
+					if i%7 == 0 {
+						at = now.Add(-store.RunsKept - time.Hour) // swept below
+					}
+					batch = append(batch, store.Run{At: at, ProjectID: []string{"shop", "blog", "gone"}[(w+i)%3], RouteID: fmt.Sprintf("r%d", (b+i)%4),
+						Method: "GET", Path: "/", Status: statuses[(w*b+i)%len(statuses)], Ended: "RETURN"})
+				}
+				if err := st.LogRuns(ctx, batch, false); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	check := func(when string, projects ...string) {
+		t.Helper()
+		for _, p := range projects {
+			for _, q := range []store.RunQuery{{}, {RouteID: "r1"}, {Status: "5xx"}, {Status: "2xx", RouteID: "r3"}, {Status: "3xx"}, {RouteID: "none"}} {
+				_, got, err := st.ListRuns(ctx, p, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				class, _ := strconv.Atoi(strings.TrimSuffix(q.Status, "xx"))
+				var want int
+				if err := pool.QueryRow(ctx, `SELECT count(*) FROM route_runs WHERE project_id = $1 AND ($2 = '' OR route_id = $2) AND ($3 = 0 OR status / 100 = $3)`,
+					p, q.RouteID, class).Scan(&want); err != nil {
+					t.Fatal(err)
+				}
+				if got != want {
+					t.Errorf("%s, %s %+v: amount %d, the log holds %d", when, p, q, got, want)
+				}
+			}
+		}
+	}
+	check("written by 8 writers at once", "shop", "blog", "gone")
+	// More expired runs than one batch of the sweep removes.
+	if _, err := pool.Exec(ctx, `INSERT INTO route_runs (at, project_id, route_id, method, path, status, ended, duration_us)
+		SELECT now() - interval '8 days', 'shop', 'r' || (i % 4), 'GET', '/', 200 + (i % 3) * 100, 'RETURN', 1 FROM generate_series(1, 25000) i`); err != nil {
+		t.Fatal(err)
+	}
+	check("with 25,000 more, expired", "shop")
+	if err := st.Sweep(ctx, store.EventsKept); err != nil {
+		t.Fatal(err)
+	}
+	var expired int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM route_runs WHERE at < now() - interval '7 days'`).Scan(&expired); err != nil || expired != 0 {
+		t.Fatalf("expired runs left by the sweep: %d %v", expired, err)
+	}
+	check("after the sweep", "shop", "blog", "gone")
+	if _, err := pool.Exec(ctx, `DELETE FROM projects WHERE id = 'gone'`); err != nil {
+		t.Fatal(err)
+	}
+	check("after a project was deleted", "shop", "blog")
+	var left int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM route_run_counts WHERE project_id = 'gone'`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("counts of the deleted project: %d %v", left, err)
 	}
 }

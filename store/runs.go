@@ -658,57 +658,83 @@ type RunQuery struct {
 }
 
 // ListRuns returns a page of a project's runs, newest first, and how many
-// match, counted up to LogCountCap.
+// match: exactly, from route_run_counts, unless q names an exact status,
+// whose count stops at LogCountCap.
 func (s *Store) ListRuns(ctx context.Context, project string, q RunQuery) (_ []Run, _ int, err error) {
 	defer wrap(&err, "list runs", project)
 	count, page, args := runsSQL(project, q)
 	return countedPage[Run](ctx, s.db, count, page, args, q.Offset, q.Limit)
 }
 
-// runsSQL is the capped count and the page (its offset and limit the two
+// RunsCounted says whether q's count is exact (every filter but an exact
+// status): a count that stops at LogCountCap is shown as "10,000 or more".
+func RunsCounted(q RunQuery) bool {
+	_, exact := runClass(q.Status)
+	return !exact
+}
+
+// runClass is the status class a filter names ("5xx": 5, "404": 4) and
+// whether it names an exact status; 0 for none.
+func runClass(status string) (class int, exact bool) {
+	if len(status) == 3 && status[1:] == "xx" && status[0] >= '1' && status[0] <= '5' {
+		return int(status[0] - '0'), false
+	}
+	var n int
+	if _, err := fmt.Sscanf(status, "%d", &n); status != "" && err == nil {
+		return n / 100, true
+	}
+	return 0, false
+}
+
+// runsSQL is the count and the page (its offset and limit the two
 // arguments after args) of q's runs. Only the filters given are written,
 // each as one of the run log's indexes reads it. Ordered by id alone,
 // PostgreSQL took the primary key for the order, walking the whole
 // table's newest rows backwards for a project that had not run lately
-// (it plans as if a project's runs were spread evenly over time), and
-// counted by reading the table. So both statements are ordered by
-// project_id, then id: newest first all the same, but an order only the
-// project's indexes give; and the project is bounded from both sides
-// rather than named by "=", which would let the planner drop project_id
-// from that order as fixed (docs/routes.md).
+// (it plans as if a project's runs were spread evenly over time). So the
+// page is ordered by project_id, then id: newest first all the same, but
+// an order only the project's indexes give; and the project is bounded
+// from both sides rather than named by "=", which would let the planner
+// drop project_id from that order as fixed (docs/routes.md). The count is
+// one row of route_run_counts (migration 031); an exact status's is
+// capped, reading the status class's index.
 func runsSQL(project string, q RunQuery) (count, page string, args []any) {
 	args = []any{project}
 	var filters string // the conditions after the project's
-	add := func(cond string, v any) {
+	add := func(cond string, v any) string {
 		args = append(args, v)
 		filters += fmt.Sprintf(cond, len(args))
+		return "$" + strconv.Itoa(len(args))
 	}
+	route, class := "'*'", "-1" // all routes, all classes
 	if q.RouteID != "" {
-		add(" AND route_id = $%d", q.RouteID) // route_runs_route_idx
+		route = add(" AND route_id = $%d", q.RouteID) // route_runs_route_idx
 	}
-	switch {
-	case len(q.Status) == 3 && q.Status[1:] == "xx" && q.Status[0] >= '1' && q.Status[0] <= '5':
-		add(" AND status / 100 = $%d", int(q.Status[0]-'0')) // route_runs_class_idx
-	case q.Status != "":
+	c, exact := runClass(q.Status)
+	if c != 0 || exact {
+		class = add(" AND status / 100 = $%d", c) // route_runs_class_idx
+	}
+	if exact {
 		var n int
-		if _, err := fmt.Sscanf(q.Status, "%d", &n); err == nil {
-			add(" AND status / 100 = $%d", n/100)
-			add(" AND status = $%d", n)
-		}
+		_, _ = fmt.Sscanf(q.Status, "%d", &n)
+		add(" AND status = $%d", n)
 	}
 	const order = " ORDER BY project_id, id DESC"
 	ordered := " WHERE project_id >= $1 AND project_id <= $1" + filters + order
-	// The count reads the same index, in the same order: unordered, a
-	// count of a project's runs read the table. One route's are few
+	n := len(args)
+	page = fmt.Sprintf("SELECT %s FROM route_runs%s OFFSET $%d LIMIT $%d", runColumns, ordered, n+1, n+2)
+	if !exact {
+		return fmt.Sprintf("SELECT coalesce((SELECT n FROM route_run_counts WHERE project_id = $1 AND route_id = %s AND class = %s), 0)", route, class), page, args
+	}
+	// The capped count reads the same index, in the same order: unordered,
+	// a count of a project's runs read the table. One route's are few
 	// enough that its index is taken unordered, and ordered the planner
 	// would sort them.
 	counted := ordered
 	if q.RouteID != "" {
 		counted = " WHERE project_id = $1" + filters
 	}
-	n := len(args)
-	return fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM route_runs%s LIMIT %d) AS capped", counted, LogCountCap),
-		fmt.Sprintf("SELECT %s FROM route_runs%s OFFSET $%d LIMIT $%d", runColumns, ordered, n+1, n+2), args
+	return fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM route_runs%s LIMIT %d) AS capped", counted, LogCountCap), page, args
 }
 
 // runColumns are the columns of a Run, in its fields' order (Trace and Body
