@@ -12,6 +12,7 @@ import (
 )
 
 type eventQuery struct {
+	keysetQuery
 	Offset    int    `query:"offset" json:"offset" validate:"min=0"`
 	Limit     *int   `query:"limit" json:"limit" validate:"omitempty,min=1,max=1000"`
 	ProjectID string `query:"project_id" json:"project_id" validate:"max=200"`
@@ -59,9 +60,10 @@ func (h *Handlers) events(c *fiber.Ctx) error {
 	if err := bindQuery(c, &q); err != nil {
 		return err
 	}
+	k := q.keyset()
 	me := current(c)
 	ctx := c.UserContext()
-	sq := store.EventQuery{ProjectID: q.ProjectID, Type: q.Type, UserID: q.UID, Offset: q.Offset}
+	sq := store.EventQuery{ProjectID: q.ProjectID, Type: q.Type, UserID: q.UID, Keyset: k, Offset: q.Offset}
 	root := me.User.Role == store.RoleRoot
 	if !root {
 		mine, err := h.store.MemberProjects(ctx, me.User.ID)
@@ -79,8 +81,20 @@ func (h *Handlers) events(c *fiber.Ctx) error {
 	if q.Limit != nil {
 		page.Limit = *q.Limit
 	}
-	sq.Limit = page.Limit
-	list, total, err := h.store.Events(ctx, sq)
+	read := func(limit int) ([]store.Event, int, error) {
+		q := sq
+		q.Limit = limit
+		return h.store.Events(ctx, q)
+	}
+	var list []store.Event
+	var total int
+	var more bool // the browser's pager reads one row past the page
+	var err error
+	if representationOf(c) == asJSON {
+		list, total, err = read(page.Limit)
+	} else {
+		list, total, more, err = logPage(page, k, read)
+	}
 	if err != nil {
 		return err
 	}
@@ -92,7 +106,11 @@ func (h *Handlers) events(c *fiber.Ctx) error {
 		}
 		return h.respond(c, Reply{Data: dtos, Amount: &total})
 	}
-	view := eventsView{Base: h.base(c, "Events"), Pager: newCappedPager(c, page, len(list), total, store.LogCountCap), Query: q, Types: store.EventTypes,
+	var first, last int64
+	if len(list) > 0 {
+		first, last = list[0].ID, list[len(list)-1].ID
+	}
+	view := eventsView{Base: h.base(c, "Events"), Pager: newLogPager(c, page, k, first, last, len(list), more, total, store.LogCountCap), Query: q, Types: store.EventTypes,
 		EventDays: int(h.cfg.EventRetention.Hours() / 24)}
 	for _, e := range list {
 		view.Events = append(view.Events, eventRow{Event: e, Href: eventHref(e, root)})

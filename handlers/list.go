@@ -31,8 +31,10 @@ func (q listQuery) page(def int) store.Page {
 type Pager struct {
 	From, To, Total int
 	AtLeast         bool // Total is a lower bound: counting stopped there
-	Prev, Next      string
-	Filter          string
+	// Shown is the rows of a keyset page, whose From and To are unknown.
+	Shown      int
+	Prev, Next string
+	Filter     string
 }
 
 func newPager(c *fiber.Ctx, p store.Page, shown, total int) Pager {
@@ -51,6 +53,74 @@ func newPager(c *fiber.Ctx, p store.Page, shown, total int) Pager {
 	}
 	if p.Offset+shown < total {
 		pg.Next = link(p.Offset + p.Limit)
+	}
+	return pg
+}
+
+// keysetQuery is the place of a page in a log listed newest first by id
+// (the run log, the event log): before= takes the rows older than that
+// id, after= the rows newer, both the rows between, however deep, each
+// read by the log's index.
+type keysetQuery struct {
+	Before int64 `query:"before" json:"before" validate:"min=0"`
+	After  int64 `query:"after" json:"after" validate:"min=0"`
+}
+
+func (k keysetQuery) keyset() store.Keyset { return store.Keyset{Before: k.Before, After: k.After} }
+
+// logPage reads a page of a log for the browser: one row more than it
+// shows, so that the pager knows whether a page lies beyond it in the
+// direction read (older, or newer with after=). read gets the limit.
+func logPage[T any](p store.Page, k store.Keyset, read func(limit int) ([]T, int, error)) (rows []T, total int, more bool, err error) {
+	rows, total, err = read(p.Limit + 1)
+	if err != nil || len(rows) <= p.Limit {
+		return rows, total, false, err
+	}
+	if k.After > 0 && k.Before == 0 {
+		return rows[1:], total, true, nil // read oldest first: the extra is the newest
+	}
+	return rows[:p.Limit], total, true, nil
+}
+
+// newLogPager is the pager of a log listed newest first by id: Next goes
+// to the rows older than the page's last (before=), Previous to those
+// newer than its first (after=); offset is dropped from both. more says
+// logPage found a row beyond the page. Past the first page the range
+// reads "25 shown of N": a keyset page does not know its offset.
+func newLogPager(c *fiber.Ctx, p store.Page, k store.Keyset, first, last int64, shown int, more bool, total, countCap int) Pager {
+	pg := Pager{Total: total, Filter: p.Filter}
+	if total >= countCap {
+		pg.AtLeast, pg.Total = true, countCap
+	}
+	if shown == 0 {
+		return pg
+	}
+	if k == (store.Keyset{}) {
+		pg.From, pg.To = p.Offset+1, p.Offset+shown
+	} else {
+		pg.Shown = shown
+	}
+	link := func(key string, id int64) string {
+		q := url.Values{}
+		c.Context().QueryArgs().VisitAll(func(k, v []byte) {
+			if name := string(k); name != "offset" && name != "before" && name != "after" {
+				q.Add(name, string(v))
+			}
+		})
+		q.Set(key, strconv.FormatInt(id, 10))
+		return c.Path() + "?" + q.Encode()
+	}
+	// Read newest first, more is older rows; read oldest first (after=
+	// alone), it is newer ones, and the row named by after= is older.
+	older, newer := more, k.Before > 0 || p.Offset > 0
+	if k.After > 0 && k.Before == 0 {
+		older, newer = true, more
+	}
+	if older {
+		pg.Next = link("before", last)
+	}
+	if newer {
+		pg.Prev = link("after", first)
 	}
 	return pg
 }

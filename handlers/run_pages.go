@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 type runListQuery struct {
 	listQuery
+	keysetQuery
 	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
 	RouteID   string `query:"route_id" json:"route_id" validate:"max=100"`
 	Status    string `query:"status" json:"status" validate:"omitempty,run_status"`
@@ -70,9 +72,22 @@ func (h *Handlers) runList(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	k := q.keyset()
 	page := q.page(defaultLimit(c, 25))
-	rq := store.RunQuery{Page: page, RouteID: q.RouteID, Status: q.Status}
-	runs, total, err := h.store.ListRuns(c.UserContext(), p.ID, rq)
+	rq := store.RunQuery{Page: page, RouteID: q.RouteID, Status: q.Status, Keyset: k}
+	read := func(limit int) ([]store.Run, int, error) {
+		q := rq
+		q.Limit = limit
+		return h.store.ListRuns(c.UserContext(), p.ID, q)
+	}
+	var runs []store.Run
+	var total int
+	var more bool // the browser's pager reads one row past the page
+	if representationOf(c) == asJSON {
+		runs, total, err = read(page.Limit)
+	} else {
+		runs, total, more, err = logPage(page, k, read)
+	}
 	if err != nil {
 		return err
 	}
@@ -90,10 +105,15 @@ func (h *Handlers) runList(c *fiber.Ctx) error {
 	if q.RouteID != "" && !slices.Contains(ids, q.RouteID) {
 		ids = append(ids, q.RouteID) // a route deleted since: its runs stay a week
 	}
-	pager := newPager(c, page, len(runs), total)
+	countCap := math.MaxInt
 	if !store.RunsCounted(rq) {
-		pager = newCappedPager(c, page, len(runs), total, store.LogCountCap)
+		countCap = store.LogCountCap
 	}
+	var first, last int64
+	if len(runs) > 0 {
+		first, last = runs[0].ID, runs[len(runs)-1].ID
+	}
+	pager := newLogPager(c, page, k, first, last, len(runs), more, total, countCap)
 	view := runsView{Base: h.base(c, "Runs · "+p.Name), Project: p, Runs: dtos, Pager: pager,
 		RouteID: q.RouteID, Status: q.Status, RouteIDs: ids, Statuses: []string{"2xx", "4xx", "5xx"}}
 	return h.respond(c, Reply{Data: dtos, Amount: &total, Page: "routes/runs", View: view})

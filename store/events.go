@@ -132,62 +132,100 @@ type EventQuery struct {
 	ProjectID string
 	Type      string
 	UserID    int64
-	Offset    int
-	Limit     int
+	Keyset
+	Offset int
+	Limit  int
+}
+
+// Keyset is a page's place in a log listed newest first by id, however
+// deep: Before takes the rows older than that id (the next page), After
+// the rows newer (the page before), both the rows between; each read by
+// the log's index and then paged by offset and limit. Neither changes
+// the count.
+type Keyset struct {
+	Before int64
+	After  int64
+}
+
+// bound is the keyset's conditions on column id ("" for none), their
+// arguments numbered from n, and the order the page reads in: newest
+// first, or oldest first for After alone (the caller turns the rows
+// round).
+func (k Keyset) bound(n int) (cond string, args []any, ascending bool) {
+	if k.Before > 0 {
+		cond, args = " AND id < $"+strconv.Itoa(n+len(args)), append(args, k.Before)
+	}
+	if k.After > 0 {
+		cond, args = cond+" AND id > $"+strconv.Itoa(n+len(args)), append(args, k.After)
+	}
+	return cond, args, k.After > 0 && k.Before == 0
+}
+
+// listSQL is a list's two statements: its count, with args, and its page,
+// with args, then pageArgs (its keyset's), then offset and limit.
+type listSQL struct {
+	count, page string
+	args        []any
+	pageArgs    []any
+	// ascending: the page reads oldest first (After); newest first is
+	// what the list shows.
+	ascending bool
 }
 
 // Events returns a page of the events q selects, newest first, and how many
 // it selects, counted up to LogCountCap.
 func (s *Store) Events(ctx context.Context, q EventQuery) (_ []Event, _ int, err error) {
 	defer wrap(&err, "events")
-	count, page, args, none := eventsSQL(q)
+	l, none := eventsSQL(q)
 	if none {
 		return []Event{}, 0, nil
 	}
-	return countedPage[Event](ctx, s.db, count, page, args, q.Offset, q.Limit)
+	return countedPage[Event](ctx, s.db, l, q.Offset, q.Limit)
 }
 
-// countedPage runs a list's capped count and its page (whose offset and
-// limit are the two arguments after args), each row read into T by
-// position.
-func countedPage[T any](ctx context.Context, db DB, count, page string, args []any, offset, limit int) ([]T, int, error) {
+// countedPage runs a list's count and its page, each row read into T by
+// position, newest first.
+func countedPage[T any](ctx context.Context, db DB, l listSQL, offset, limit int) ([]T, int, error) {
 	var total int
-	if err := db.QueryRow(ctx, count, args...).Scan(&total); err != nil {
+	if err := db.QueryRow(ctx, l.count, l.args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := db.Query(ctx, page, append(args, offset, limit)...)
+	args := append(append(slices.Clip(l.args), l.pageArgs...), offset, limit)
+	rows, err := db.Query(ctx, l.page, args...)
 	if err != nil {
 		return nil, 0, err
 	}
 	list, err := pgx.CollectRows(rows, pgx.RowToStructByPos[T])
+	if l.ascending {
+		slices.Reverse(list)
+	}
 	return list, total, err
 }
 
-// eventsSQL is the capped count and the page (its offset and limit the two
-// arguments after args) of q's events; none says q selects nothing (a
-// project outside q.Projects). As the run log's (runsSQL), a page of one
-// project's or one user's events is ordered by that column, then id, the
-// column bounded from both sides: an order only its index gives, so that
-// the planner never walks the whole table's newest events backwards
-// through the primary key for a project or user that was quiet lately.
-// The count reads the same index in the same order (a project's events of
-// one type have one of their own, migration 030).
-func eventsSQL(q EventQuery) (count, page string, args []any, none bool) {
+// eventsSQL is the capped count and the page of q's events; none says q
+// selects nothing (a project outside q.Projects). As the run log's
+// (runsSQL), a page of one project's or one user's events is ordered by
+// that column, then id, the column bounded from both sides: an order only
+// its index gives, so that the planner never walks the whole table's
+// newest events backwards through the primary key for a project or user
+// that was quiet lately. The count reads the same index in the same order
+// (a project's events of one type have one of their own, migration 030).
+func eventsSQL(q EventQuery) (l listSQL, none bool) {
 	var where []string
 	arg := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
+		l.args = append(l.args, v)
+		where = append(where, strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(l.args))))
 	}
-	order := " ORDER BY id DESC"
+	order := "id"
 	switch {
 	case q.ProjectID != "":
 		if q.Projects != nil && !slices.Contains(q.Projects, q.ProjectID) {
-			return "", "", nil, true
+			return listSQL{}, true
 		}
 		arg("project_id >= $? AND project_id <= $?", q.ProjectID)
-		order = " ORDER BY project_id, id DESC"
+		order = "project_id"
 	case q.Projects != nil && q.UserID == 0:
-		return projectsEventsSQL(q)
+		return projectsEventsSQL(q), false
 	case q.Projects != nil:
 		arg("project_id = ANY($?)", q.Projects)
 	}
@@ -197,43 +235,73 @@ func eventsSQL(q EventQuery) (count, page string, args []any, none bool) {
 	if q.UserID != 0 {
 		if q.ProjectID == "" {
 			arg("uid >= $? AND uid <= $?", q.UserID)
-			order = " ORDER BY uid, id DESC"
+			order = "uid"
 		} else {
 			arg("uid = $?", q.UserID)
 		}
 	}
-	cond := ""
+	cond := " WHERE true"
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")
 	}
-	n := len(args)
-	return "SELECT count(*) FROM (SELECT 1 FROM events" + cond + order + " LIMIT " + strconv.Itoa(LogCountCap) + ") AS capped",
-		`SELECT id, at, uid, username, token_id, type, project_id, object, summary FROM events` + cond + order +
-			" OFFSET $" + strconv.Itoa(n+1) + " LIMIT $" + strconv.Itoa(n+2), args, false
+	newest := orderBy(order, false)
+	n := len(l.args)
+	bound, kargs, ascending := q.bound(n + 1)
+	l.pageArgs, n = kargs, n+len(kargs)
+	l.ascending = ascending
+	l.count = "SELECT count(*) FROM (SELECT 1 FROM events" + cond + newest + " LIMIT " + strconv.Itoa(LogCountCap) + ") AS capped"
+	l.page = `SELECT id, at, uid, username, token_id, type, project_id, object, summary FROM events` + cond + bound + orderBy(order, ascending) +
+		" OFFSET $" + strconv.Itoa(n+1) + " LIMIT $" + strconv.Itoa(n+2)
+	return l, false
+}
+
+// orderBy is a log's order, newest first or oldest first: by id, or by
+// column (a filter bounded from both sides), then id, as its index
+// (column, id DESC) reads forwards, or backwards for oldest first.
+func orderBy(column string, ascending bool) string {
+	switch {
+	case column == "id" && ascending:
+		return " ORDER BY id"
+	case column == "id":
+		return " ORDER BY id DESC"
+	case ascending:
+		return " ORDER BY " + column + " DESC, id"
+	}
+	return " ORDER BY " + column + ", id DESC"
 }
 
 // projectsEventsSQL is eventsSQL for the events of several projects (an
 // ADMIN's log of theirs): each project's newest, read by its own index as
 // one project's are, at most as many as the page needs (or the count's
-// cap), then merged newest first. By id alone, the log walked every newer
-// event of the service's other projects.
-func projectsEventsSQL(q EventQuery) (count, page string, args []any, none bool) {
-	args = []any{q.Projects}
+// cap), then merged newest first (offset + limit of each, saturating: an
+// offset near the largest bigint is a page past the end, not an
+// overflow). By id alone, the log walked every newer event of the
+// service's other projects.
+func projectsEventsSQL(q EventQuery) listSQL {
+	l := listSQL{args: []any{q.Projects}}
 	cond := "project_id >= p.id AND project_id <= p.id"
 	if q.Type != "" {
-		args = append(args, q.Type)
+		l.args = append(l.args, q.Type)
 		cond += " AND type = $2"
 	}
-	const order = " ORDER BY project_id, id DESC"
-	n := len(args)
-	each := func(columns, limit string) string {
+	n := len(l.args)
+	bound, kargs, ascending := q.bound(n + 1)
+	l.pageArgs, n = kargs, n+len(kargs)
+	l.ascending = ascending
+	each := func(columns, cond, order, limit string) string {
 		return "FROM unnest($1::text[]) AS p(id) CROSS JOIN LATERAL (SELECT " + columns + " FROM events WHERE " + cond + order + " LIMIT " + limit + ") e"
 	}
 	const columns = "id, at, uid, username, token_id, type, project_id, object, summary"
 	off, lim := "$"+strconv.Itoa(n+1), "$"+strconv.Itoa(n+2)
-	return "SELECT count(*) FROM (SELECT 1 " + each("1", strconv.Itoa(LogCountCap)) + " LIMIT " + strconv.Itoa(LogCountCap) + ") AS capped",
-		"SELECT e.id, e.at, e.uid, e.username, e.token_id, e.type, e.project_id, e.object, e.summary " + each(columns, "least("+off+"::bigint, "+strconv.FormatInt(math.MaxInt64, 10)+" - "+lim+") + "+lim) +
-			" ORDER BY e.id DESC OFFSET " + off + " LIMIT " + lim, args, false
+	dir := " DESC"
+	if ascending {
+		dir = ""
+	}
+	l.count = "SELECT count(*) FROM (SELECT 1 " + each("1", cond, orderBy("project_id", false), strconv.Itoa(LogCountCap)) + " LIMIT " + strconv.Itoa(LogCountCap) + ") AS capped"
+	l.page = "SELECT e.id, e.at, e.uid, e.username, e.token_id, e.type, e.project_id, e.object, e.summary " +
+		each(columns, cond+bound, orderBy("project_id", ascending), "least("+off+"::bigint, "+strconv.FormatInt(math.MaxInt64, 10)+" - "+lim+") + "+lim) +
+		" ORDER BY e.id" + dir + " OFFSET " + off + " LIMIT " + lim
+	return l
 }
 
 // sweepEvents removes the events older than kept.

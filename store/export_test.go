@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -86,15 +87,18 @@ func SpansForTest(from, to time.Time) string {
 }
 
 // RunStatementsForTest returns the statements ListRuns runs for q (the
-// capped count, then the page) and their arguments, as it sends them.
-func RunStatementsForTest(project string, q RunQuery) (count, page string, args []any) {
-	count, page, args = runsSQL(project, q)
-	return count, page, append(args, q.Offset, q.Limit)
+// count, then the page) and the arguments of each, as it sends them.
+func RunStatementsForTest(project string, q RunQuery) (count, page string, countArgs, pageArgs []any) {
+	return listForTest(runsSQL(project, q), q.Offset, q.Limit)
 }
 
 // EventStatementsForTest returns the statements Events runs for q and
-// their arguments, as it sends them.
-func EventStatementsForTest(q EventQuery) (count, page string, args []any) {
-	count, page, args, _ = eventsSQL(q)
-	return count, page, append(args, q.Offset, q.Limit)
+// the arguments of each, as it sends them.
+func EventStatementsForTest(q EventQuery) (count, page string, countArgs, pageArgs []any) {
+	l, _ := eventsSQL(q)
+	return listForTest(l, q.Offset, q.Limit)
+}
+
+func listForTest(l listSQL, offset, limit int) (count, page string, countArgs, pageArgs []any) {
+	return l.count, l.page, l.args, append(append(slices.Clip(l.args), l.pageArgs...), offset, limit)
 }

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,7 +38,7 @@ func seedQuietAndBusy(t *testing.T, pool *pgxpool.Pool, table, columns, quiet, b
 // statements, custom and generic, and fails when one reads the table or
 // walks its primary key instead of an index of the filter's (a count kept
 // with the rows is read by its own key).
-func checkPlans(t *testing.T, pool *pgxpool.Pool, what any, count, page string, args []any) {
+func checkPlans(t *testing.T, pool *pgxpool.Pool, what any, count, page string, countArgs, pageArgs []any) {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pool.Acquire(ctx)
@@ -46,10 +47,7 @@ func checkPlans(t *testing.T, pool *pgxpool.Pool, what any, count, page string, 
 	}
 	defer conn.Release()
 	for i, sql := range []string{count, page} {
-		stmtArgs := args
-		if i == 0 {
-			stmtArgs = args[:len(args)-2] // the page's offset and limit
-		}
+		stmtArgs := [][]any{countArgs, pageArgs}[i]
 		var params []string
 		for _, a := range stmtArgs {
 			switch v := a.(type) {
@@ -102,10 +100,11 @@ func TestRunLogPlans(t *testing.T) {
 	seedQuietAndBusy(t, pool, "route_runs", columns,
 		`now() - interval '2 hours', 'quiet', 'r' || (i % 20), 'GET', '/x', CASE WHEN i % 100 = 0 THEN 503 ELSE 200 END, 'RETURN', 1000`,
 		`now(), 'busy', 'r' || (i % 20), 'GET', '/x', 200, 'RETURN', 1000`)
-	for _, q := range []store.RunQuery{{}, {RouteID: "r3"}, {Status: "5xx"}, {Status: "503"}, {RouteID: "r0", Status: "5xx"}} {
+	for _, q := range []store.RunQuery{{}, {RouteID: "r3"}, {Status: "5xx"}, {Status: "503"}, {RouteID: "r0", Status: "5xx"},
+		{Keyset: store.Keyset{Before: 50_000}}, {Status: "5xx", Keyset: store.Keyset{After: 50_000}}, {RouteID: "r3", Keyset: store.Keyset{Before: 90_000}}} {
 		q.Limit = 50
-		count, page, args := store.RunStatementsForTest("quiet", q)
-		checkPlans(t, pool, q, count, page, args)
+		count, page, countArgs, pageArgs := store.RunStatementsForTest("quiet", q)
+		checkPlans(t, pool, q, count, page, countArgs, pageArgs)
 	}
 }
 
@@ -125,10 +124,14 @@ func TestEventLogPlans(t *testing.T) {
 		{Projects: []string{"quiet"}},
 		{Projects: []string{"quiet", "busy"}, Type: "route_delete"},
 		{UserID: 7},
+		{ProjectID: "quiet", Keyset: store.Keyset{Before: 50_000}},
+		{ProjectID: "quiet", Type: "route_delete", Keyset: store.Keyset{After: 50_000}},
+		{Projects: []string{"quiet", "busy"}, Keyset: store.Keyset{Before: 50_000}},
+		{UserID: 7, Keyset: store.Keyset{After: 20_000}},
 	} {
 		q.Limit = 50
-		count, page, args := store.EventStatementsForTest(q)
-		checkPlans(t, pool, q, count, page, args)
+		count, page, countArgs, pageArgs := store.EventStatementsForTest(q)
+		checkPlans(t, pool, q, count, page, countArgs, pageArgs)
 	}
 }
 
@@ -214,4 +217,105 @@ func TestRunCountsKept(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM route_run_counts WHERE project_id = 'gone'`).Scan(&left); err != nil || left != 0 {
 		t.Fatalf("counts of the deleted project: %d %v", left, err)
 	}
+}
+
+// TestKeysetPages: walking a log by before= from its newest page, then
+// back by after=, shows the pages offset and limit show, the same rows in
+// the same order, with the count unchanged — for one project's runs (also
+// of a status class), one project's events, an ADMIN's several projects
+// and one user's events.
+func TestKeysetPages(t *testing.T) {
+	pool := storetest.Pool(t)
+	ctx := context.Background()
+	st := store.New(pool)
+	for _, sql := range []string{
+		`INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop'), ('blog', 'Blog', '/blog'), ('wiki', 'Wiki', '/wiki')`,
+		`INSERT INTO route_runs (at, project_id, route_id, method, path, status, ended, duration_us)
+			SELECT now(), (ARRAY['shop', 'blog'])[1 + i % 2], 'r', 'GET', '/', CASE WHEN i % 3 = 0 THEN 500 ELSE 200 END, 'RETURN', 1 FROM generate_series(1, 230) i`,
+		`INSERT INTO events (uid, type, project_id, object, summary)
+			SELECT 1 + i % 2, 'route_update', (ARRAY['shop', 'blog', 'wiki'])[1 + i % 3], 'o' || i, 's' FROM generate_series(1, 230) i`,
+	} {
+		if _, err := pool.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type page struct {
+		ids   []int64
+		total int
+	}
+	walk := func(what string, list func(k store.Keyset, offset int) (page, error)) {
+		t.Helper()
+		const limit = 20
+		var byOffset []page
+		for offset := 0; ; offset += limit {
+			p, err := list(store.Keyset{}, offset)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.ids) == 0 {
+				break
+			}
+			byOffset = append(byOffset, p)
+		}
+		var k store.Keyset
+		for i, want := range byOffset {
+			got, err := list(k, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("%s, page %d by %+v: %v, by offset %v", what, i, k, got, want)
+			}
+			k = store.Keyset{Before: got.ids[len(got.ids)-1]}
+		}
+		if p, _ := list(k, 0); len(p.ids) != 0 {
+			t.Fatalf("%s: a page past the oldest: %v", what, p.ids)
+		}
+		// Both bounds: the rows between, newest first.
+		if len(byOffset) > 2 {
+			got, err := list(store.Keyset{Before: byOffset[0].ids[0], After: byOffset[2].ids[0]}, 0)
+			want := append(slices.Clone(byOffset[0].ids[1:]), byOffset[1].ids[0])
+			if err != nil || fmt.Sprint(got.ids) != fmt.Sprint(want) {
+				t.Fatalf("%s, between %d and %d: %v %v, want %v", what, byOffset[2].ids[0], byOffset[0].ids[0], got.ids, err, want)
+			}
+		}
+		for i := len(byOffset) - 2; i >= 0; i-- {
+			k = store.Keyset{After: byOffset[i+1].ids[0]}
+			got, err := list(k, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(byOffset[i]) {
+				t.Fatalf("%s, page %d by %+v: %v, want %v", what, i, k, got, byOffset[i])
+			}
+		}
+	}
+	runs := func(q store.RunQuery) func(store.Keyset, int) (page, error) {
+		return func(k store.Keyset, offset int) (page, error) {
+			q.Keyset, q.Offset, q.Limit = k, offset, 20
+			list, total, err := st.ListRuns(ctx, "shop", q)
+			p := page{total: total}
+			for _, r := range list {
+				p.ids = append(p.ids, r.ID)
+			}
+			return p, err
+		}
+	}
+	events := func(q store.EventQuery) func(store.Keyset, int) (page, error) {
+		return func(k store.Keyset, offset int) (page, error) {
+			q.Keyset, q.Offset, q.Limit = k, offset, 20
+			list, total, err := st.Events(ctx, q)
+			p := page{total: total}
+			for _, e := range list {
+				p.ids = append(p.ids, e.ID)
+			}
+			return p, err
+		}
+	}
+	walk("runs", runs(store.RunQuery{}))
+	walk("runs of 5xx", runs(store.RunQuery{Status: "5xx"}))
+	walk("events of a project", events(store.EventQuery{ProjectID: "shop"}))
+	walk("events of several projects", events(store.EventQuery{Projects: []string{"shop", "wiki"}}))
+	walk("events of a user", events(store.EventQuery{UserID: 2}))
+	walk("every event", events(store.EventQuery{}))
 }

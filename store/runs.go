@@ -655,6 +655,7 @@ type RunQuery struct {
 	Page
 	RouteID string
 	Status  string
+	Keyset
 }
 
 // ListRuns returns a page of a project's runs, newest first, and how many
@@ -662,8 +663,7 @@ type RunQuery struct {
 // whose count stops at LogCountCap.
 func (s *Store) ListRuns(ctx context.Context, project string, q RunQuery) (_ []Run, _ int, err error) {
 	defer wrap(&err, "list runs", project)
-	count, page, args := runsSQL(project, q)
-	return countedPage[Run](ctx, s.db, count, page, args, q.Offset, q.Limit)
+	return countedPage[Run](ctx, s.db, runsSQL(project, q), q.Offset, q.Limit)
 }
 
 // RunsCounted says whether q's count is exact (every filter but an exact
@@ -698,13 +698,13 @@ func runClass(status string) (class int, exact bool) {
 // drop project_id from that order as fixed (docs/routes.md). The count is
 // one row of route_run_counts (migration 031); an exact status's is
 // capped, reading the status class's index.
-func runsSQL(project string, q RunQuery) (count, page string, args []any) {
-	args = []any{project}
+func runsSQL(project string, q RunQuery) (l listSQL) {
+	l.args = []any{project}
 	var filters string // the conditions after the project's
 	add := func(cond string, v any) string {
-		args = append(args, v)
-		filters += fmt.Sprintf(cond, len(args))
-		return "$" + strconv.Itoa(len(args))
+		l.args = append(l.args, v)
+		filters += fmt.Sprintf(cond, len(l.args))
+		return "$" + strconv.Itoa(len(l.args))
 	}
 	route, class := "'*'", "-1" // all routes, all classes
 	if q.RouteID != "" {
@@ -719,22 +719,26 @@ func runsSQL(project string, q RunQuery) (count, page string, args []any) {
 		_, _ = fmt.Sscanf(q.Status, "%d", &n)
 		add(" AND status = $%d", n)
 	}
-	const order = " ORDER BY project_id, id DESC"
-	ordered := " WHERE project_id >= $1 AND project_id <= $1" + filters + order
-	n := len(args)
-	page = fmt.Sprintf("SELECT %s FROM route_runs%s OFFSET $%d LIMIT $%d", runColumns, ordered, n+1, n+2)
+	where := " WHERE project_id >= $1 AND project_id <= $1" + filters
+	n := len(l.args)
+	bound, kargs, ascending := q.bound(n + 1)
+	l.pageArgs, n = kargs, n+len(kargs)
+	l.ascending = ascending
+	l.page = fmt.Sprintf("SELECT %s FROM route_runs%s%s%s OFFSET $%d LIMIT $%d", runColumns, where, bound, orderBy("project_id", ascending), n+1, n+2)
 	if !exact {
-		return fmt.Sprintf("SELECT coalesce((SELECT n FROM route_run_counts WHERE project_id = $1 AND route_id = %s AND class = %s), 0)", route, class), page, args
+		l.count = fmt.Sprintf("SELECT coalesce((SELECT n FROM route_run_counts WHERE project_id = $1 AND route_id = %s AND class = %s), 0)", route, class)
+		return l
 	}
 	// The capped count reads the same index, in the same order: unordered,
 	// a count of a project's runs read the table. One route's are few
 	// enough that its index is taken unordered, and ordered the planner
 	// would sort them.
-	counted := ordered
+	counted := where + orderBy("project_id", false)
 	if q.RouteID != "" {
 		counted = " WHERE project_id = $1" + filters
 	}
-	return fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM route_runs%s LIMIT %d) AS capped", counted, LogCountCap), page, args
+	l.count = fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM route_runs%s LIMIT %d) AS capped", counted, LogCountCap)
+	return l
 }
 
 // runColumns are the columns of a Run, in its fields' order (Trace and Body
