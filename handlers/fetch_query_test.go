@@ -68,12 +68,12 @@ func TestFetchNewestOpen(t *testing.T) {
 	}
 	near := explain(t, ta.pool, store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x"), Sort: []string{"_id"}, Descending: true, Limit: 20}),
 		"shop", "tickets", 20, `{"status":"open"}`)
-	if !strings.Contains(near, "Index Scan Backward using records_") || !strings.Contains(near, "records_data_idx") {
+	if !strings.Contains(near, "Index Scan Backward using records_") || !strings.Contains(near, "records_scope_idx") {
 		t.Fatalf("the read of the newest is not planned on both indexes:\n%s", near)
 	}
 	// The statement the route ran, as PostgreSQL plans it.
 	if plan := explain(t, ta.pool, store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x"), Sort: []string{"created"}, Descending: true}),
-		"shop", "tickets", 20, `{"status":"open"}`, []string{"created"}); !strings.Contains(plan, "records_data_idx") {
+		"shop", "tickets", 20, `{"status":"open"}`, []string{"created"}); !strings.Contains(plan, "records_scope_idx") {
 		t.Fatalf("the read is not planned on the GIN index:\n%s", plan)
 	}
 	// The three books beside the 100,000 tickets are read on the

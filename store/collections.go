@@ -289,7 +289,15 @@ func recordsWhere(project, collection string, where json.RawMessage) (string, []
 	if len(where) == 0 {
 		return " WHERE project_id = $1 AND collection_id = $2 AND $3::text IS NULL", []any{project, collection, nil}
 	}
-	return " WHERE project_id = $1 AND collection_id = $2 AND data @> $3::jsonb", []any{project, collection, string(where)}
+	return " WHERE project_id = $1 AND collection_id = $2" + containsSQL("$3"), []any{project, collection, string(where)}
+}
+
+// containsSQL is the condition that a record ($1's, $2's) contains the
+// JSON object param: on the data alone (cheap, for records read by
+// another index), and scoped to the project and collection, as the GIN
+// index records_scope_idx reads it (migration 032).
+func containsSQL(param string) string {
+	return " AND data @> " + param + "::jsonb AND records_scope(project_id, collection_id, data) @> records_scope($1, $2, " + param + "::jsonb)"
 }
 
 // recordsOrder is the page order. With a where filter it is written id + 0:

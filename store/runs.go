@@ -413,7 +413,7 @@ func runRecordsSQL(sh recordsShape) string {
 		return "$" + strconv.Itoa(next-1)
 	}
 	if sh.where {
-		filter += " AND data @> " + param() + "::jsonb"
+		filter += containsSQL(param())
 	}
 	direction := " ASC"
 	if sh.descending {
