@@ -28,6 +28,10 @@ type hostileRequest struct {
 	body        string
 	header      [2]string
 	declared    int // a Content-Length sent without the body
+	// field: a bad value of one body field, which only a signed-in
+	// caller's request reaches (anyone else's stops at authentication,
+	// after the checks of the whole body that the body classes make).
+	field bool
 }
 
 // parserWords are fragments of library or parser text that must never reach
@@ -62,6 +66,9 @@ func TestHostileInputOnEveryOperation(t *testing.T) {
 			for _, hr := range hostileRequests(method, path, op, values) {
 				// As ROOT, a member of the project named, and as nobody.
 				for _, tok := range []string{token, ""} {
+					if tok == "" && hr.field {
+						continue
+					}
 					sent++
 					status, ctype, raw, err := send(client, base, hr, tok)
 					if path == "/project/export" && status == http.StatusOK && bytes.HasPrefix(raw, []byte("{\n  \"format\": 1,")) {
@@ -245,12 +252,12 @@ func hostileRequests(method, path string, op *openapi3.Operation, values map[str
 			} {
 				b := cloneMap(body)
 				b[name] = v
-				add(name+" "+class, func(hr *hostileRequest) { hr.body = jsonBody(b) })
+				add(name+" "+class, func(hr *hostileRequest) { hr.body, hr.field = jsonBody(b), true })
 			}
 			b := cloneMap(body)
 			b[name] = "INVALID_UTF8"
 			add(name+" invalid UTF-8", func(hr *hostileRequest) {
-				hr.body = strings.Replace(jsonBody(b), "INVALID_UTF8", "a\xffb", 1)
+				hr.body, hr.field = strings.Replace(jsonBody(b), "INVALID_UTF8", "a\xffb", 1), true
 			})
 		}
 		for class, change := range map[string]func(*hostileRequest){
