@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -37,6 +38,12 @@ type dataset struct {
 	// restart: the service reads the data at start (its route table).
 	restart bool
 	loads   []scaleLoad
+	// tables are the dataset's big tables: at the largest size, no
+	// statement the loads run may read one sequentially.
+	tables []string
+	// plans is what PostgreSQL's plans of the loads' statements showed at
+	// the largest size (explainLargest).
+	plans planCheck
 }
 
 // scaleLoad is one request loaded at each size of its dataset.
@@ -141,6 +148,10 @@ func (b *bench) scale(ctx context.Context, factor float64, doc string) error {
 			}
 			fmt.Printf("  peak RSS over these loads: %.0f MiB\n", rss)
 		}
+		if d.plans, err = b.explainLargest(ctx, d); err != nil {
+			return err
+		}
+		fmt.Printf("  %s\n", d.plans)
 	}
 	sw, err := b.sweepUnderLoad(ctx, pool, sets)
 	if err != nil {
@@ -211,6 +222,7 @@ func (b *bench) scaleSetup(ctx context.Context, factor float64) ([]*dataset, err
 	save := strings.Replace(strings.Replace(r0, `"r0"`, `"r1"`, 1), "/r0/", "/r1/", 1)
 	return []*dataset{
 		{
+			tables: []string{"routes", "route_versions"},
 			name: "routes", unit: "routes in the project", sizes: routeSizes, restart: true,
 			// Routes copied from r0 in SQL (each with its version 1), and
 			// the service's other projects, of 10 routes each.
@@ -245,6 +257,7 @@ func (b *bench) scaleSetup(ctx context.Context, factor float64) ([]*dataset, err
 			},
 		},
 		{
+			tables: []string{"records"},
 			name: "records", unit: "records in the collection", sizes: sizes(10_000),
 			// One record in 25 is open, one in 5,000 rare; the newest are
 			// read first.
@@ -259,6 +272,7 @@ func (b *bench) scaleSetup(ctx context.Context, factor float64) ([]*dataset, err
 			},
 		},
 		{
+			tables: []string{"route_runs"},
 			name: "runs", unit: "runs in the log", sizes: sizes(100_000),
 			// The project's runs, then, newest of all, another project's:
 			// a tenth of the log. One run in 100 is a 500, one in 10 a
@@ -282,6 +296,7 @@ func (b *bench) scaleSetup(ctx context.Context, factor float64) ([]*dataset, err
 			},
 		},
 		{
+			tables: []string{"events"},
 			name: "events", unit: "events in the log", sizes: sizes(100_000),
 			// As the runs: the project's, then another's, newest; one in
 			// 100 is a route_delete.
@@ -299,6 +314,7 @@ func (b *bench) scaleSetup(ctx context.Context, factor float64) ([]*dataset, err
 			},
 		},
 		{
+			tables: []string{"route_templates", "template_versions"},
 			name: "templates", unit: "templates in the project", sizes: sizes(100),
 			grow: func(ctx context.Context, conn *pgx.Conn, from, to int) error {
 				if err := exec(ctx, conn, `INSERT INTO route_templates (name, description, project_id, method, document, created_by)
@@ -315,6 +331,7 @@ func (b *bench) scaleSetup(ctx context.Context, factor float64) ([]*dataset, err
 			},
 		},
 		{
+			tables: []string{"vault_entries"},
 			name: "vault", unit: "vault entries", sizes: sizes(1_000),
 			grow: func(ctx context.Context, conn *pgx.Conn, from, to int) error {
 				return exec(ctx, conn, `INSERT INTO vault_entries (project_id, key, key_id, sealed)
@@ -326,6 +343,101 @@ func (b *bench) scaleSetup(ctx context.Context, factor float64) ([]*dataset, err
 			},
 		},
 	}, nil
+}
+
+// planCheck is the plans auto_explain logged for a dataset's loads at its
+// largest size: how many statements, and those that read one of its big
+// tables sequentially.
+type planCheck struct {
+	statements int
+	seqScans   []string // "table: query"
+}
+
+func (p planCheck) String() string {
+	if len(p.seqScans) == 0 {
+		return fmt.Sprintf("plans of %d statements at the largest size: no sequential scan of a big table", p.statements)
+	}
+	return fmt.Sprintf("plans of %d statements at the largest size: sequential scans: %s", p.statements, strings.Join(p.seqScans, "; "))
+}
+
+// explainLargest has PostgreSQL's auto_explain log the plan of every
+// statement the service runs while each of d's loads is sent ten times,
+// one at a time, on a restarted service (so that its connections load the
+// module; prepared statements then run as the store runs them, custom and
+// generic), and reads the cluster's log for sequential scans of d's
+// tables. The service is restarted again without it.
+func (b *bench) explainLargest(ctx context.Context, d *dataset) (planCheck, error) {
+	var pc planCheck
+	size := d.sizes[2]
+	super, err := pgx.Connect(ctx, b.cluster.URL("postgres"))
+	if err != nil {
+		return pc, err
+	}
+	defer super.Close(ctx)
+	// Its settings are known to a session that loaded it.
+	if _, err := super.Exec(ctx, "LOAD 'auto_explain'"); err != nil {
+		return pc, err
+	}
+	set := func(on bool) error {
+		stmts := []string{"ALTER SYSTEM RESET session_preload_libraries", "ALTER SYSTEM RESET auto_explain.log_min_duration",
+			"ALTER SYSTEM RESET auto_explain.log_nested_statements"}
+		if on {
+			stmts = []string{"ALTER SYSTEM SET session_preload_libraries = 'auto_explain'", "ALTER SYSTEM SET auto_explain.log_min_duration = 0",
+				"ALTER SYSTEM SET auto_explain.log_nested_statements = on"}
+		}
+		for _, sql := range append(stmts, "SELECT pg_reload_conf()") {
+			if _, err := super.Exec(ctx, sql); err != nil {
+				return err
+			}
+		}
+		b.stopService()
+		return b.startService(ctx)
+	}
+	if err := set(true); err != nil {
+		return pc, err
+	}
+	logPath := filepath.Join(b.work, "pg", "server.log")
+	before, err := os.Stat(logPath)
+	if err != nil {
+		return pc, err
+	}
+	for _, l := range d.loads {
+		method := l.method
+		if method == "" {
+			method = "GET"
+		}
+		for range 10 {
+			if status, raw, err := b.call(method, l.path(size), b.pat, l.body); err != nil || status/100 != 2 {
+				return pc, fmt.Errorf("%s %s: %d %v %.300s", method, l.path(size), status, err, raw)
+			}
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // the log's last lines
+	if err := set(false); err != nil {
+		return pc, err
+	}
+	raw, err := os.ReadFile(logPath)
+	if err != nil {
+		return pc, err
+	}
+	query := ""
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(raw[before.Size():]), "\n") {
+		if _, q, ok := strings.Cut(line, "Query Text: "); ok {
+			pc.statements++
+			query = q
+		}
+		_, scanned, ok := strings.Cut(line, "Seq Scan on ")
+		if !ok {
+			continue
+		}
+		table, _, _ := strings.Cut(scanned, " ")
+		if slices.Contains(d.tables, table) && !seen[table+query] {
+			seen[table+query] = true
+			pc.seqScans = append(pc.seqScans, fmt.Sprintf("%s: %.160s", table, query))
+		}
+	}
+	return pc, nil
 }
 
 // sweepResult is the retention sweep of the largest logs under load.
@@ -479,6 +591,18 @@ func scaleTable(all []*series, sw sweepResult) scaleTables {
 		}
 	}
 	w.Flush()
+	var plans strings.Builder
+	var last *dataset
+	for _, s := range all {
+		if s.set != last {
+			last = s.set
+			verdict := "ok"
+			if len(last.plans.seqScans) > 0 {
+				verdict = "MISSED"
+			}
+			fmt.Fprintf(&plans, "- %s (%s %s): %s — %s\n", last.name, count(last.sizes[2]), last.unit, last.plans, verdict)
+		}
+	}
 	ratio := sw.during.p99 / math.Max(sw.before.p99, 0.001)
 	verdict := "ok"
 	if ratio > 1.5 || sw.lockWaits > 0 || sw.during.errors > 0 {
@@ -487,8 +611,8 @@ func scaleTable(all []*series, sw sweepResult) scaleTables {
 	sweep := fmt.Sprintf("retention sweep of %s runs and %s events (%.1f s): /x p99 %.2f ms alone, %.2f ms during it (%.2f×, goal ≤ 1.5×); most backends waiting on a lock at once: %d (goal 0) — %s\n",
 		count(int(sw.runs)), count(int(sw.events)), sw.took, sw.before.p99, sw.during.p99, ratio, sw.lockWaits, verdict)
 	return scaleTables{
-		text:     text.String() + "\n" + sweep,
-		markdown: md.String() + "\n" + strings.TrimSpace(sweep) + ".\n",
+		text:     text.String() + "\n" + plans.String() + "\n" + sweep,
+		markdown: md.String() + "\nEach statement the loads ran at the largest size, as PostgreSQL's auto_explain logged its plan:\n\n" + plans.String() + "\n" + strings.TrimSpace(sweep) + ".\n",
 	}
 }
 
