@@ -215,7 +215,7 @@ func (b *bench) scaleSetup(ctx context.Context, factor float64) ([]*dataset, err
 	runsTop := sizes(100_000)[2]
 	eventsTop := sizes(100_000)[2]
 	projectsAt := map[int]int{}
-	routeSizes := sizes(10)
+	routeSizes := [3]int{n(10), n(1_000), n(10_000)} // from a handful to what a big project holds
 	for i, p := range [3]int{10, 100, 1000} {
 		projectsAt[routeSizes[i]] = max(1, int(math.Round(float64(p)*min(1, factor*10))))
 	}
