@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"stencil/store"
@@ -318,4 +319,39 @@ func TestKeysetPages(t *testing.T) {
 	walk("events of several projects", events(store.EventQuery{Projects: []string{"shop", "wiki"}}))
 	walk("events of a user", events(store.EventQuery{UserID: 2}))
 	walk("every event", events(store.EventQuery{}))
+}
+
+// TestAPIPathClashesByPrefix: the clashes found by joining keys to their
+// prefixes are the pairs migration 013's api_paths_overlap finds over
+// every pair, among paths nested, equal but for case and slashes, and "/".
+func TestAPIPathClashesByPrefix(t *testing.T) {
+	pool := storetest.Pool(t)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `ALTER TABLE projects DISABLE TRIGGER projects_api_path_exclusive;
+		INSERT INTO projects (id, name, api_path, created_at)
+			SELECT 'p_' || i, 'P', CASE
+					WHEN i <= 12 THEN (ARRAY['/a', '/a/b', '/A/', '/ab', '/b/c/d', '/b', '/a//b/', '/B/C', '/c/x', '/c', '/cx', '/a/b/c'])[i]
+					WHEN i % 3 = 0 THEN '/d/' || i WHEN i % 3 = 1 THEN '/d/' || (i - 1) || '/e' ELSE '/f' || i END,
+				now() - i * interval '1 minute' FROM generate_series(1, 300) i;
+		INSERT INTO projects (id, name, api_path) VALUES ('root_one', 'R', '/');
+		ALTER TABLE projects ENABLE TRIGGER projects_api_path_exclusive`); err != nil {
+		t.Fatal(err)
+	}
+	got, err := store.New(pool).APIPathClashes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := pool.Query(ctx, `SELECT a.id, a.api_path, b.id, b.api_path FROM projects a JOIN projects b
+		ON (a.created_at, a.id) < (b.created_at, b.id) AND api_paths_overlap(api_path_key(a.api_path), api_path_key(b.api_path))
+		ORDER BY a.id, b.id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := pgx.CollectRows(rows, pgx.RowToStructByPos[store.APIPathClash])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < 300 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%d clashes, every pair compared finds %d:\n%.600v\n%.600v", len(got), len(want), got, want)
+	}
 }
