@@ -23,7 +23,12 @@ type table struct {
 	store *store.Store
 	log   *slog.Logger
 
-	load     sync.Mutex // one load at a time
+	load sync.Mutex // one load at a time
+	// next is, per project, the reload asked for that has not begun: a
+	// caller whose change committed joins it rather than queueing one of
+	// its own behind the load lock (reloadRound).
+	nextMu   sync.Mutex
+	next     map[string]*reloadRound
 	mu       sync.RWMutex
 	loaded   bool
 	projects map[string]*routing // by id
@@ -192,8 +197,44 @@ func (t *table) loadAll(ctx context.Context, force bool) error {
 // reload reloads one project, or drops it when it is gone. Before the
 // first load it does nothing: that load will read it.
 func (t *table) reload(ctx context.Context, id string) error {
+	t.nextMu.Lock()
+	if r, ok := t.next[id]; ok {
+		t.nextMu.Unlock()
+		select {
+		case <-r.done:
+			return r.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	r := &reloadRound{done: make(chan struct{})}
+	if t.next == nil {
+		t.next = map[string]*reloadRound{}
+	}
+	t.next[id] = r
+	t.nextMu.Unlock()
+	defer close(r.done)
 	t.load.Lock()
 	defer t.load.Unlock()
+	// Begun: whoever asks from now on may have changed what this read
+	// misses, and waits for a round of its own.
+	t.nextMu.Lock()
+	delete(t.next, id)
+	t.nextMu.Unlock()
+	r.err = t.reloadNow(ctx, id)
+	return r.err
+}
+
+// reloadRound is one reload of a project that every caller asking for it
+// before it begins shares: each of their changes committed before it
+// reads. Saves of one project at once cost two reloads, not one each.
+type reloadRound struct {
+	done chan struct{}
+	err  error
+}
+
+// reloadNow reloads a project's routes; t.load is held.
+func (t *table) reloadNow(ctx context.Context, id string) error {
 	t.mu.RLock()
 	loaded := t.loaded
 	t.mu.RUnlock()
