@@ -185,6 +185,8 @@ type bench struct {
 	upstream string // the HTTP block's upstream, host:port
 	// routeStats is the service's ROUTE_STATS ("": its default, on).
 	routeStats string
+	// wrkTimeout is how long wrk waits for an answer (0: its 2 s).
+	wrkTimeout time.Duration
 }
 
 var vaultKeys = "bench:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
@@ -581,6 +583,9 @@ func (b *bench) wrkBody(name, method, path, body string, headers ...string) (res
 		hs = append(hs, "-s", script)
 	}
 	conns := "-c" + strconv.Itoa(b.conns)
+	if b.wrkTimeout > 0 {
+		hs = append(hs, "--timeout", strconv.Itoa(int(b.wrkTimeout.Seconds()))+"s")
+	}
 	target := b.base + path
 	if strings.HasPrefix(path, "http://") {
 		target = path // another service than ours

@@ -222,6 +222,16 @@ func eventsSQL(q EventQuery) (l listSQL, none bool) {
 		if q.Projects != nil && !slices.Contains(q.Projects, q.ProjectID) {
 			return listSQL{}, true
 		}
+		if q.Type != "" {
+			// The project's events of a type have an index of their own
+			// (migration 030): the project named by "=" and the type
+			// bounded, the scan starts at them. With the project bounded
+			// instead, it read every event of the project.
+			arg("project_id = $?", q.ProjectID)
+			arg("type >= $? AND type <= $?", q.Type)
+			order = "type"
+			break
+		}
 		arg("project_id >= $? AND project_id <= $?", q.ProjectID)
 		order = "project_id"
 	case q.Projects != nil && q.UserID == 0:
@@ -229,7 +239,7 @@ func eventsSQL(q EventQuery) (l listSQL, none bool) {
 	case q.Projects != nil:
 		arg("project_id = ANY($?)", q.Projects)
 	}
-	if q.Type != "" {
+	if q.Type != "" && q.ProjectID == "" {
 		arg("type = $?", q.Type)
 	}
 	if q.UserID != 0 {
@@ -279,10 +289,10 @@ func orderBy(column string, ascending bool) string {
 // service's other projects.
 func projectsEventsSQL(q EventQuery) listSQL {
 	l := listSQL{args: []any{q.Projects}}
-	cond := "project_id >= p.id AND project_id <= p.id"
-	if q.Type != "" {
+	cond, column := "project_id >= p.id AND project_id <= p.id", "project_id"
+	if q.Type != "" { // as eventsSQL's of one project
 		l.args = append(l.args, q.Type)
-		cond += " AND type = $2"
+		cond, column = "project_id = p.id AND type >= $2 AND type <= $2", "type"
 	}
 	n := len(l.args)
 	bound, kargs, ascending := q.bound(n + 1)
@@ -297,9 +307,9 @@ func projectsEventsSQL(q EventQuery) listSQL {
 	if ascending {
 		dir = ""
 	}
-	l.count = "SELECT count(*) FROM (SELECT 1 " + each("1", cond, orderBy("project_id", false), strconv.Itoa(LogCountCap)) + " LIMIT " + strconv.Itoa(LogCountCap) + ") AS capped"
+	l.count = "SELECT count(*) FROM (SELECT 1 " + each("1", cond, orderBy(column, false), strconv.Itoa(LogCountCap)) + " LIMIT " + strconv.Itoa(LogCountCap) + ") AS capped"
 	l.page = "SELECT e.id, e.at, e.uid, e.username, e.token_id, e.type, e.project_id, e.object, e.summary " +
-		each(columns, cond+bound, orderBy("project_id", ascending), "least("+off+"::bigint, "+strconv.FormatInt(math.MaxInt64, 10)+" - "+lim+") + "+lim) +
+		each(columns, cond+bound, orderBy(column, ascending), "least("+off+"::bigint, "+strconv.FormatInt(math.MaxInt64, 10)+" - "+lim+") + "+lim) +
 		" ORDER BY e.id" + dir + " OFFSET " + off + " LIMIT " + lim
 	return l
 }

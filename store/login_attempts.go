@@ -139,12 +139,20 @@ const sweepBatch = 10_000
 // sweepBatches removes the rows of a log (route_runs or events) older than
 // cutoff, sweepBatch at a time, each batch its own transaction: a sweep of
 // millions of rows never holds their locks, or the counts kept with them
-// (migration 031), longer than one batch takes.
+// (migration 031), longer than one batch takes. After each batch it rests
+// as long as the batch took, so that a long sweep takes at most half of
+// what the database gives the requests served meanwhile.
 func (s *Store) sweepBatches(ctx context.Context, table string, cutoff time.Time) error {
 	for {
+		start := time.Now()
 		tag, err := s.db.Exec(ctx, "DELETE FROM "+table+" WHERE id IN (SELECT id FROM "+table+" WHERE at < $1 LIMIT $2)", cutoff, sweepBatch)
 		if err != nil || tag.RowsAffected() < sweepBatch {
 			return err
+		}
+		select {
+		case <-time.After(time.Since(start)):
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }

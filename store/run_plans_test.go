@@ -317,6 +317,8 @@ func TestKeysetPages(t *testing.T) {
 	walk("runs of 5xx", runs(store.RunQuery{Status: "5xx"}))
 	walk("events of a project", events(store.EventQuery{ProjectID: "shop"}))
 	walk("events of several projects", events(store.EventQuery{Projects: []string{"shop", "wiki"}}))
+	walk("events of a project's type", events(store.EventQuery{ProjectID: "shop", Type: "route_update"}))
+	walk("events of a type in several projects", events(store.EventQuery{Projects: []string{"shop", "wiki"}, Type: "route_update"}))
 	walk("events of a user", events(store.EventQuery{UserID: 2}))
 	walk("every event", events(store.EventQuery{}))
 }
