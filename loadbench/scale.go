@@ -718,21 +718,26 @@ func chart(d *dataset, loads []*series) string {
 	}
 	fmt.Fprintf(&svg, `<text x="%d" y="%d" text-anchor="middle" fill="#0f172a">%s (log scale); p99 in ms (log scale)</text>`+"\n", (width-right+left)/2, height-10, d.unit)
 	colors := []string{"#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c"}
+	legend := top // the next legend entry's top
 	for i, s := range loads {
 		c := colors[i%len(colors)]
 		var pts []string
-		label := s.load.name
+		label := xmlEscape(s.load.name)
 		for _, p := range s.points {
 			if p.r.rps == 0 {
-				label += " (no answer at " + count(p.size) + ")"
+				// A second line: the legend's column is narrow.
+				label += fmt.Sprintf(`<tspan x="%d" dy="15">(no answer at %s)</tspan>`, width-right+34, count(p.size))
+				legend += 15
 				continue
 			}
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(p.size), py(p.r.p99)))
 			fmt.Fprintf(&svg, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", px(p.size), py(p.r.p99), c)
 		}
 		fmt.Fprintf(&svg, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>`+"\n", strings.Join(pts, " "), c)
+		y := legend - strings.Count(label, "<tspan")*15
 		fmt.Fprintf(&svg, `<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d" fill="#0f172a">%s</text>`+"\n",
-			width-right+16, top+i*20, c, width-right+34, top+i*20+10, xmlEscape(label))
+			width-right+16, y, c, width-right+34, y+10, label)
+		legend += 20
 	}
 	svg.WriteString("</svg>\n")
 	return svg.String()
