@@ -2,13 +2,40 @@ package runs
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"stencil/store"
 	"stencil/store/storetest"
 )
+
+// bigProject is a database holding project "big" of n routes r1 … rn,
+// each a FETCH of books and a RETURN of them.
+func bigProject(tb testing.TB, n int) *pgxpool.Pool {
+	tb.Helper()
+	pool := storetest.Pool(tb)
+	for _, sql := range []string{
+		`INSERT INTO projects (id, name, api_path) VALUES ('big', 'Big', '/big')`,
+		fmt.Sprintf(`INSERT INTO routes (project_id, route_id, method, route_path, document)
+			SELECT 'big', 'r' || i, 'GET', '/r' || i, jsonb_build_object('route_id', 'r' || i, 'route_path', '/r' || i, 'method', 'GET',
+				'auth_jwt', jsonb_build_object('active', false, 'field', '', 'ref_col', ''), 'params', jsonb_build_object('delimiter', '&', 'pairs', '[]'::jsonb),
+				'body', '[]'::jsonb, 'flow', jsonb_build_object('blocks', jsonb_build_array(
+					jsonb_build_object('type', 'FETCH', 'depth', 0, 'local_name', 'rows', 'ref_col', 'books', 'match', '[]'::jsonb),
+					jsonb_build_object('type', 'RETURN', 'depth', 0, 'pairs', jsonb_build_array(jsonb_build_object('id', 'items',
+						'data', jsonb_build_object('ref_var', true, 'rtype', 'OTHER', 'data', 'rows'))), 'conditions', '[]'::jsonb))))
+			FROM generate_series(1, %d) i`, n),
+		`ANALYZE routes`,
+	} {
+		if _, err := pool.Exec(context.Background(), sql); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return pool
+}
 
 // BenchmarkReloadOneChange: a project of 10,000 routes, one of which
 // changes: reloading the project reads and compiles that one (one
@@ -16,24 +43,8 @@ import (
 // before (every document).
 func BenchmarkReloadOneChange(b *testing.B) {
 	ctx := context.Background()
-	pool := storetest.Pool(b)
+	pool := bigProject(b, 10000)
 	st := store.New(pool)
-	for _, sql := range []string{
-		`INSERT INTO projects (id, name, api_path) VALUES ('big', 'Big', '/big')`,
-		`INSERT INTO routes (project_id, route_id, method, route_path, document)
-			SELECT 'big', 'r' || i, 'GET', '/r' || i, jsonb_build_object('route_id', 'r' || i, 'route_path', '/r' || i, 'method', 'GET',
-				'auth_jwt', jsonb_build_object('active', false, 'field', '', 'ref_col', ''), 'params', jsonb_build_object('delimiter', '&', 'pairs', '[]'::jsonb),
-				'body', '[]'::jsonb, 'flow', jsonb_build_object('blocks', jsonb_build_array(
-					jsonb_build_object('type', 'FETCH', 'depth', 0, 'local_name', 'rows', 'ref_col', 'books', 'match', '[]'::jsonb),
-					jsonb_build_object('type', 'RETURN', 'depth', 0, 'pairs', jsonb_build_array(jsonb_build_object('id', 'items',
-						'data', jsonb_build_object('ref_var', true, 'rtype', 'OTHER', 'data', 'rows'))), 'conditions', '[]'::jsonb))))
-			FROM generate_series(1, 10000) i`,
-		`ANALYZE routes`,
-	} {
-		if _, err := pool.Exec(ctx, sql); err != nil {
-			b.Fatal(err)
-		}
-	}
 	t := newTable(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err := t.ensure(ctx); err != nil {
 		b.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"stencil/store"
-	"stencil/store/storetest"
 )
 
 // TestConcurrentReloadsShareRounds: saves of one project at once, each
@@ -17,20 +16,7 @@ import (
 // caller's reload returns, the table holds that caller's change.
 func TestConcurrentReloadsShareRounds(t *testing.T) {
 	ctx := context.Background()
-	pool := storetest.Pool(t)
-	for _, sql := range []string{
-		`INSERT INTO projects (id, name, api_path) VALUES ('big', 'Big', '/big')`,
-		`INSERT INTO routes (project_id, route_id, method, route_path, document)
-			SELECT 'big', 'r' || i, 'GET', '/r' || i, jsonb_build_object('route_id', 'r' || i, 'route_path', '/r' || i, 'method', 'GET',
-				'auth_jwt', jsonb_build_object('active', false, 'field', '', 'ref_col', ''), 'params', jsonb_build_object('delimiter', '&', 'pairs', '[]'::jsonb),
-				'body', '[]'::jsonb, 'flow', jsonb_build_object('blocks', jsonb_build_array(
-					jsonb_build_object('type', 'RETURN', 'depth', 0, 'pairs', '[]'::jsonb, 'conditions', '[]'::jsonb))))
-			FROM generate_series(1, 2000) i`,
-	} {
-		if _, err := pool.Exec(ctx, sql); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pool := bigProject(t, 2000)
 	tb := newTable(store.New(pool), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err := tb.ensure(ctx); err != nil {
 		t.Fatal(err)
