@@ -86,15 +86,7 @@ func (h *Handlers) events(c *fiber.Ctx) error {
 		q.Limit = limit
 		return h.store.Events(ctx, q)
 	}
-	var list []store.Event
-	var total int
-	var more bool // the browser's pager reads one row past the page
-	var err error
-	if representationOf(c) == asJSON {
-		list, total, err = read(page.Limit)
-	} else {
-		list, total, more, err = logPage(page, k, read)
-	}
+	list, total, more, err := logPage(c, page, k, read)
 	if err != nil {
 		return err
 	}
@@ -106,11 +98,7 @@ func (h *Handlers) events(c *fiber.Ctx) error {
 		}
 		return h.respond(c, Reply{Data: dtos, Amount: &total})
 	}
-	var first, last int64
-	if len(list) > 0 {
-		first, last = list[0].ID, list[len(list)-1].ID
-	}
-	view := eventsView{Base: h.base(c, "Events"), Pager: newLogPager(c, page, k, first, last, len(list), more, total, store.LogCountCap), Query: q, Types: store.EventTypes,
+	view := eventsView{Base: h.base(c, "Events"), Pager: newLogPager(c, page, k, len(list), func(i int) int64 { return list[i].ID }, more, total, store.LogCountCap), Query: q, Types: store.EventTypes,
 		EventDays: int(h.cfg.EventRetention.Hours() / 24)}
 	for _, e := range list {
 		view.Events = append(view.Events, eventRow{Event: e, Href: eventHref(e, root)})

@@ -68,10 +68,15 @@ type keysetQuery struct {
 
 func (k keysetQuery) keyset() store.Keyset { return store.Keyset{Before: k.Before, After: k.After} }
 
-// logPage reads a page of a log for the browser: one row more than it
-// shows, so that the pager knows whether a page lies beyond it in the
-// direction read (older, or newer with after=). read gets the limit.
-func logPage[T any](p store.Page, k store.Keyset, read func(limit int) ([]T, int, error)) (rows []T, total int, more bool, err error) {
+// logPage reads a page of a log (the run log, the event log): the rows
+// asked for when the API asks; for the browser one row more than it shows,
+// so that the pager knows whether a page lies beyond it in the direction
+// read (older, or newer with after=). read gets the limit.
+func logPage[T any](c *fiber.Ctx, p store.Page, k store.Keyset, read func(limit int) ([]T, int, error)) (rows []T, total int, more bool, err error) {
+	if representationOf(c) == asJSON {
+		rows, total, err = read(p.Limit)
+		return rows, total, false, err
+	}
 	rows, total, err = read(p.Limit + 1)
 	if err != nil || len(rows) <= p.Limit {
 		return rows, total, false, err
@@ -82,12 +87,12 @@ func logPage[T any](p store.Page, k store.Keyset, read func(limit int) ([]T, int
 	return rows[:p.Limit], total, true, nil
 }
 
-// newLogPager is the pager of a log listed newest first by id: Next goes
-// to the rows older than the page's last (before=), Previous to those
-// newer than its first (after=); offset is dropped from both. more says
-// logPage found a row beyond the page. Past the first page the range
+// newLogPager is the pager of a log listed newest first by id (id gives
+// the id of each row shown): Next goes to the rows older than the page's
+// last (before=), Previous to those newer than its first (after=); offset
+// is dropped from both. more says logPage found a row beyond the page. Past the first page the range
 // reads "25 shown of N": a keyset page does not know its offset.
-func newLogPager(c *fiber.Ctx, p store.Page, k store.Keyset, first, last int64, shown int, more bool, total, countCap int) Pager {
+func newLogPager(c *fiber.Ctx, p store.Page, k store.Keyset, shown int, id func(row int) int64, more bool, total, countCap int) Pager {
 	pg := Pager{Total: total, Filter: p.Filter}
 	if total >= countCap {
 		pg.AtLeast, pg.Total = true, countCap
@@ -95,6 +100,7 @@ func newLogPager(c *fiber.Ctx, p store.Page, k store.Keyset, first, last int64, 
 	if shown == 0 {
 		return pg
 	}
+	first, last := id(0), id(shown-1)
 	if k == (store.Keyset{}) {
 		pg.From, pg.To = p.Offset+1, p.Offset+shown
 	} else {

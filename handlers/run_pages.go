@@ -80,14 +80,7 @@ func (h *Handlers) runList(c *fiber.Ctx) error {
 		q.Limit = limit
 		return h.store.ListRuns(c.UserContext(), p.ID, q)
 	}
-	var runs []store.Run
-	var total int
-	var more bool // the browser's pager reads one row past the page
-	if representationOf(c) == asJSON {
-		runs, total, err = read(page.Limit)
-	} else {
-		runs, total, more, err = logPage(page, k, read)
-	}
+	runs, total, more, err := logPage(c, page, k, read)
 	if err != nil {
 		return err
 	}
@@ -109,11 +102,7 @@ func (h *Handlers) runList(c *fiber.Ctx) error {
 	if !store.RunsCounted(rq) {
 		countCap = store.LogCountCap
 	}
-	var first, last int64
-	if len(runs) > 0 {
-		first, last = runs[0].ID, runs[len(runs)-1].ID
-	}
-	pager := newLogPager(c, page, k, first, last, len(runs), more, total, countCap)
+	pager := newLogPager(c, page, k, len(runs), func(i int) int64 { return runs[i].ID }, more, total, countCap)
 	view := runsView{Base: h.base(c, "Runs · "+p.Name), Project: p, Runs: dtos, Pager: pager,
 		RouteID: q.RouteID, Status: q.Status, RouteIDs: ids, Statuses: []string{"2xx", "4xx", "5xx"}}
 	return h.respond(c, Reply{Data: dtos, Amount: &total, Page: "routes/runs", View: view})

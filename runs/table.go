@@ -50,7 +50,7 @@ type routing struct {
 }
 
 func newTable(st *store.Store, log *slog.Logger) *table {
-	return &table{store: st, log: log}
+	return &table{store: st, log: log, next: map[string]*reloadRound{}}
 }
 
 // pathKey is how an api_path is compared (as the database's api_path_key
@@ -208,9 +208,6 @@ func (t *table) reload(ctx context.Context, id string) error {
 		}
 	}
 	r := &reloadRound{done: make(chan struct{})}
-	if t.next == nil {
-		t.next = map[string]*reloadRound{}
-	}
 	t.next[id] = r
 	t.nextMu.Unlock()
 	defer close(r.done)

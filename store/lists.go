@@ -1,0 +1,81 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The lists of the logs (the run log, the event log): a page's keyset,
+// a list's statements, and how they run.
+
+// Keyset is a page's place in a log listed newest first by id, however
+// deep: Before takes the rows older than that id (the next page), After
+// the rows newer (the page before), both the rows between; each read by
+// the log's index and then paged by offset and limit. Neither changes
+// the count.
+type Keyset struct {
+	Before int64
+	After  int64
+}
+
+// bound is the keyset's conditions on column id ("" for none), their
+// arguments numbered from n, and the order the page reads in: newest
+// first, or oldest first for After alone (the caller turns the rows
+// round).
+func (k Keyset) bound(n int) (cond string, args []any, ascending bool) {
+	if k.Before > 0 {
+		cond, args = " AND id < $"+strconv.Itoa(n+len(args)), append(args, k.Before)
+	}
+	if k.After > 0 {
+		cond, args = cond+" AND id > $"+strconv.Itoa(n+len(args)), append(args, k.After)
+	}
+	return cond, args, k.After > 0 && k.Before == 0
+}
+
+// listSQL is a list's two statements: its count, with args, and its page,
+// with args, then pageArgs (its keyset's), then offset and limit.
+type listSQL struct {
+	count, page string
+	args        []any
+	pageArgs    []any
+	// ascending: the page reads oldest first (After); newest first is
+	// what the list shows.
+	ascending bool
+}
+
+// countedPage runs a list's count and its page, each row read into T by
+// position, newest first.
+func countedPage[T any](ctx context.Context, db DB, l listSQL, offset, limit int) ([]T, int, error) {
+	var total int
+	if err := db.QueryRow(ctx, l.count, l.args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	args := append(append(slices.Clip(l.args), l.pageArgs...), offset, limit)
+	rows, err := db.Query(ctx, l.page, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	list, err := pgx.CollectRows(rows, pgx.RowToStructByPos[T])
+	if l.ascending {
+		slices.Reverse(list)
+	}
+	return list, total, err
+}
+
+// orderBy is a log's order, newest first or oldest first: by id, or by
+// column (a filter bounded from both sides), then id, as its index
+// (column, id DESC) reads forwards, or backwards for oldest first.
+func orderBy(column string, ascending bool) string {
+	switch {
+	case column == "id" && ascending:
+		return " ORDER BY id"
+	case column == "id":
+		return " ORDER BY id DESC"
+	case ascending:
+		return " ORDER BY " + column + " DESC, id"
+	}
+	return " ORDER BY " + column + ", id DESC"
+}
