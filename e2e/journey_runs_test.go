@@ -81,6 +81,29 @@ func TestJourneyRunLog(t *testing.T) {
 		b.waitText("1–4 of 4")
 		b.audit(fmt.Sprintf("runs at %d", width))
 		b.screenshot(fmt.Sprintf("runs-%d", width))
+
+		// Older runs by the keyboard: Next pages by before= the last run
+		// shown, Previous by after= the first; the focus stays on the
+		// control pressed.
+		b.do(chromedp.Navigate(app.URL + "/web/routes/runs?project_id=shop&limit=2"))
+		b.waitText("1–2 of 4")
+		b.tabToMatch(`a[data-pager="next"]`)
+		b.press("\r")
+		b.waitText("2 shown of 4")
+		b.waitGone("/x/shop/find?title=Emma")
+		if search := eval[string](b, "location.search"); !strings.Contains(search, "before=") || strings.Contains(search, "offset=") {
+			t.Fatalf("at %d px, Next went to %s", width, search)
+		}
+		if got := eval[string](b, `document.activeElement.dataset.pager || ""`); got != "next" {
+			t.Fatalf("at %d px, after Next the focus is on %q", width, got)
+		}
+		b.screenshot(fmt.Sprintf("runs-older-%d", width))
+		b.tabToMatch(`a[data-pager="prev"]`)
+		b.press("\r")
+		b.waitText("/x/shop/find?title=Emma")
+		if got := eval[string](b, `document.activeElement.dataset.pager || ""`); got != "prev" {
+			t.Fatalf("at %d px, after Previous the focus is on %q", width, got)
+		}
 	}
 
 	// One route's runs, from its page.
