@@ -131,7 +131,11 @@ func database(ctx context.Context, cfg config.Config, log *slog.Logger) (db, err
 }
 
 // newPool opens a pool of at most size connections whose statements stop at
-// timeout on the server too, so that nothing outlives its request.
+// timeout on the server too, so that nothing outlives its request. Its
+// statements plan no parallel workers: the service runs many small
+// statements at once, and a parallel plan starts worker processes for
+// every one of them (for a FETCH with match at 1,000,000 records, two per
+// request, for a read a condition then skipped: docs/performance.md).
 func newPool(ctx context.Context, url string, size int, timeout time.Duration) (*pgxpool.Pool, error) {
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -142,6 +146,7 @@ func newPool(ctx context.Context, url string, size int, timeout time.Duration) (
 	pc.ConnConfig.RuntimeParams["statement_timeout"] = ms
 	pc.ConnConfig.RuntimeParams["lock_timeout"] = ms
 	pc.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(2*timeout.Milliseconds(), 10)
+	pc.ConnConfig.RuntimeParams["max_parallel_workers_per_gather"] = "0"
 	return pgxpool.NewWithConfig(ctx, pc)
 }
 
