@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"slices"
 	"strings"
 )
@@ -66,6 +67,84 @@ func (rt *Router) Add(plan *Plan) {
 		n.methods = map[string]*Entry{}
 	}
 	n.methods[plan.Route.Method] = &Entry{Plan: plan, params: PathParams(plan.Route.RoutePath)}
+}
+
+// Edit returns a router holding rt's routes without the plans of remove
+// and with the plans of add, leaving rt as it is: routers are read
+// without locks while a new one is made. Only the nodes on the paths of
+// the routes changed are copied (with their maps), so a change costs the
+// depth of its path and the size of the maps on it, not the number of
+// routes. A plan of remove leaves its method and path only if it still
+// holds them (a plan of add may have taken them).
+func (rt *Router) Edit(remove, add []*Plan) *Router {
+	e := editor{fresh: map[*node]bool{}}
+	out := &Router{root: *e.own(&rt.root)}
+	root := &out.root
+	e.fresh[root] = true
+	for _, plan := range remove {
+		n := root
+		for _, seg := range Segments(plan.Route.RoutePath) {
+			if n = e.child(n, seg, false); n == nil {
+				break
+			}
+		}
+		if n != nil && n.methods[plan.Route.Method] != nil && n.methods[plan.Route.Method].Plan.Route.RouteID == plan.Route.RouteID {
+			delete(n.methods, plan.Route.Method)
+		}
+	}
+	for _, plan := range add {
+		n := root
+		for _, seg := range Segments(plan.Route.RoutePath) {
+			n = e.child(n, seg, true)
+		}
+		if n.methods == nil {
+			n.methods = map[string]*Entry{}
+		}
+		n.methods[plan.Route.Method] = &Entry{Plan: plan, params: PathParams(plan.Route.RoutePath)}
+	}
+	return out
+}
+
+// editor copies the nodes an Edit changes, each once.
+type editor struct{ fresh map[*node]bool }
+
+// own returns n when it is a copy of this edit's, else a copy of it with
+// maps of its own.
+func (e *editor) own(n *node) *node {
+	if e.fresh[n] {
+		return n
+	}
+	c := &node{literal: maps.Clone(n.literal), param: n.param, methods: maps.Clone(n.methods)}
+	e.fresh[c] = true
+	return c
+}
+
+// child is the copy of n's child at seg (n is a copy of this edit's);
+// when there is none, a new one if create, else nil.
+func (e *editor) child(n *node, seg string, create bool) *node {
+	if name, ok := strings.CutPrefix(seg, ":"); ok && name != "" {
+		switch {
+		case n.param != nil:
+			n.param = e.own(n.param)
+		case create:
+			n.param = e.own(&node{})
+		}
+		return n.param
+	}
+	next, ok := n.literal[seg]
+	switch {
+	case ok:
+		next = e.own(next)
+	case create:
+		next = e.own(&node{})
+		if n.literal == nil {
+			n.literal = map[string]*node{}
+		}
+	default:
+		return nil
+	}
+	n.literal[seg] = next
+	return next
 }
 
 // Match finds the route for method and the path's segments, and the values

@@ -55,3 +55,48 @@ func TestRouter(t *testing.T) {
 		}
 	}
 }
+
+// TestRouterEdit: an edited router answers as one built from its routes
+// afresh, and the router it was made from answers as before.
+func TestRouterEdit(t *testing.T) {
+	plan := func(id, method, path string) *Plan {
+		return &Plan{Route: flow.Route{RouteID: id, Method: method, RoutePath: path}}
+	}
+	list, one, renamed := plan("list", "GET", "/books"), plan("one", "GET", "/books/:id"), plan("one", "GET", "/volumes/:id")
+	taken, taker := plan("old", "POST", "/books"), plan("new", "POST", "/books")
+	var before Router
+	for _, p := range []*Plan{list, one, taken} {
+		before.Add(p)
+	}
+	// "one" moves to /volumes; "new" takes POST /books from "old", and
+	// removing "old" afterwards leaves it to "new".
+	after := before.Edit([]*Plan{one}, []*Plan{renamed, taker})
+	after = after.Edit([]*Plan{taken}, nil)
+	match := func(rt *Router, method, path string) string {
+		e, _, allow := rt.Match(method, Segments(path))
+		switch {
+		case e != nil:
+			return e.Plan.Route.RouteID + " " + e.Plan.Route.RoutePath
+		case allow != nil:
+			return "405 " + strings.Join(allow, " ")
+		}
+		return "404"
+	}
+	for _, c := range []struct {
+		rt                 *Router
+		method, path, want string
+	}{
+		{&before, "GET", "/books/7", "one /books/:id"},
+		{&before, "GET", "/volumes/7", "404"},
+		{&before, "POST", "/books", "old /books"},
+		{after, "GET", "/books/7", "404"},
+		{after, "GET", "/volumes/7", "one /volumes/:id"},
+		{after, "GET", "/books", "list /books"},
+		{after, "POST", "/books", "new /books"},
+		{after, "DELETE", "/books", "405 GET POST"},
+	} {
+		if got := match(c.rt, c.method, c.path); got != c.want {
+			t.Errorf("%s %s: %s, want %s", c.method, c.path, got, c.want)
+		}
+	}
+}

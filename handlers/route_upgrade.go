@@ -230,7 +230,7 @@ func (h *Handlers) routeUpgrade(c *fiber.Ctx) error {
 		} else if err != nil {
 			return err
 		}
-		h.routesChanged(c, sr.ProjectID)
+		h.routesChanged(c, sr.ProjectID, r.RouteID, sr.RouteID)
 		plan.Applied, plan.Version, plan.Route = true, sr.Version, sr.Route
 		h.flash(c, "success", fmt.Sprintf("Upgraded to version %d of template %s as route version %d.", plan.ToVersion, plan.Template.Name, sr.Version))
 		return h.respond(c, Reply{Message: "Route upgraded", Data: plan, Warnings: warnings,

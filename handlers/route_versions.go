@@ -310,7 +310,7 @@ func (h *Handlers) routeRestore(c *fiber.Ctx) error {
 	if err := h.store.RestoreRoute(c.UserContext(), in.RouteID, &sr, v); err != nil {
 		return err
 	}
-	h.routesChanged(c, sr.ProjectID)
+	h.routesChanged(c, sr.ProjectID, in.RouteID, sr.RouteID)
 	h.flash(c, "success", fmt.Sprintf("Version %d restored as version %d.", in.Version, sr.Version))
 	return h.respond(c, Reply{Message: "Route restored", Data: newRouteDTO(sr), Warnings: warnings,
 		Redirect: "/web/routes/history?project_id=" + sr.ProjectID + "&route_id=" + sr.RouteID})

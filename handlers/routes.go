@@ -190,10 +190,11 @@ func (h *Handlers) routeLint(c *fiber.Ctx) error {
 	return h.respond(c, Reply{Message: "Checked", Warnings: warnings})
 }
 
-// routesChanged reloads a project's routes on this instance at once;
-// other instances follow the database's notice.
-func (h *Handlers) routesChanged(c *fiber.Ctx, project string) {
-	if err := h.runs.RoutesChanged(c.UserContext(), project); err != nil {
+// routesChanged reloads routes of a project on this instance at once
+// (none named: the whole project); other instances follow the database's
+// notices.
+func (h *Handlers) routesChanged(c *fiber.Ctx, project string, routes ...string) {
+	if err := h.runs.RoutesChanged(c.UserContext(), project, routes...); err != nil {
 		h.log.Error("reload routes", "project", project, "err", err)
 	}
 }
@@ -234,7 +235,7 @@ func (h *Handlers) routeCreate(c *fiber.Ctx) error {
 	if err := h.store.CreateRoute(c.UserContext(), &sr); err != nil {
 		return err
 	}
-	h.routesChanged(c, sr.ProjectID)
+	h.routesChanged(c, sr.ProjectID, sr.RouteID)
 	h.flash(c, "success", "Route "+sr.RouteID+" created.")
 	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Route created", Data: newRouteDTO(sr), Warnings: warnings,
 		Redirect: "/web/routes/view?project_id=" + sr.ProjectID + "&route_id=" + sr.RouteID})
@@ -318,7 +319,7 @@ func (h *Handlers) routeUpdate(c *fiber.Ctx) error {
 	if err := h.store.UpdateRoute(c.UserContext(), in.RouteID, &sr); err != nil {
 		return err
 	}
-	h.routesChanged(c, sr.ProjectID)
+	h.routesChanged(c, sr.ProjectID, in.RouteID, sr.RouteID)
 	return h.respond(c, Reply{Message: "Route updated", Data: newRouteDTO(sr), Warnings: warnings})
 }
 
@@ -334,7 +335,7 @@ func (h *Handlers) routeDelete(c *fiber.Ctx) error {
 	if err := h.store.DeleteRoute(c.UserContext(), q.ProjectID, q.RouteID); err != nil {
 		return err
 	}
-	h.routesChanged(c, q.ProjectID)
+	h.routesChanged(c, q.ProjectID, q.RouteID)
 	h.metrics.forget(q.ProjectID, q.RouteID)
 	h.flash(c, "success", "Route "+q.RouteID+" deleted.")
 	return h.respond(c, Reply{Message: "Route deleted", Redirect: "/web/routes?id=" + q.ProjectID})

@@ -453,7 +453,7 @@ func TestRunLog(t *testing.T) {
 // TestRoutesFollowOtherInstances: a second instance on the same database
 // answers a route created, changed and deleted through the first, by the
 // database's notice alone (the first instance's own reload does not reach
-// it), and so does a project's new api_path.
+// it), a route renamed too, and so does a project's new api_path.
 func TestRoutesFollowOtherInstances(t *testing.T) {
 	ta, h := runApp(t)
 	other := newTestAppOn(t, ta.pool)
@@ -504,8 +504,17 @@ func TestRoutesFollowOtherInstances(t *testing.T) {
 			t.Fatalf("the other instance answers without the origin: %v", resp.Header)
 		}
 	}
-	ta.expectStatus(t, "delete", "DELETE", "/route/delete?project_id=shop&route_id=hello", "", h, 200)
-	eventually("deleted", "/x/store/hello", 404, "route not found")
+	// A route renamed and moved: one notice for each id, and the old
+	// path answers no more.
+	greet := hello
+	greet.id, greet.path = "greet", "/greet"
+	if status, body := ta.call(t, "PATCH", "/route/update", `{"project_id":"shop","route_id":"hello","route":`+greet.JSON()+`}`, h); status != 200 {
+		t.Fatalf("rename: %d %s", status, body)
+	}
+	eventually("renamed", "/x/store/greet", 200, `{"v":2}`)
+	eventually("renamed away", "/x/store/hello", 404, "route not found")
+	ta.expectStatus(t, "delete", "DELETE", "/route/delete?project_id=shop&route_id=greet", "", h, 200)
+	eventually("deleted", "/x/store/greet", 404, "route not found")
 }
 
 // TestRunPathParameterText: a path parameter holding NUL or bytes that

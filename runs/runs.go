@@ -111,10 +111,11 @@ func (s *Service) Start(ctx context.Context) {
 	go s.log.run(ctx)
 }
 
-// RoutesChanged reloads a project's routes on this instance at once;
-// other instances follow the database's notice.
-func (s *Service) RoutesChanged(ctx context.Context, project string) error {
-	return s.table.reload(ctx, project)
+// RoutesChanged reloads routes of a project on this instance at once
+// (none named: the whole project, its settings too); other instances
+// follow the database's notices.
+func (s *Service) RoutesChanged(ctx context.Context, project string, routes ...string) error {
+	return s.table.reload(ctx, project, routes...)
 }
 
 // ReloadAll reloads every project's routes.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -14,8 +15,9 @@ import (
 )
 
 // table is what answers at /x: every project's routes, compiled,
-// by api_path. It is loaded from PostgreSQL on first use and reloaded one
-// project at a time when its routes or api_path change: at once on the
+// by api_path. It is loaded from PostgreSQL on first use; a project is
+// reloaded when its api_path or settings change, and a route when it
+// changes (reloadRoutes): at once on the
 // instance that made the change, and on every instance when the database's
 // notice on stencil_routes arrives (listen). A plan is compiled once per
 // route version and kept while that version stands.
@@ -194,22 +196,58 @@ func (t *table) loadAll(ctx context.Context, force bool) error {
 	return nil
 }
 
-// reload reloads one project, or drops it when it is gone. Before the
-// first load it does nothing: that load will read it.
-func (t *table) reload(ctx context.Context, id string) error {
-	t.nextMu.Lock()
-	if r, ok := t.next[id]; ok {
-		t.nextMu.Unlock()
-		select {
-		case <-r.done:
-			return r.err
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+// reload reloads the named routes of a project on this instance (none
+// named: the whole project, or its drop when it is gone) and waits until
+// the table holds them. Before the first load it does nothing: that load
+// will read them.
+func (t *table) reload(ctx context.Context, id string, routes ...string) error {
+	r := t.ask(id, routes)
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	r := &reloadRound{done: make(chan struct{})}
-	t.next[id] = r
-	t.nextMu.Unlock()
+}
+
+// ask adds routes of project id (none: the whole project) to the project's
+// next reload round, starting the round when none is waiting, and returns
+// it without waiting. The route notices of one transaction — a project
+// file's apply, a project's deletion with its routes — so gather into a
+// round or two, however many they are.
+func (t *table) ask(id string, routes []string) *reloadRound {
+	t.nextMu.Lock()
+	defer t.nextMu.Unlock()
+	r, ok := t.next[id]
+	if !ok {
+		r = &reloadRound{done: make(chan struct{}), routes: map[string]bool{}}
+		t.next[id] = r
+		go t.runRound(id, r)
+	}
+	r.all = r.all || len(routes) == 0
+	for _, route := range routes {
+		r.routes[route] = true
+	}
+	return r
+}
+
+// reloadRound is one reload of a project that every caller asking for it
+// before it begins shares: each of their changes committed before it
+// reads. Saves of one project at once cost two reloads, not one each.
+type reloadRound struct {
+	done   chan struct{}
+	err    error
+	all    bool            // the whole project
+	routes map[string]bool // else these routes, by id
+}
+
+// reloadTimeout bounds one reload round, which no one caller's context
+// may end: others wait for it too.
+const reloadTimeout = time.Minute
+
+// runRound runs round r of project id once the load lock is free. When it
+// fails, the table is read whole at its next use: it may miss a change.
+func (t *table) runRound(id string, r *reloadRound) {
 	defer close(r.done)
 	t.load.Lock()
 	defer t.load.Unlock()
@@ -218,25 +256,26 @@ func (t *table) reload(ctx context.Context, id string) error {
 	t.nextMu.Lock()
 	delete(t.next, id)
 	t.nextMu.Unlock()
-	r.err = t.reloadNow(ctx, id)
-	return r.err
+	ctx, cancel := context.WithTimeout(context.Background(), reloadTimeout)
+	defer cancel()
+	if r.err = t.reloadNow(ctx, id, r); r.err != nil {
+		t.log.Error("route table: reload", "project", id, "err", r.err)
+		t.mu.Lock()
+		t.loaded = false
+		t.mu.Unlock()
+	}
 }
 
-// reloadRound is one reload of a project that every caller asking for it
-// before it begins shares: each of their changes committed before it
-// reads. Saves of one project at once cost two reloads, not one each.
-type reloadRound struct {
-	done chan struct{}
-	err  error
-}
-
-// reloadNow reloads a project's routes; t.load is held.
-func (t *table) reloadNow(ctx context.Context, id string) error {
+// reloadNow runs round r of project id; t.load is held.
+func (t *table) reloadNow(ctx context.Context, id string, r *reloadRound) error {
 	t.mu.RLock()
-	loaded := t.loaded
+	loaded, old := t.loaded, t.projects[id]
 	t.mu.RUnlock()
 	if !loaded {
 		return nil
+	}
+	if !r.all && old != nil {
+		return t.reloadRoutes(ctx, old, slices.Sorted(maps.Keys(r.routes)))
 	}
 	p, err := t.build(ctx, id)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -249,6 +288,58 @@ func (t *table) reloadNow(ctx context.Context, id string) error {
 		t.projects[id] = p
 	}
 	t.paths = owners(t.projects)
+	return nil
+}
+
+// reloadRoutes reads routes of project old as they are now and puts them
+// in a copy of old in its place: a route gone is dropped, a route whose
+// version changed compiled again. Only these routes are read, and the
+// router is edited, not built again (engine.Router.Edit), so a change
+// costs the same in a project of 10 routes as of 10,000
+// (docs/performance.md).
+func (t *table) reloadRoutes(ctx context.Context, old *routing, routes []string) error {
+	stored, err := t.store.RoutingRoutes(ctx, old.id, routes)
+	if err != nil {
+		return err
+	}
+	now := make(map[string]store.StoredRoute, len(stored))
+	for _, r := range stored {
+		now[r.RouteID] = r
+	}
+	var remove, add []*engine.Plan
+	for _, route := range routes {
+		prev, had := old.plans[route]
+		r, has := now[route]
+		if had && has && prev.Version == r.Version {
+			continue
+		}
+		if had {
+			remove = append(remove, prev)
+		}
+		if has {
+			add = append(add, compileStored(r))
+		}
+	}
+	if remove == nil && add == nil {
+		return nil
+	}
+	p := *old
+	p.plans = maps.Clone(old.plans)
+	for _, plan := range remove {
+		delete(p.plans, plan.Route.RouteID)
+	}
+	for _, plan := range add {
+		p.plans[plan.Route.RouteID] = plan
+	}
+	p.router = old.router.Edit(remove, add)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.projects[p.id] = &p
+	for key, owner := range t.paths {
+		if owner == old {
+			t.paths[key] = &p
+		}
+	}
 	return nil
 }
 
@@ -300,7 +391,8 @@ func compileStored(r store.StoredRoute) *engine.Plan {
 }
 
 // listen follows the notices on stencil_routes until ctx ends, reloading
-// the project each names. Whenever it (re)connects it reloads everything,
+// the project or the route each names; it does not wait for the reloads,
+// so that a burst of notices gathers into few rounds (ask). Whenever it (re)connects it reloads everything,
 // for the notices it may have missed.
 func (t *table) listen(ctx context.Context) {
 	for ctx.Err() == nil {
@@ -312,7 +404,16 @@ func (t *table) listen(ctx context.Context) {
 				return t.loadAll(ctx, true)
 			}
 			return nil
-		}, func(project string) error { return t.reload(ctx, project) })
+		}, func(payload string) error {
+			// "<project>" or "<project> <route>" (migration 033).
+			project, route, _ := strings.Cut(payload, " ")
+			var routes []string
+			if route != "" {
+				routes = []string{route}
+			}
+			t.ask(project, routes)
+			return nil
+		})
 		if ctx.Err() != nil {
 			return
 		}

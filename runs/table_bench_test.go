@@ -38,9 +38,9 @@ func bigProject(tb testing.TB, n int) *pgxpool.Pool {
 }
 
 // BenchmarkReloadOneChange: a project of 10,000 routes, one of which
-// changes: reloading the project reads and compiles that one (one
-// change), against reading every route's document as the reload did
-// before (every document).
+// changes: reloading the route, as a save and its notice do, reads and
+// compiles that one and edits the router (one change), against reading
+// every route's document (every document).
 func BenchmarkReloadOneChange(b *testing.B) {
 	ctx := context.Background()
 	pool := bigProject(b, 10000)
@@ -59,7 +59,7 @@ func BenchmarkReloadOneChange(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StartTimer()
-			if err := t.reload(ctx, "big"); err != nil {
+			if err := t.reload(ctx, "big", "r7"); err != nil {
 				b.Fatal(err)
 			}
 		}

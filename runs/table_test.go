@@ -32,7 +32,7 @@ func TestConcurrentReloadsShareRounds(t *testing.T) {
 					errs <- err
 					return
 				}
-				if err := tb.reload(ctx, "big"); err != nil {
+				if err := tb.reload(ctx, "big", route); err != nil {
 					errs <- err
 					return
 				}

@@ -325,17 +325,28 @@ func (s *Store) ProjectRouting(ctx context.Context, id string, known func(route 
 		if len(place) == 0 {
 			return nil
 		}
-		rows, err = tx.db.Query(ctx, "SELECT "+routeColumns+" FROM routes WHERE project_id = $1 AND route_id = ANY($2)", id, slices.Collect(maps.Keys(place)))
-		if err != nil {
-			return err
-		}
-		read, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (StoredRoute, error) { return scanRoute(r) })
+		read, err := routesByID(ctx, tx.db, id, slices.Collect(maps.Keys(place)))
 		for _, r := range read {
 			routes[place[r.RouteID]] = r
 		}
 		return err
 	})
 	return p, routes, err
+}
+
+// RoutingRoutes returns the routes of project id among ids, whole, as the
+// route table compiles them; an id of no route is left out.
+func (s *Store) RoutingRoutes(ctx context.Context, id string, ids []string) (_ []StoredRoute, err error) {
+	defer wrap(&err, "routing routes", id)
+	return routesByID(ctx, s.db, id, ids)
+}
+
+func routesByID(ctx context.Context, db DB, project string, ids []string) ([]StoredRoute, error) {
+	rows, err := db.Query(ctx, "SELECT "+routeColumns+" FROM routes WHERE project_id = $1 AND route_id = ANY($2)", project, ids)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (StoredRoute, error) { return scanRoute(r) })
 }
 
 // RunRecordsSQL reads up to $3 records of collection $2 of project $1 in
