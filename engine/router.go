@@ -9,21 +9,28 @@ import (
 // Router matches request paths of one project to its routes (docs/engine.md):
 // a ":name" segment matches any one segment and binds it; a literal
 // segment wins over a ":name" segment in the same place. Empty segments
-// are ignored, so "/books/" is "/books".
-type Router struct {
-	root node
+// are ignored, so "/books/" is "/books". A match gives back the route's
+// Value: its plan, or what the caller keeps to find its plan.
+type Router[T any] struct {
+	root node[T]
 }
 
-// Entry is a route in a router: what a match gives back.
-type Entry struct {
-	Plan   *Plan
+// Route is a route in a router: its id, method and path, and its value.
+type Route[T any] struct {
+	ID, Method, Path string
+	Value            T
+}
+
+// Entry is what a match gives back.
+type Entry[T any] struct {
+	Route  Route[T]
 	params []string // the names of the path's ":name" segments, in order
 }
 
-type node struct {
-	literal map[string]*node
-	param   *node
-	methods map[string]*Entry
+type node[T any] struct {
+	literal map[string]*node[T]
+	param   *node[T]
+	methods map[string]*Entry[T]
 }
 
 // Segments splits a path into its non-empty segments.
@@ -42,92 +49,92 @@ func PathParams(path string) []string {
 	return names
 }
 
-// Add puts plan's route in the router under its method and path.
-func (rt *Router) Add(plan *Plan) {
+// Add puts r in the router under its method and path.
+func (rt *Router[T]) Add(r Route[T]) {
 	n := &rt.root
-	for _, seg := range Segments(plan.Route.RoutePath) {
+	for _, seg := range Segments(r.Path) {
 		if name, ok := strings.CutPrefix(seg, ":"); ok && name != "" {
 			if n.param == nil {
-				n.param = &node{}
+				n.param = &node[T]{}
 			}
 			n = n.param
 			continue
 		}
 		if n.literal == nil {
-			n.literal = map[string]*node{}
+			n.literal = map[string]*node[T]{}
 		}
 		next, ok := n.literal[seg]
 		if !ok {
-			next = &node{}
+			next = &node[T]{}
 			n.literal[seg] = next
 		}
 		n = next
 	}
 	if n.methods == nil {
-		n.methods = map[string]*Entry{}
+		n.methods = map[string]*Entry[T]{}
 	}
-	n.methods[plan.Route.Method] = &Entry{Plan: plan, params: PathParams(plan.Route.RoutePath)}
+	n.methods[r.Method] = &Entry[T]{Route: r, params: PathParams(r.Path)}
 }
 
-// Edit returns a router holding rt's routes without the plans of remove
-// and with the plans of add, leaving rt as it is: routers are read
-// without locks while a new one is made. Only the nodes on the paths of
-// the routes changed are copied (with their maps), so a change costs the
-// depth of its path and the size of the maps on it, not the number of
-// routes. A plan of remove leaves its method and path only if it still
-// holds them (a plan of add may have taken them).
-func (rt *Router) Edit(remove, add []*Plan) *Router {
-	e := editor{fresh: map[*node]bool{}}
-	out := &Router{root: *e.own(&rt.root)}
+// Edit returns a router holding rt's routes without those of remove and
+// with those of add, leaving rt as it is: routers are read without locks
+// while a new one is made. Only the nodes on the paths of the routes
+// changed are copied (with their maps), so a change costs the depth of
+// its path and the size of the maps on it, not the number of routes. A
+// route of remove leaves its method and path only if it still holds them
+// (one of add may have taken them).
+func (rt *Router[T]) Edit(remove, add []Route[T]) *Router[T] {
+	e := editor[T]{fresh: map[*node[T]]bool{}}
+	out := &Router[T]{root: *e.own(&rt.root)}
 	root := &out.root
 	e.fresh[root] = true
-	for _, plan := range remove {
+	for _, r := range remove {
 		n := root
-		for _, seg := range Segments(plan.Route.RoutePath) {
+		for _, seg := range Segments(r.Path) {
 			if n = e.child(n, seg, false); n == nil {
 				break
 			}
 		}
-		if n != nil && n.methods[plan.Route.Method] != nil && n.methods[plan.Route.Method].Plan.Route.RouteID == plan.Route.RouteID {
-			delete(n.methods, plan.Route.Method)
+		if n != nil && n.methods[r.Method] != nil && n.methods[r.Method].Route.ID == r.ID {
+			delete(n.methods, r.Method)
 		}
 	}
-	for _, plan := range add {
+	for _, r := range add {
 		n := root
-		for _, seg := range Segments(plan.Route.RoutePath) {
+		for _, seg := range Segments(r.Path) {
 			n = e.child(n, seg, true)
 		}
 		if n.methods == nil {
-			n.methods = map[string]*Entry{}
+			n.methods = map[string]*Entry[T]{}
 		}
-		n.methods[plan.Route.Method] = &Entry{Plan: plan, params: PathParams(plan.Route.RoutePath)}
+		n.methods[r.Method] = &Entry[T]{Route: r, params: PathParams(r.Path)}
 	}
 	return out
 }
 
 // editor copies the nodes an Edit changes, each once.
-type editor struct{ fresh map[*node]bool }
+type editor[T any] struct{ fresh map[*node[T]]bool }
 
 // own returns n when it is a copy of this edit's, else a copy of it with
 // maps of its own.
-func (e *editor) own(n *node) *node {
+func (e *editor[T]) own(n *node[T]) *node[T] {
 	if e.fresh[n] {
 		return n
 	}
-	c := &node{literal: maps.Clone(n.literal), param: n.param, methods: maps.Clone(n.methods)}
+	c := &node[T]{literal: maps.Clone(n.literal), param: n.param, methods: maps.Clone(n.methods)}
 	e.fresh[c] = true
 	return c
 }
 
 // child is the copy of n's child at seg (n is a copy of this edit's);
 // when there is none, a new one if create, else nil.
-func (e *editor) child(n *node, seg string, create bool) *node {
+func (e *editor[T]) child(n *node[T], seg string, create bool) *node[T] {
 	if name, ok := strings.CutPrefix(seg, ":"); ok && name != "" {
 		switch {
 		case n.param != nil:
 			n.param = e.own(n.param)
 		case create:
-			n.param = e.own(&node{})
+			n.param = e.own(&node[T]{})
 		}
 		return n.param
 	}
@@ -136,9 +143,9 @@ func (e *editor) child(n *node, seg string, create bool) *node {
 	case ok:
 		next = e.own(next)
 	case create:
-		next = e.own(&node{})
+		next = e.own(&node[T]{})
 		if n.literal == nil {
-			n.literal = map[string]*node{}
+			n.literal = map[string]*node[T]{}
 		}
 	default:
 		return nil
@@ -151,11 +158,11 @@ func (e *editor) child(n *node, seg string, create bool) *node {
 // of its path parameters by name. When the path matches routes of other
 // methods only, allow lists those methods (405); when it matches nothing,
 // both are nil (404).
-func (rt *Router) Match(method string, segs []string) (entry *Entry, params map[string]string, allow []string) {
+func (rt *Router[T]) Match(method string, segs []string) (entry *Entry[T], params map[string]string, allow []string) {
 	var values []string
 	var methods map[string]bool
-	var walk func(n *node, i int) bool
-	walk = func(n *node, i int) bool {
+	var walk func(n *node[T], i int) bool
+	walk = func(n *node[T], i int) bool {
 		if i == len(segs) {
 			if e, ok := n.methods[method]; ok {
 				entry = e

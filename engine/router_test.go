@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"stencil/flow"
 )
 
 func TestRouter(t *testing.T) {
-	var rt Router
+	var rt Router[string]
 	for _, r := range []struct{ id, method, path string }{
 		{"list", "GET", "/books"},
 		{"one", "GET", "/books/:id"},
@@ -19,7 +17,7 @@ func TestRouter(t *testing.T) {
 		{"mine", "GET", "/books/new/reviews/mine"},
 		{"root", "GET", "/"},
 	} {
-		rt.Add(&Plan{Route: flow.Route{RouteID: r.id, Method: r.method, RoutePath: r.path}})
+		rt.Add(Route[string]{ID: r.id, Method: r.method, Path: r.path, Value: r.id})
 	}
 	for _, c := range []struct{ method, path, want string }{
 		{"GET", "/books", "list"},
@@ -43,7 +41,7 @@ func TestRouter(t *testing.T) {
 		got := "404"
 		switch {
 		case e != nil:
-			got = e.Plan.Route.RouteID
+			got = e.Route.Value
 			for _, name := range e.params {
 				got += fmt.Sprintf(" %s=%s", name, params[name])
 			}
@@ -59,31 +57,31 @@ func TestRouter(t *testing.T) {
 // TestRouterEdit: an edited router answers as one built from its routes
 // afresh, and the router it was made from answers as before.
 func TestRouterEdit(t *testing.T) {
-	plan := func(id, method, path string) *Plan {
-		return &Plan{Route: flow.Route{RouteID: id, Method: method, RoutePath: path}}
+	route := func(id, method, path string) Route[string] {
+		return Route[string]{ID: id, Method: method, Path: path, Value: id + " " + path}
 	}
-	list, one, renamed := plan("list", "GET", "/books"), plan("one", "GET", "/books/:id"), plan("one", "GET", "/volumes/:id")
-	taken, taker := plan("old", "POST", "/books"), plan("new", "POST", "/books")
-	var before Router
-	for _, p := range []*Plan{list, one, taken} {
-		before.Add(p)
+	list, one, renamed := route("list", "GET", "/books"), route("one", "GET", "/books/:id"), route("one", "GET", "/volumes/:id")
+	taken, taker := route("old", "POST", "/books"), route("new", "POST", "/books")
+	var before Router[string]
+	for _, r := range []Route[string]{list, one, taken} {
+		before.Add(r)
 	}
 	// "one" moves to /volumes; "new" takes POST /books from "old", and
 	// removing "old" afterwards leaves it to "new".
-	after := before.Edit([]*Plan{one}, []*Plan{renamed, taker})
-	after = after.Edit([]*Plan{taken}, nil)
-	match := func(rt *Router, method, path string) string {
+	after := before.Edit([]Route[string]{one}, []Route[string]{renamed, taker})
+	after = after.Edit([]Route[string]{taken}, nil)
+	match := func(rt *Router[string], method, path string) string {
 		e, _, allow := rt.Match(method, Segments(path))
 		switch {
 		case e != nil:
-			return e.Plan.Route.RouteID + " " + e.Plan.Route.RoutePath
+			return e.Route.Value
 		case allow != nil:
 			return "405 " + strings.Join(allow, " ")
 		}
 		return "404"
 	}
 	for _, c := range []struct {
-		rt                 *Router
+		rt                 *Router[string]
 		method, path, want string
 	}{
 		{&before, "GET", "/books/7", "one /books/:id"},

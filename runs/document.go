@@ -2,8 +2,10 @@ package runs
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,6 +15,7 @@ import (
 
 	"stencil/engine"
 	"stencil/flow"
+	"stencil/store"
 )
 
 // DocumentPath is where, under a project's api_path, its routes'
@@ -29,17 +32,18 @@ type obj = map[string]any
 // operation for each route with its path, query and body inputs typed by
 // their bdtype, bearer security where auth_jwt is on, and the statuses the
 // route can answer — 200, its FAILs, 400 for bad inputs, 401 and 403 for
-// callers, 500 for faults.
-func (p *routing) document() ([]byte, error) {
-	plans := make([]*engine.Plan, 0, len(p.plans))
-	for _, plan := range p.plans {
-		plans = append(plans, plan)
+// callers, 500 for faults. The routes the table holds of p are read whole
+// for it: the table keeps only their keys.
+func (t *table) document(ctx context.Context, p *routing) ([]byte, error) {
+	routes, err := t.store.RoutingRoutes(ctx, p.id, slices.Collect(maps.Keys(p.routes)))
+	if err != nil {
+		return nil, err
 	}
-	sort.Slice(plans, func(i, j int) bool { return plans[i].Route.RouteID < plans[j].Route.RouteID })
+	slices.SortFunc(routes, func(a, b store.StoredRoute) int { return strings.Compare(a.RouteID, b.RouteID) })
 	paths := obj{}
 	auth := false
-	for _, plan := range plans {
-		r := plan.Route
+	for _, sr := range routes {
+		r := sr.Route
 		path, params := DocPath(r.RoutePath)
 		item, _ := paths[path].(obj)
 		if item == nil {

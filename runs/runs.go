@@ -131,8 +131,7 @@ func (s *Service) FlushLog(ctx context.Context) error {
 // Plan is the compiled plan of a project's saved route: nil when the
 // project has no such route.
 func (s *Service) Plan(ctx context.Context, project, route string) (*engine.Plan, error) {
-	_, plan, err := s.table.plan(ctx, project, route)
-	return plan, err
+	return s.table.plan(ctx, project, route)
 }
 
 // Request is one request to run a route. Either Path names the route (as

@@ -58,7 +58,7 @@ func (s *Service) Serve(ctx context.Context, req Request) (Answer, error) {
 // serveProject answers req at the path rest of project p's routes.
 func (s *Service) serveProject(ctx context.Context, p *routing, rest []string, req *Request, start time.Time) (Answer, error) {
 	if req.Method == http.MethodGet && "/"+strings.Join(rest, "/") == DocumentPath {
-		doc, err := p.document()
+		doc, err := s.table.document(ctx, p)
 		if err != nil {
 			return Answer{}, err
 		}
@@ -80,7 +80,13 @@ func (s *Service) serveProject(ctx context.Context, p *routing, rest []string, r
 		}
 		return answer(http.StatusNotFound, "Error: route not found"), nil
 	}
-	plan := entry.Plan
+	plan, err := s.table.planOf(ctx, p.id, entry.Route.Value)
+	if err != nil {
+		return Answer{}, err
+	}
+	if plan == nil { // deleted since the table learnt of it
+		return answer(http.StatusNotFound, "Error: route not found"), nil
+	}
 	run := store.Run{At: start, ProjectID: p.id, RouteID: plan.Route.RouteID, Method: req.Method, Path: req.Path}
 	if limited, err := s.overRate(ctx, p, req.Client); err != nil || limited {
 		if err != nil {
@@ -184,8 +190,8 @@ func MatchPath(plan *engine.Plan, path string) (matched string, params map[strin
 	if err != nil {
 		return "", nil, "is not valid URL encoding"
 	}
-	one := &engine.Router{}
-	one.Add(plan)
+	one := &engine.Router[*engine.Plan]{}
+	one.Add(engine.Route[*engine.Plan]{ID: r.RouteID, Method: r.Method, Path: r.RoutePath, Value: plan})
 	entry, params, _ := one.Match(r.Method, segs)
 	if entry == nil {
 		return "", nil, "does not match the route's path " + r.RoutePath

@@ -8,22 +8,31 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"stencil/engine"
 	"stencil/store"
 )
 
-// table is what answers at /x: every project's routes, compiled,
-// by api_path. It is loaded from PostgreSQL on first use; a project is
-// reloaded when its api_path or settings change, and a route when it
-// changes (reloadRoutes): at once on the
-// instance that made the change, and on every instance when the database's
-// notice on stencil_routes arrives (listen). A plan is compiled once per
-// route version and kept while that version stands.
+// table is what answers at /x: every project's routes by api_path, each
+// route's method, path and version in a router. It is loaded from
+// PostgreSQL on first use; a project is reloaded when its api_path or
+// settings change, and a route when it changes (reloadRoutes): at once on
+// the instance that made the change, and on every instance when the
+// database's notice on stencil_routes arrives (listen). A route's plan is
+// compiled at its first run and kept while its version stands, for the
+// plansKept routes run most recently (planOf): the table's memory does not
+// grow with the routes a service holds, only with those it runs
+// (docs/performance.md).
 type table struct {
 	store *store.Store
 	log   *slog.Logger
+	// plans are the routes whose plans are kept, most recently run first;
+	// one pushed out drops its plan.
+	plans *lru.Cache[*routeRef, struct{}]
 
 	load sync.Mutex // one load at a time
 	// next is, per project, the reload asked for that has not begun: a
@@ -47,12 +56,55 @@ type routing struct {
 	burst   int
 	origins []string // CORS: the origins whose browsers may call, or "*"
 	hosts   []string // the hosts its HTTP blocks may call (empty: any public host)
-	router  *engine.Router
-	plans   map[string]*engine.Plan // by route id, for reuse across reloads
+	router  *engine.Router[*routeRef]
+	routes  map[string]*routeRef // by route id
 }
 
-func newTable(st *store.Store, log *slog.Logger) *table {
-	return &table{store: st, log: log, next: map[string]*reloadRound{}}
+// routeRef is a route of the table: its key, and its plan while kept.
+type routeRef struct {
+	store.RouteKey
+	plan atomic.Pointer[engine.Plan]
+}
+
+// entry is the route's entry in a router.
+func (r *routeRef) entry() engine.Route[*routeRef] {
+	return engine.Route[*routeRef]{ID: r.ID, Method: r.Method, Path: r.Path, Value: r}
+}
+
+// plansKept is how many routes' plans the table keeps compiled: beyond
+// them, the route run least recently is read and compiled again at its
+// next run (about a millisecond).
+const plansKept = 2048
+
+func newTable(st *store.Store, log *slog.Logger) *table { return newTableKeeping(st, log, plansKept) }
+
+// newTableKeeping is a table keeping the plans of kept routes.
+func newTableKeeping(st *store.Store, log *slog.Logger, kept int) *table {
+	plans, err := lru.NewWithEvict(kept, func(r *routeRef, _ struct{}) { r.plan.Store(nil) })
+	if err != nil {
+		panic(err) // only for a size below 1
+	}
+	return &table{store: st, log: log, plans: plans, next: map[string]*reloadRound{}}
+}
+
+// planOf returns the plan of route r of project, compiling it when it is
+// not kept; nil when the route is gone since the table learnt of it.
+func (t *table) planOf(ctx context.Context, project string, r *routeRef) (*engine.Plan, error) {
+	if plan := r.plan.Load(); plan != nil {
+		t.plans.Get(r) // run most recently now
+		return plan, nil
+	}
+	stored, err := t.store.RoutingRoutes(ctx, project, []string{r.ID})
+	if err != nil || len(stored) == 0 {
+		return nil, err
+	}
+	plan := compileStored(stored[0])
+	// A newer version runs as read; the table learns of it by its notice.
+	if r.Same(store.RouteKey{ID: stored[0].RouteID, Method: stored[0].Method, Path: stored[0].RoutePath, Version: stored[0].Version, Updated: stored[0].UpdatedAt}) {
+		r.plan.Store(plan)
+		t.plans.Add(r, struct{}{})
+	}
+	return plan, nil
 }
 
 // pathKey is how an api_path is compared (as the database's api_path_key
@@ -125,19 +177,22 @@ func taken(paths map[string]*routing, key string) bool {
 	return false
 }
 
-// plan returns a project's routes and the plan of one of them: nil when
-// the project has no such route (or no routes).
-func (t *table) plan(ctx context.Context, project, route string) (*routing, *engine.Plan, error) {
+// plan returns the plan of a project's route: nil when the project has no
+// such route.
+func (t *table) plan(ctx context.Context, project, route string) (*engine.Plan, error) {
 	if err := t.ensure(ctx); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	t.mu.RLock()
-	defer t.mu.RUnlock()
-	p := t.projects[project]
-	if p == nil {
-		return nil, nil, nil
+	var r *routeRef
+	if p := t.projects[project]; p != nil {
+		r = p.routes[route]
 	}
-	return p, p.plans[route], nil
+	t.mu.RUnlock()
+	if r == nil {
+		return nil, nil
+	}
+	return t.planOf(ctx, project, r)
 }
 
 // hosts returns the egress list of project (nil: any public host).
@@ -191,9 +246,23 @@ func (t *table) loadAll(ctx context.Context, force bool) error {
 	}
 	paths := owners(projects)
 	t.mu.Lock()
+	before := t.projects
 	t.projects, t.paths, t.loaded = projects, paths, true
 	t.mu.Unlock()
+	for id, old := range before {
+		t.forget(old, projects[id])
+	}
 	return nil
+}
+
+// forget drops the kept plans of old's routes that p (nil: none) does not
+// hold.
+func (t *table) forget(old, p *routing) {
+	for id, r := range old.routes {
+		if p == nil || p.routes[id] != r {
+			t.plans.Remove(r)
+		}
+	}
 }
 
 // reload reloads the named routes of a project on this instance (none
@@ -282,98 +351,95 @@ func (t *table) reloadNow(ctx context.Context, id string, r *reloadRound) error 
 		return err
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	delete(t.projects, id)
 	if p != nil {
 		t.projects[id] = p
 	}
 	t.paths = owners(t.projects)
+	t.mu.Unlock()
+	if old != nil {
+		t.forget(old, p)
+	}
 	return nil
 }
 
-// reloadRoutes reads routes of project old as they are now and puts them
-// in a copy of old in its place: a route gone is dropped, a route whose
-// version changed compiled again. Only these routes are read, and the
-// router is edited, not built again (engine.Router.Edit), so a change
-// costs the same in a project of 10 routes as of 10,000
-// (docs/performance.md).
+// reloadRoutes reads the keys of routes of project old as they are now
+// and puts them in a copy of old in its place: a route gone is dropped, a
+// route changed loses its plan. Only these routes are read, and the router
+// is edited, not built again (engine.Router.Edit), so a change costs the
+// same in a project of 10 routes as of 10,000 (docs/performance.md).
 func (t *table) reloadRoutes(ctx context.Context, old *routing, routes []string) error {
-	stored, err := t.store.RoutingRoutes(ctx, old.id, routes)
+	keys, err := t.store.RoutingKeys(ctx, old.id, routes)
 	if err != nil {
 		return err
 	}
-	now := make(map[string]store.StoredRoute, len(stored))
-	for _, r := range stored {
-		now[r.RouteID] = r
+	now := make(map[string]store.RouteKey, len(keys))
+	for _, k := range keys {
+		now[k.ID] = k
 	}
-	var remove, add []*engine.Plan
+	var remove, add []engine.Route[*routeRef]
+	var dropped, made []*routeRef
 	for _, route := range routes {
-		prev, had := old.plans[route]
-		r, has := now[route]
-		if had && has && prev.Version == r.Version {
+		prev, had := old.routes[route]
+		k, has := now[route]
+		if had && has && prev.Same(k) {
 			continue
 		}
 		if had {
-			remove = append(remove, prev)
+			remove, dropped = append(remove, prev.entry()), append(dropped, prev)
 		}
 		if has {
-			add = append(add, compileStored(r))
+			r := &routeRef{RouteKey: k}
+			add, made = append(add, r.entry()), append(made, r)
 		}
 	}
 	if remove == nil && add == nil {
 		return nil
 	}
 	p := *old
-	p.plans = maps.Clone(old.plans)
-	for _, plan := range remove {
-		delete(p.plans, plan.Route.RouteID)
+	p.routes = maps.Clone(old.routes)
+	for _, r := range dropped {
+		delete(p.routes, r.ID)
 	}
-	for _, plan := range add {
-		p.plans[plan.Route.RouteID] = plan
+	for _, r := range made {
+		p.routes[r.ID] = r
 	}
 	p.router = old.router.Edit(remove, add)
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	t.projects[p.id] = &p
 	for key, owner := range t.paths {
 		if owner == old {
 			t.paths[key] = &p
 		}
 	}
+	t.mu.Unlock()
+	for _, r := range dropped {
+		t.plans.Remove(r)
+	}
 	return nil
 }
 
-// build reads a project's routes and compiles those whose version changed;
-// the others keep their plans, and their documents are not read.
+// build reads a project's settings and its routes' keys; a route whose
+// key is unchanged keeps its plan.
 func (t *table) build(ctx context.Context, id string) (*routing, error) {
 	t.mu.RLock()
 	old := t.projects[id]
 	t.mu.RUnlock()
-	// Only the routes whose version is not compiled here are read whole.
-	known := func(route string, version int64) bool {
-		prev, ok := old.plans[route]
-		return ok && prev.Version == version
-	}
-	if old == nil {
-		known = nil
-	}
-	rp, routes, err := t.store.ProjectRouting(ctx, id, known)
+	rp, keys, err := t.store.ProjectRouting(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	p := &routing{id: id, name: rp.Name, apiPath: rp.APIPath, created: rp.CreatedAt, rate: rp.XRateLimit, burst: rp.XRateBurst, origins: rp.XCORSOrigins, hosts: rp.XEgressHosts, router: &engine.Router{}, plans: map[string]*engine.Plan{}}
-	for _, r := range routes {
-		var plan *engine.Plan
+	p := &routing{id: id, name: rp.Name, apiPath: rp.APIPath, created: rp.CreatedAt, rate: rp.XRateLimit, burst: rp.XRateBurst, origins: rp.XCORSOrigins, hosts: rp.XEgressHosts,
+		router: &engine.Router[*routeRef]{}, routes: make(map[string]*routeRef, len(keys))}
+	for _, k := range keys {
+		r := &routeRef{RouteKey: k}
 		if old != nil {
-			if prev, ok := old.plans[r.RouteID]; ok && prev.Version == r.Version {
-				plan = prev
+			if prev, ok := old.routes[k.ID]; ok && prev.Same(k) {
+				r = prev
 			}
 		}
-		if plan == nil {
-			plan = compileStored(r)
-		}
-		p.plans[r.RouteID] = plan
-		p.router.Add(plan)
+		p.routes[k.ID] = r
+		p.router.Add(r.entry())
 	}
 	return p, nil
 }

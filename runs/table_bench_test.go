@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -38,18 +39,18 @@ func bigProject(tb testing.TB, n int) *pgxpool.Pool {
 }
 
 // BenchmarkReloadOneChange: a project of 10,000 routes, one of which
-// changes: reloading the route, as a save and its notice do, reads and
-// compiles that one and edits the router (one change), against reading
-// every route's document (every document).
+// changes: reloading the route, as a save and its notice do, reads its key
+// and edits the router (one change), against reading the whole project's
+// keys and building its router, as a change of the project's settings does
+// (whole project).
 func BenchmarkReloadOneChange(b *testing.B) {
 	ctx := context.Background()
 	pool := bigProject(b, 10000)
-	st := store.New(pool)
-	t := newTable(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t := newTable(store.New(pool), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err := t.ensure(ctx); err != nil {
 		b.Fatal(err)
 	}
-	if n := len(t.projects["big"].plans); n != 10000 {
+	if n := len(t.projects["big"].routes); n != 10000 {
 		b.Fatalf("%d routes loaded", n)
 	}
 	b.Run("one change", func(b *testing.B) {
@@ -63,15 +64,50 @@ func BenchmarkReloadOneChange(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if p := t.projects["big"].plans["r7"]; len(t.projects["big"].plans) != 10000 || p.Version < 2 {
-			b.Fatalf("after the reloads: %d routes, r7 at version %d", len(t.projects["big"].plans), p.Version)
+		if r := t.projects["big"].routes["r7"]; len(t.projects["big"].routes) != 10000 || r.Version < 2 {
+			b.Fatalf("after the reloads: %d routes, r7 at version %d", len(t.projects["big"].routes), r.Version)
 		}
 	})
-	b.Run("every document", func(b *testing.B) {
+	b.Run("whole project", func(b *testing.B) {
 		for b.Loop() {
-			if _, _, err := st.ProjectRouting(ctx, "big", nil); err != nil {
+			if err := t.reload(ctx, "big"); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
+}
+
+// BenchmarkTableMemory: the heap the route table of a project of 10,000
+// routes holds, by route, before any runs (the routes' keys and router)
+// and after each has run once (plansKept of them keep a plan).
+func BenchmarkTableMemory(b *testing.B) {
+	ctx := context.Background()
+	pool := bigProject(b, 10000)
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	for b.Loop() {
+		b.StopTimer()
+		base := heap()
+		b.StartTimer()
+		t := newTable(store.New(pool), slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err := t.ensure(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		loaded := heap()
+		for i := range 10000 {
+			if plan, err := t.plan(ctx, "big", fmt.Sprintf("r%d", i+1)); err != nil || plan == nil {
+				b.Fatalf("r%d: %v %v", i+1, plan, err)
+			}
+		}
+		ran := heap()
+		b.ReportMetric(float64(loaded-base)/10000, "B/route-loaded")
+		b.ReportMetric(float64(ran-base)/10000, "B/route-run")
+		runtime.KeepAlive(t)
+		b.StartTimer()
+	}
 }

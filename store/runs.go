@@ -14,8 +14,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"stencil/flow"
 )
 
 // Tx is a transaction whose end the caller decides: a route's run commits
@@ -289,16 +287,30 @@ func (s *Store) RoutingProjects(ctx context.Context) (_ []RoutingProject, err er
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[RoutingProject])
 }
 
-// ProjectRouting returns a project's api_path and its routes, by id;
-// ErrNotFound when the project is gone. A route whose id and version known
-// says the caller holds already comes back with only those two set: the
-// documents of the others alone are read and decoded, so a change of one
-// route in a project of 10,000 reads one document. Both reads see one
-// snapshot.
-func (s *Store) ProjectRouting(ctx context.Context, id string, known func(route string, version int64) bool) (_ RoutingProject, _ []StoredRoute, err error) {
+// RouteKey is what the route table holds of a route until it runs: where
+// it answers and which version it is. Its document is read when it runs
+// (RoutingRoutes). A route deleted and made again starts at version 1
+// again: its Updated tells it from the route it replaced.
+type RouteKey struct {
+	ID, Method, Path string
+	Version          int64
+	Updated          time.Time
+}
+
+// Same says whether k and o are the same version of the same route.
+func (k RouteKey) Same(o RouteKey) bool {
+	return k.ID == o.ID && k.Method == o.Method && k.Path == o.Path && k.Version == o.Version && k.Updated.Equal(o.Updated)
+}
+
+// routeKeyColumns are RouteKey's columns, in its order.
+const routeKeyColumns = "route_id, method, route_path, version, updated_at"
+
+// ProjectRouting returns a project's settings and the keys of its routes,
+// by id, from one snapshot; ErrNotFound when the project is gone.
+func (s *Store) ProjectRouting(ctx context.Context, id string) (_ RoutingProject, _ []RouteKey, err error) {
 	defer wrap(&err, "project routing", id)
 	var p RoutingProject
-	var routes []StoredRoute
+	var keys []RouteKey
 	err = s.inReadSnapshot(ctx, func(tx *Store) error {
 		rows, err := tx.db.Query(ctx, "SELECT "+routingColumns+" FROM projects WHERE id = $1", id)
 		if err != nil {
@@ -307,42 +319,32 @@ func (s *Store) ProjectRouting(ctx context.Context, id string, known func(route 
 		if p, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[RoutingProject]); err != nil {
 			return translate(err)
 		}
-		rows, err = tx.db.Query(ctx, "SELECT route_id, version FROM routes WHERE project_id = $1 ORDER BY route_id", id)
+		rows, err = tx.db.Query(ctx, "SELECT "+routeKeyColumns+" FROM routes WHERE project_id = $1 ORDER BY route_id", id)
 		if err != nil {
 			return err
 		}
-		var r StoredRoute
-		place := map[string]int{} // the routes to read, by id: their index in routes
-		if _, err := pgx.ForEachRow(rows, []any{&r.RouteID, &r.Version}, func() error {
-			if known == nil || !known(r.RouteID, r.Version) {
-				place[r.RouteID] = len(routes)
-			}
-			routes = append(routes, StoredRoute{Route: flow.Route{ProjectID: id, RouteID: r.RouteID}, Version: r.Version})
-			return nil
-		}); err != nil {
-			return err
-		}
-		if len(place) == 0 {
-			return nil
-		}
-		read, err := routesByID(ctx, tx.db, id, slices.Collect(maps.Keys(place)))
-		for _, r := range read {
-			routes[place[r.RouteID]] = r
-		}
+		keys, err = pgx.CollectRows(rows, pgx.RowToStructByPos[RouteKey])
 		return err
 	})
-	return p, routes, err
+	return p, keys, err
+}
+
+// RoutingKeys returns the keys of the routes of project id among ids; an
+// id of no route is left out.
+func (s *Store) RoutingKeys(ctx context.Context, id string, ids []string) (_ []RouteKey, err error) {
+	defer wrap(&err, "routing keys", id)
+	rows, err := s.db.Query(ctx, "SELECT "+routeKeyColumns+" FROM routes WHERE project_id = $1 AND route_id = ANY($2)", id, ids)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[RouteKey])
 }
 
 // RoutingRoutes returns the routes of project id among ids, whole, as the
 // route table compiles them; an id of no route is left out.
 func (s *Store) RoutingRoutes(ctx context.Context, id string, ids []string) (_ []StoredRoute, err error) {
 	defer wrap(&err, "routing routes", id)
-	return routesByID(ctx, s.db, id, ids)
-}
-
-func routesByID(ctx context.Context, db DB, project string, ids []string) ([]StoredRoute, error) {
-	rows, err := db.Query(ctx, "SELECT "+routeColumns+" FROM routes WHERE project_id = $1 AND route_id = ANY($2)", project, ids)
+	rows, err := s.db.Query(ctx, "SELECT "+routeColumns+" FROM routes WHERE project_id = $1 AND route_id = ANY($2)", id, ids)
 	if err != nil {
 		return nil, err
 	}

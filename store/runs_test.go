@@ -171,20 +171,19 @@ func TestRouteVersionsAndRouting(t *testing.T) {
 	if err := st.UpdateRoute(ctx, "books", &r); err != nil || r.Version != 2 {
 		t.Fatalf("updated: version %d, %v", r.Version, err)
 	}
-	p, routes, err := st.ProjectRouting(ctx, "shop", nil)
-	if err != nil || p.APIPath != "/shop" || len(routes) != 1 || routes[0].Version != 2 || routes[0].RoutePath != "/books/:id" {
-		t.Fatalf("routing of shop: %+v %+v %v", p, routes, err)
+	p, keys, err := st.ProjectRouting(ctx, "shop")
+	if err != nil || p.APIPath != "/shop" || len(keys) != 1 || keys[0] != (store.RouteKey{ID: "books", Method: "GET", Path: "/books/:id", Version: 2, Updated: r.UpdatedAt}) {
+		t.Fatalf("routing of shop: %+v %+v %v", p, keys, err)
 	}
-	// What the caller holds comes back as its id and version only.
-	_, routes, err = st.ProjectRouting(ctx, "shop", func(route string, version int64) bool { return route == "books" && version == 2 })
-	if err != nil || len(routes) != 1 || routes[0].RouteID != "books" || routes[0].Version != 2 || routes[0].RoutePath != "" {
-		t.Fatalf("routing of shop, books known: %+v %v", routes, err)
+	keys, err = st.RoutingKeys(ctx, "shop", []string{"books", "gone"})
+	if err != nil || len(keys) != 1 || keys[0].ID != "books" || keys[0].Version != 2 {
+		t.Fatalf("routing keys of books and a route that is not: %+v %v", keys, err)
 	}
-	_, routes, err = st.ProjectRouting(ctx, "shop", func(route string, version int64) bool { return version == 1 })
-	if err != nil || len(routes) != 1 || routes[0].RoutePath != "/books/:id" {
-		t.Fatalf("routing of shop, an older version known: %+v %v", routes, err)
+	routes, err := st.RoutingRoutes(ctx, "shop", []string{"books", "gone"})
+	if err != nil || len(routes) != 1 || routes[0].RouteID != "books" || routes[0].Version != 2 || routes[0].RoutePath != "/books/:id" {
+		t.Fatalf("routing routes of books and a route that is not: %+v %v", routes, err)
 	}
-	if _, _, err := st.ProjectRouting(ctx, "nope", nil); !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := st.ProjectRouting(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("routing of a missing project: %v", err)
 	}
 	all, err := st.RoutingProjects(ctx)
