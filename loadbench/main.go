@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -54,6 +55,7 @@ func main() {
 	scale := flag.Bool("scale", false, "measure each hot path at 1×, 10× and 100× its data instead (docs/performance.md, about 25 minutes)")
 	scaleFactor := flag.Float64("scale-factor", 1, "with -scale: multiply every size by this (0.01 for a quick trial)")
 	scaleDoc := flag.String("scale-doc", "docs/performance.md", `with -scale: the document whose table and charts to write ("": none)`)
+	scaleOnly := flag.String("scale-only", "", `with -scale: only this dataset ("routes", "records", "runs", "events", "templates" or "vault"), no sweep, nothing written`)
 	mailLoop := flag.String("mail-loop", "", "internal: send the mail anchor's messages to the SMTP server at this address (the loop runs in a process of its own, as the service does)")
 	flag.Parse()
 	if *mailLoop != "" {
@@ -65,8 +67,8 @@ func main() {
 	}
 	opts := options{bin: *bin, duration: *duration, conns: *conns, rounds: max(1, *rounds), lighthouse: *lighthouse, only: *only}
 	if *scale {
-		opts.scale, opts.scaleDoc = *scaleFactor, *scaleDoc
-		if *scaleFactor != 1 {
+		opts.scale, opts.scaleDoc, opts.scaleOnly = *scaleFactor, *scaleDoc, *scaleOnly
+		if *scaleFactor != 1 || *scaleOnly != "" {
 			opts.scaleDoc = "" // a trial's figures are not the document's
 		}
 	}
@@ -99,8 +101,8 @@ type options struct {
 	conns, rounds         int
 	// scale, when not 0, runs the scale harness with sizes multiplied by
 	// it, writing its figures into scaleDoc ("": nowhere).
-	scale    float64
-	scaleDoc string
+	scale               float64
+	scaleDoc, scaleOnly string
 }
 
 func run(o options) error {
@@ -146,7 +148,7 @@ func run(o options) error {
 	}
 	defer b.stopService()
 	if o.scale != 0 {
-		return b.scale(ctx, o.scale, o.scaleDoc)
+		return b.scale(ctx, o.scale, o.scaleDoc, o.scaleOnly)
 	}
 	fmt.Println("seeding…")
 	if err := b.seed(ctx); err != nil {
@@ -249,14 +251,37 @@ func (b *bench) resetPeakRSS() error {
 }
 
 // peakRSS is the service's high-water mark of resident memory, in MiB.
-func (b *bench) peakRSS() float64 {
+func (b *bench) peakRSS() float64 { return b.procStatus("VmHWM") }
+
+// rss is the service's resident memory now, in MiB.
+func (b *bench) rss() float64 { return b.procStatus("VmRSS") }
+
+// procStatus is a field of the service's /proc status, in MiB.
+func (b *bench) procStatus(field string) float64 {
 	raw, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", b.cmd.Process.Pid))
-	m := regexp.MustCompile(`VmHWM:\s+(\d+) kB`).FindSubmatch(raw)
+	m := regexp.MustCompile(field + `:\s+(\d+) kB`).FindSubmatch(raw)
 	if m == nil {
 		return 0
 	}
 	kb, _ := strconv.Atoi(string(m[1]))
 	return float64(kb) / 1024
+}
+
+// settleRSS waits, up to 10 s, until the service's resident memory moved
+// by less than 1 MiB over a second: what a start or a seeding left behind
+// (its route table read, pages the runtime has not given back yet) is not
+// counted as the next loads' peak.
+func (b *bench) settleRSS() float64 {
+	last := b.rss()
+	for range 10 {
+		time.Sleep(time.Second)
+		now := b.rss()
+		if math.Abs(now-last) < 1 {
+			return now
+		}
+		last = now
+	}
+	return last
 }
 
 func (b *bench) call(method, path, token, body string) (int, []byte, error) {

@@ -133,15 +133,21 @@ func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) (err error)
 	return s.sweepBatches(ctx, "route_runs", time.Now().Add(-RunsKept))
 }
 
-// sweepBatch is how many rows of a log one statement of a sweep removes.
-const sweepBatch = 10_000
+// sweepBatch is how many rows of a log one statement of a sweep removes,
+// and sweepRest how many times as long as a batch took the sweep rests
+// after it.
+const (
+	sweepBatch = 1_000
+	sweepRest  = 3
+)
 
 // sweepBatches removes the rows of a log (route_runs or events) older than
 // cutoff, sweepBatch at a time, each batch its own transaction: a sweep of
 // millions of rows never holds their locks, or the counts kept with them
-// (migration 031), longer than one batch takes. After each batch it rests
-// as long as the batch took, so that a long sweep takes at most half of
-// what the database gives the requests served meanwhile.
+// (migration 031), longer than one short batch takes. After each batch it
+// rests sweepRest times as long as the batch took, so that a long sweep
+// takes at most a quarter of one connection's time, in short steps, from
+// the requests served meanwhile (docs/performance.md).
 func (s *Store) sweepBatches(ctx context.Context, table string, cutoff time.Time) error {
 	for {
 		start := time.Now()
@@ -150,7 +156,7 @@ func (s *Store) sweepBatches(ctx context.Context, table string, cutoff time.Time
 			return err
 		}
 		select {
-		case <-time.After(time.Since(start)):
+		case <-time.After(sweepRest * time.Since(start)):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
