@@ -27,10 +27,73 @@ type Entry[T any] struct {
 	params []string // the names of the path's ":name" segments, in order
 }
 
+// node is a place in the tree. Most nodes have one literal child and one
+// method or none, so both are short slices, searched in turn; a node of
+// more than smallFanout literal children indexes them by a map. A project
+// of 10,000 routes holds a node or three a route, and maps of one entry
+// cost some 250 bytes each (docs/performance.md).
 type node[T any] struct {
-	literal map[string]*node[T]
+	segs    []string   // the segments of the literal children, in step with kids
+	kids    []*node[T] // the literal children
+	index   map[string]*node[T]
 	param   *node[T]
-	methods map[string]*Entry[T]
+	methods []*Entry[T]
+}
+
+const smallFanout = 8
+
+// literal is n's child at the literal segment seg, or nil.
+func (n *node[T]) literal(seg string) *node[T] {
+	if n.index != nil {
+		return n.index[seg]
+	}
+	for i, s := range n.segs {
+		if s == seg {
+			return n.kids[i]
+		}
+	}
+	return nil
+}
+
+// setLiteral makes c n's child at the literal segment seg.
+func (n *node[T]) setLiteral(seg string, c *node[T]) {
+	if n.index != nil {
+		n.index[seg] = c
+		return
+	}
+	if i := slices.Index(n.segs, seg); i >= 0 {
+		n.kids[i] = c
+		return
+	}
+	n.segs, n.kids = append(n.segs, seg), append(n.kids, c)
+	if len(n.segs) > smallFanout {
+		n.index = make(map[string]*node[T], len(n.segs))
+		for i, s := range n.segs {
+			n.index[s] = n.kids[i]
+		}
+		n.segs, n.kids = nil, nil
+	}
+}
+
+// method is n's entry for method, or nil.
+func (n *node[T]) method(method string) *Entry[T] {
+	for _, e := range n.methods {
+		if e.Route.Method == method {
+			return e
+		}
+	}
+	return nil
+}
+
+// setMethod puts e at n under its method.
+func (n *node[T]) setMethod(e *Entry[T]) {
+	for i, old := range n.methods {
+		if old.Route.Method == e.Route.Method {
+			n.methods[i] = e
+			return
+		}
+	}
+	n.methods = append(n.methods, e)
 }
 
 // Segments splits a path into its non-empty segments.
@@ -60,20 +123,14 @@ func (rt *Router[T]) Add(r Route[T]) {
 			n = n.param
 			continue
 		}
-		if n.literal == nil {
-			n.literal = map[string]*node[T]{}
-		}
-		next, ok := n.literal[seg]
-		if !ok {
+		next := n.literal(seg)
+		if next == nil {
 			next = &node[T]{}
-			n.literal[seg] = next
+			n.setLiteral(seg, next)
 		}
 		n = next
 	}
-	if n.methods == nil {
-		n.methods = map[string]*Entry[T]{}
-	}
-	n.methods[r.Method] = &Entry[T]{Route: r, params: PathParams(r.Path)}
+	n.setMethod(&Entry[T]{Route: r, params: PathParams(r.Path)})
 }
 
 // Edit returns a router holding rt's routes without those of remove and
@@ -95,8 +152,8 @@ func (rt *Router[T]) Edit(remove, add []Route[T]) *Router[T] {
 				break
 			}
 		}
-		if n != nil && n.methods[r.Method] != nil && n.methods[r.Method].Route.ID == r.ID {
-			delete(n.methods, r.Method)
+		if n != nil {
+			n.methods = slices.DeleteFunc(n.methods, func(e *Entry[T]) bool { return e.Route.Method == r.Method && e.Route.ID == r.ID })
 		}
 	}
 	for _, r := range add {
@@ -104,10 +161,7 @@ func (rt *Router[T]) Edit(remove, add []Route[T]) *Router[T] {
 		for _, seg := range Segments(r.Path) {
 			n = e.child(n, seg, true)
 		}
-		if n.methods == nil {
-			n.methods = map[string]*Entry[T]{}
-		}
-		n.methods[r.Method] = &Entry[T]{Route: r, params: PathParams(r.Path)}
+		n.setMethod(&Entry[T]{Route: r, params: PathParams(r.Path)})
 	}
 	return out
 }
@@ -121,7 +175,7 @@ func (e *editor[T]) own(n *node[T]) *node[T] {
 	if e.fresh[n] {
 		return n
 	}
-	c := &node[T]{literal: maps.Clone(n.literal), param: n.param, methods: maps.Clone(n.methods)}
+	c := &node[T]{segs: slices.Clone(n.segs), kids: slices.Clone(n.kids), index: maps.Clone(n.index), param: n.param, methods: slices.Clone(n.methods)}
 	e.fresh[c] = true
 	return c
 }
@@ -138,19 +192,16 @@ func (e *editor[T]) child(n *node[T], seg string, create bool) *node[T] {
 		}
 		return n.param
 	}
-	next, ok := n.literal[seg]
+	next := n.literal(seg)
 	switch {
-	case ok:
+	case next != nil:
 		next = e.own(next)
 	case create:
 		next = e.own(&node[T]{})
-		if n.literal == nil {
-			n.literal = map[string]*node[T]{}
-		}
 	default:
 		return nil
 	}
-	n.literal[seg] = next
+	n.setLiteral(seg, next)
 	return next
 }
 
@@ -164,19 +215,19 @@ func (rt *Router[T]) Match(method string, segs []string) (entry *Entry[T], param
 	var walk func(n *node[T], i int) bool
 	walk = func(n *node[T], i int) bool {
 		if i == len(segs) {
-			if e, ok := n.methods[method]; ok {
+			if e := n.method(method); e != nil {
 				entry = e
 				return true
 			}
-			for m := range n.methods {
+			for _, e := range n.methods {
 				if methods == nil {
 					methods = map[string]bool{}
 				}
-				methods[m] = true
+				methods[e.Route.Method] = true
 			}
 			return false
 		}
-		if next, ok := n.literal[segs[i]]; ok && walk(next, i+1) {
+		if next := n.literal(segs[i]); next != nil && walk(next, i+1) {
 			return true
 		}
 		if n.param != nil {

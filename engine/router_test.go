@@ -98,3 +98,31 @@ func TestRouterEdit(t *testing.T) {
 		}
 	}
 }
+
+// TestRouterWideNode: a node of more literal children than smallFanout
+// indexes them, and edits of it leave the router it was made from as it
+// was.
+func TestRouterWideNode(t *testing.T) {
+	route := func(i int) Route[int] {
+		return Route[int]{ID: fmt.Sprint(i), Method: "GET", Path: fmt.Sprintf("/c%d", i), Value: i}
+	}
+	var before Router[int]
+	for i := range 3 * smallFanout {
+		before.Add(route(i))
+	}
+	after := before.Edit([]Route[int]{route(5)}, []Route[int]{route(100)})
+	for _, c := range []struct {
+		rt   *Router[int]
+		path string
+		want int // -1: none
+	}{{&before, "/c5", 5}, {&before, "/c100", -1}, {&before, "/c23", 23}, {after, "/c5", -1}, {after, "/c100", 100}, {after, "/c23", 23}} {
+		e, _, _ := c.rt.Match("GET", Segments(c.path))
+		got := -1
+		if e != nil {
+			got = e.Route.Value
+		}
+		if got != c.want {
+			t.Errorf("%s: %d, want %d", c.path, got, c.want)
+		}
+	}
+}

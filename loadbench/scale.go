@@ -58,7 +58,7 @@ type scaleLoad struct {
 }
 
 // point is a load's figures at one size, and the service's peak RSS over
-// that size's loads.
+// that load.
 type point struct {
 	size int
 	r    result
@@ -136,12 +136,12 @@ func (b *bench) scale(ctx context.Context, factor float64, doc, only string) err
 			if _, _, err := b.call("GET", d.loads[0].path(size), b.pat, ""); err != nil {
 				return err
 			}
-			fmt.Printf("  resident memory before the loads: %.0f MiB\n", b.settleRSS())
-			if err := b.resetPeakRSS(); err != nil {
-				return err
-			}
 			var points []point
 			for _, l := range d.loads {
+				fmt.Printf("  resident memory before the load: %.0f MiB\n", b.settleRSS())
+				if err := b.resetPeakRSS(); err != nil {
+					return err
+				}
 				method := l.method
 				if method == "" {
 					method = "GET"
@@ -154,15 +154,13 @@ func (b *bench) scale(ctx context.Context, factor float64, doc, only string) err
 				if err != nil {
 					return err
 				}
-				fmt.Printf("  %-44s %9.0f/s  p50 %8.2f ms  p99 %8.2f ms  errors %d\n", l.name, r.rps, r.p50, r.p99, r.errors)
-				points = append(points, point{size: size, r: r})
+				rss := b.peakRSS()
+				fmt.Printf("  %-44s %9.0f/s  p50 %8.2f ms  p99 %8.2f ms  errors %d  peak RSS %.0f MiB\n", l.name, r.rps, r.p50, r.p99, r.errors, rss)
+				points = append(points, point{size: size, r: r, rss: rss})
 			}
-			rss := b.peakRSS()
 			for i := range points {
-				points[i].rss = rss
 				mine[i].points = append(mine[i].points, points[i])
 			}
-			fmt.Printf("  peak RSS over these loads: %.0f MiB\n", rss)
 		}
 		if d.plans, err = b.explainLargest(ctx, d); err != nil {
 			return err
