@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -98,7 +99,11 @@ func (h *Handlers) events(c *fiber.Ctx) error {
 		}
 		return h.respond(c, Reply{Data: dtos, Amount: &total})
 	}
-	view := eventsView{Base: h.base(c, "Events"), Pager: newLogPager(c, page, k, len(list), func(i int) int64 { return list[i].ID }, more, total, store.LogCountCap), Query: q, Types: store.EventTypes,
+	countCap := math.MaxInt
+	if !store.EventsCounted(sq) {
+		countCap = store.LogCountCap
+	}
+	view := eventsView{Base: h.base(c, "Events"), Pager: newLogPager(c, page, k, len(list), func(i int) int64 { return list[i].ID }, more, total, countCap), Query: q, Types: store.EventTypes,
 		EventDays: int(h.cfg.EventRetention.Hours() / 24)}
 	for _, e := range list {
 		view.Events = append(view.Events, eventRow{Event: e, Href: eventHref(e, root)})

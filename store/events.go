@@ -136,7 +136,8 @@ type EventQuery struct {
 }
 
 // Events returns a page of the events q selects, newest first, and how many
-// it selects, counted up to LogCountCap.
+// it selects: every one (event_counts, migration 034), but with UserID,
+// up to LogCountCap (EventsCounted).
 func (s *Store) Events(ctx context.Context, q EventQuery) (_ []Event, _ int, err error) {
 	defer wrap(&err, "events")
 	l, none := eventsSQL(q)
@@ -146,7 +147,17 @@ func (s *Store) Events(ctx context.Context, q EventQuery) (_ []Event, _ int, err
 	return countedPage[Event](ctx, s.db, l, q.Offset, q.Limit)
 }
 
-// eventsSQL is the capped count and the page of q's events; none says q
+// EventsCounted says whether q's count is exact: a count of one user's
+// events stops at LogCountCap, shown as "10,000 or more".
+func EventsCounted(q EventQuery) bool { return q.UserID == 0 }
+
+// eventCountSQL is the count of events kept in event_counts, of the rows
+// cond selects (its parameters the list's).
+func eventCountSQL(cond string) string {
+	return "SELECT coalesce(sum(n), 0) FROM event_counts" + cond
+}
+
+// eventsSQL is the count and the page of q's events; none says q
 // selects nothing (a project outside q.Projects). As the run log's
 // (runsSQL), a page of one project's or one user's events is ordered by
 // that column, then id, the column bounded from both sides: an order only
@@ -203,7 +214,18 @@ func eventsSQL(q EventQuery) (l listSQL, none bool) {
 	bound, kargs, ascending := q.bound(n + 1)
 	l.pageArgs, n = kargs, n+len(kargs)
 	l.ascending = ascending
-	l.count = "SELECT count(*) FROM (SELECT 1 FROM events" + cond + newest + " LIMIT " + strconv.Itoa(LogCountCap) + ") AS capped"
+	switch {
+	case q.UserID != 0:
+		l.count = "SELECT count(*) FROM (SELECT 1 FROM events" + cond + newest + " LIMIT " + strconv.Itoa(LogCountCap) + ") AS capped"
+	case q.ProjectID != "" && q.Type != "":
+		l.count = eventCountSQL(" WHERE project_id = $1 AND type = $2")
+	case q.ProjectID != "":
+		l.count = eventCountSQL(" WHERE project_id = $1")
+	case q.Type != "":
+		l.count = eventCountSQL(" WHERE type = $1")
+	default:
+		l.count = eventCountSQL("")
+	}
 	l.page = `SELECT id, at, uid, username, token_id, type, project_id, object, summary FROM events` + cond + bound + orderBy(order, ascending) +
 		" OFFSET $" + strconv.Itoa(n+1) + " LIMIT $" + strconv.Itoa(n+2)
 	return l, false
@@ -236,14 +258,32 @@ func projectsEventsSQL(q EventQuery) listSQL {
 	if ascending {
 		dir = ""
 	}
-	l.count = "SELECT count(*) FROM (SELECT 1 " + each("1", cond, orderBy(column, false), strconv.Itoa(LogCountCap)) + " LIMIT " + strconv.Itoa(LogCountCap) + ") AS capped"
+	l.count = eventCountSQL(" WHERE project_id = ANY($1)")
+	if q.Type != "" {
+		l.count = eventCountSQL(" WHERE project_id = ANY($1) AND type = $2")
+	}
 	l.page = "SELECT e.id, e.at, e.uid, e.username, e.token_id, e.type, e.project_id, e.object, e.summary " +
 		each(columns, cond+bound, orderBy(column, ascending), "least("+off+"::bigint, "+strconv.FormatInt(math.MaxInt64, 10)+" - "+lim+") + "+lim) +
 		" ORDER BY e.id" + dir + " OFFSET " + off + " LIMIT " + lim
 	return l
 }
 
-// sweepEvents removes the events older than kept.
+// sweepEvents removes the events older than kept, then folds the event
+// counts into one row a project and type: the rows its snapshot sees are
+// deleted and their sums inserted, while rows writers insert meanwhile
+// stay as they are. One instance folds at a time (the others skip it).
 func (s *Store) sweepEvents(ctx context.Context, kept time.Duration) error {
-	return s.sweepBatches(ctx, "events", time.Now().Add(-kept))
+	if err := s.sweepBatches(ctx, "events", time.Now().Add(-kept)); err != nil {
+		return err
+	}
+	return s.InTx(ctx, func(tx *Store) error {
+		var mine bool
+		if err := tx.db.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock(hashtextextended('event_counts', 0))").Scan(&mine); err != nil || !mine {
+			return err
+		}
+		_, err := tx.db.Exec(ctx, `WITH gone AS (DELETE FROM event_counts RETURNING project_id, type, n)
+			INSERT INTO event_counts (project_id, type, n)
+			SELECT project_id, type, sum(n) FROM gone GROUP BY project_id, type HAVING sum(n) <> 0`)
+		return err
+	})
 }

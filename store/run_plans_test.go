@@ -357,3 +357,101 @@ func TestAPIPathClashesByPrefix(t *testing.T) {
 		t.Fatalf("%d clashes, every pair compared finds %d:\n%.600v\n%.600v", len(got), len(want), got, want)
 	}
 }
+
+// TestEventCountsKept: the event log's amount, kept in event_counts
+// (migration 034), matches a count of the log after eight writers at once
+// (two of them in repeatable-read transactions, which never fail on it),
+// and after a sweep and its fold, for every filter it counts; one user's
+// events keep the capped count.
+func TestEventCountsKept(t *testing.T) {
+	pool := storetest.Pool(t)
+	ctx := context.Background()
+	st := store.New(pool)
+	if _, err := pool.Exec(ctx, `INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop'), ('blog', 'Blog', '/blog')`); err != nil {
+		t.Fatal(err)
+	}
+	const insert = `INSERT INTO events (at, uid, type, project_id, object, summary)
+		SELECT now() - $1::int * interval '1 day', 7, CASE WHEN i % 3 = 0 THEN 'route_delete' ELSE 'route_update' END,
+			CASE i % 4 WHEN 0 THEN NULL WHEN 1 THEN 'blog' ELSE 'shop' END, 'r', 'x' FROM generate_series(1, $2::int) i`
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Go(func() {
+			for round := range 40 {
+				if w < 2 {
+					tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+					if err == nil {
+						_, err = tx.Exec(ctx, insert, 0, 1+round%5)
+					}
+					if err == nil {
+						err = tx.Commit(ctx)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					continue
+				}
+				if _, err := pool.Exec(ctx, insert, 0, 1+(w+round)%7); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		for _, q := range []store.EventQuery{{}, {Type: "route_delete"}, {ProjectID: "shop"}, {ProjectID: "shop", Type: "route_delete"},
+			{Projects: []string{"shop", "blog"}}, {Projects: []string{"blog"}, Type: "route_update"}, {ProjectID: "blog", Projects: []string{"shop", "blog"}}} {
+			q.Limit = 1
+			_, got, err := st.Events(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cond, args := "true", []any{}
+			if q.ProjectID != "" {
+				args = append(args, q.ProjectID)
+				cond += " AND project_id = $" + fmt.Sprint(len(args))
+			} else if q.Projects != nil {
+				args = append(args, q.Projects)
+				cond += " AND project_id = ANY($" + fmt.Sprint(len(args)) + ")"
+			}
+			if q.Type != "" {
+				args = append(args, q.Type)
+				cond += " AND type = $" + fmt.Sprint(len(args))
+			}
+			var want int
+			if err := pool.QueryRow(ctx, "SELECT count(*) FROM events WHERE "+cond, args...).Scan(&want); err != nil {
+				t.Fatal(err)
+			}
+			if got != want || want == 0 || !store.EventsCounted(q) {
+				t.Errorf("%s, %+v: amount %d, the log holds %d", when, q, got, want)
+			}
+		}
+		q := store.EventQuery{UserID: 7, Limit: 1}
+		if _, got, err := st.Events(ctx, q); err != nil || got != store.LogCountCap || store.EventsCounted(q) {
+			t.Errorf("%s, one user's events: amount %d (%v), want the cap %d", when, got, err, store.LogCountCap)
+		}
+	}
+	// Enough for one user's capped count, some of them past retention.
+	if _, err := pool.Exec(ctx, insert, 0, store.LogCountCap); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, insert, 400, 2500); err != nil {
+		t.Fatal(err)
+	}
+	check("written by 8 writers at once")
+	if err := st.Sweep(ctx, store.EventsKept); err != nil {
+		t.Fatal(err)
+	}
+	check("after the sweep")
+	var rows, keys int
+	if err := pool.QueryRow(ctx, "SELECT count(*), count(DISTINCT (project_id, type)) FROM event_counts").Scan(&rows, &keys); err != nil || rows != keys || rows != 6 {
+		t.Fatalf("after the fold: %d rows for %d project and type pairs (%v), want 6", rows, keys, err)
+	}
+}
