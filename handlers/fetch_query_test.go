@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"stencil/store"
+	"stencil/store/storetest"
 )
 
 // TestFetchNewestOpen: a route reading "the 20 newest records with status
@@ -66,13 +67,13 @@ func TestFetchNewestOpen(t *testing.T) {
 			}
 		}
 	}
-	near := explain(t, ta.pool, store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x"), Sort: []string{"_id"}, Descending: true, Limit: 20}),
+	near := storetest.Explain(t, ta.pool, store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x"), Sort: []string{"_id"}, Descending: true, Limit: 20}),
 		"shop", "tickets", 20, `{"status":"open"}`)
 	if !strings.Contains(near, "Index Scan Backward using records_") || !strings.Contains(near, "records_scope_idx") {
 		t.Fatalf("the read of the newest is not planned on both indexes:\n%s", near)
 	}
 	// The statement the route ran, as PostgreSQL plans it.
-	if plan := explain(t, ta.pool, store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x"), Sort: []string{"created"}, Descending: true}),
+	if plan := storetest.Explain(t, ta.pool, store.RunRecordsSQLFor(store.RecordQuery{Where: []byte("x"), Sort: []string{"created"}, Descending: true}),
 		"shop", "tickets", 20, `{"status":"open"}`, []string{"created"}); !strings.Contains(plan, "records_scope_idx") {
 		t.Fatalf("the read is not planned on the GIN index:\n%s", plan)
 	}
@@ -300,21 +301,5 @@ func preparedPlan(t *testing.T, tx pgx.Tx, name, sql, args string) string {
 			t.Fatal(err)
 		}
 	}
-	return explain(t, tx, "EXECUTE "+name+args)
-}
-
-// explain is PostgreSQL's plan of sql with args, as text.
-func explain(t *testing.T, db interface {
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-}, sql string, args ...any) string {
-	t.Helper()
-	rows, err := db.Query(context.Background(), "EXPLAIN "+sql, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join(lines, "\n")
+	return storetest.Explain(t, tx, "EXECUTE "+name+args)
 }

@@ -44,22 +44,7 @@ func TestPoolPlansNoParallelWorkers(t *testing.T) {
 	}
 	defer pool.Close()
 	sql := store.RunRecordsSQLFor(store.RecordQuery{Where: []byte(`{"status":"open"}`), Limit: 20, Descending: true})
-	rows, err := pool.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF) "+sql, "big", "tickets", 20, `{"status":"open"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, line)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if text := strings.Join(plan, "\n"); strings.Contains(text, "Gather") {
+	if text := storetest.Explain(t, pool, "(ANALYZE, COSTS OFF) "+sql, "big", "tickets", 20, `{"status":"open"}`); strings.Contains(text, "Gather") {
 		t.Fatalf("the read plans parallel workers:\n%s", text)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -66,19 +65,7 @@ func checkPlans(t *testing.T, pool *pgxpool.Pool, what any, count, page string, 
 					t.Fatal(err)
 				}
 			}
-			rows, err := conn.Query(ctx, "EXPLAIN (COSTS OFF) EXECUTE p("+strings.Join(params, ", ")+")")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var plan []string
-			for rows.Next() {
-				var line string
-				if err := rows.Scan(&line); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, line)
-			}
-			text := strings.Join(plan, "\n")
+			text := storetest.Explain(t, conn, "(COSTS OFF) EXECUTE p("+strings.Join(params, ", ")+")")
 			if strings.Contains(text, "Seq Scan") || strings.Contains(text, "route_runs_pkey") || strings.Contains(text, "events_pkey") || !strings.Contains(text, "Index") {
 				t.Errorf("%+v, %s, %s:\n%s\n%s", what, []string{"count", "page"}[i], mode, sql, text)
 			}
@@ -149,32 +136,23 @@ func TestRunCountsKept(t *testing.T) {
 	}
 	now := time.Now()
 	statuses := []int{200, 201, 404, 500, 503, 302}
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 8 {
-		wg.Go(func() {
-			for b := range 10 {
-				var batch []store.Run
-				for i := range 50 {
-					at := now
-					if i%7 == 0 {
-						at = now.Add(-store.RunsKept - time.Hour) // swept below
-					}
-					batch = append(batch, store.Run{At: at, ProjectID: []string{"shop", "blog", "gone"}[(w+i)%3], RouteID: fmt.Sprintf("r%d", (b+i)%4),
-						Method: "GET", Path: "/", Status: statuses[(w*b+i)%len(statuses)], Ended: "RETURN"})
+	storetest.AtOnce(t, 8, func(w int) error {
+		for b := range 10 {
+			var batch []store.Run
+			for i := range 50 {
+				at := now
+				if i%7 == 0 {
+					at = now.Add(-store.RunsKept - time.Hour) // swept below
 				}
-				if err := st.LogRuns(ctx, batch, false); err != nil {
-					errs <- err
-					return
-				}
+				batch = append(batch, store.Run{At: at, ProjectID: []string{"shop", "blog", "gone"}[(w+i)%3], RouteID: fmt.Sprintf("r%d", (b+i)%4),
+					Method: "GET", Path: "/", Status: statuses[(w*b+i)%len(statuses)], Ended: "RETURN"})
 			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+			if err := st.LogRuns(ctx, batch, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	check := func(when string, projects ...string) {
 		t.Helper()
 		for _, p := range projects {
@@ -373,37 +351,27 @@ func TestEventCountsKept(t *testing.T) {
 	const insert = `INSERT INTO events (at, uid, type, project_id, object, summary)
 		SELECT now() - $1::int * interval '1 day', 7, CASE WHEN i % 3 = 0 THEN 'route_delete' ELSE 'route_update' END,
 			CASE i % 4 WHEN 0 THEN NULL WHEN 1 THEN 'blog' ELSE 'shop' END, 'r', 'x' FROM generate_series(1, $2::int) i`
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 8 {
-		wg.Go(func() {
-			for round := range 40 {
-				if w < 2 {
-					tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
-					if err == nil {
-						_, err = tx.Exec(ctx, insert, 0, 1+round%5)
-					}
-					if err == nil {
-						err = tx.Commit(ctx)
-					}
-					if err != nil {
-						errs <- err
-						return
-					}
-					continue
+	storetest.AtOnce(t, 8, func(w int) error {
+		for round := range 40 {
+			if w < 2 {
+				tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+				if err == nil {
+					_, err = tx.Exec(ctx, insert, 0, 1+round%5)
 				}
-				if _, err := pool.Exec(ctx, insert, 0, 1+(w+round)%7); err != nil {
-					errs <- err
-					return
+				if err == nil {
+					err = tx.Commit(ctx)
 				}
+				if err != nil {
+					return err
+				}
+				continue
 			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+			if _, err := pool.Exec(ctx, insert, 0, 1+(w+round)%7); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	check := func(when string) {
 		t.Helper()
 		for _, q := range []store.EventQuery{{}, {Type: "route_delete"}, {ProjectID: "shop"}, {ProjectID: "shop", Type: "route_delete"},

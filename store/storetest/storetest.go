@@ -147,3 +147,44 @@ func withDatabase(rawURL, name string) string {
 	u.Path = "/" + name
 	return u.String()
 }
+
+// Querier is what Explain reads with: a pool, a connection or a
+// transaction.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// Explain is PostgreSQL's plan of "EXPLAIN " + stmt with args, as text
+// (stmt may begin with EXPLAIN's options: "(ANALYZE, COSTS OFF) SELECT …").
+func Explain(tb testing.TB, db Querier, stmt string, args ...any) string {
+	tb.Helper()
+	rows, err := db.Query(context.Background(), "EXPLAIN "+stmt, args...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// AtOnce runs each(0) … each(n-1) in goroutines of their own and fails tb
+// with the first error any returned, once all have returned.
+func AtOnce(tb testing.TB, n int, each func(i int) error) {
+	tb.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			if err := each(i); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		tb.Fatal(err)
+	}
+}
