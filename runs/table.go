@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/singleflight"
 
 	"stencil/engine"
 	"stencil/store"
@@ -33,6 +35,9 @@ type table struct {
 	// plans are the routes whose plans are kept, most recently run first;
 	// one pushed out drops its plan.
 	plans *lru.Cache[*routeRef, struct{}]
+	// compiling lets the runs that find one route's plan not kept at once
+	// share one read and compile of it.
+	compiling singleflight.Group
 
 	load sync.Mutex // one load at a time
 	// next is, per project, the reload asked for that has not begun: a
@@ -66,9 +71,13 @@ type routeRef struct {
 	plan atomic.Pointer[engine.Plan]
 }
 
-// entry is the route's entry in a router.
-func (r *routeRef) entry() engine.Route[*routeRef] {
-	return engine.Route[*routeRef]{ID: r.ID, Method: r.Method, Path: r.Path, Value: r}
+// entries are the routes' entries in a router.
+func entries(routes []*routeRef) []engine.Route[*routeRef] {
+	out := make([]engine.Route[*routeRef], len(routes))
+	for i, r := range routes {
+		out[i] = engine.Route[*routeRef]{ID: r.ID, Method: r.Method, Path: r.Path, Value: r}
+	}
+	return out
 }
 
 // plansKept is how many routes' plans the table keeps compiled: beyond
@@ -88,23 +97,30 @@ func newTableKeeping(st *store.Store, log *slog.Logger, kept int) *table {
 }
 
 // planOf returns the plan of route r of project, compiling it when it is
-// not kept; nil when the route is gone since the table learnt of it.
+// not kept (once for the runs that ask at once); nil when the route is
+// gone since the table learnt of it.
 func (t *table) planOf(ctx context.Context, project string, r *routeRef) (*engine.Plan, error) {
 	if plan := r.plan.Load(); plan != nil {
 		t.plans.Get(r) // run most recently now
 		return plan, nil
 	}
-	stored, err := t.store.RoutingRoutes(ctx, project, []string{r.ID})
-	if err != nil || len(stored) == 0 {
-		return nil, err
-	}
-	plan := compileStored(stored[0])
-	// A newer version runs as read; the table learns of it by its notice.
-	if r.Same(store.RouteKey{ID: stored[0].RouteID, Method: stored[0].Method, Path: stored[0].RoutePath, Version: stored[0].Version, Updated: stored[0].UpdatedAt}) {
-		r.plan.Store(plan)
-		t.plans.Add(r, struct{}{})
-	}
-	return plan, nil
+	v, err, _ := t.compiling.Do(fmt.Sprintf("%p", r), func() (any, error) {
+		// Shared: no one caller's going away ends it (the pool's
+		// statement timeout bounds it).
+		stored, err := t.store.RoutingRoutes(context.WithoutCancel(ctx), project, []string{r.ID})
+		if err != nil || len(stored) == 0 {
+			return (*engine.Plan)(nil), err
+		}
+		plan := compileStored(stored[0])
+		// A newer version runs as read; the table learns of it by its notice.
+		if r.Same(stored[0].Key()) {
+			r.plan.Store(plan)
+			t.plans.Add(r, struct{}{})
+		}
+		return plan, nil
+	})
+	plan, _ := v.(*engine.Plan)
+	return plan, err
 }
 
 // pathKey is how an api_path is compared (as the database's api_path_key
@@ -377,7 +393,6 @@ func (t *table) reloadRoutes(ctx context.Context, old *routing, routes []string)
 	for _, k := range keys {
 		now[k.ID] = k
 	}
-	var remove, add []engine.Route[*routeRef]
 	var dropped, made []*routeRef
 	for _, route := range routes {
 		prev, had := old.routes[route]
@@ -386,14 +401,13 @@ func (t *table) reloadRoutes(ctx context.Context, old *routing, routes []string)
 			continue
 		}
 		if had {
-			remove, dropped = append(remove, prev.entry()), append(dropped, prev)
+			dropped = append(dropped, prev)
 		}
 		if has {
-			r := &routeRef{RouteKey: k}
-			add, made = append(add, r.entry()), append(made, r)
+			made = append(made, &routeRef{RouteKey: k})
 		}
 	}
-	if remove == nil && add == nil {
+	if dropped == nil && made == nil {
 		return nil
 	}
 	p := *old
@@ -404,7 +418,7 @@ func (t *table) reloadRoutes(ctx context.Context, old *routing, routes []string)
 	for _, r := range made {
 		p.routes[r.ID] = r
 	}
-	p.router = old.router.Edit(remove, add)
+	p.router = old.router.Edit(entries(dropped), entries(made))
 	t.mu.Lock()
 	t.projects[p.id] = &p
 	for key, owner := range t.paths {
@@ -431,6 +445,7 @@ func (t *table) build(ctx context.Context, id string) (*routing, error) {
 	}
 	p := &routing{id: id, name: rp.Name, apiPath: rp.APIPath, created: rp.CreatedAt, rate: rp.XRateLimit, burst: rp.XRateBurst, origins: rp.XCORSOrigins, hosts: rp.XEgressHosts,
 		router: &engine.Router[*routeRef]{}, routes: make(map[string]*routeRef, len(keys))}
+	refs := make([]*routeRef, 0, len(keys))
 	for _, k := range keys {
 		r := &routeRef{RouteKey: k}
 		if old != nil {
@@ -439,7 +454,10 @@ func (t *table) build(ctx context.Context, id string) (*routing, error) {
 			}
 		}
 		p.routes[k.ID] = r
-		p.router.Add(r.entry())
+		refs = append(refs, r)
+	}
+	for _, e := range entries(refs) {
+		p.router.Add(e)
 	}
 	return p, nil
 }
@@ -458,8 +476,8 @@ func compileStored(r store.StoredRoute) *engine.Plan {
 
 // listen follows the notices on stencil_routes until ctx ends, reloading
 // the project or the route each names; it does not wait for the reloads,
-// so that a burst of notices gathers into few rounds (ask). Whenever it (re)connects it reloads everything,
-// for the notices it may have missed.
+// so that a burst of notices gathers into few rounds (ask). Whenever it
+// (re)connects it reloads everything, for the notices it may have missed.
 func (t *table) listen(ctx context.Context) {
 	for ctx.Err() == nil {
 		err := t.store.Listen(ctx, "stencil_routes", func() error {

@@ -297,6 +297,11 @@ type RouteKey struct {
 	Updated          time.Time
 }
 
+// Key is r's key, as the route table holds it.
+func (r StoredRoute) Key() RouteKey {
+	return RouteKey{ID: r.RouteID, Method: r.Method, Path: r.RoutePath, Version: r.Version, Updated: r.UpdatedAt}
+}
+
 // Same says whether k and o are the same version of the same route.
 func (k RouteKey) Same(o RouteKey) bool {
 	return k.ID == o.ID && k.Method == o.Method && k.Path == o.Path && k.Version == o.Version && k.Updated.Equal(o.Updated)
