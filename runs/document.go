@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"stencil/engine"
 	"stencil/flow"
@@ -33,8 +34,30 @@ type obj = map[string]any
 // their bdtype, bearer security where auth_jwt is on, and the statuses the
 // route can answer — 200, its FAILs, 400 for bad inputs, 401 and 403 for
 // callers, 500 for faults. The routes the table holds of p are read whole
-// for it: the table keeps only their keys.
+// for it (the table keeps only their keys), once a routing: the document
+// is kept with p until its routes or settings change, so that asking for
+// it again costs no read of thousands of routes.
 func (t *table) document(ctx context.Context, p *routing) ([]byte, error) {
+	p.doc.mu.Lock()
+	defer p.doc.mu.Unlock()
+	if p.doc.body != nil {
+		return p.doc.body, nil
+	}
+	body, err := t.makeDocument(ctx, p)
+	if err == nil {
+		p.doc.body = body
+	}
+	return body, err
+}
+
+// docCache is a routing's OpenAPI document, made at the first request for
+// it; a changed routing has a new one.
+type docCache struct {
+	mu   sync.Mutex
+	body []byte
+}
+
+func (t *table) makeDocument(ctx context.Context, p *routing) ([]byte, error) {
 	routes, err := t.store.RoutingRoutes(ctx, p.id, slices.Collect(maps.Keys(p.routes)))
 	if err != nil {
 		return nil, err

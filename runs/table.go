@@ -63,6 +63,7 @@ type routing struct {
 	hosts   []string // the hosts its HTTP blocks may call (empty: any public host)
 	router  *engine.Router[*routeRef]
 	routes  map[string]*routeRef // by route id
+	doc     *docCache            // its OpenAPI document, once asked for
 }
 
 // routeRef is a route of the table: its key, and its plan while kept.
@@ -419,6 +420,7 @@ func (t *table) reloadRoutes(ctx context.Context, old *routing, routes []string)
 		p.routes[r.ID] = r
 	}
 	p.router = old.router.Edit(entries(dropped), entries(made))
+	p.doc = &docCache{}
 	t.mu.Lock()
 	t.projects[p.id] = &p
 	for key, owner := range t.paths {
@@ -444,7 +446,7 @@ func (t *table) build(ctx context.Context, id string) (*routing, error) {
 		return nil, err
 	}
 	p := &routing{id: id, name: rp.Name, apiPath: rp.APIPath, created: rp.CreatedAt, rate: rp.XRateLimit, burst: rp.XRateBurst, origins: rp.XCORSOrigins, hosts: rp.XEgressHosts,
-		router: &engine.Router[*routeRef]{}, routes: make(map[string]*routeRef, len(keys))}
+		router: &engine.Router[*routeRef]{}, routes: make(map[string]*routeRef, len(keys)), doc: &docCache{}}
 	refs := make([]*routeRef, 0, len(keys))
 	for _, k := range keys {
 		r := &routeRef{RouteKey: k}

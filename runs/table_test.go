@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 
@@ -128,5 +129,38 @@ func TestTableKeepsRecentPlans(t *testing.T) {
 	}
 	if got := pathOf("r3"); got != "/later" || tb.projects["big"].routes["r3"].plan.Load() == nil {
 		t.Fatalf("r3 after its notice runs %s", got)
+	}
+}
+
+// TestDocumentKeptWithItsRouting: a project's OpenAPI document is made
+// once and kept while its routes stand, and made again after one changes.
+func TestDocumentKeptWithItsRouting(t *testing.T) {
+	ctx := context.Background()
+	pool := bigProject(t, 3)
+	tb := newTable(store.New(pool), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := tb.ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	document := func() []byte {
+		t.Helper()
+		doc, err := tb.document(ctx, tb.projects["big"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return doc
+	}
+	first := document()
+	if again := document(); &again[0] != &first[0] || !strings.Contains(string(first), `"/r2"`) {
+		t.Fatalf("the document was made again, or lacks /r2: %s", first)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE routes SET route_path = '/moved', document = document || '{"route_path":"/moved"}', version = version + 1
+		WHERE project_id = 'big' AND route_id = 'r2'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.reload(ctx, "big", "r2"); err != nil {
+		t.Fatal(err)
+	}
+	if doc := string(document()); !strings.Contains(doc, `"/moved"`) || strings.Contains(doc, `"/r2"`) {
+		t.Fatalf("after r2 moved: %s", doc)
 	}
 }
