@@ -176,6 +176,19 @@ func (b *browser) focused(id string) {
 	}
 }
 
+// waitFocus waits, up to 5 s, until the focused element matches the CSS
+// selector sel: a swap puts its text in the page before its settle
+// moves the focus.
+func (b *browser) waitFocus(sel string) {
+	b.t.Helper()
+	expr := fmt.Sprintf("!!document.activeElement && document.activeElement.matches(%q)", sel)
+	for deadline := time.Now().Add(5 * time.Second); !eval[bool](b, expr); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.t.Fatalf("the focus never reached %s: it is on %s", sel, eval[string](b, "document.activeElement ? document.activeElement.outerHTML.slice(0, 200) : ''"))
+		}
+	}
+}
+
 // waitText waits until the page's visible text contains s. It keeps asking
 // across navigations, which interrupt a single evaluation.
 func (b *browser) waitText(s string) {

@@ -94,16 +94,12 @@ func TestJourneyRunLog(t *testing.T) {
 		if search := eval[string](b, "location.search"); !strings.Contains(search, "before=") || strings.Contains(search, "offset=") {
 			t.Fatalf("at %d px, Next went to %s", width, search)
 		}
-		if got := eval[string](b, `document.activeElement.dataset.pager || ""`); got != "next" {
-			t.Fatalf("at %d px, after Next the focus is on %q", width, got)
-		}
+		b.waitFocus(`[data-pager="next"]`) // after Next the focus stays on it
 		b.screenshot(fmt.Sprintf("runs-older-%d", width))
 		b.tabToMatch(`a[data-pager="prev"]`)
 		b.press("\r")
 		b.waitText("/x/shop/find?title=Emma")
-		if got := eval[string](b, `document.activeElement.dataset.pager || ""`); got != "prev" {
-			t.Fatalf("at %d px, after Previous the focus is on %q", width, got)
-		}
+		b.waitFocus(`[data-pager="prev"]`) // after Previous the focus stays on it
 	}
 
 	// One route's runs, from its page.
