@@ -295,7 +295,7 @@ func recordsWhere(project, collection string, where json.RawMessage) (string, []
 // containsSQL is the condition that a record ($1's, $2's) contains the
 // JSON object param: on the data alone (cheap, for records read by
 // another index), and scoped to the project and collection, as the GIN
-// index records_scope_idx reads it (migration 032).
+// index records_scope_idx reads it (migrations 032 and 035).
 func containsSQL(param string) string {
 	return " AND data @> " + param + "::jsonb AND records_scope(project_id, collection_id, data) @> records_scope($1, $2, " + param + "::jsonb)"
 }
