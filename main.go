@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -24,12 +25,15 @@ func main() {
 		// heap. GOMEMLIMIT overrides it.
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
-	if os.Getenv("GOGC") == "" {
-		// Under the limit, the collector may let the heap grow twice the
-		// live heap before it runs: a run of a route allocates most of
-		// what it reads, and collecting it less often is a tenth more
-		// answers a second.
-		debug.SetGCPercent(200)
+	if os.Getenv("GOGC") == "" && debug.SetMemoryLimit(-1) < math.MaxInt64 {
+		// The limit alone says when the collector runs: the heap grows to
+		// it, whatever the live heap is, so the service's peak is its
+		// memory budget and not a multiple of the data it holds (a route
+		// table of 20,000 routes, docs/performance.md). Runs allocate most
+		// of what they read, and collecting only near the limit is fewer
+		// collections than any GOGC. GOGC, or GOMEMLIMIT=off, restores the
+		// collector's pacing by the live heap.
+		debug.SetGCPercent(-1)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -147,3 +147,32 @@ func TestMemoryGivenBack(t *testing.T) {
 		t.Fatalf("kept: %s %v %v", res.Ended, res.Fault, err)
 	}
 }
+
+// TestBudgetWatchCountsWholeSteps: what ordinary runs hold (sixteen runs
+// of one chunk each) never reaches the watcher, so the service's soft
+// memory limit stays where it was under a load of small runs; the watcher
+// hears of each whole step held, and of its going again.
+func TestBudgetWatchCountsWholeSteps(t *testing.T) {
+	const step = 32 << 20
+	b := NewBudget(1 << 30)
+	var told []int64
+	b.Watch(step, func() { told = append(told, b.Held()/step) })
+	for range 16 {
+		if !b.take(memoryChunk) {
+			t.Fatal("the budget refused a chunk")
+		}
+	}
+	for range 16 {
+		b.give(memoryChunk)
+	}
+	if len(told) != 0 {
+		t.Fatalf("sixteen runs of one chunk moved the watcher %d times: %v", len(told), told)
+	}
+	b.take(step + memoryChunk)
+	b.take(step)
+	b.give(step)
+	b.give(step + memoryChunk)
+	if want := []int64{1, 2, 1, 0}; fmt.Sprint(told) != fmt.Sprint(want) {
+		t.Fatalf("the watcher heard of steps %v, want %v", told, want)
+	}
+}

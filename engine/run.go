@@ -61,8 +61,9 @@ func NewBudget(n int64) *Budget {
 	return b
 }
 
-// Watch has fn called whenever what runs hold crosses a multiple of step
-// (fn reads Held); set it before any run uses the budget.
+// Watch has fn called whenever the whole steps that runs hold change in
+// number (fn reads Held): what less than one step holds, the chunks of
+// ordinary runs, is never told. Set it before any run uses the budget.
 func (b *Budget) Watch(step int64, fn func()) {
 	b.step, b.watch = step, fn
 }
@@ -91,7 +92,7 @@ func (b *Budget) moved() {
 	if b.step == 0 {
 		return
 	}
-	level := (b.Held() + b.step - 1) / b.step
+	level := b.Held() / b.step
 	if b.level.Swap(level) != level {
 		b.watch()
 	}

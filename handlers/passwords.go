@@ -59,10 +59,13 @@ func (h *Handlers) makeRoomForHash(delta int64) {
 const runMemoryStep = 32 << 20
 
 // applyMemoryLimit sets the runtime's soft memory limit, when one is set,
-// to its value at start, raised by the hashes in flight and by what runs
-// hold of their shared memory (rounded up to runMemoryStep): the limit
+// to its value at start, raised by the hashes in flight and by the whole
+// runMemoryStep steps that runs hold of their shared memory: the limit
 // keeps ordinary work small, and the collector should not run without
-// pause while bounded work it cannot shrink is under way.
+// pause while bounded work it cannot shrink is under way. Runs holding
+// less than a step (a load of small runs, a chunk each) leave the limit
+// where it is, so the service's peak does not follow how many are in
+// flight (docs/performance.md).
 func (h *Handlers) applyMemoryLimit() {
 	base := h.hash.memoryLimit
 	if base <= 0 || base == math.MaxInt64 {
@@ -72,7 +75,7 @@ func (h *Handlers) applyMemoryLimit() {
 	defer h.hash.memoryLimitMu.Unlock()
 	runs := int64(0)
 	if h.runs.Limits.Shared != nil {
-		runs = (h.runs.Limits.Shared.Held() + runMemoryStep - 1) / runMemoryStep * runMemoryStep
+		runs = h.runs.Limits.Shared.Held() / runMemoryStep * runMemoryStep
 	}
 	debug.SetMemoryLimit(base + h.hash.inFlight.Load()*int64(h.hash.params.Memory)*1024 + runs)
 }

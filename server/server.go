@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -210,6 +211,10 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
+	// What start-up parsed and let go (the pages' templates, the API
+	// document) goes back now: a collector run by the memory limit alone
+	// (main.go) would keep it until the heap reached the limit.
+	go debug.FreeOSMemory()
 
 	select {
 	case err := <-served:
