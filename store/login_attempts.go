@@ -137,8 +137,8 @@ func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) (err error)
 // and sweepRest how many times as long as a batch took the sweep rests
 // after it.
 const (
-	sweepBatch = 1_000
-	sweepRest  = 3
+	sweepBatch = 500
+	sweepRest  = 4
 )
 
 // sweepBatches removes the rows of a log (route_runs or events) older than
@@ -146,8 +146,8 @@ const (
 // millions of rows never holds their locks, or the counts kept with them
 // (migration 031), longer than one short batch takes. After each batch it
 // rests sweepRest times as long as the batch took, so that a long sweep
-// takes at most a quarter of one connection's time, in short steps, from
-// the requests served meanwhile (docs/performance.md).
+// takes at most a fifth of one connection's time, in steps of a few
+// milliseconds, from the requests served meanwhile (docs/performance.md).
 func (s *Store) sweepBatches(ctx context.Context, table string, cutoff time.Time) error {
 	for {
 		start := time.Now()
