@@ -60,7 +60,9 @@ func TestJourneyRunLog(t *testing.T) {
 	b.tabToMatch(`a[href="/web/routes/runs?project_id=shop"]`)
 	b.press("\r")
 	b.waitText("1–4 of 4")
-	b.waitText("flow.blocks[0] (FILTER): source is null, not an array")
+	// A fault names its block as the editor does ("Block 1 (FILTER)"),
+	// and the version that ran.
+	b.waitText("Block 1 (FILTER): source is null, not an array (version 1)")
 	// A run's line has its query string and the message its FAIL answered.
 	b.waitText("/x/shop/find?title=Emma")
 	b.waitText("no book with that title")
@@ -109,6 +111,13 @@ func TestJourneyRunLog(t *testing.T) {
 	b.waitText("1–1 of 1")
 	if selected := eval[string](b, `document.getElementById("runs-route").value`); selected != "broken" {
 		t.Fatalf("the route filter shows %q", selected)
+	}
+	// The fault's block leads to that block of the version that ran.
+	b.tabToMatch(`[data-testid="fault-block"]`)
+	b.press("\r")
+	b.waitText("Flow (1 blocks)")
+	if hash := eval[string](b, "location.hash + ' ' + location.search"); !strings.HasPrefix(hash, "#block-1 ") || !strings.Contains(hash, "version=1") {
+		t.Fatalf("the fault's block leads to %s", hash)
 	}
 
 	// A run opens: its request with the query, its status and message; it

@@ -69,6 +69,10 @@ type routeView struct {
 	Curl     string // a cURL command that calls it
 	Newer    int64  // a newer version of the route's template, 0 when none
 	Health   routeHealth
+	// Shown is the older version whose flow the page shows (?version=, as
+	// the run log links a fault's block to the version that ran); 0: the
+	// live one.
+	Shown int64
 }
 
 // routeEditor renders /web/routes/create?id=: the route form, with Create

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -41,12 +43,34 @@ type runDTO struct {
 	Query      string  `json:"query"`
 	Message    string  `json:"message"`
 	DryRun     bool    `json:"dry_run"`
+	// RouteVersion is the route's version that ran: null for a draft tried
+	// from the editor.
+	RouteVersion *int64 `json:"route_version"`
+	// FaultAt is how the pages name the fault's block, as the editor does
+	// ("Block 1 (FETCH)"), and FaultBlock its number (0: the fault names no
+	// block); FaultReason is the rest of the fault. The API's fault keeps
+	// the document path (SPEC §9.4), which clients parse.
+	FaultAt     string `json:"-"`
+	FaultBlock  int    `json:"-"`
+	FaultReason string `json:"-"`
 }
 
+// faultBlock reads the block a fault names: "flow.blocks[0] (FETCH): …".
+var faultBlock = regexp.MustCompile(`^flow\.blocks\[(\d+)\] \((\w+)\): (.*)$`)
+
 func newRunDTO(r store.Run) runDTO {
-	return runDTO{ID: r.ID, At: r.At.UTC().Format("2006-01-02T15:04:05.000Z"), RouteID: r.RouteID, Method: r.Method, Path: r.Path,
+	d := runDTO{ID: r.ID, At: r.At.UTC().Format("2006-01-02T15:04:05.000Z"), RouteID: r.RouteID, Method: r.Method, Path: r.Path,
 		Status: r.Status, Ended: r.Ended, DurationMS: float64(r.Duration.Microseconds()) / 1000, UserID: r.UserID, Username: r.Username,
-		Fault: r.Fault, Attempts: max(1, r.Attempts), Query: r.Query, Message: r.Message, DryRun: r.DryRun}
+		Fault: r.Fault, Attempts: max(1, r.Attempts), Query: r.Query, Message: r.Message, DryRun: r.DryRun, FaultReason: r.Fault}
+	if r.Version > 0 {
+		v := r.Version
+		d.RouteVersion = &v
+	}
+	if m := faultBlock.FindStringSubmatch(r.Fault); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		d.FaultBlock, d.FaultAt, d.FaultReason = n+1, fmt.Sprintf("Block %d (%s)", n+1, m[2]), m[3]
+	}
+	return d
 }
 
 type runsView struct {

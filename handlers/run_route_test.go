@@ -405,7 +405,7 @@ func TestRunLog(t *testing.T) {
 	}
 	last := runs[0]
 	if last.RouteID != "fails" || last.Status != 500 || last.Ended != "FAULT" || last.Path != "/x/shop/fails" ||
-		last.Fault != "flow.blocks[0] (FILTER): source is null, not an array" || last.Duration <= 0 {
+		last.Fault != "flow.blocks[0] (FILTER): source is null, not an array" || last.Duration <= 0 || last.Version != 1 {
 		t.Fatalf("the run: %+v", last)
 	}
 	// The caller is known only on routes that read it.
@@ -428,7 +428,8 @@ func TestRunLog(t *testing.T) {
 	v := as(ta.token(t, viewer))
 	ta.run(t, []scenario{
 		{name: "all runs", method: "GET", path: "/route/runs?project_id=shop", headers: v, status: 200,
-			want: []string{`"amount":3`, `"route_id":"fine","method":"GET","path":"/x/shop/fine","status":200,"ended":"RETURN"`, `"fault":"flow.blocks[0] (FILTER): source is null, not an array"`}},
+			want: []string{`"amount":3`, `"route_id":"fine","method":"GET","path":"/x/shop/fine","status":200,"ended":"RETURN"`,
+				`"fault":"flow.blocks[0] (FILTER): source is null, not an array","attempts":1,"query":"","message":"","dry_run":false,"route_version":1`}},
 		{name: "one route", method: "GET", path: "/route/runs?project_id=shop&route_id=fails", headers: v, status: 200,
 			want: []string{`"amount":2`}, unwanted: []string{`"route_id":"fine"`}},
 		{name: "a status class", method: "GET", path: "/route/runs?project_id=shop&status=2xx", headers: v, status: 200,
@@ -446,7 +447,25 @@ func TestRunLog(t *testing.T) {
 		{name: "not a member", method: "GET", path: "/route/runs?project_id=shop", headers: outsider, status: 403},
 		{name: "no token", method: "GET", path: "/route/runs?project_id=shop", headers: asJSONHeaders, status: 401},
 		{name: "the page", method: "GET", path: "/web/routes/runs?project_id=shop&status=5xx", headers: map[string]string{"Accept": "text/html", "Authorization": v["Authorization"]}, status: 200,
-			want: []string{"<h1", "Runs", `<option value="5xx" selected>`, "source is null, not an array", `route_id=fails`}},
+			// A fault's block is named as the editor names it, linked to that
+			// block of the version that ran.
+			want: []string{"<h1", "Runs", `<option value="5xx" selected>`, `route_id=fails`,
+				`route_id=fails&amp;version=1#block-1" data-testid="fault-block">Block 1 (FILTER)</a>: source is null, not an array`, "(version 1)"}},
+	})
+
+	// Once the route has changed, the link shows the flow that ran.
+	changed := runnable{id: "fails", method: "GET", path: "/fails", blocks: []string{`{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}`}}
+	if status, body := ta.call(t, "PATCH", "/route/update", `{"project_id":"shop","route_id":"fails","route":`+changed.JSON()+`}`, h); status != 200 {
+		t.Fatalf("update: %d %s", status, body)
+	}
+	page := map[string]string{"Accept": "text/html", "Authorization": v["Authorization"]}
+	ta.run(t, []scenario{
+		{name: "the version that ran", method: "GET", path: "/web/routes/view?project_id=shop&route_id=fails&version=1", headers: page, status: 200,
+			want: []string{"The flow of version 1, as it ran; the live version is 2", `id="block-1"`, "FILTER"}},
+		{name: "the live version asked by number", method: "GET", path: "/web/routes/view?project_id=shop&route_id=fails&version=2", headers: page, status: 200,
+			unwanted: []string{"as it ran"}},
+		{name: "a version that is no number", method: "GET", path: "/web/routes/view?project_id=shop&route_id=fails&version=one", headers: page, status: 422},
+		{name: "a version that never was", method: "GET", path: "/web/routes/view?project_id=shop&route_id=fails&version=9", headers: page, status: 404},
 	})
 }
 

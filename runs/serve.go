@@ -105,6 +105,7 @@ func (s *Service) serveProject(ctx context.Context, p *routing, rest []string, r
 
 // runPlan runs plan for req, traced when req asks, and makes its answer.
 func (s *Service) runPlan(ctx context.Context, plan *engine.Plan, params map[string]string, req *Request, run *store.Run) (Answer, error) {
+	run.Version = plan.Version // 0 for a draft
 	opts := options{dry: req.DryRun}
 	if plan.Calls {
 		hosts, err := s.table.hosts(ctx, plan.Route.ProjectID)

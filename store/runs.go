@@ -582,6 +582,7 @@ type Run struct {
 	Query     string // the query string, cut at RunQueryMax bytes
 	Message   string // the message a FAIL answered with
 	DryRun    bool
+	Version   int64 // the route's version that ran; 0 for a draft (or a run logged before versions were kept)
 	// Trace and Body are kept for runs made from the playground (the
 	// trace as it was shown there, the body sent), and read by Run only.
 	Trace []byte  `db:"-"`
@@ -626,7 +627,7 @@ func (s *Store) LogRuns(ctx context.Context, runs []Run, count bool) (err error)
 		kept := slices.DeleteFunc(slices.Clone(runs), func(r Run) bool { return !projects[r.ProjectID] })
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"route_runs"},
 			[]string{"at", "project_id", "route_id", "method", "path", "status", "ended", "duration_us", "user_id", "username", "fault", "attempts",
-				"query", "message", "dry_run", "trace", "body"},
+				"query", "message", "dry_run", "trace", "body", "route_version"},
 			pgx.CopyFromSlice(len(kept), func(i int) ([]any, error) {
 				r := kept[i]
 				if r.UserID != nil && !users[*r.UserID] {
@@ -640,8 +641,12 @@ func (s *Store) LogRuns(ctx context.Context, runs []Run, count bool) (err error)
 				if body != nil && len(*body) > RunBodyMax {
 					body = nil
 				}
+				var version any
+				if r.Version > 0 {
+					version = r.Version
+				}
 				return []any{r.At, r.ProjectID, r.RouteID, r.Method, r.Path, r.Status, r.Ended, r.Duration.Microseconds(), r.UserID, r.Username, r.Fault,
-					max(1, r.Attempts), Cut(r.Query, RunQueryMax), r.Message, r.DryRun, trace, body}, nil
+					max(1, r.Attempts), Cut(r.Query, RunQueryMax), r.Message, r.DryRun, trace, body, version}, nil
 			}))
 		if err != nil || !count {
 			return err
@@ -761,7 +766,7 @@ func runsSQL(project string, q RunQuery) (l listSQL) {
 
 // runColumns are the columns of a Run, in its fields' order (Trace and Body
 // aside).
-const runColumns = "id, at, project_id, route_id, method, path, status, ended, duration_us * 1000, user_id, username, fault, attempts, query, message, dry_run"
+const runColumns = "id, at, project_id, route_id, method, path, status, ended, duration_us * 1000, user_id, username, fault, attempts, query, message, dry_run, coalesce(route_version, 0)"
 
 // Run returns run id of project, with its trace and body when it kept them.
 func (s *Store) Run(ctx context.Context, project string, id int64) (_ Run, err error) {
@@ -774,7 +779,7 @@ func (s *Store) Run(ctx context.Context, project string, id int64) (_ Run, err e
 		var r Run
 		var trace *string
 		err := row.Scan(&r.ID, &r.At, &r.ProjectID, &r.RouteID, &r.Method, &r.Path, &r.Status, &r.Ended, &r.Duration, &r.UserID, &r.Username, &r.Fault,
-			&r.Attempts, &r.Query, &r.Message, &r.DryRun, &trace, &r.Body)
+			&r.Attempts, &r.Query, &r.Message, &r.DryRun, &r.Version, &trace, &r.Body)
 		if trace != nil {
 			r.Trace = []byte(*trace)
 		}
