@@ -468,26 +468,27 @@ const (
 )
 
 // recordRows turns a page of records into table rows; the columns are the
-// top-level keys of the page's records, the most common first.
+// top-level keys of the page's records in the order they were first
+// written: by the oldest record holding each, and within a record as it
+// keeps them (jsonb orders keys by length, then bytes).
 func recordRows(recs []store.Record) ([]recordRow, []string) {
-	seen := map[string]int{}
+	seen := map[string]bool{}
 	order := []string{}
 	decoded := make([]map[string]json.RawMessage, len(recs))
+	byAge := make([]int, len(recs))
 	for i, r := range recs {
 		_ = json.Unmarshal(r.Data, &decoded[i])
-		for k := range decoded[i] {
-			if seen[k] == 0 {
+		byAge[i] = i
+	}
+	sort.SliceStable(byAge, func(a, b int) bool { return recs[byAge[a]].ID < recs[byAge[b]].ID })
+	for _, i := range byAge {
+		for _, k := range keysInOrder(recs[i].Data) {
+			if !seen[k] {
+				seen[k] = true
 				order = append(order, k)
 			}
-			seen[k]++
 		}
 	}
-	sort.SliceStable(order, func(a, b int) bool {
-		if seen[order[a]] != seen[order[b]] {
-			return seen[order[a]] > seen[order[b]]
-		}
-		return order[a] < order[b]
-	})
 	if len(order) > maxColumns {
 		order = order[:maxColumns]
 	}
@@ -505,6 +506,28 @@ func recordRows(recs []store.Record) ([]recordRow, []string) {
 		rows[i] = row
 	}
 	return rows, order
+}
+
+// keysInOrder is the top-level keys of a JSON object as its text has them.
+func keysInOrder(data json.RawMessage) []string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		k, _ := t.(string)
+		keys = append(keys, k)
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return keys
+		}
+	}
+	return keys
 }
 
 // cellText shows a JSON value in a cell: strings without quotes, the rest
@@ -666,6 +689,53 @@ func (h *Handlers) recordUpdate(c *fiber.Ctx) error {
 	// In the table the edit row goes; the table reloads itself with the row.
 	return h.respond(c, Reply{Message: "Record updated", Data: newRecordDTO(r), Fragment: "partials/gone", Event: dataChanged,
 		Redirect: collectionURL(in.ProjectID, in.CollectionID)})
+}
+
+// cellInput is one cell of the records grid: a record's top-level field
+// and its new value, JSON text.
+type cellInput struct {
+	ProjectID    string `json:"project_id" validate:"required"`
+	CollectionID string `json:"collection_id" validate:"required"`
+	ID           int64  `json:"id" validate:"required,min=1"`
+	Field        string `json:"field" validate:"required,max=200"`
+	Value        string `json:"value" validate:"required,max=65536"`
+}
+
+// recordCell answers PATCH /web/data/cell, the records grid's edit of one
+// cell: the field is set and the record's other fields stay as they are
+// (store.SetRecordField). It answers the record and the cell's text.
+func (h *Handlers) recordCell(c *fiber.Ctx) error {
+	var in cellInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	if _, err := h.member(c, in.ProjectID); err != nil {
+		return err
+	}
+	if err := checkJSONText([]byte(in.Value), "value"); err != nil {
+		return err
+	}
+	r := store.Record{ProjectID: in.ProjectID, CollectionID: in.CollectionID, ID: in.ID}
+	err := h.store.SetRecordField(c.UserContext(), &r, in.Field, []byte(in.Value))
+	var syntax *json.SyntaxError
+	switch {
+	case errors.As(err, &syntax):
+		return &ValidationError{Fields: map[string]string{"value": "is not valid JSON"}}
+	case errors.Is(err, store.ErrRecordTooLarge):
+		return &ValidationError{Fields: map[string]string{"value": "would make the record larger than 64 KiB (65,536 bytes) of JSON"}}
+	case errors.Is(err, store.ErrNumberRange):
+		return &ValidationError{Fields: map[string]string{"value": store.ErrNumberRange.Error()}}
+	case err != nil:
+		return recordMissing(err, in.ID)
+	}
+	return h.respond(c, Reply{Message: fmt.Sprintf("Record %d: %s set", r.ID, in.Field), Data: cellDTO{Record: newRecordDTO(r), Text: cellOf(r.Data, in.Field)}})
+}
+
+// cellDTO is the answer to a cell's edit: the record, and the cell as the
+// table shows it.
+type cellDTO struct {
+	Record recordDTO `json:"record"`
+	Text   string    `json:"text"`
 }
 
 // recordDelete answers DELETE /data/delete.

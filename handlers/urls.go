@@ -123,6 +123,7 @@ func mount(app *fiber.App, h *Handlers) {
 	app.Delete("/data/delete", author, h.recordDelete)
 	app.Get("/web/data", signedIn, h.dataIndex)
 	app.Get("/web/data/collection", signedIn, h.recordPage)
+	app.Patch("/web/data/cell", author, h.recordCell)
 
 	// Route templates: everyone signed in reads the global ones, members a
 	// project's; AUTHOR and up write (members, for a project's).

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"stencil/flow"
 )
 
 // Collection is a project's set of records (docs/collections.md).
@@ -348,6 +350,46 @@ func (s *Store) UpdateRecord(ctx context.Context, r *Record) (err error) {
 			WHERE project_id = $1 AND collection_id = $2 AND id = $3 RETURNING `+recordColumns,
 			r.ProjectID, r.CollectionID, r.ID, string(data))
 		ev := recordEvent("update", r.ProjectID, r.CollectionID, r.ID, "replaced")
+		*r, err = scanRecord(row)
+		return ev, err
+	})
+}
+
+// SetRecordField sets the top-level field of record id to value (JSON
+// text), leaving the record's other fields as they are now: the records
+// grid edits one cell, and an edit of another field meanwhile stays. The
+// record is read locked and written in one transaction, its new data
+// checked as a whole record's is (RecordData); value must be JSON whose
+// numbers fit (else ErrNumberRange or a *json.SyntaxError).
+func (s *Store) SetRecordField(ctx context.Context, r *Record, field string, value []byte) (err error) {
+	defer wrap(&err, "set record field")
+	var v bytes.Buffer
+	if err := json.Compact(&v, value); err != nil {
+		return err
+	}
+	if !numbersFit(v.Bytes()) {
+		return ErrNumberRange
+	}
+	return s.change(ctx, func(tx *Store) (Event, error) {
+		var doc map[string]json.RawMessage
+		err := tx.db.QueryRow(ctx, `SELECT data FROM records WHERE project_id = $1 AND collection_id = $2 AND id = $3 FOR UPDATE`,
+			r.ProjectID, r.CollectionID, r.ID).Scan(&doc)
+		if err != nil {
+			return Event{}, translate(err)
+		}
+		doc[field] = v.Bytes()
+		text, err := json.Marshal(doc)
+		if err != nil {
+			return Event{}, err
+		}
+		data, err := RecordData(text)
+		if err != nil {
+			return Event{}, err
+		}
+		row := tx.db.QueryRow(ctx, `UPDATE records SET data = $4, updated_at = now()
+			WHERE project_id = $1 AND collection_id = $2 AND id = $3 RETURNING `+recordColumns,
+			r.ProjectID, r.CollectionID, r.ID, string(data))
+		ev := recordEvent("update", r.ProjectID, r.CollectionID, r.ID, "field "+flow.Printable(field)+" set")
 		*r, err = scanRecord(row)
 		return ev, err
 	})

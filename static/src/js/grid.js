@@ -1,0 +1,281 @@
+// The records grid (docs/collections.md): a collection's table edited in
+// place from the keyboard, as a spreadsheet is. The arrow keys move between
+// cells (one cell is in the tab order: the one last visited), Enter or F2
+// edits the cell, typed by its value (text, number, true/false, JSON for a
+// list or an object); Enter saves and stays, Tab saves and moves on,
+// Escape cancels. A save sets that one field of the record
+// (PATCH /web/data/cell): a change of another field meanwhile stays.
+// Also here: a column added to the grid, and the filter built from a
+// column, a test and a value.
+(function () {
+  "use strict";
+
+  var post = window.stencil.post;
+  var status = document.getElementById("grid-status");
+
+  function say(text) {
+    if (status) status.textContent = text;
+  }
+
+  function grid() { return document.querySelector("table[data-grid]"); }
+  function cells(row) { return Array.prototype.slice.call(row.querySelectorAll("td[data-field]")); }
+  function rows(table) { return Array.prototype.slice.call(table.querySelectorAll("tbody tr[data-record]")); }
+
+  // One cell of the grid is in the tab order: the first, or the one the
+  // focus was in last.
+  function ready() {
+    var table = grid();
+    if (!table) return;
+    var all = table.querySelectorAll("td[data-field]");
+    var current = table.querySelector('td[data-field][tabindex="0"]');
+    Array.prototype.forEach.call(all, function (td) { td.tabIndex = -1; });
+    (current || all[0] || { tabIndex: 0 }).tabIndex = 0;
+  }
+
+  function visit(td) {
+    if (!td) return;
+    var table = td.closest("table");
+    Array.prototype.forEach.call(table.querySelectorAll('td[data-field][tabindex="0"]'), function (c) { c.tabIndex = -1; });
+    td.tabIndex = 0;
+    td.focus();
+  }
+
+  // neighbour is the cell dx across and dy down from td, or null.
+  function neighbour(td, dx, dy) {
+    var row = td.closest("tr");
+    var table = td.closest("table");
+    var inRow = cells(row);
+    var x = inRow.indexOf(td);
+    if (dy === 0) return inRow[x + dx] || null;
+    var all = rows(table);
+    var next = all[all.indexOf(row) + dy];
+    return next ? cells(next)[x] || null : null;
+  }
+
+  function recordOf(td) {
+    try { return JSON.parse(td.closest("tr").getAttribute("data-json")) || {}; } catch (e) { return {}; }
+  }
+
+  // kindOf is how a cell is edited: by its value, or for a field the record
+  // lacks, by the values of its column.
+  function kindOf(td) {
+    var field = td.getAttribute("data-field");
+    var v = recordOf(td)[field];
+    if (v === undefined) {
+      var seen = rows(td.closest("table")).map(function (tr) {
+        try { return JSON.parse(tr.getAttribute("data-json"))[field]; } catch (e) { return undefined; }
+      }).filter(function (x) { return x !== undefined; });
+      v = seen[0];
+    }
+    if (typeof v === "number") return "number";
+    if (typeof v === "boolean") return "boolean";
+    if (v !== null && typeof v === "object") return "json";
+    if (v === null) return "json";
+    return "text";
+  }
+
+  function edit(td, first) {
+    if (td.querySelector("[data-cell-editor]")) return;
+    var field = td.getAttribute("data-field");
+    var value = recordOf(td)[field];
+    var kind = kindOf(td);
+    var label = "Record " + td.closest("tr").getAttribute("data-record") + ", " + field;
+    var input;
+    if (kind === "boolean") {
+      input = document.createElement("select");
+      ["true", "false"].forEach(function (v) {
+        var o = document.createElement("option");
+        o.value = o.textContent = v;
+        input.appendChild(o);
+      });
+      input.value = String(value === undefined ? true : value);
+    } else {
+      input = document.createElement("input");
+      input.type = "text";
+      if (kind === "number") input.inputMode = "decimal";
+      input.value = value === undefined ? "" : kind === "text" ? String(value) : JSON.stringify(value);
+      if (first !== undefined) input.value = first;
+    }
+    input.className = "input" + (kind === "json" || kind === "number" ? " font-mono" : "");
+    input.setAttribute("data-cell-editor", kind);
+    input.setAttribute("aria-label", label + (kind === "json" ? " (JSON)" : kind === "number" ? " (a number)" : ""));
+    var old = Array.prototype.slice.call(td.childNodes);
+    td.setAttribute("data-old", "");
+    td.replaceChildren(input);
+    td._old = old;
+    input.focus();
+    if (first === undefined && input.select) input.select();
+  }
+
+  function stop(td, keepFocus) {
+    if (!td._old) return;
+    td.replaceChildren.apply(td, td._old);
+    td._old = null;
+    td.removeAttribute("data-old");
+    if (keepFocus) visit(td);
+  }
+
+  // valueOf is the JSON text a cell's editor holds, or an Error.
+  function valueOf(input) {
+    var kind = input.getAttribute("data-cell-editor");
+    var text = input.value;
+    if (kind === "text") return JSON.stringify(text);
+    if (kind === "boolean") return text;
+    if (kind === "number") {
+      if (!/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(text.trim())) return new Error("is not a number");
+      return text.trim();
+    }
+    try { JSON.parse(text); } catch (e) { return new Error("is not JSON: " + e.message); }
+    return text;
+  }
+
+  function problem(td, message) {
+    var old = td.querySelector("[data-cell-error]");
+    if (old) old.remove();
+    var p = document.createElement("p");
+    p.className = "field-error";
+    p.setAttribute("data-cell-error", "");
+    p.setAttribute("role", "alert");
+    p.textContent = message;
+    td.appendChild(p);
+    var input = td.querySelector("[data-cell-editor]");
+    input.setAttribute("aria-invalid", "true");
+    input.focus();
+  }
+
+  // save sends the cell's value; then goes to the cell next (or stays).
+  function save(td, next) {
+    var input = td.querySelector("[data-cell-editor]");
+    var value = valueOf(input);
+    var field = td.getAttribute("data-field");
+    if (value instanceof Error) {
+      problem(td, field + " " + value.message);
+      return;
+    }
+    var table = td.closest("table");
+    var tr = td.closest("tr");
+    input.disabled = true;
+    post("/web/data/cell", {
+      project_id: table.getAttribute("data-project"), collection_id: table.getAttribute("data-collection"),
+      id: Number(tr.getAttribute("data-record")), field: field, value: value
+    }, "PATCH").then(function (env) {
+      input.disabled = false;
+      if (env.status !== 200) {
+        var fields = (env.data && env.data.fields) || {};
+        problem(td, fields.value ? field + " " + fields.value : (env.message || "").replace(/^Error: /, ""));
+        return;
+      }
+      tr.setAttribute("data-json", JSON.stringify(env.data.record.data));
+      td._old = null;
+      if (env.data.text) {
+        td.textContent = env.data.text;
+      } else {
+        var dash = document.createElement("span");
+        dash.className = "text-slate-500";
+        dash.textContent = "—";
+        td.replaceChildren(dash);
+      }
+      td.removeAttribute("data-old");
+      say("Saved: record " + tr.getAttribute("data-record") + ", " + field + ".");
+      visit(next || td);
+    }).catch(function () {
+      input.disabled = false;
+      problem(td, "The change did not reach the server.");
+    });
+  }
+
+  document.addEventListener("keydown", function (e) {
+    var td = e.target.closest && e.target.closest("table[data-grid] td[data-field]");
+    if (!td) return;
+    var editing = e.target.hasAttribute("data-cell-editor");
+    if (editing) {
+      if (e.key === "Escape") {
+        e.preventDefault();
+        stop(td, true);
+      } else if (e.key === "Enter") {
+        e.preventDefault();
+        save(td, null);
+      } else if (e.key === "Tab") {
+        e.preventDefault();
+        save(td, neighbour(td, e.shiftKey ? -1 : 1, 0));
+      }
+      return;
+    }
+    var moves = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+    if (moves[e.key] && !e.altKey && !e.ctrlKey && !e.metaKey) {
+      e.preventDefault();
+      visit(neighbour(td, moves[e.key][0], moves[e.key][1]));
+    } else if (e.key === "Enter" || e.key === "F2") {
+      // The cell opens when the key comes up, so that nothing of the key
+      // press reaches its editor (an Enter would open a true/false list).
+      e.preventDefault();
+      opening = td;
+    }
+  });
+  var opening = null;
+  document.addEventListener("keyup", function (e) {
+    var td = e.target.closest && e.target.closest("table[data-grid] td[data-field]");
+    if ((e.key === "Enter" || e.key === "F2") && td && td === opening) edit(td);
+    opening = null;
+  });
+  document.addEventListener("focusin", function (e) {
+    var td = e.target.closest && e.target.closest("table[data-grid] td[data-field]");
+    if (td && e.target === td) visit(td);
+  });
+  document.addEventListener("dblclick", function (e) {
+    var td = e.target.closest && e.target.closest("table[data-grid] td[data-field]");
+    if (td) edit(td);
+  });
+
+  // Add column: the column shows at once, empty; a record gets the field
+  // when one of its cells is saved.
+  document.addEventListener("submit", function (e) {
+    var form = e.target;
+    if (form.hasAttribute("data-add-column")) {
+      e.preventDefault();
+      var name = form.elements.column.value.trim();
+      var table = grid();
+      if (!name || !table) return;
+      if (table.querySelector('td[data-field="' + CSS.escape(name) + '"]')) {
+        visit(table.querySelector('td[data-field="' + CSS.escape(name) + '"]'));
+        return;
+      }
+      var head = table.querySelector("thead tr");
+      var th = document.createElement("th");
+      th.className = "table-head normal-case";
+      th.textContent = name;
+      var before = head.querySelector("th:nth-last-child(3)");
+      head.insertBefore(th, before);
+      rows(table).forEach(function (tr) {
+        var td = document.createElement("td");
+        td.className = "table-cell break-words text-sm grid-cell";
+        td.setAttribute("data-field", name);
+        td.setAttribute("data-label", name);
+        td.tabIndex = -1;
+        var dash = document.createElement("span");
+        dash.className = "text-slate-500";
+        dash.textContent = "—";
+        td.appendChild(dash);
+        tr.insertBefore(td, tr.querySelector("td:nth-last-child(3)"));
+      });
+      form.reset();
+      say("Column " + name + " added: its cells are empty until one is saved.");
+      visit(rows(table).length ? table.querySelector('td[data-field="' + CSS.escape(name) + '"]') : null);
+    } else if (form.hasAttribute("data-filter-builder")) {
+      // A column, a test and a value become the containment filter: a value
+      // that reads as JSON (3, true, "3") is that value, anything else text.
+      e.preventDefault();
+      var text = form.elements.value.value.trim();
+      var value;
+      try { value = JSON.parse(text); } catch (err) { value = text; }
+      var where = {};
+      where[form.elements.column.value] = form.elements.test.value === "includes" ? [value] : value;
+      var box = document.getElementById("where");
+      box.value = JSON.stringify(where);
+      box.form.requestSubmit();
+    }
+  });
+
+  ready();
+  document.addEventListener("htmx:afterSettle", ready);
+})();
