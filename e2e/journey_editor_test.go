@@ -52,6 +52,25 @@ func TestJourneyEditorControls(t *testing.T) {
 	if got := blockTypes(); got != "LOOP:0rem,FETCH:1.5rem" {
 		t.Fatalf("remove: %s", got)
 	}
+	// Moves go by whole blocks of one level, as an outliner's do: a block
+	// next to a LOOP hops over its body, a LOOP takes its body with it,
+	// and the first block of a body stays in it.
+	b.addBlock("VAULT")
+	b.click(`[aria-label="Outdent block 3"]`)
+	b.click(`[aria-label^="Move block 3 up"]`)
+	if got := blockTypes(); got != "VAULT:0rem,LOOP:0rem,FETCH:1.5rem" {
+		t.Fatalf("a block moved up past a LOOP: %s", got)
+	}
+	b.focusOn(`[aria-label^="Move block 1 up"]`)
+	b.click(`[aria-label^="Move block 2 up"]`)
+	if got := blockTypes(); got != "LOOP:0rem,FETCH:1.5rem,VAULT:0rem" {
+		t.Fatalf("a LOOP moved up: %s", got)
+	}
+	b.click(`[aria-label^="Move block 2 up"]`)
+	if got := blockTypes(); got != "LOOP:0rem,FETCH:1.5rem,VAULT:0rem" {
+		t.Fatalf("the first block of a loop's body moved out of it: %s", got)
+	}
+	b.click(`[aria-label="Remove block 3"]`)
 
 	// The raw JSON view edits the same document.
 	b.click("main details summary")
@@ -243,6 +262,27 @@ func TestJourneyEditorKeyboard(t *testing.T) {
 	if got := eval[string](b, `document.querySelector('[data-path="flow.blocks[3].pairs"] .label').textContent`); got != "Fields" {
 		t.Fatalf("a RETURN's pairs are headed %q", got)
 	}
+	// "+ field" puts the focus in the new row's first field; removing a
+	// row puts it in the row that took its place, the last row's removal
+	// on the add button: never on the page's body.
+	add := `[data-action="add:flow.blocks[3].pairs"]`
+	eval[bool](b, `(document.querySelector('`+add+`').focus(), true)`)
+	b.press("\r")
+	b.focusOn(`[data-path="flow.blocks[3].pairs[0].id"]`)
+	b.typeKeys(`[data-path="flow.blocks[3].pairs[0].id"]`, "one")
+	eval[bool](b, `(document.querySelector('`+add+`').focus(), true)`)
+	b.press("\r")
+	b.focusOn(`[data-path="flow.blocks[3].pairs[1].id"]`)
+	b.typeKeys(`[data-path="flow.blocks[3].pairs[1].id"]`, "two")
+	eval[bool](b, `(document.querySelector('[aria-label="Remove field 1"]').focus(), true)`)
+	b.press("\r")
+	b.focusOn(`[data-path="flow.blocks[3].pairs[0].id"]`)
+	if got := eval[string](b, `document.activeElement.value`); got != "two" {
+		t.Fatalf("after removing field 1 the focus is in a field holding %q", got)
+	}
+	eval[bool](b, `(document.querySelector('[aria-label="Remove field 1"]').focus(), true)`)
+	b.press("\r")
+	b.focusOn(add)
 	eval[bool](b, `(document.querySelector('[aria-label="Remove block 4"]').focus(), true)`)
 	b.press("\r")
 	b.focusOn(`[aria-label="Collapse block 3"]`)
@@ -321,4 +361,128 @@ func TestJourneyEditorOnAPhone(t *testing.T) {
 		t.Fatalf("controls a finger would miss at 390 px: %s", strings.Join(small, "; "))
 	}
 	b.screenshot("editor-390")
+}
+
+// TestJourneyEditorUndo: every kind of editor action is undone by Ctrl+Z
+// and redone by Ctrl+Shift+Z, the save bar saying what; typing in a field
+// is one change; a removed block is named with the way back; and after a
+// save, undo in the editor opened again gives back the document before the
+// last change, unsaved (the route as saved answers on).
+func TestJourneyEditorUndo(t *testing.T) {
+	t.Parallel()
+	app, b := memberBrowser(t, "una", "AUTHOR")
+	token := apiLogin(t, app.URL, "una", "una-password-1")
+	route := `{"route_id":"undo","route_path":"/undo","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[` +
+		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"books"},` +
+		`{"type":"RETURN","depth":0,"pairs":[{"id":"items","data":{"ref_var":true,"rtype":"ARRAY","data":"rows"}}],"conditions":[]}]}}`
+	if status, body := api(t, "POST", app.URL+"/route/create", token, `{"project_id":"shop","route":`+route+`}`); status != 201 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	b.resize(1280, 900)
+	b.do(chromedp.Navigate(app.URL + "/web/routes/edit?project_id=shop&route_id=undo"))
+	b.waitText("Save route")
+	types := func() string {
+		return eval[string](b, `Array.from(document.querySelectorAll("[data-block]")).map(e => e.querySelector(".badge").textContent + (e.style.marginLeft === "0rem" ? "" : ">")).join(",")`)
+	}
+	ctrl := func(key string, shift bool) {
+		mods := chromedp.ModifierCtrl
+		if shift {
+			mods |= chromedp.ModifierShift
+		}
+		b.do(chromedp.KeyEvent(key, chromedp.KeyModifiers(mods)))
+	}
+	said := func(want string) {
+		t.Helper()
+		if got := eval[string](b, `document.querySelector('[data-testid="undo-status"]').textContent`); got != want {
+			t.Fatalf("the save bar says %q, want %q", got, want)
+		}
+	}
+	// check undoes and redoes the last change: before is the document's
+	// block types before it, after after it.
+	check := func(label, before, after string) {
+		t.Helper()
+		if got := types(); got != after {
+			t.Fatalf("after %s the blocks are %s, want %s", label, got, after)
+		}
+		ctrl("z", false)
+		said("Undone: " + label)
+		if got := types(); got != before {
+			t.Fatalf("undoing %s left %s, want %s", label, got, before)
+		}
+		ctrl("z", true)
+		said("Redone: " + label)
+		if got := types(); got != after {
+			t.Fatalf("redoing %s left %s, want %s", label, got, after)
+		}
+	}
+
+	b.addBlock("LOOP")
+	check("added block 3 (LOOP)", "FETCH,RETURN", "FETCH,RETURN,LOOP")
+	eval[bool](b, `(document.querySelector('[aria-label^="Move block 3 up"]').focus(), true)`)
+	b.press("\r")
+	b.focusOn(`[aria-label^="Move block 2 up"]`)
+	check("moved block 3 (LOOP) up", "FETCH,RETURN,LOOP", "FETCH,LOOP,RETURN")
+	eval[bool](b, `(document.querySelector('[aria-label="Indent block 3"]').focus(), true)`)
+	b.press("\r")
+	check("indented block 3 (RETURN)", "FETCH,LOOP,RETURN", "FETCH,LOOP,RETURN>")
+	b.press("\t")
+	b.focusOn(`[aria-label="Outdent block 3"]`)
+	b.press("\r")
+	check("outdented block 3 (RETURN)", "FETCH,LOOP,RETURN>", "FETCH,LOOP,RETURN")
+	// Remove is not the next stop after Outdent; removing says what went.
+	b.press("\t")
+	if eval[bool](b, `document.activeElement.matches('[data-action="remove"]')`) {
+		t.Fatal("the next Tab after Outdent is Remove")
+	}
+	eval[bool](b, `(document.querySelector('[aria-label="Remove block 2"]').focus(), true)`)
+	b.press("\r")
+	said("Removed block 2 (LOOP): Undo (Ctrl+Z) brings it back")
+	b.focusOn(`[aria-label="Collapse block 2"]`)
+	check("removed block 2 (LOOP)", "FETCH,LOOP,RETURN", "FETCH,RETURN")
+
+	// A row added to a list, and a field typed: one change each.
+	eval[bool](b, `(document.querySelector('[data-action="add:flow.blocks[1].pairs"]').focus(), true)`)
+	b.press("\r")
+	b.focusOn(`[data-path="flow.blocks[1].pairs[1].id"]`)
+	b.typeKeys(`[data-path="flow.blocks[1].pairs[1].id"]`, "count")
+	value := func() string {
+		return eval[string](b, `(document.querySelector('[data-path="flow.blocks[1].pairs[1].id"]') || {value: "none"}).value`)
+	}
+	ctrl("z", false)
+	said("Undone: edited Block 2 (RETURN) · Field 2 · Name")
+	if got := value(); got != "" {
+		t.Fatalf("undoing the typing left %q", got)
+	}
+	ctrl("z", false)
+	said("Undone: added a field to Block 2 (RETURN) · Fields")
+	if got := value(); got != "none" {
+		t.Fatalf("undoing the new row left a row holding %q", got)
+	}
+	ctrl("z", true)
+	ctrl("z", true)
+	if got := value(); got != "count" {
+		t.Fatalf("redoing the row and its name gives %q", got)
+	}
+	b.click(`[data-action="undo"]`)
+	b.focusOn(`[data-action="undo"]`)
+	if got := value(); got != "" {
+		t.Fatalf("the Undo button left %q", got)
+	}
+	b.click(`[data-action="redo"]`)
+
+	// Across a save: the editor opened again undoes the last change.
+	b.do(chromedp.KeyEvent("s", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+	b.waitText("(version 2)")
+	b.do(chromedp.Navigate(app.URL + "/web/routes/edit?project_id=shop&route_id=undo"))
+	b.waitText("Save route")
+	b.focusOn("body")
+	ctrl("z", false)
+	said("Undone: edited Block 2 (RETURN) · Field 2 · Name")
+	if got := value(); got != "" {
+		t.Fatalf("undo after the save left %q", got)
+	}
+	if status, body := api(t, "GET", app.URL+"/route/fetch/one?project_id=shop&route_id=undo", token, ""); status != 200 || !strings.Contains(body, `"id":"count"`) {
+		t.Fatalf("undo in the editor changed the saved route: %d %s", status, body)
+	}
+	b.screenshot("editor-undo")
 }

@@ -54,6 +54,10 @@ func TestJourneyRouteHistory(t *testing.T) {
 			!strings.Contains(got, `"Hello"`) || !strings.Contains(got, `"Goodbye"`) {
 			t.Fatalf("the diff reads %q", got)
 		}
+		// Down to the changed field, in the outline's words: no operand JSON.
+		if got := eval[string](b, `document.querySelector('[data-testid="diff-field"]').textContent.replace(/\s+/g, " ")`); got != `Fields: title = "Hello" → title = "Goodbye"` {
+			t.Fatalf("the changed field reads %q", got)
+		}
 		b.audit(fmt.Sprintf("history at %d", width))
 		if bad := b.smallTargets(); width == 390 && len(bad) > 0 {
 			t.Errorf("small targets at %d: %v", width, bad)

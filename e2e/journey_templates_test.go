@@ -135,6 +135,10 @@ func TestJourneyTemplates(t *testing.T) {
 	}
 	// The draft runs from the editor, unsaved and dry, its trace beside the
 	// form: here its FETCH faults, the collection being missing.
+	// Its request starts as the route's own path, and follows it.
+	if got := eval[string](b, `document.getElementById("draft-path").value`); got != "/posts/item_id" {
+		t.Fatalf("the draft's path starts as %q, not the route's", got)
+	}
 	b.fill("#draft-path", "/posts/item_id")
 	b.click(`[data-action="try-draft"]`)
 	b.do(chromedp.WaitVisible(chromedp.CSS(`[data-testid="draft-trace"]`)))

@@ -667,3 +667,22 @@ func TestSaveFalseWarns(t *testing.T) {
 		t.Fatalf("warnings %q, writes %v", plan.Warnings, plan.Writes)
 	}
 }
+
+// TestBlocksThatAlwaysDoTheSameWarn: a CONDITION with no conditions acts
+// on every request, an ASSIGNMENT with no operations is always null; a
+// check of the editor says so before the route is saved.
+func TestBlocksThatAlwaysDoTheSameWarn(t *testing.T) {
+	for _, c := range []struct{ block, want string }{
+		{`{"type":"CONDITION","depth":0,"conditions":[],"action":"FAIL","fail":null}`, "flow.blocks[0] (CONDITION) has no conditions: it does FAIL on every request"},
+		{`{"type":"ASSIGNMENT","depth":0,"local_name":"x","conditions":[],"operations":[]}`, "flow.blocks[0] (ASSIGNMENT) has no operations: x is always null"},
+	} {
+		plan := compile(t, c.block)
+		if len(plan.Warnings) != 1 || plan.Warnings[0] != c.want {
+			t.Errorf("%s: warnings %q, want %q", c.block, plan.Warnings, c.want)
+		}
+	}
+	plan := compile(t, `{"type":"CONDITION","depth":0,"conditions":[`+cond(num("1"), "EQUAL_TO", num("2"), "")+`],"action":"FAIL","fail":null}`)
+	if len(plan.Warnings) != 0 {
+		t.Errorf("a CONDITION with a condition warns %q", plan.Warnings)
+	}
+}

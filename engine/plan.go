@@ -471,6 +471,13 @@ func (c *compiler) block(b *flow.Block, i int, inLoop bool) step {
 			s.targets = append(s.targets, target{path: splitPath(t.Field), value: c.operand(t.Value, fmt.Sprintf("%s.targets[%d].value", at, j))})
 		}
 	}
+	// Blocks that do the same on every request whatever it holds.
+	switch {
+	case b.Type == "CONDITION" && len(b.Conditions) == 0:
+		c.plan.Warnings = append(c.plan.Warnings, fmt.Sprintf("%s (CONDITION) has no conditions: it does %s on every request", at, b.Action))
+	case b.Type == "ASSIGNMENT" && len(b.Operations) == 0:
+		c.plan.Warnings = append(c.plan.Warnings, fmt.Sprintf("%s (ASSIGNMENT) has no operations: %s is always null", at, b.LocalName))
+	}
 	switch s.kind {
 	case kCreate, kUpdate, kSimpleUpdate, kDelete:
 		c.plan.Writes = true

@@ -23,82 +23,116 @@ func Summary(b Block) string {
 		if b.Type == "HTTP" && (f.Name == "method" || f.Name == "url" || f.Name == "local_name") {
 			continue
 		}
-		var text string
-		switch v := b.Field(f.Name).(type) {
-		case *string:
-			text = *v
-			if f.Kind == "enum" {
-				text = Word(text)
-			}
-		case *bool:
-			if *v {
-				text = "yes"
-			}
-		case *int:
-			if *v != 0 {
-				text = strconv.Itoa(*v)
-			}
-		case **Operand:
-			if *v != nil {
-				text = OperandText(**v)
-			}
-		case *[]Operand:
-			names := make([]string, len(*v))
-			for i, o := range *v {
-				names[i] = OperandText(o)
-			}
-			text = strings.Join(names, ", ")
-		case *[]Condition:
-			var w strings.Builder
-			for i, c := range *v {
-				if c.Not {
-					w.WriteString("not ")
-				}
-				w.WriteString(OperandText(c.Left) + " " + Word(c.ConditionType) + " " + OperandText(c.Right))
-				if c.Next != "NONE" && i < len(*v)-1 {
-					w.WriteString(" " + Word(c.Next) + " ")
-				}
-			}
-			text = w.String()
-		case *[]Pair:
-			names := make([]string, len(*v))
-			for i, p := range *v {
-				names[i] = p.ID + " = " + OperandText(p.Data)
-			}
-			text = strings.Join(names, ", ")
-		case **Fail:
-			if *v != nil {
-				text = fmt.Sprintf("%d %q", (*v).Status, (*v).Message)
-			}
-		case **Filter:
-			if *v != nil {
-				text = "set"
-			}
-		case *[]Operation:
-			text = count(len(*v))
-		case *[]Filter:
-			text = count(len(*v))
-		case *[]UpdateTarget:
-			text = count(len(*v))
-		case *[]SimpleTarget:
-			names := make([]string, len(*v))
-			for i, t := range *v {
-				names[i] = t.Field + " = " + OperandText(t.Value)
-			}
-			text = strings.Join(names, ", ")
-		case **Sort:
-			if *v != nil {
-				text = (*v).Property
-				if (*v).Descending {
-					text += ", descending"
-				}
-			}
-		}
-		if text != "" {
+		if text := fieldText(b, f); text != "" {
 			parts = append(parts, f.Label+": "+text)
 		}
 	}
 	return strings.Join(parts, " · ")
+}
+
+// FieldText is field name of block b as the outline reads it ("status =
+// \"open\"", "first item", "2"), "" when it is empty: what a diff of two
+// versions shows of a changed field.
+func FieldText(b Block, name string) string {
+	for _, f := range BlockFields(b.Type) {
+		if f.Name == name {
+			return fieldText(b, f)
+		}
+	}
+	return ""
+}
+
+// fieldText is one field of b for people, "" when empty.
+func fieldText(b Block, f FieldInfo) string {
+	var text string
+	switch v := b.Field(f.Name).(type) {
+	case *string:
+		text = *v
+		if f.Kind == "enum" {
+			text = Word(text)
+		}
+	case *bool:
+		if *v {
+			text = "yes"
+		}
+	case *int:
+		if *v != 0 {
+			text = strconv.Itoa(*v)
+		}
+	case **Operand:
+		if *v != nil {
+			text = OperandText(**v)
+		}
+	case *[]Operand:
+		names := make([]string, len(*v))
+		for i, o := range *v {
+			names[i] = OperandText(o)
+		}
+		text = strings.Join(names, ", ")
+	case *[]Condition:
+		var w strings.Builder
+		for i, c := range *v {
+			if c.Not {
+				w.WriteString("not ")
+			}
+			w.WriteString(OperandText(c.Left) + " " + Word(c.ConditionType) + " " + OperandText(c.Right))
+			if c.Next != "NONE" && i < len(*v)-1 {
+				w.WriteString(" " + Word(c.Next) + " ")
+			}
+		}
+		text = w.String()
+	case *[]Pair:
+		names := make([]string, len(*v))
+		for i, p := range *v {
+			names[i] = p.ID + " = " + OperandText(p.Data)
+		}
+		text = strings.Join(names, ", ")
+	case **Fail:
+		if *v != nil {
+			text = fmt.Sprintf("%d %q", (*v).Status, (*v).Message)
+		}
+	case **Filter:
+		if *v != nil {
+			text = "set"
+		}
+	case *[]Operation:
+		parts := make([]string, len(*v))
+		for i, o := range *v {
+			parts[i] = OperandText(o.Left) + " " + Word(o.OperationType) + " " + OperandText(o.Right)
+			if o.OperationType == "NONE" { // the left operand as it is
+				parts[i] = OperandText(o.Left)
+			}
+			if o.Not {
+				parts[i] = "not " + parts[i]
+			}
+		}
+		text = strings.Join(parts, ", ")
+	case *[]Filter:
+		parts := make([]string, len(*v))
+		for i, o := range *v {
+			parts[i] = "item " + Word(o.OperationType) + " " + OperandText(o.Right)
+			if o.Not {
+				parts[i] = "not " + parts[i]
+			}
+		}
+		text = strings.Join(parts, ", ")
+	case *[]UpdateTarget:
+		text = count(len(*v))
+	case *[]SimpleTarget:
+		names := make([]string, len(*v))
+		for i, t := range *v {
+			names[i] = t.Field + " = " + OperandText(t.Value)
+		}
+		text = strings.Join(names, ", ")
+	case **Sort:
+		if *v != nil {
+			text = (*v).Property
+			if (*v).Descending {
+				text += ", descending"
+			}
+		}
+	}
+	return text
 }
 
 // count shows how many items a list holds; none shows nothing.

@@ -29,19 +29,20 @@ type BlockInfo struct {
 }
 
 // Blocks describes each block type for the palette, in the words of the
-// engine document.
+// engine document. Each glyph is its own, and one the common sans-serif
+// fonts hold (DejaVu's, which Debian's Chromium draws with), not a box.
 var Blocks = map[string]BlockInfo{
 	"FETCH":         {"⇩", "Read records of a collection, matched, sorted and limited"},
 	"ASSIGNMENT":    {"=", "Compute a value from operands and store it in a variable"},
 	"TEMPLATE":      {"✎", "Fill a text with values, like a message or an id"},
 	"CONDITION":     {"?", "Check conditions: fail with a status, leave a loop or skip a turn"},
 	"LOOP":          {"↻", "Repeat the blocks indented under it over a range of numbers"},
-	"FILTER":        {"⧩", "Keep the items of a list that pass a test"},
+	"FILTER":        {"⊆", "Keep the items of a list that pass a test"},
 	"PROPERTY":      {"•", "Take the first, last or nth item, a length or a property"},
 	"FUNCTION":      {"ƒ", "Make a UUID or a timestamp, or take a page of a list"},
 	"OBJECT":        {"{}", "Build an object from named values"},
 	"UPDATE":        {"✱", "Change the records that pass conditions"},
-	"SIMPLE_UPDATE": {"✎", "Set a property on the records whose fields equal values"},
+	"SIMPLE_UPDATE": {"≔", "Set a property on the records whose fields equal values"},
 	"CREATE":        {"+", "Store an object as a new record"},
 	"RETURN":        {"↩", "Answer the request with named values, a status and headers"},
 	"VAULT":         {"🔑", "Read a secret of the project's vault (ADMIN to save)"},

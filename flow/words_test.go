@@ -5,10 +5,16 @@ import "testing"
 // Every block type and every operator has its words, so the editor and the
 // outline never fall back to an enum's spelling for them.
 func TestEveryBlockTypeAndOperatorHasWords(t *testing.T) {
+	glyphs := map[string]string{}
 	for _, b := range BlockTypes {
-		if info, ok := Blocks[b]; !ok || info.Glyph == "" || info.About == "" {
+		info, ok := Blocks[b]
+		if !ok || info.Glyph == "" || info.About == "" {
 			t.Errorf("block type %s has no glyph or description", b)
 		}
+		if other, taken := glyphs[info.Glyph]; taken {
+			t.Errorf("block types %s and %s share the glyph %s", other, b, info.Glyph)
+		}
+		glyphs[info.Glyph] = b
 	}
 	for _, v := range append(append([]string{}, OperationTypes...), Nexts...) {
 		if v == "NONE" {

@@ -87,6 +87,15 @@ func TestOutboxHeld(t *testing.T) {
 		!strings.Contains(body, `email template added uses {shelf}, which no pair of the block fills: it is sent as it is (route.flow.blocks[0].pairs)`) {
 		t.Fatalf("saving: %d %s", status, body)
 	}
+	// A literal recipient that is no address fails every message: saving says so.
+	bad := runnable{id: "bad_to", method: "POST", path: "/bad_to", blocks: []string{
+		`{"type":"EMAIL","depth":0,"template":"added","recipients":[` + lit("STRING", "ada at example.com") + `,` + lit("STRING", "ada@example.com") + `],"pairs":` + pairsOf("title", lit("STRING", "t"), "shelf", lit("STRING", "s")) + `,"conditions":[]}`,
+	}}
+	status, body = ta.call(t, "POST", "/route/create", `{"project_id":"shop","route":`+bad.JSON()+`}`, h)
+	if status != 201 || !strings.Contains(body, `recipient \"ada at example.com\" is not an email address: every message would fail (route.flow.blocks[0].recipients[0].data)`) ||
+		strings.Contains(body, "recipients[1]") {
+		t.Fatalf("saving a literal recipient that is no address: %d %s", status, body)
+	}
 	if status, body := ta.call(t, "POST", "/x/shop/notes", `{"title":"<Dune>"}`, nil); status != 200 {
 		t.Fatalf("run: %d %s", status, body)
 	}

@@ -111,6 +111,13 @@ type blockChangeView struct {
 	flow.BlockChange
 	Summary template.HTML // the block as the outline reads it, in the newer version (the older when removed)
 	Before  template.HTML // a changed block as the outline read it in the older version, when that reads otherwise
+	Changed []fieldChangeView
+}
+
+// fieldChangeView is a changed field of a block in the outline's words
+// (the API's FieldChange keeps its values as compact JSON).
+type fieldChangeView struct {
+	Label, Old, New string
 }
 
 // N is the block's place as people count it, from 1, in the version it
@@ -197,6 +204,14 @@ func (h *Handlers) routeNotFound(err error, project, route string) error {
 	return err
 }
 
+// orNone is a field's text, or "none" for an empty one.
+func orNone(text string) string {
+	if text == "" {
+		return "none"
+	}
+	return text
+}
+
 // newDiffView compares a, version from, with b, version to; extra are
 // changes of fields beside the route's parts (a template's name, its
 // variables).
@@ -214,6 +229,13 @@ func newDiffView(from, to int64, a, b flow.Route, extra []flow.FieldChange) *dif
 		}
 		if bc.Kind == "changed" && older[bc.From].Summary != cv.Summary {
 			cv.Before = older[bc.From].Summary
+		}
+		for _, f := range bc.Fields {
+			fc := fieldChangeView{Label: f.Label, Old: f.Old, New: f.New}
+			if f.Field != "depth" {
+				fc.Old, fc.New = orNone(flow.FieldText(a.Flow.Blocks[bc.From], f.Field)), orNone(flow.FieldText(b.Flow.Blocks[bc.To], f.Field))
+			}
+			cv.Changed = append(cv.Changed, fc)
 		}
 		view.Blocks = append(view.Blocks, cv)
 	}

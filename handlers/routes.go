@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -126,6 +127,14 @@ func (h *Handlers) emailWarnings(c *fiber.Ctx, r flow.Route) ([]string, error) {
 	for i, b := range r.Flow.Blocks {
 		if b.Type != "EMAIL" {
 			continue
+		}
+		// A literal recipient that is no address fails every message.
+		for j, to := range b.Recipients {
+			if !to.RefVar {
+				if err := mail.CheckAddress(to.Data); err != nil {
+					warnings = append(warnings, fmt.Sprintf("recipient %q %s: every message would fail (route.flow.blocks[%d].recipients[%d].data)", flow.Printable(to.Data), err, i, j))
+				}
+			}
 		}
 		if templates == nil {
 			list, err := h.store.EmailTemplates(c.UserContext(), r.ProjectID)
@@ -283,6 +292,19 @@ func (h *Handlers) routeShow(c *fiber.Ctx) error {
 		CanWrite: callerAtLeast(c, store.RoleAuthor), Address: routeAddress(c, p.APIPath, r.Route)}
 	view.Curl = runs.CurlCommand(view.Address, r.Route)
 	if representationOf(c) != asJSON {
+		if shown := c.Query("version"); shown != "" {
+			n, err := strconv.ParseInt(shown, 10, 64)
+			if err != nil || n < 1 {
+				return &ValidationError{Fields: map[string]string{"version": "must be a version number"}}
+			}
+			if n != r.Version {
+				v, err := h.store.RouteVersionOf(c.UserContext(), r.ProjectID, r.RouteID, n)
+				if err != nil {
+					return err
+				}
+				view.Blocks, view.Shown = blockViews(v.Route.Flow, nil), n
+			}
+		}
 		view.Newer = h.templateNewer(c, r)
 		health, err := h.healthOf(c, r.ProjectID, []string{r.RouteID})
 		if err != nil {

@@ -255,6 +255,34 @@
     confirmDialog.showModal();
     (input || cancel).focus();
   }
+  // Ctrl+Enter (⌘+Enter) in a form's text area submits the form, as Enter
+  // does in a one-line field: a record's JSON, a .env file, a message.
+  document.addEventListener("keydown", function (evt) {
+    var t = evt.target;
+    if (evt.key === "Enter" && (evt.ctrlKey || evt.metaKey) && t.tagName === "TEXTAREA" && t.form) {
+      evt.preventDefault();
+      t.form.requestSubmit();
+    }
+  });
+
+  // A link with data-confirm (a download that reveals secrets) asks first
+  // in the same dialog, then follows the link.
+  document.addEventListener("click", function (evt) {
+    var link = evt.target.closest && evt.target.closest("a[data-confirm]");
+    if (!link || evt.defaultPrevented) {
+      return;
+    }
+    evt.preventDefault();
+    askToConfirm(link, link.getAttribute("data-confirm"), function () {
+      var go = document.createElement("a");
+      go.href = link.href;
+      if (link.hasAttribute("download")) {
+        go.setAttribute("download", link.getAttribute("download"));
+      }
+      go.click();
+      link.focus();
+    });
+  });
   document.addEventListener("htmx:confirm", function (evt) {
     if (!evt.detail.question) {
       return;
@@ -461,6 +489,10 @@
       pending = null;
       target.removeAttribute("data-focus-now");
       target.focus();
+      // data-select: the field's text is selected, to be typed over.
+      if (target.hasAttribute("data-select") && target.select) {
+        target.select();
+      }
     }
   });
   // Escape in a form with a Cancel button (data-cancel) cancels it.

@@ -211,39 +211,62 @@
       type: "button", class: opts.class || "btn-secondary", title: opts.title || opts.label || null,
       "aria-label": opts.label || null, "data-action": opts.action || null,
       onclick: function () {
+        if (opts.undo) doing(typeof opts.undo === "function" ? opts.undo() : opts.undo, controlOf(this));
         onclick();
+        nextChange = null;
         // Blocks and rows moved: the last save's paths may point elsewhere
         // now. (The action itself notes the change, when it made one.)
         problems = {};
         saveMessage = "";
         render();
+        // The focus goes where the action says, else back to the same
+        // control in the form drawn anew: never to the page's body.
         if (opts.after) opts.after();
+        else if (opts.action) focusAction(opts.action);
       }
     }, [text]);
   }
 
-  // operandInput edits an operand: a literal value or a variable reference.
-  function operandInput(path, label) {
+  // focusAction puts the focus on the control named action in the form.
+  function focusAction(action) {
+    var b = formPane.querySelector('[data-action="' + CSS.escape(action) + '"]');
+    if (b) b.focus();
+  }
+
+  // focusRow puts the focus in the first field of the list row at path,
+  // else on the control named action (the list's add button).
+  function focusRow(path, action) {
+    var row = formPane.querySelector('[data-row="' + CSS.escape(path) + '"]');
+    var first = row && row.querySelector("input, select, textarea, button");
+    if (first) first.focus();
+    else focusAction(action);
+  }
+
+  // operandInput edits an operand: a literal value or a variable reference
+  // (whose type is the variable's: none is asked). label is shown above it;
+  // name (label when not given) begins each control's accessible name.
+  function operandInput(path, label, name) {
     var o = get(path);
+    name = name || label;
     var kind = el("select", {
-      class: "input w-28", "data-path": path + ".ref_var", "aria-label": label + " kind",
+      class: "input w-28", "data-path": path + ".ref_var", "aria-label": name + " kind",
       onchange: function (e) { o.ref_var = e.target.value === "ref"; changed(false); render(); }
     }, [el("option", { value: "lit", text: "Literal" }), el("option", { value: "ref", text: "Variable" })]);
     kind.value = o.ref_var ? "ref" : "lit";
     var type = el("select", {
-      class: "input w-28", "data-path": path + ".rtype", "aria-label": label + " type",
+      class: "input w-28", "data-path": path + ".rtype", "aria-label": name + " type",
       onchange: function (e) { o.rtype = e.target.value; changed(false); }
     }, data.enums.bdtype.map(function (v) { return el("option", { value: v, text: v }); }));
     type.value = o.rtype;
     var value = el("input", {
       class: "input min-w-[10rem] flex-1 basis-40 font-mono" + (problems[path + ".data"] ? " input-error" : ""), "data-path": path + ".data",
-      "aria-label": label + " value", placeholder: o.ref_var ? "variable name" : "value", list: o.ref_var ? "dl-variables" : null,
+      "aria-label": name + " value", placeholder: o.ref_var ? "variable name" : "value", list: o.ref_var ? "dl-variables" : null,
       oninput: function (e) { o.data = e.target.value; clearProblem(path + ".data"); changed(false); }
     });
     value.value = o.data;
     return el("div", { class: "space-y-1", "data-path": path }, [
       label ? el("span", { class: "label", text: label }) : null,
-      el("div", { class: "flex flex-wrap gap-2" }, [kind, type, value]),
+      el("div", { class: "flex flex-wrap gap-2" }, [kind, o.ref_var ? null : type, value]),
       fieldError(path), fieldError(path + ".data"), fieldError(path + ".rtype")
     ]);
   }
@@ -259,42 +282,71 @@
   // section around it names it already).
   function listInput(path, label, make, rowOf, heading) {
     var list = get(path) || [];
+    var add = "add:" + path;
+    var row = function (i) { return path + "[" + i + "]"; };
     var rows = list.map(function (_, i) {
-      return el("div", { class: "flex items-start gap-2 rounded-md bg-slate-50 p-2" }, [
-        el("div", { class: "flex-1 space-y-2" }, [rowOf(path + "[" + i + "]", i)]),
-        button("✕", function () { list.splice(i, 1); changed(false); }, { class: "btn-secondary btn-icon", label: "Remove " + label + " " + (i + 1) })
+      // After a removal the focus goes into the row that took its place
+      // (or the one before), else to the add button.
+      return el("div", { class: "flex items-start gap-2 rounded-md bg-slate-50 p-2", "data-row": row(i) }, [
+        el("div", { class: "flex-1 space-y-2" }, [rowOf(row(i), i, list.length)]),
+        button("✕", function () { list.splice(i, 1); changed(false); }, { class: "btn-secondary btn-icon", label: "Remove " + label + " " + (i + 1),
+          undo: function () { return "removed " + label + " " + (i + 1) + " of " + where(path); },
+          after: function () { focusRow(row(Math.min(i, list.length - 1)), add); } })
       ]);
     });
-    return el("div", { class: "space-y-2", "data-path": path }, [
-      el("div", { class: "flex items-center justify-between" }, [
-        el("span", { class: "label mb-0", text: heading === undefined ? plural(label) : heading }),
-        button("+ " + label, function () { list.push(make()); set(path, list); }, { action: "add:" + path })
-      ])
-    ].concat(rows, [fieldError(path)]));
+    // The add button is at the list's foot, after the last row: from the
+    // last field of a row, Tab reaches it; a new row takes the focus in its
+    // first field.
+    var heading_ = heading === undefined ? plural(label) : heading;
+    return el("div", { class: "space-y-2", "data-path": path, "data-item": label }, [
+      heading_ ? el("span", { class: "label mb-0", text: heading_ }) : null
+    ].concat(rows, [
+      el("div", {}, [button("+ " + label, function () { list.push(make()); set(path, list); }, { action: add,
+        undo: function () { return "added a " + label + " to " + where(path); },
+        after: function () { focusRow(row(list.length - 1), add); } })]),
+      fieldError(path)
+    ]));
+  }
+
+  // arithmetic are the operations that make a value rather than test one:
+  // "Not" means nothing for them.
+  var arithmetic = ["ADDITION", "SUBTRACTION", "MULTIPLICATION", "DIVISION", "MODULO", "NONE"];
+
+  // negation is a row's Not switch, when its kind tests something (or it is
+  // on already, so that it can be turned off).
+  function negation(p, kindField) {
+    var row = get(p);
+    return arithmetic.indexOf(row[kindField]) < 0 || row.not ? checkbox(p + ".not", "Not (negate)") : null;
+  }
+
+  // joined is how a row joins the next, asked only of a row with one after
+  // it, after its last operand.
+  function joined(p, i, n) {
+    return i < n - 1 ? el("div", { class: "flex flex-wrap items-end gap-3" }, [select(p + ".next", "Joined to the next by", data.enums.next)]) : null;
   }
 
   function comparisonRow(kindField, kinds) {
-    return function (p) {
+    return function (p, i, n) {
       return el("div", { class: "space-y-2" }, [
         operandInput(p + ".left", "Left"),
         el("div", { class: "flex flex-wrap items-end gap-3" }, [
-          select(p + "." + kindField, kindField === "condition_type" ? "Comparison" : "Operation", kinds),
-          checkbox(p + ".not", "Not (negate)"),
-          select(p + ".next", "Joined to the next by", data.enums.next)
+          select(p + "." + kindField, kindField === "condition_type" ? "Comparison" : "Operation", kinds, render),
+          negation(p, kindField)
         ]),
-        operandInput(p + ".right", "Right")
+        operandInput(p + ".right", "Right"),
+        joined(p, i, n)
       ]);
     };
   }
 
-  function filterRow(p) {
+  function filterRow(p, i, n) {
     return el("div", { class: "space-y-2" }, [
       el("div", { class: "flex flex-wrap items-end gap-3" }, [
-        select(p + ".operation_type", "operation", data.enums.operation_type),
-        checkbox(p + ".not", "Not (negate)"),
-        select(p + ".next", "Joined to the next by", data.enums.next)
+        select(p + ".operation_type", "Operation", data.enums.operation_type, render),
+        negation(p, "operation_type")
       ]),
-      operandInput(p + ".right", "Right")
+      operandInput(p + ".right", "Right"),
+      i === undefined ? null : joined(p, i, n)
     ]);
   }
 
@@ -341,15 +393,15 @@
       case "text":
         return textInput(path, label, { mono: true, multiline: f.name === "templatestring", list: suggestionsFor(f.name) });
       case "enum":
-        return select(path, label, f.enum);
+        return select(path, label, f.enum, render);
       case "bool":
         return checkbox(path, label);
       case "operand":
         return operandInput(path, label);
       case "operand-or-null":
-        return optional(path, label, function () { return operand(); }, function () { return operandInput(path, ""); });
+        return optional(path, label, function () { return operand(); }, function () { return operandInput(path, "", label); });
       case "operands":
-        return listInput(path, label, function () { return operand(); }, function (p) { return operandInput(p, ""); });
+        return listInput(path, label, function () { return operand(); }, function (p, i) { return operandInput(p, "", label + " " + (i + 1)); });
       case "conditions":
         return listInput(path, "condition", condition, comparisonRow("condition_type", data.enums.condition_type));
       case "operations":
@@ -483,13 +535,40 @@
     return prev.depth + (prev.type === "LOOP" ? 1 : 0);
   }
 
-  // moveBlock moves block i to index to (within the flow).
-  function moveBlock(i, to) {
-    var blocks = state.flow.blocks;
-    if (to < 0 || to >= blocks.length || to === i) return false;
-    blocks.splice(to, 0, blocks.splice(i, 1)[0]);
+  // extentEnd is the index after block i and its body: the blocks after
+  // it that are deeper (a LOOP's body, with the bodies of loops in it).
+  function extentEnd(i) {
+    var blocks = state.flow.blocks, e = i + 1;
+    while (e < blocks.length && blocks[e].depth > blocks[i].depth) e++;
+    return e;
+  }
+
+  // moveBlock moves block i, with its body, one place up (dir -1) or down
+  // (dir 1) among the blocks of its own level, as an outliner does: past
+  // the whole of the neighbouring block and its body. At the edge of its
+  // loop's body (or of the flow) it stays. It returns the block's new
+  // index, or -1 when it did not move.
+  function moveBlock(i, dir) {
+    var blocks = state.flow.blocks, depth = blocks[i].depth, end = extentEnd(i);
+    var from, to, moved;
+    if (dir < 0) {
+      var k = i - 1;
+      while (k >= 0 && blocks[k].depth > depth) k--;
+      if (k < 0 || blocks[k].depth < depth) return -1;
+      // The neighbour [k, i) goes after the block's extent [i, end).
+      moved = blocks.splice(i, end - i);
+      blocks.splice.apply(blocks, [k, 0].concat(moved));
+      to = k;
+    } else {
+      if (end >= blocks.length || blocks[end].depth < depth) return -1;
+      var next = extentEnd(end);
+      moved = blocks.splice(end, next - end);
+      blocks.splice.apply(blocks, [i, 0].concat(moved));
+      to = i + (next - end);
+    }
+    from = i;
     changed(false);
-    return true;
+    return from === to ? -1 : to;
   }
 
   // focusInBlock puts the focus back where the work goes on after an action
@@ -510,25 +589,44 @@
       .map(function (f) { return f.label + ": " + b[f.name]; }).join(" · ");
   }
 
+  // applies says whether field f asks anything of block b as it stands: a
+  // PROPERTY's extra argument is the index or property name of GET_INDEX
+  // and GET_PROPERTY only (shown while it holds a value all the same).
+  function applies(b, f) {
+    if (b.type === "PROPERTY" && f.name === "additional") {
+      return b.apply === "GET_INDEX" || b.apply === "GET_PROPERTY" || !!b.additional;
+    }
+    return true;
+  }
+
   function blockCard(b, i) {
     var path = "flow.blocks[" + i + "]";
     var blocks = state.flow.blocks;
     var n = i + 1;
     var folded = collapsed.has(b);
+    var at = -1; // where a move took the block
+    var name = "block " + n + " (" + b.type + ")";
     var control = function (text, action, label, fn, to) {
       return button(text, fn, { class: "btn-secondary btn-icon", label: label + (action === "up" || action === "down" ? " (Alt+" + (action === "up" ? "↑" : "↓") + ")" : ""),
-        action: action, after: function () { focusInBlock(to(), action); } });
+        action: action, undo: { up: "moved " + name + " up", down: "moved " + name + " down", indent: "indented " + name, outdent: "outdented " + name }[action],
+        after: function () { focusInBlock(to(), action); } });
     };
     var controls = el("div", { class: "flex flex-wrap justify-end gap-1" }, [
-      control("↑", "up", "Move block " + n + " up", function () { moveBlock(i, i - 1); }, function () { return Math.max(i - 1, 0); }),
-      control("↓", "down", "Move block " + n + " down", function () { moveBlock(i, i + 1); }, function () { return Math.min(i + 1, blocks.length - 1); }),
+      control("↑", "up", "Move block " + n + " up", function () { at = moveBlock(i, -1); }, function () { return at < 0 ? i : at; }),
+      control("↓", "down", "Move block " + n + " down", function () { at = moveBlock(i, 1); }, function () { return at < 0 ? i : at; }),
       control("→", "indent", "Indent block " + n, function () { if (b.depth < maxDepth(i)) { b.depth++; changed(false); } }, function () { return i; }),
-      control("←", "outdent", "Outdent block " + n, function () { if (b.depth > 0) { b.depth--; changed(false); } }, function () { return i; }),
-      // After a removal the focus goes to the block that took its place (or
-      // the one before), on its fold switch: not onto another Remove.
-      button("✕", function () { blocks.splice(i, 1); changed(false); }, { class: "btn-secondary btn-icon text-red-600", label: "Remove block " + n,
-        action: "remove", after: function () { focusInBlock(Math.min(i, blocks.length - 1), "fold"); } })
+      control("←", "outdent", "Outdent block " + n, function () { if (b.depth > 0) { b.depth--; changed(false); } }, function () { return i; })
     ]);
+    // Remove is at the block's foot, away from the moves: after a removal
+    // the save bar says what went and how to have it back, and the focus
+    // goes to the block that took its place (or the one before), on its
+    // fold switch: not onto another Remove.
+    var remove = button("Remove block", function () {
+      blocks.splice(i, 1);
+      changed(false);
+      say("Removed " + name + ": Undo (Ctrl+Z) brings it back");
+    }, { class: "btn-ghost text-red-700 hover:bg-red-50", label: "Remove block " + n, undo: "removed " + name,
+      action: "remove", after: function () { focusInBlock(Math.min(i, blocks.length - 1), "fold"); } });
     var info = (data.about || {})[b.type] || {};
     var toggle = el("button", {
       type: "button", class: "btn-ghost btn-icon", "data-action": "fold", "aria-expanded": folded ? "false" : "true",
@@ -555,7 +653,10 @@
       ]),
       folded ? el("p", { class: "break-words font-mono text-xs text-slate-600", "data-testid": "folded-summary", text: summaryOf(b) || info.about || "" }) : null,
       fieldError(path), fieldError(path + ".depth"), fieldError(path + ".type")
-    ].concat(folded ? [] : data.blocks[b.type].map(function (f) { return fieldInput(path + "." + f.name, f); })));
+    ].concat(folded ? [] : data.blocks[b.type].filter(function (f) { return applies(b, f); }).map(function (f) {
+      // A LOOP's result is its counter.
+      return fieldInput(path + "." + f.name, b.type === "LOOP" && f.name === "local_name" ? Object.assign({}, f, { label: "Counter" }) : f);
+    }), [el("div", { class: "flex justify-end" }, [remove])]));
   }
 
   // addBlock appends a block of type, in the body of a LOOP that ends the
@@ -565,10 +666,13 @@
     var last = blocks[blocks.length - 1];
     var depth = last ? last.depth + (last.type === "LOOP" ? 1 : 0) : 0;
     blocks.push(newBlock(type, depth));
+    doing("added block " + blocks.length + " (" + type + ")", '[data-action="add-block"]');
     changed(false);
     render();
     var card = formPane.querySelector('[data-block="' + (blocks.length - 1) + '"]');
-    var first = card && card.querySelector("input, select, textarea");
+    // Its first field, or its first list's add button when that comes first
+    // (a RETURN's "+ field").
+    var first = card && card.querySelector('input, select, textarea, [data-action^="add:"]');
     (first || card.querySelector("button")).focus();
     card.scrollIntoView({ block: "nearest" });
   }
@@ -667,21 +771,30 @@
   // "flow.blocks[1].conditions[0].left.data" is "Block 2 (CONDITION) ·
   // Condition 1 · Left value".
   function where(path) {
-    var ps = parts(path), out = [];
-    if (ps[0] === "flow" && ps[1] === "blocks" && /^\d+$/.test(ps[2] || "")) {
+    var ps = parts(path), out = [], all = ps, skip = 0;
+    var numeric = function (p) { return /^\d+$/.test(p || ""); };
+    // The path of ps's first n parts, as the form's data-path writes it.
+    var prefix = function (n) {
+      return all.slice(0, n).reduce(function (s, p) { return numeric(p) ? s + "[" + p + "]" : s ? s + "." + p : p; }, "");
+    };
+    if (ps[0] === "flow" && ps[1] === "blocks" && numeric(ps[2])) {
       var b = (state.flow && state.flow.blocks || [])[+ps[2]];
       out.push("Block " + (+ps[2] + 1) + (b && b.type ? " (" + b.type + ")" : ""));
-      ps = ps.slice(3);
-    } else if (ps[0] === "params" && ps[1] === "pairs" && /^\d+$/.test(ps[2] || "")) {
+      skip = 3;
+    } else if (ps[0] === "params" && ps[1] === "pairs" && numeric(ps[2])) {
       out.push("URL parameter " + (+ps[2] + 1));
-      ps = ps.slice(3);
-    } else if (ps[0] === "body" && /^\d+$/.test(ps[1] || "")) {
+      skip = 3;
+    } else if (ps[0] === "body" && numeric(ps[1])) {
       out.push("Body field " + (+ps[1] + 1));
-      ps = ps.slice(2);
+      skip = 2;
     }
+    ps = ps.slice(skip);
     for (var i = 1; i < ps.length; i++) {
-      if (/^\d+$/.test(ps[i]) && !/^\d+$/.test(ps[i - 1])) {
-        var item = ps[i - 1].replace(/_/g, " ").replace(/s$/, "");
+      if (numeric(ps[i]) && !numeric(ps[i - 1])) {
+        // A list's rows are named as the form names them ("Field 2" of a
+        // RETURN's pairs), else by the path.
+        var list = atPath(prefix(skip + i));
+        var item = (list && list.getAttribute("data-item")) || ps[i - 1].replace(/_/g, " ").replace(/s$/, "");
         out.push(item.charAt(0).toUpperCase() + item.slice(1) + " " + (+ps[i] + 1));
       }
     }
@@ -794,15 +907,144 @@
 
   function render() {
     renderForm();
+    draftExamples();
     showCount();
     var raw = document.getElementById("raw-json");
     if (raw && document.activeElement !== raw) raw.value = JSON.stringify(state, null, 2);
   }
 
-  // changed notes an edit: the raw view follows (unless it made the edit),
-  // and the lint runs shortly after the author stops typing.
+  // ---------- undo and redo ----------
+
+  // undoLog keeps the document as it was before each change, with what the
+  // change was, for Undo (Ctrl/⌘+Z) and Redo (Ctrl/⌘+Shift+Z): every
+  // change goes through changed(), which compares the document with the
+  // last one it saw. Typing in one field is one change until the author
+  // pauses (typingPause) or moves to another field.
+  var undoLog = { undo: [], redo: [], current: JSON.stringify(state), typing: null };
+  var undoKept = 200, typingPause = 1500;
+  var nextChange = null; // what the change under way is, and the control that made it
+  var undoMessage = ""; // what the last undo, redo or removal did: the save bar says it
+  // announce is where that is said to screen readers: a live region made
+  // once, since the save bar is drawn anew with the form.
+  var announce = el("p", { class: "sr-only", role: "status", id: "editor-announce" });
+  function say(text) {
+    undoMessage = text;
+    announce.textContent = text;
+  }
+
+  // doing names the change about to happen, and the control that makes it
+  // (a CSS selector): after undoing it the focus goes there when the field
+  // it had is gone.
+  function doing(label, control) { nextChange = { label: label, action: control || null }; }
+
+  // controlOf is a selector of the element el in the form drawn anew: its
+  // field's path, else its name (aria-label), else its action.
+  function controlOf(el) {
+    if (!el || !el.getAttribute) return null;
+    var path = el.getAttribute("data-path"), name = el.getAttribute("aria-label"), action = el.getAttribute("data-action");
+    if (path) return '[data-path="' + CSS.escape(path) + '"]';
+    if (name) return '[aria-label="' + CSS.escape(name) + '"]';
+    if (action) return '[data-action="' + CSS.escape(action) + '"]';
+    return null;
+  }
+  function focusControl(sel) {
+    var el = sel && formPane.querySelector(sel);
+    if (el) el.focus();
+    return !!el;
+  }
+
+  function remember(label, path, action) {
+    var now = Date.now();
+    var t = undoLog.typing;
+    if (path && t && t.path === path && now - t.at < typingPause && undoLog.undo.length) {
+      t.at = now;
+      return;
+    }
+    undoLog.undo.push({ doc: undoLog.current, label: label, path: path || null, action: action || null });
+    if (undoLog.undo.length > undoKept) undoLog.undo.shift();
+    undoLog.redo = [];
+    undoLog.typing = path ? { path: path, at: now } : null;
+  }
+
+  // step undoes (from: undoLog.undo) or redoes (from: undoLog.redo) one
+  // change: the form shows the document as it was, unsaved, and the save
+  // bar says what was undone.
+  function step(from, to, verb) {
+    var e = from.pop();
+    if (!e) return;
+    to.push({ doc: undoLog.current, label: e.label, path: e.path, action: e.action });
+    state = JSON.parse(e.doc);
+    undoLog.current = e.doc;
+    undoLog.typing = null;
+    problems = {};
+    saveMessage = "";
+    say(verb + ": " + e.label);
+    touched(false);
+    var focused = controlOf(document.activeElement);
+    render();
+    // The focus stays where it was when that control is still there, else
+    // goes to the field the change was made in, else to the control that
+    // made it.
+    if (focusControl(focused)) return;
+    if (e.path && atPath(e.path)) atPath(e.path).focus();
+    else focusControl(e.action);
+  }
+  function undo() { step(undoLog.undo, undoLog.redo, "Undone"); }
+  function redo() { step(undoLog.redo, undoLog.undo, "Redone"); }
+
+  // A saved route's history waits in the tab's sessionStorage for its
+  // editor to open again: undo after a save goes on from there, and gives
+  // back the document before the last change, unsaved. It is taken only
+  // when the route opens as it was saved (canon), so that nobody's later
+  // save is undone unseen.
+  function historyKey(projectID, routeID) { return "stencil.editor.history:" + projectID + "/" + routeID; }
+  function canon(v) {
+    return JSON.stringify(v, function (k, x) {
+      return x && typeof x === "object" && !Array.isArray(x) ? Object.keys(x).sort().reduce(function (o, key) { o[key] = x[key]; return o; }, {}) : x;
+    });
+  }
+  function keepHistory(projectID, routeID) {
+    try {
+      sessionStorage.setItem(historyKey(projectID, routeID), JSON.stringify({ undo: undoLog.undo, redo: undoLog.redo, saved: canon(state) }));
+    } catch (e) { /* storage full or off: undo starts afresh */ }
+  }
+  function takeHistory() {
+    if (isTemplate || !data.route_id) return;
+    var key = historyKey(data.project_id, data.route_id), kept = null;
+    try {
+      kept = JSON.parse(sessionStorage.getItem(key) || "null");
+      sessionStorage.removeItem(key);
+    } catch (e) { return; }
+    if (kept && kept.saved === canon(state)) {
+      undoLog.undo = kept.undo;
+      undoLog.redo = kept.redo;
+    }
+  }
+
+  // changed notes an edit: it is remembered for undo, the raw view follows
+  // (unless it made the edit), and the lint runs shortly after the author
+  // stops typing.
   function changed(fromRaw) {
+    var doc = JSON.stringify(state);
+    if (doc !== undoLog.current) {
+      var label = nextChange && nextChange.label, path = null;
+      if (!label) {
+        path = fromRaw ? "raw-json" : document.activeElement && document.activeElement.getAttribute("data-path");
+        label = fromRaw ? "edited the raw JSON" : "edited " + (path ? where(path) : "the route");
+      }
+      remember(label, path, nextChange && nextChange.action);
+      undoLog.current = doc;
+      undoMessage = "";
+    }
+    nextChange = null;
+    touched(fromRaw);
+  }
+
+  // touched follows a new document: unsaved, the draft's request, the raw
+  // view and the checks.
+  function touched(fromRaw) {
     dirty = true;
+    draftExamples();
     if (!fromRaw) {
       var raw = document.getElementById("raw-json");
       if (raw) raw.value = JSON.stringify(state, null, 2);
@@ -857,6 +1099,7 @@
           if (env.status === 200 || env.status === 201) {
             var d = env.data;
             dirty = false;
+            if (!isTemplate) keepHistory(d.project_id, d.route_id);
             window.location.href = isTemplate ? "/web/routes/templates/view?id=" + d.id
               : "/web/routes/view?project_id=" + encodeURIComponent(d.project_id) + "&route_id=" + encodeURIComponent(d.route_id);
             return;
@@ -888,9 +1131,20 @@
         (first || panel).focus();
       }
     });
+    // Undo and Redo stay in the tab order when there is nothing to undo
+    // (aria-disabled), so that the focus is never dropped.
+    var historyButton = function (text, action, keys, stack, fn) {
+      var empty = !stack.length;
+      return el("button", {
+        type: "button", class: "btn-ghost" + (empty ? " opacity-50" : ""), "data-action": action, "aria-disabled": empty ? "true" : null,
+        "aria-keyshortcuts": keys, title: text + (stack.length ? ": " + stack[stack.length - 1].label : "") + " (" + keys.replace("Control", "Ctrl") + ")",
+        onclick: function () { fn(); focusAction(action); }
+      }, [text]);
+    };
+    var said = el("span", { class: "basis-full text-sm text-slate-700 sm:basis-auto", id: "undo-status", "data-testid": "undo-status", text: undoMessage });
     // The bar stays at the foot of the window while the form scrolls.
     return el("div", { class: "sticky bottom-0 z-20 -mx-1 flex flex-wrap items-center gap-3 rounded-md border-t border-slate-200 bg-white/95 px-1 py-2 shadow-[0_-4px_6px_-4px_rgba(0,0,0,0.1)]", "data-testid": "save-bar" },
-      [save, noteInput, count, status]);
+      [save, noteInput, count, historyButton("Undo", "undo", "Control+Z", undoLog.undo, undo), historyButton("Redo", "redo", "Control+Shift+Z", undoLog.redo, redo), status, said]);
   }
 
   // ---------- Create from Template (route mode) ----------
@@ -1022,21 +1276,47 @@
       state = env.data;
       problems = {};
       dialog.close();
-      render();
+      doing("filled the form from template " + t.name);
       changed(false);
+      render();
     });
   }
 
   // ---------- try the draft (route mode) ----------
 
+  // example is a value of type t to try a route with.
+  var examples = { INTEGER: 1, FLOAT: 1.5, STRING: "text", BOOLEAN: true, ARRAY: [] };
+  function example(t) { return t in examples ? examples[t] : null; }
+
+  // draftExamples fills the draft's request from the route, where the
+  // author has not typed (set by tryPanel).
+  var draftExamples = function () {};
+
   // tryPanel runs the route as it stands in the form, unsaved, as a dry run
   // (POST /route/run with the document): its answer and trace show beside
   // the form, and nothing is written.
   function tryPanel() {
-    var path = el("input", { class: "input font-mono", id: "draft-path", "aria-label": "Path", autocomplete: "off", spellcheck: "false" });
-    path.value = (state.route_path || "/").replace(/:(\w+)/g, "1");
-    var query = el("input", { class: "input font-mono", id: "draft-query", "aria-label": "Query string", placeholder: "limit=10", autocomplete: "off", spellcheck: "false" });
-    var body = el("textarea", { class: "input font-mono text-xs", id: "draft-body", rows: 4, "aria-label": "Body (JSON)", placeholder: "{}", spellcheck: "false" });
+    // The request starts as the route's own: its path with an example in
+    // each parameter, its URL parameters and body fields with an example
+    // of their types. A field follows the route until the author types in
+    // it (data-edited).
+    var edited = function (e) { e.target.setAttribute("data-edited", ""); };
+    var path = el("input", { class: "input font-mono", id: "draft-path", "aria-label": "Path", autocomplete: "off", spellcheck: "false", oninput: edited });
+    var query = el("input", { class: "input font-mono", id: "draft-query", "aria-label": "Query string", placeholder: "limit=10", autocomplete: "off", spellcheck: "false", oninput: edited });
+    var body = el("textarea", { class: "input font-mono text-xs", id: "draft-body", rows: 4, "aria-label": "Body (JSON)", placeholder: "{}", spellcheck: "false", oninput: edited });
+    draftExamples = function () {
+      var fill = function (f, v) { if (!f.hasAttribute("data-edited")) f.value = v; };
+      fill(path, (state.route_path || "/").replace(/:(\w+)/g, "1"));
+      fill(query, ((state.params && state.params.pairs) || []).filter(function (p) { return p.id; }).map(function (p) {
+        var v = example(p.bdtype);
+        return encodeURIComponent(p.id) + "=" + encodeURIComponent(typeof v === "string" ? v : JSON.stringify(v));
+      }).join(state.params.delimiter || "&"));
+      var fields = (state.body || []).filter(function (p) { return p.id; });
+      var o = {};
+      fields.forEach(function (p) { o[p.id] = example(p.bdtype); });
+      fill(body, fields.length && state.method !== "GET" ? JSON.stringify(o, null, 2) : "");
+    };
+    draftExamples();
     var out = el("div", { id: "draft-result", class: "space-y-2", "aria-live": "polite" });
     var run = el("button", {
       type: "button", class: "btn-secondary", "data-action": "try-draft",
@@ -1098,6 +1378,16 @@
   // Alt+↑ and Alt+↓ move the block the focus is in, and the focus goes with
   // it (to the same field of the moved block); Ctrl+S or ⌘+S saves.
   document.addEventListener("keydown", function (e) {
+    // Ctrl/⌘+Z undoes the last change of the document, Ctrl/⌘+Shift+Z (or
+    // Ctrl+Y) redoes it, wherever the focus is in the form: typing is one
+    // of the changes. The raw JSON and the draft's fields keep the
+    // browser's own undo.
+    var mod = (e.ctrlKey || e.metaKey) && !e.altKey;
+    if (mod && !dialog.open && (formPane.contains(e.target) || e.target === document.body) && (e.key === "z" || e.key === "Z" || e.key === "y" || e.key === "Y")) {
+      e.preventDefault();
+      if (e.key === "y" || e.key === "Y" || e.shiftKey) redo(); else undo();
+      return;
+    }
     if ((e.ctrlKey || e.metaKey) && !e.altKey && (e.key === "s" || e.key === "S")) {
       e.preventDefault();
       if (dialog.open) return;
@@ -1108,9 +1398,13 @@
     var card = e.target.closest("[data-block]");
     if (!card) return;
     e.preventDefault();
-    var i = Number(card.getAttribute("data-block")), to = e.key === "ArrowUp" ? i - 1 : i + 1;
+    var i = Number(card.getAttribute("data-block"));
     var path = e.target.getAttribute("data-path"), action = e.target.getAttribute("data-action");
-    if (!moveBlock(i, to)) return;
+    var b = state.flow.blocks[i];
+    doing("moved block " + (i + 1) + " (" + b.type + ") " + (e.key === "ArrowUp" ? "up" : "down"));
+    var to = moveBlock(i, e.key === "ArrowUp" ? -1 : 1);
+    nextChange = null;
+    if (to < 0) return;
     problems = {};
     saveMessage = "";
     render();
@@ -1129,8 +1423,9 @@
 
   root.replaceChildren(el("div", { class: "grid gap-6 lg:grid-cols-3" }, [
     formPane, el("div", { class: "space-y-6" }, [sidePane])
-  ]));
+  ]), announce);
   sidePane.append.apply(sidePane, [lintPanel(), isTemplate ? null : tryPanel(), rawPanel()].filter(Boolean));
+  takeHistory();
   render();
   lint();
   // "Use this template" opens the route editor asking for its values.
