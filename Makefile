@@ -18,12 +18,8 @@ build:
 ## test: every check CI runs. Installs PostgreSQL and Chromium when missing.
 test: deps-system deps-node check-format vet staticcheck assets-check api-check unit
 
-## unit: the browser journeys (./e2e, mostly waiting on pages) run three
-## at a time in a process of their own beside the other packages.
 unit:
-	@$(GO) test -race -count=1 -timeout 20m -parallel 3 ./e2e & e2e=$$!; \
-	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v /node_modules/ | grep -v '/e2e$$'); rc=$$?; \
-	wait $$e2e || rc=1; exit $$rc
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 ## bench: Go benchmarks, then the load harness: the service on a private
 ## cluster, loaded by wrk, beside pgbench running the same SQL (about 6
