@@ -485,4 +485,16 @@ func TestJourneyEditorUndo(t *testing.T) {
 		t.Fatalf("undo in the editor changed the saved route: %d %s", status, body)
 	}
 	b.screenshot("editor-undo")
+
+	// A draft the checks refuse says so in the save bar; once it runs, the
+	// save bar no longer does.
+	b.choose(`[data-path="flow.blocks[1].pairs[1].data.rtype"]`, "INTEGER")
+	b.fill(`[data-path="flow.blocks[1].pairs[1].data.data"]`, "x")
+	b.click(`[data-action="try-draft"]`)
+	b.waitText("The draft cannot run: fix the checks first.")
+	b.fill(`[data-path="flow.blocks[1].pairs[1].id"]`, "count")
+	b.fill(`[data-path="flow.blocks[1].pairs[1].data.data"]`, "7")
+	b.click(`[data-action="try-draft"]`)
+	b.do(chromedp.WaitVisible(chromedp.CSS(`[data-testid="draft-status"]`)))
+	b.waitGone("The draft cannot run")
 }

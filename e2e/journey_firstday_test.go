@@ -16,8 +16,16 @@ import (
 // document — ticking itself from the data, and gone once all is done.
 func TestJourneyFirstDay(t *testing.T) {
 	t.Parallel()
-	app, _ := memberBrowser(t, "someone", "AUTHOR")
+	app, author := memberBrowser(t, "someone", "AUTHOR")
 	root := apiLogin(t, app.URL, "root", "root-password-1")
+	// An AUTHOR's checklist counts only the AUTHOR's steps: the vault's
+	// is said to be an ADMIN's, and not counted.
+	author.do(chromedp.Navigate(app.URL + "/"))
+	author.waitText("Your first day")
+	if got := eval[string](author, `document.querySelector('[data-testid="first-day-count"]').textContent`); got != "1 of 4 done" {
+		t.Fatalf("an AUTHOR's checklist says %q, want 1 of 4 done", got)
+	}
+	author.waitText("Vaults are an ADMIN's")
 	if status, body := api(t, "POST", app.URL+"/user/register", root, `{"username":"nina","email":"nina@example.com","password":"nina-password-1","role":"ADMIN"}`); status != 201 {
 		t.Fatalf("register: %d %s", status, body)
 	}

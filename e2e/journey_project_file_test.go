@@ -71,7 +71,7 @@ func TestJourneyProjectFile(t *testing.T) {
 		}
 		b.waitText(want)
 		if i == 0 {
-			b.waitText(`Collection: "books" → "shelves"`)
+			b.waitText(`Collection: books → shelves`)
 			if got := eval[string](b, `document.querySelector("[data-testid=plan-change] [data-testid=diff-block]").innerText`); !strings.Contains(got, "changed") || !strings.Contains(got, "FETCH") {
 				t.Fatalf("the route's change reads %q", got)
 			}

@@ -15,8 +15,9 @@ type homeCard struct {
 type homeView struct {
 	Base
 	Cards []homeCard
-	Steps []homeStep // the first day's checklist, while any step is open
-	Done  int        // how many of Steps are done
+	Steps []homeStep // the first day's checklist, while any step of the user's is open
+	Done  int        // how many of the user's steps are done
+	Own   int        // how many steps are the user's to take (the rest are another role's)
 }
 
 // homeStep is one step of the first day's checklist, ticked from the data.
@@ -24,7 +25,8 @@ type homeStep struct {
 	N                         int // its place, from 1
 	Title, Text, Href, Action string
 	Done                      bool
-	Next                      bool // the first step not done: its button leads
+	Next                      bool // the first step of the user's not done: its button leads
+	Theirs                    bool // a step the user's role cannot take: said, not counted
 }
 
 // docsReadKey marks, in the session, that its user opened a project's
@@ -35,10 +37,10 @@ const docsReadKey = "docs_read"
 // secret, build a template or route, try it, read its document. Each step
 // ticks itself from what the user's projects hold; steps a role cannot take
 // say who can.
-func (h *Handlers) firstDay(c *fiber.Ctx, u *store.User) ([]homeStep, int, error) {
+func (h *Handlers) firstDay(c *fiber.Ctx, u *store.User) (_ []homeStep, done, own int, _ error) {
 	p, err := h.store.UserProgress(c.UserContext(), u.ID)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	rank := roleRank[u.Role]
 	project := url.QueryEscape(p.FirstProject)
@@ -59,26 +61,31 @@ func (h *Handlers) firstDay(c *fiber.Ctx, u *store.User) ([]homeStep, int, error
 			steps[i].Href, steps[i].Action = "", ""
 		}
 		if rank < roleRank[store.RoleAdmin] {
-			steps[0].Text, steps[0].Href, steps[0].Action = "An ADMIN creates projects; ask one to add you to a project.", "", ""
+			steps[0].Text, steps[0].Href, steps[0].Action, steps[0].Theirs = "An ADMIN creates projects; ask one to add you to a project.", "", "", true
 		}
 	}
 	if rank < roleRank[store.RoleAdmin] && !p.Secrets {
-		steps[1].Text, steps[1].Href, steps[1].Action = "Vaults are an ADMIN's: ask one to add the secrets your routes read.", "", ""
+		steps[1].Text, steps[1].Href, steps[1].Action, steps[1].Theirs = "Vaults are an ADMIN's: ask one to add the secrets your routes read.", "", "", true
 	}
 	if rank < roleRank[store.RoleAuthor] {
 		steps[2].Href, steps[2].Action, steps[3].Href, steps[3].Action = "", "", "", ""
 		steps[2].Text = "Routes are built by AUTHORs and ADMINs of the project."
+		steps[2].Theirs, steps[3].Theirs = !p.Templates && !p.Routes, !p.Runs
 	}
-	done := 0
+	next := false
 	for i := range steps {
 		steps[i].N = i + 1
+		if steps[i].Theirs {
+			continue
+		}
+		own++
 		if steps[i].Done {
 			done++
-		} else if done == i {
-			steps[i].Next = true
+		} else if !next {
+			steps[i].Next, next = true, true
 		}
 	}
-	return steps, done, nil
+	return steps, done, own, nil
 }
 
 // homeShow renders the start page: where to go next, by who is asking.
@@ -87,12 +94,12 @@ func (h *Handlers) homeShow(c *fiber.Ctx) error {
 	if view.User == nil {
 		view.Cards = append(view.Cards, homeCard{Title: "Sign in", Text: "Use your Stencil account to manage projects, templates and vaults.", Href: "/web/login"})
 	} else {
-		steps, done, err := h.firstDay(c, view.User)
+		steps, done, own, err := h.firstDay(c, view.User)
 		if err != nil {
 			return err
 		}
-		if done < len(steps) {
-			view.Steps, view.Done = steps, done
+		if done < own {
+			view.Steps, view.Done, view.Own = steps, done, own
 		}
 		// What this role can do, and nothing it cannot.
 		rank := roleRank[view.User.Role]

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -62,10 +63,23 @@ type Flash struct {
 	Text string
 }
 
-// NavItem is one link of the top navigation.
+// NavItem is one link of the top navigation; a rare one is under More on
+// wide screens, so that the navigation keeps to one line at 1280 px.
 type NavItem struct {
 	Label, Href string
 	Active      bool
+	Rare        bool
+}
+
+// NavMore says whether the navigation has rare links.
+func (b Base) NavMore() bool {
+	return slices.ContainsFunc(b.Nav, func(n NavItem) bool { return n.Rare })
+}
+
+// NavMoreActive says whether the current page is a rare link's: More then
+// shows as current.
+func (b Base) NavMoreActive() bool {
+	return slices.ContainsFunc(b.Nav, func(n NavItem) bool { return n.Rare && n.Active })
 }
 
 // base fills the layout's data for the current request.
@@ -94,7 +108,7 @@ func (h *Handlers) base(c *fiber.Ctx, title string) Base {
 	}
 	for _, item := range navItems {
 		if b.User != nil && roleRank[b.User.Role] >= roleRank[item.min] || b.User == nil && item.min == "" {
-			b.Nav = append(b.Nav, NavItem{Label: item.label, Href: item.href, Active: item.label == active})
+			b.Nav = append(b.Nav, NavItem{Label: item.label, Href: item.href, Active: item.label == active, Rare: item.rare})
 		}
 	}
 	return b
@@ -107,17 +121,18 @@ var navItems = []struct {
 	label, href string
 	sections    []string
 	min         string
+	rare        bool
 }{
-	{"Projects", "/web/projects", []string{"/web/project"}, store.RoleViewer},
-	{"Routes", "/web/routes", []string{"/web/routes"}, store.RoleViewer},
-	{"Templates", "/web/routes/templates", []string{"/web/routes/templates"}, store.RoleViewer},
-	{"Data", "/web/data", []string{"/web/data"}, store.RoleViewer},
-	{"Vaults", "/web/vaults", []string{"/web/vault"}, store.RoleAdmin},
-	{"Access tokens", "/web/pats", []string{"/web/pats"}, store.RoleViewer},
-	{"Events", "/web/events", []string{"/web/events"}, store.RoleAdmin},
-	{"Users", "/web/users", []string{"/web/users"}, store.RoleRoot},
-	{"Configs", "/web/configs", []string{"/web/configs"}, store.RoleRoot},
-	{"API reference", "/scalar", []string{"/scalar"}, ""},
+	{"Projects", "/web/projects", []string{"/web/project"}, store.RoleViewer, false},
+	{"Routes", "/web/routes", []string{"/web/routes"}, store.RoleViewer, false},
+	{"Templates", "/web/routes/templates", []string{"/web/routes/templates"}, store.RoleViewer, false},
+	{"Data", "/web/data", []string{"/web/data"}, store.RoleViewer, false},
+	{"Vaults", "/web/vaults", []string{"/web/vault"}, store.RoleAdmin, false},
+	{"Access tokens", "/web/pats", []string{"/web/pats"}, store.RoleViewer, true},
+	{"Events", "/web/events", []string{"/web/events"}, store.RoleAdmin, true},
+	{"Users", "/web/users", []string{"/web/users"}, store.RoleRoot, true},
+	{"Configs", "/web/configs", []string{"/web/configs"}, store.RoleRoot, true},
+	{"API reference", "/scalar", []string{"/scalar"}, "", false},
 }
 
 // flash stores a message for the next page the browser shows; a request

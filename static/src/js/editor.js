@@ -1292,6 +1292,8 @@
   // author has not typed (set by tryPanel).
   var draftExamples = function () {};
 
+  var draftRefused = "The draft cannot run: fix the checks first.";
+
   // tryPanel runs the route as it stands in the form, unsaved, as a dry run
   // (POST /route/run with the document): its answer and trace show beside
   // the form, and nothing is written.
@@ -1333,11 +1335,18 @@
             if (Object.keys(fields).length) {
               problems = {};
               Object.keys(fields).forEach(function (p) { problems[p.replace(/^route\./, "")] = fields[p]; });
-              saveMessage = "The draft cannot run: fix the checks first.";
+              saveMessage = draftRefused;
               render();
             }
             out.replaceChildren(el("p", { class: "text-sm text-red-700", role: "alert", text: (env.message || "").replace(/^Error: /, "") }));
             return;
+          }
+          // A draft that ran can run: the save bar no longer says otherwise,
+          // and the fields it marked are clear.
+          if (saveMessage === draftRefused) {
+            saveMessage = "";
+            problems = {};
+            render();
           }
           var d = env.data;
           out.replaceChildren(
