@@ -82,11 +82,7 @@ func fieldText(b Block, f FieldInfo) string {
 		}
 		text = w.String()
 	case *[]Pair:
-		names := make([]string, len(*v))
-		for i, p := range *v {
-			names[i] = p.ID + " = " + OperandText(p.Data)
-		}
-		text = strings.Join(names, ", ")
+		text = joinEach(*v, func(p Pair) string { return p.ID + " = " + OperandText(p.Data) })
 	case **Fail:
 		if *v != nil {
 			text = fmt.Sprintf("%d %q", (*v).Status, (*v).Message)
@@ -96,34 +92,18 @@ func fieldText(b Block, f FieldInfo) string {
 			text = "set"
 		}
 	case *[]Operation:
-		parts := make([]string, len(*v))
-		for i, o := range *v {
-			parts[i] = OperandText(o.Left) + " " + Word(o.OperationType) + " " + OperandText(o.Right)
+		text = joinEach(*v, func(o Operation) string {
 			if o.OperationType == "NONE" { // the left operand as it is
-				parts[i] = OperandText(o.Left)
+				return negated(o.Not, OperandText(o.Left))
 			}
-			if o.Not {
-				parts[i] = "not " + parts[i]
-			}
-		}
-		text = strings.Join(parts, ", ")
+			return negated(o.Not, OperandText(o.Left)+" "+Word(o.OperationType)+" "+OperandText(o.Right))
+		})
 	case *[]Filter:
-		parts := make([]string, len(*v))
-		for i, o := range *v {
-			parts[i] = "item " + Word(o.OperationType) + " " + OperandText(o.Right)
-			if o.Not {
-				parts[i] = "not " + parts[i]
-			}
-		}
-		text = strings.Join(parts, ", ")
+		text = joinEach(*v, func(f Filter) string { return negated(f.Not, "item "+Word(f.OperationType)+" "+OperandText(f.Right)) })
 	case *[]UpdateTarget:
 		text = count(len(*v))
 	case *[]SimpleTarget:
-		names := make([]string, len(*v))
-		for i, t := range *v {
-			names[i] = t.Field + " = " + OperandText(t.Value)
-		}
-		text = strings.Join(names, ", ")
+		text = joinEach(*v, func(t SimpleTarget) string { return t.Field + " = " + OperandText(t.Value) })
 	case **Sort:
 		if *v != nil {
 			text = (*v).Property
@@ -131,6 +111,23 @@ func fieldText(b Block, f FieldInfo) string {
 				text += ", descending"
 			}
 		}
+	}
+	return text
+}
+
+// joinEach shows a list's items, each as show reads it, joined by ", ".
+func joinEach[T any](items []T, show func(T) string) string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = show(it)
+	}
+	return strings.Join(out, ", ")
+}
+
+// negated is text read with "not " before it when not is set.
+func negated(not bool, text string) string {
+	if not {
+		return "not " + text
 	}
 	return text
 }

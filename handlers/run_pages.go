@@ -49,7 +49,7 @@ type runDTO struct {
 	// FaultAt is how the pages name the fault's block, as the editor does
 	// ("Block 1 (FETCH)"), and FaultBlock its number (0: the fault names no
 	// block); FaultReason is the rest of the fault. The API's fault keeps
-	// the document path (SPEC §9.4), which clients parse.
+	// the document path (docs/engine.md), which clients parse.
 	FaultAt     string `json:"-"`
 	FaultBlock  int    `json:"-"`
 	FaultReason string `json:"-"`
