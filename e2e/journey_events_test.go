@@ -63,5 +63,23 @@ func TestJourneyImportAndEvents(t *testing.T) {
 		b.tabToMatch(`#events-table a[href="/web/vault?project_id=shop"]`)
 		b.press("\r")
 		b.waitText("Values stay masked until you reveal one")
+
+		// The access log shows the import as one row; its link unfolds
+		// the two keys it wrote.
+		b.do(chromedp.Navigate(app.URL + "/web/vault/log?project_id=shop"))
+		b.waitText("import .env")
+		if text := b.text(); strings.Contains(text, a) || !strings.Contains(text, "2 written") {
+			t.Fatalf("the log does not fold the import:\n%s", text)
+		}
+		b.loaded()
+		b.tabToMatch(`[data-testid="log-batch"]`)
+		b.press("\r")
+		b.waitText(c)
+		b.waitText(a)
+		b.audit(fmt.Sprintf("an import's rows at %d", width))
+		if bad := b.smallTargets(); width == 390 && len(bad) > 0 {
+			t.Errorf("small targets at %d: %v", width, bad)
+		}
+		b.screenshot(fmt.Sprintf("vault-log-batch-%d", width))
 	}
 }

@@ -211,23 +211,17 @@ func (h *Handlers) vaultExport(c *fiber.Ctx) error {
 	if c.Method() == fiber.MethodHead {
 		return nil // no value is returned, so none is read or logged (docs/vaults.md)
 	}
-	ev := vaultAccess(c, q.ProjectID, "")
-	values := map[string]string{}
-	for offset := 0; ; offset += 1000 {
-		page, _, err := h.store.ListVaultEntries(c.UserContext(), q.ProjectID, store.Page{Offset: offset, Limit: 1000}, &ev)
+	entries, err := h.store.ExportVault(c.UserContext(), q.ProjectID, vaultAccess(c, q.ProjectID, ""))
+	if err != nil {
+		return err
+	}
+	values := make(map[string]string, len(entries))
+	for _, e := range entries {
+		v, err := h.keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
 		if err != nil {
 			return err
 		}
-		for _, e := range page {
-			v, err := h.keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
-			if err != nil {
-				return err
-			}
-			values[e.Key] = string(v)
-		}
-		if len(page) < 1000 {
-			break
-		}
+		values[e.Key] = string(v)
 	}
 	return c.SendString(dotenv.Format(values))
 }

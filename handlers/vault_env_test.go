@@ -105,6 +105,14 @@ func TestVaultEnvImportExport(t *testing.T) {
 	if creates != 5 || updates != 1 || deletes != 1 || reads != 2 {
 		t.Errorf("logged %d creates, %d updates, %d deletes, %d reads; want 5, 1, 1, 2", creates, updates, deletes, reads)
 	}
+	// The import is one row of its own too (7 keys written), which the
+	// rows it wrote and read name as their batch; the page shows that row
+	// alone, and its link the batch.
+	importRow := oneBatch(t, ta, h, "import", 7, 10)
+	if _, page := ta.call(t, "GET", "/web/vault/log?project_id=shop", "", merge(h, map[string]string{"Accept": "text/html"})); !strings.Contains(page, `batch=`+importRow+`">7 written`) ||
+		strings.Contains(page, ">API_KEY<") {
+		t.Errorf("the log page does not fold the import into one row:\n%s", page)
+	}
 	if _, body := ta.call(t, "GET", "/vault/versions?project_id=shop&key=OLD", "", h); !strings.Contains(body, `"version":2`) || !strings.Contains(body, `"version":1`) {
 		t.Errorf("the update kept no version: %s", body)
 	}
@@ -124,9 +132,10 @@ func TestVaultEnvImportExport(t *testing.T) {
 		!strings.Contains(resp.Header.Get("Content-Disposition"), `filename="shop.env"`) {
 		t.Fatalf("export: %d %v", resp.StatusCode, resp.Header)
 	}
-	if got := logged() - before; got != 7 {
-		t.Errorf("the export logged %d reads, want 7", got)
+	if got := logged() - before; got != 8 {
+		t.Errorf("the export logged %d rows, want 7 reads and the export's own", got)
 	}
+	oneBatch(t, ta, h, "export", 7, 8)
 	// HEAD returns no value: the same headers, nothing read or logged.
 	before = logged()
 	head := httptest.NewRequest("HEAD", "/vault/export?project_id=shop", nil)
@@ -160,6 +169,38 @@ func TestVaultEnvImportExport(t *testing.T) {
 	if status != 200 || !strings.Contains(body, `"added":["NEW_ONE"]`) {
 		t.Fatalf("by form: %d %s", status, body)
 	}
+}
+
+// oneBatch asserts that the newest row of action (export or import) says
+// keys and that it and the rows naming it as their batch are rows in all,
+// each row of the batch being a read or a write; it returns the row's id.
+func oneBatch(t *testing.T, ta *testApp, h map[string]string, action string, keys, rows int) string {
+	t.Helper()
+	var got struct {
+		Data []struct {
+			ID     int64  `json:"id"`
+			Action string `json:"action"`
+			Key    string `json:"key"`
+			Keys   *int   `json:"keys"`
+			Batch  *int64 `json:"batch"`
+		} `json:"data"`
+		Amount int `json:"amount"`
+	}
+	_, body := ta.call(t, "GET", "/vault/log?project_id=shop&limit=1&action="+action, "", h)
+	if err := json.Unmarshal([]byte(body), &got); err != nil || len(got.Data) != 1 || got.Data[0].Keys == nil || *got.Data[0].Keys != keys || got.Data[0].Key != "" {
+		t.Fatalf("the %s's row: %v %s", action, err, body)
+	}
+	id := strconv.FormatInt(got.Data[0].ID, 10)
+	_, body = ta.call(t, "GET", "/vault/log?project_id=shop&limit=100&batch="+id, "", h)
+	if err := json.Unmarshal([]byte(body), &got); err != nil || got.Amount != rows {
+		t.Fatalf("the %s's batch: %v %s", action, err, body)
+	}
+	for _, r := range got.Data {
+		if r.ID != got.Data[len(got.Data)-1].ID && (r.Batch == nil || *r.Batch != got.Data[len(got.Data)-1].ID || r.Action == action) {
+			t.Errorf("a row of the %s's batch: %+v", action, r)
+		}
+	}
+	return id
 }
 
 // TestVaultImportsAtOnce: six clients import the same file of 50 new keys

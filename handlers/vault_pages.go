@@ -197,7 +197,8 @@ func (h *Handlers) vaultEditError(c *fiber.Ctx, err error, in vaultInput) error 
 type vaultLogQuery struct {
 	listQuery
 	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
-	Action    string `query:"action" json:"action" validate:"omitempty,oneof=create read update delete restore undelete destroy"`
+	Action    string `query:"action" json:"action" validate:"omitempty,oneof=create read update delete restore undelete destroy export import"`
+	Batch     int64  `query:"batch" json:"batch" validate:"omitempty,min=1"`
 }
 
 // vaultAccessDTO is one access-log row as the API shows it.
@@ -212,10 +213,12 @@ type vaultAccessDTO struct {
 	Channel  string  `json:"channel"`
 	RouteID  *string `json:"route_id"`
 	Version  *int64  `json:"version"`
+	Batch    *int64  `json:"batch"`
+	Keys     *int    `json:"keys"`
 }
 
 // vaultActions are the kinds of access the log records.
-var vaultActions = []string{"create", "read", "update", "delete", "restore", "undelete", "destroy"}
+var vaultActions = []string{"create", "read", "update", "delete", "restore", "export", "import"}
 
 type vaultLogView struct {
 	Base
@@ -224,6 +227,7 @@ type vaultLogView struct {
 	Pager   Pager
 	Action  string
 	Actions []string
+	Batch   int64
 }
 
 // vaultLog answers GET /vault/log and renders /web/vault/log: the project's
@@ -238,16 +242,19 @@ func (h *Handlers) vaultLog(c *fiber.Ctx) error {
 		return err
 	}
 	page := q.page(defaultLimit(c, 25))
-	log, total, err := h.store.ListVaultAccess(c.UserContext(), q.ProjectID, store.VaultLogQuery{Page: page, Action: q.Action})
+	// The page folds an export's or import's rows into its own row (which
+	// links to them) unless a filter asks for rows; the API lists them all.
+	folded := representationOf(c) != asJSON && q.Action == "" && page.Filter == "" && q.Batch == 0
+	log, total, err := h.store.ListVaultAccess(c.UserContext(), q.ProjectID, store.VaultLogQuery{Page: page, Action: q.Action, Batch: q.Batch, Folded: folded})
 	if err != nil {
 		return err
 	}
 	dtos := make([]vaultAccessDTO, len(log))
 	for i, a := range log {
 		dtos[i] = vaultAccessDTO{ID: a.ID, At: a.At.UTC().Format("2006-01-02T15:04:05.000Z"), UserID: a.UserID, Username: a.Username,
-			TokenID: a.TokenID, Key: a.Key, Action: a.Action, Channel: a.Channel, RouteID: a.RouteID, Version: a.Version}
+			TokenID: a.TokenID, Key: a.Key, Action: a.Action, Channel: a.Channel, RouteID: a.RouteID, Version: a.Version, Batch: a.Batch, Keys: a.Keys}
 	}
 	view := vaultLogView{Base: h.base(c, "Vault log · "+p.Name), Project: p, Log: log, Pager: newCappedPager(c, page, len(log), total, store.LogCountCap),
-		Action: q.Action, Actions: vaultActions}
+		Action: q.Action, Actions: vaultActions, Batch: q.Batch}
 	return h.respond(c, Reply{Data: dtos, Amount: &total, Page: "vault/log", View: view})
 }

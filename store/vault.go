@@ -34,10 +34,14 @@ type VaultAccess struct {
 	TokenID   *int64
 	ProjectID string
 	Key       string
-	Action    string  // create, read, update, delete, restore
+	Action    string  // create, read, update, delete, restore, export, import
 	Channel   string  // api, web, route
 	RouteID   *string // the route whose VAULT block read, on channel route
 	Version   *int64  // a read of an older version: its number; a restore: the version restored
+	// Batch is the id of the export or import row a read or write was
+	// part of; Keys, on that row, how many keys it read or wrote.
+	Batch *int64
+	Keys  *int
 }
 
 const vaultColumns = "project_id, key, key_id, sealed, created_at, updated_at, created_by, updated_by, version"
@@ -61,6 +65,29 @@ func (s *Store) logVaultChange(ctx context.Context, ev VaultAccess, summary stri
 		return err
 	}
 	return s.writeEvent(ctx, Event{Type: "vault_" + ev.Action, ProjectID: in(ev.ProjectID), Object: ev.Key, Summary: ev.Key + " " + summary})
+}
+
+// ExportVault reads every entry of the project, in key order, and logs the
+// export in the same statement: one export row with the number of keys,
+// and a read row for each value that names it as its batch.
+func (s *Store) ExportVault(ctx context.Context, project string, ev VaultAccess) (_ []VaultEntry, err error) {
+	defer wrap(&err, "export vault", project)
+	rows, err := s.db.Query(ctx, `WITH page AS (SELECT `+vaultColumns+` FROM vault_entries WHERE project_id = $1),
+		batch AS (
+			INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel, keys)
+			SELECT $2, $3, $4, $1, '', 'export', $5, count(*) FROM page RETURNING id
+		), logged AS (
+			INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel, batch)
+			SELECT $2, $3, $4, page.project_id, page.key, 'read', $5, batch.id FROM page, batch
+		)
+		SELECT * FROM page ORDER BY key`, project, ev.UserID, ev.Username, ev.TokenID, ev.Channel)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (VaultEntry, error) {
+		var e VaultEntry
+		return e, r.Scan(e.columns()...)
+	})
 }
 
 // logAccess writes one access-log row for the entry ev names.
@@ -240,10 +267,14 @@ func (s *Store) deleteVaultKeys(ctx context.Context, project string, keys []stri
 	return tag.RowsAffected(), err
 }
 
-// VaultLogQuery selects access-log rows: a key fragment and an action.
+// VaultLogQuery selects access-log rows: a key fragment, an action, one
+// batch (its export or import row and the rows it logged), or, folded,
+// every row but those a batch logged.
 type VaultLogQuery struct {
 	Page
 	Action string
+	Batch  int64
+	Folded bool
 }
 
 // ListVaultAccess returns a page of the project's access log, newest first,
@@ -255,13 +286,20 @@ func (s *Store) ListVaultAccess(ctx context.Context, project string, q VaultLogQ
 		args = append(args, q.Action)
 		where += fmt.Sprintf(" AND action = $%d", params(args))
 	}
+	if q.Batch != 0 {
+		args = append(args, q.Batch)
+		where += fmt.Sprintf(" AND (batch = $%d OR id = $%[1]d)", params(args))
+	}
+	if q.Folded {
+		where += " AND batch IS NULL"
+	}
 	var total int
 	if err := s.db.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM vault_access_log%s LIMIT %d) AS capped", where, LogCountCap),
 		args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	n := params(args)
-	rows, err := s.db.Query(ctx, fmt.Sprintf(`SELECT id, at, user_id, username, token_id, project_id, key, action, channel, route_id, version
+	rows, err := s.db.Query(ctx, fmt.Sprintf(`SELECT id, at, user_id, username, token_id, project_id, key, action, channel, route_id, version, batch, keys
 		FROM vault_access_log%s ORDER BY id DESC OFFSET $%d LIMIT $%d`, where, n+1, n+2), append(args, q.Offset, q.Limit)...)
 	if err != nil {
 		return nil, 0, err

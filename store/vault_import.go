@@ -26,7 +26,8 @@ type VaultImportPlan func(live map[string]VaultEntry) (VaultImport, error)
 // locked while plan compares them, so no save can slip in between (a key
 // created meanwhile is a conflict on vault_entries_pkey, and nothing is
 // written); every value plan read is logged as read;
-// every write is logged as a create, update or delete; updates keep the
+// every write is logged as a create, update or delete; applied, the import
+// is logged as one import row too, which those rows name as their batch; updates keep the
 // values they replace (keep of them), deletes are permanent. A dry run
 // commits only the read log rows.
 func (s *Store) ImportVault(ctx context.Context, project string, ev VaultAccess, keep int, dryRun bool, plan VaultImportPlan) (_ VaultImport, err error) {
@@ -62,6 +63,15 @@ func (s *Store) ImportVault(ctx context.Context, project string, ev VaultAccess,
 		if out, err = plan(live); err != nil {
 			return err
 		}
+		if !dryRun {
+			// The import's own row takes an id now, so that each row it
+			// logs can name it, and is written last, with its count.
+			var batch int64
+			if err := tx.db.QueryRow(ctx, "SELECT nextval(pg_get_serial_sequence('vault_access_log', 'id'))").Scan(&batch); err != nil {
+				return err
+			}
+			ev.Batch = &batch
+		}
 		if err := tx.logMany(ctx, ev, "read", out.Read); err != nil {
 			return err
 		}
@@ -69,6 +79,11 @@ func (s *Store) ImportVault(ctx context.Context, project string, ev VaultAccess,
 			return nil
 		}
 		if err := tx.importWrites(ctx, project, ev, keep, out); err != nil {
+			return err
+		}
+		if _, err := tx.db.Exec(ctx, `INSERT INTO vault_access_log (id, user_id, username, token_id, project_id, key, action, channel, keys)
+			OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4, $5, '', 'import', $6, $7)`,
+			*ev.Batch, ev.UserID, ev.Username, ev.TokenID, project, ev.Channel, len(out.Add)+len(out.Change)+len(out.Delete)); err != nil {
 			return err
 		}
 		if len(out.Add)+len(out.Change)+len(out.Delete) == 0 {
@@ -160,7 +175,7 @@ func (s *Store) logMany(ctx context.Context, ev VaultAccess, action string, keys
 	if len(keys) == 0 {
 		return nil
 	}
-	_, err := s.db.Exec(ctx, `INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel)
-		SELECT $1, $2, $3, $4, k, $5, $6 FROM unnest($7::text[]) AS k`, ev.UserID, ev.Username, ev.TokenID, ev.ProjectID, action, ev.Channel, keys)
+	_, err := s.db.Exec(ctx, `INSERT INTO vault_access_log (user_id, username, token_id, project_id, key, action, channel, batch)
+		SELECT $1, $2, $3, $4, k, $5, $6, $8 FROM unnest($7::text[]) AS k`, ev.UserID, ev.Username, ev.TokenID, ev.ProjectID, action, ev.Channel, keys, ev.Batch)
 	return err
 }
