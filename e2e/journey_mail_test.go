@@ -139,3 +139,43 @@ func TestJourneyInvitationAndReset(t *testing.T) {
 	other.do(chromedp.Navigate(link))
 	other.waitText("This password reset link was used, revoked or has expired: ask for a new one")
 }
+
+// TestJourneyInvitationHeld: with no mail server, an ADMIN invites by
+// keyboard; the focus lands on the invitation's link, which the project's
+// page keeps showing (copyable, clickable) until it is used. The roles
+// offered are a project member's. At 1280 and 390 px.
+func TestJourneyInvitationHeld(t *testing.T) {
+	t.Parallel()
+	app, b := memberBrowser(t, "ada", "ADMIN")
+	b.do(chromedp.Navigate(app.URL + "/web/project?id=shop"))
+	b.waitText("Invite by email")
+	if got := eval[string](b, `[...document.querySelectorAll("#f-invite-role option")].map(o => o.value).join(" ")`); got != "AUTHOR VIEWER" {
+		t.Errorf("an ADMIN is offered the roles %q", got)
+	}
+	b.loaded()
+	b.tabToMatch("#invite-form #f-email")
+	b.typeKeys("#invite-form #f-email", "kim@example.com\r")
+	b.waitText("copy its link and send it yourself")
+	link := eval[string](b, `document.activeElement.getAttribute("href") || ""`)
+	if !strings.Contains(link, "/web/invite?token=") || !strings.HasPrefix(eval[string](b, `document.activeElement.id`), "invite-link-") {
+		t.Fatalf("the focus is not on the new invitation's link: %q", link)
+	}
+	for _, width := range []int64{1280, 390} {
+		b.resize(width, 844)
+		b.do(chromedp.Navigate(app.URL + "/web/project?id=shop"))
+		b.waitText("Pending invitations")
+		if got := eval[string](b, `document.querySelector('[data-testid="invite-link"] a').getAttribute("href")`); got != link {
+			t.Fatalf("the page at %d shows the link %q, want %q", width, got, link)
+		}
+		b.audit(fmt.Sprintf("a held invitation at %d", width))
+		if bad := b.smallTargets(); width == 390 && len(bad) > 0 {
+			t.Errorf("small targets at %d: %v", width, bad)
+		}
+		b.screenshot(fmt.Sprintf("invite-held-%d", width))
+	}
+	// The link's host is PUBLIC_URL's; the instance listens elsewhere.
+	token := link[strings.Index(link, "/web/invite?"):]
+	kim := newBrowser(t)
+	kim.do(chromedp.Navigate(app.URL + token))
+	kim.waitText("Join Shop")
+}

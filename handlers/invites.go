@@ -61,6 +61,29 @@ func newInvitationDTO(v store.Invitation) invitationDTO {
 	return invitationDTO{ID: v.ID, ProjectID: v.ProjectID, Email: v.Email, Role: v.Role, InvitedBy: v.InvitedBy, CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt}
 }
 
+// invitationPlace binds a sealed invitation token to its address, as a
+// vault value is bound to its key.
+func invitationPlace(email string) string { return "invitation " + strings.ToLower(email) }
+
+// invitationLinks gives each pending invitation of the list made while
+// mail was held its link again, while mail is still held: the token kept
+// sealed (a token sealed under a key since retired gives none).
+func (h *Handlers) invitationLinks(list []store.Invitation) map[int64]string {
+	links := map[int64]string{}
+	if !h.mail.Held() {
+		return links
+	}
+	for _, v := range list {
+		if v.LinkKeyID == nil || !h.keyring.Has(*v.LinkKeyID) {
+			continue
+		}
+		if token, err := h.keyring.Open(*v.LinkKeyID, v.ProjectID, invitationPlace(v.Email), v.LinkSealed); err == nil {
+			links[v.ID] = h.link("/web/invite", url.Values{"token": {string(token)}})
+		}
+	}
+	return links
+}
+
 type inviteInput struct {
 	ProjectID string `json:"project_id" form:"project_id" validate:"required,project_id"`
 	Email     string `json:"email" form:"email" validate:"required,email,max=254,one_line"`
@@ -118,6 +141,14 @@ func (h *Handlers) projectInvite(c *fiber.Ctx) error {
 		"</b> on Stencil, as " + in.Role + ".</p><p><a href=\"" + html.EscapeString(link) + "\">Choose a username and a password</a> (the link works once, for 7 days).</p>" +
 		"<p>If you did not expect this, ignore this message.</p>"
 	v := store.Invitation{ProjectID: p.ID, Email: in.Email, Role: in.Role, InvitedBy: &me.ID}
+	if h.mail.Held() {
+		// Kept sealed for the project's page to show again until used.
+		keyID, sealed, err := h.keyring.Seal(p.ID, invitationPlace(in.Email), []byte(token))
+		if err != nil {
+			return err
+		}
+		v.LinkKeyID, v.LinkSealed = &keyID, sealed
+	}
 	m := store.Email{ProjectID: &p.ID, Kind: store.EmailOfInvite, Recipients: []string{in.Email}, Status: h.mail.Status(),
 		Subject: &subject, Text: &text, HTML: &htmlBody}
 	if err := h.store.CreateInvitation(ctx, &v, token, invitationTTL, &m); err != nil {
@@ -135,8 +166,8 @@ func (h *Handlers) projectInvite(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	view.Invited = v.ID
 	if h.mail.Held() {
-		view.InviteLink, view.InviteEmail = link, in.Email
 		h.flash(c, "success", "Invitation made for "+in.Email+": no mail server is configured, so copy its link and send it yourself.")
 	} else {
 		h.flash(c, "success", "Invitation mailed to "+in.Email+".")
@@ -160,8 +191,10 @@ func (h *Handlers) invitationList(c *fiber.Ctx) error {
 		return err
 	}
 	dtos := make([]invitationDTO, len(list))
+	links := h.invitationLinks(list)
 	for i, v := range list {
 		dtos[i] = newInvitationDTO(v)
+		dtos[i].Link = links[v.ID]
 	}
 	n := len(dtos)
 	return h.respond(c, Reply{Data: dtos, Amount: &n})

@@ -62,8 +62,13 @@ func TestInvitationsHeld(t *testing.T) {
 			body: `{"project_id":"shop","email":"z@example.com","role":"OWNER"}`, status: 422},
 		{name: "an existing account joins at once", method: "POST", path: "/project/invite", headers: a,
 			body: `{"project_id":"shop","email":"root@example.com","role":"VIEWER"}`, status: 422, want: []string{"already a member"}},
+		// While mail is held each pending invitation keeps its link (the
+		// replaced one's is gone), on the list and on the project's page.
 		{name: "pending ones", method: "GET", path: "/project/invitations?project_id=shop", headers: a, status: 200,
-			want: []string{`"amount":2`, `"email":"NEW@example.com"`, `"email":"lead@example.com"`}, unwanted: []string{"token", "link"}},
+			want:     []string{`"amount":2`, `"email":"NEW@example.com"`, `"email":"lead@example.com"`, `"link":"http://localhost:8080/web/invite?token=` + token + `"`},
+			unwanted: []string{first}},
+		{name: "the page keeps the links", method: "GET", path: "/web/project?id=shop", headers: merge(a, map[string]string{"Accept": "text/html"}), status: 200,
+			want: []string{`href="http://localhost:8080/web/invite?token=` + token + `"`, `data-copy="#invite-link-`}, unwanted: []string{first, `<option value="ROOT"`}},
 		{name: "the first link is replaced", method: "POST", path: "/user/invite/accept", headers: asJSONHeaders,
 			body: `{"token":"` + first + `","username":"newbie","password":"a-long-password"}`, status: 410, want: []string{"Error: this invitation link was used, revoked or has expired"}},
 		{name: "a short password", method: "POST", path: "/user/invite/accept", headers: asJSONHeaders,
@@ -85,6 +90,11 @@ func TestInvitationsHeld(t *testing.T) {
 	if status, _ := ta.call(t, "GET", "/project/fetch/one?project_id=shop", "", as(ta.token(t, newbie))); status != 200 {
 		t.Errorf("the new account is no member: %d", status)
 	}
+	// Used and replaced invitations keep no sealed token.
+	var sealed int
+	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM invitations WHERE link_sealed IS NOT NULL AND (accepted_at IS NOT NULL OR revoked_at IS NOT NULL)").Scan(&sealed); err != nil || sealed != 0 {
+		t.Errorf("%d used or replaced invitations keep their token (%v)", sealed, err)
+	}
 	// Revoked and expired links.
 	list, _ := ta.h.store.Invitations(context.Background(), "shop")
 	if len(list) != 1 {
@@ -104,6 +114,9 @@ func TestInvitationsHeld(t *testing.T) {
 		{name: "revoke", method: "DELETE", path: "/project/invitation/delete?project_id=shop&id=" + itoa(list[0].ID), headers: a, status: 200},
 		{name: "revoke again", method: "DELETE", path: "/project/invitation/delete?project_id=shop&id=" + itoa(list[0].ID), headers: a, status: 404},
 	})
+	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM invitations WHERE id = $1 AND link_sealed IS NOT NULL", list[0].ID).Scan(&sealed); err != nil || sealed != 0 {
+		t.Errorf("a revoked invitation keeps its token (%v)", err)
+	}
 }
 
 // mailedApp is the app delivering mail to a real SMTP server.
@@ -195,6 +208,11 @@ func TestInvitationMailed(t *testing.T) {
 	status, body := ta.call(t, "POST", "/project/invite", `{"project_id":"shop","email":"kim@example.com","role":"VIEWER"}`, as(ta.token(t, boss)))
 	if status != 201 || strings.Contains(body, `"link"`) {
 		t.Fatalf("invite: %d %s", status, body)
+	}
+	// Mail goes out: the token is kept only as its hash.
+	var sealed int
+	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM invitations WHERE link_sealed IS NOT NULL OR link_key_id IS NOT NULL").Scan(&sealed); err != nil || sealed != 0 {
+		t.Errorf("%d mailed invitations keep their token (%v)", sealed, err)
 	}
 	got := srv.Wait(t, 1, 10*time.Second)
 	if got[0].Subject != "boss invites you to Shop on Stencil" || got[0].To[0] != "kim@example.com" {

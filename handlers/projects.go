@@ -161,13 +161,14 @@ type projectView struct {
 	Form     Form // the details form
 	Add      Form // the add-member form
 	// Invitations (ADMIN and ROOT members): the form, the roles the caller
-	// may give, the pending ones, and a new one's link while mail is held.
+	// may give, the pending ones with their links while mail is held, and
+	// the one just made.
 	Invite      Form
 	InviteRoles []string
 	Invitations []store.Invitation
+	InviteLinks map[int64]string
+	Invited     int64
 	MailHeld    bool
-	InviteLink  string
-	InviteEmail string
 }
 
 // projectShow answers GET /project/fetch/one and renders /web/project.
@@ -201,13 +202,16 @@ func (h *Handlers) projectPage(c *fiber.Ctx, id string) (projectView, error) {
 	view := projectView{Base: h.base(c, project.Name), Project: project, Members: members,
 		CanAdmin: callerAtLeast(c, store.RoleAdmin), MailHeld: h.mail.Held()}
 	if view.CanAdmin && representationOf(c) != asJSON {
+		// The page offers the roles a project member works in; the API
+		// also lets a ROOT user invite another ROOT (docs/mail.md).
 		view.InviteRoles = []string{store.RoleAuthor, store.RoleViewer}
 		if current(c).User.Role == store.RoleRoot {
-			view.InviteRoles = roles
+			view.InviteRoles = []string{store.RoleAdmin, store.RoleAuthor, store.RoleViewer}
 		}
 		if view.Invitations, err = h.store.Invitations(c.UserContext(), id); err != nil {
 			return view, err
 		}
+		view.InviteLinks = h.invitationLinks(view.Invitations)
 	}
 	return view, nil
 }

@@ -63,7 +63,7 @@ func sampleViews() map[string]sample {
 	recRows, recColumns := recordRows([]store.Record{{ID: 7, ProjectID: "shop", CollectionID: "books", Data: []byte(`{"title":"Dune","tags":["sf"],"year":1965}`)}})
 	records := recordsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Collection: store.Collection{ProjectID: "shop", ID: "books", Name: "Books", Records: 1},
 		Records: recRows, Columns: recColumns, Where: `{"year":1965}`, Pager: pager, Form: form, CanWrite: true, CanManage: true, Self: "/web/data/collection?project_id=shop&id=books"}
-	project.Invite, project.InviteRoles, project.InviteLink, project.InviteEmail = form, roles, "http://localhost:8080/web/invite?token=x", "kim@example.com"
+	project.Invite, project.InviteRoles, project.InviteLinks, project.Invited = form, roles, map[int64]string{1: "http://localhost:8080/web/invite?token=x"}, 1
 	project.Invitations = []store.Invitation{{ID: 1, ProjectID: "shop", Email: "kim@example.com", Role: store.RoleAuthor, ExpiresAt: now}}
 	shop := store.Project{ID: "shop", Name: "Shop"}
 	etpl := store.EmailTemplate{ProjectID: "shop", Name: "order_done", Subject: "Order {id}", Text: "Hi {name}", HTML: "<p>{name}</p>", UpdatedAt: now}

@@ -371,29 +371,35 @@ type Invitation struct {
 	ExpiresAt  time.Time
 	AcceptedAt *time.Time
 	RevokedAt  *time.Time
+	// LinkKeyID and LinkSealed hold the token, sealed, of an invitation
+	// made while mail was held; nil otherwise and once it is used or
+	// revoked.
+	LinkKeyID  *string
+	LinkSealed []byte
 }
 
-const invitationColumns = "id, project_id, email, role, invited_by, created_at, expires_at, accepted_at, revoked_at"
+const invitationColumns = "id, project_id, email, role, invited_by, created_at, expires_at, accepted_at, revoked_at, link_key_id, link_sealed"
 
 func scanInvitation(row pgx.Row) (Invitation, error) {
 	var v Invitation
-	err := row.Scan(&v.ID, &v.ProjectID, &v.Email, &v.Role, &v.InvitedBy, &v.CreatedAt, &v.ExpiresAt, &v.AcceptedAt, &v.RevokedAt)
+	err := row.Scan(&v.ID, &v.ProjectID, &v.Email, &v.Role, &v.InvitedBy, &v.CreatedAt, &v.ExpiresAt, &v.AcceptedAt, &v.RevokedAt, &v.LinkKeyID, &v.LinkSealed)
 	return v, translate(err)
 }
 
-// CreateInvitation stores v under token's hash, valid for ttl, and queues
-// its message m in the same transaction.
+// CreateInvitation stores v under token's hash, valid for ttl (with the
+// token sealed when v.LinkSealed is set), and queues its message m in the
+// same transaction.
 func (s *Store) CreateInvitation(ctx context.Context, v *Invitation, token string, ttl time.Duration, m *Email) (err error) {
 	defer wrap(&err, "create invitation")
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		// A new invitation of the address replaces those still pending.
-		if _, err := tx.db.Exec(ctx, `UPDATE invitations SET revoked_at = now()
+		if _, err := tx.db.Exec(ctx, `UPDATE invitations SET revoked_at = now(), link_key_id = NULL, link_sealed = NULL
 			WHERE project_id = $1 AND lower(email) = lower($2) AND accepted_at IS NULL AND revoked_at IS NULL`, v.ProjectID, v.Email); err != nil {
 			return Event{}, err
 		}
-		err := tx.db.QueryRow(ctx, `INSERT INTO invitations (project_id, email, role, token_hash, invited_by, expires_at)
-			VALUES ($1, $2, $3, $4, $5, now() + $6::interval) RETURNING id, created_at, expires_at`,
-			v.ProjectID, v.Email, v.Role, tokenHash(token), v.InvitedBy, ttl).Scan(&v.ID, &v.CreatedAt, &v.ExpiresAt)
+		err := tx.db.QueryRow(ctx, `INSERT INTO invitations (project_id, email, role, token_hash, invited_by, expires_at, link_key_id, link_sealed)
+			VALUES ($1, $2, $3, $4, $5, now() + $6::interval, $7, $8) RETURNING id, created_at, expires_at`,
+			v.ProjectID, v.Email, v.Role, tokenHash(token), v.InvitedBy, ttl, v.LinkKeyID, v.LinkSealed).Scan(&v.ID, &v.CreatedAt, &v.ExpiresAt)
 		if err != nil {
 			return Event{}, translate(err)
 		}
@@ -418,7 +424,7 @@ func (s *Store) RevokeInvitation(ctx context.Context, project string, id int64) 
 	defer wrap(&err, "revoke invitation", project)
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		var email string
-		err := tx.db.QueryRow(ctx, `UPDATE invitations SET revoked_at = now()
+		err := tx.db.QueryRow(ctx, `UPDATE invitations SET revoked_at = now(), link_key_id = NULL, link_sealed = NULL
 			WHERE project_id = $1 AND id = $2 AND accepted_at IS NULL AND revoked_at IS NULL RETURNING email`, project, id).Scan(&email)
 		return Event{Type: "invitation_revoke", ProjectID: in(project), Object: strconv.FormatInt(id, 10),
 			Summary: "invitation of " + email + " revoked"}, translate(err)
@@ -463,7 +469,7 @@ func (s *Store) AcceptInvitation(ctx context.Context, token string, u *User) (_ 
 		if _, err := tx.addMember(ctx, v.ProjectID, u.ID); err != nil {
 			return Event{}, err
 		}
-		_, err = tx.db.Exec(ctx, "UPDATE invitations SET accepted_at = now(), accepted_by = $2 WHERE id = $1", v.ID, u.ID)
+		_, err = tx.db.Exec(ctx, "UPDATE invitations SET accepted_at = now(), accepted_by = $2, link_key_id = NULL, link_sealed = NULL WHERE id = $1", v.ID, u.ID)
 		// The new user is who accepted: the event names them.
 		return Event{Type: "invitation_accept", UserID: &u.ID, Username: u.Username, ProjectID: in(v.ProjectID), Object: strconv.FormatInt(v.ID, 10),
 			Summary: u.Username + " (" + v.Email + ") joined as " + v.Role}, err
