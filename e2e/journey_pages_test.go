@@ -117,6 +117,15 @@ func TestJourneyEveryPage(t *testing.T) {
 		{"api-reference", "/scalar", "Stencil API"},
 		{"not-found", "/web/nowhere", "Not Found"},
 	}
+	// Where the skip link lands on the pages whose main task is a field.
+	mainTask := map[string]string{
+		"users": "#filter", "projects": "#filter", "vaults": "#filter", "vault": "#filter", "vault-log": "#log-filter",
+		"configs": "#filter", "routes": "#filter", "all-routes": "#filter", "data": "#filter", "collection": "#where",
+		"account": "#f-current_password", "pats": "#f-name", "forgot": "#f-email", "invite": "#f-username",
+		"vault-import": "#import-env", "project-apply": "#f-document", "email-template": "#f-subject",
+		"route-new": `[aria-label="Method"]`, "route-edit": `[aria-label="Method"]`, "template-editor": `[aria-label="Name"]`,
+		"template-new": `[aria-label="Name"]`, "template": "#use-in", "route-try": "#try-caller", "events": "#events-project",
+	}
 	for _, width := range []int64{1280, 390} {
 		b.resize(width, 844)
 		for _, p := range pages {
@@ -132,6 +141,25 @@ func TestJourneyEveryPage(t *testing.T) {
 				}
 			}
 			b.screenshot(fmt.Sprintf("%s-%d", p.name, width))
+			if width == 1280 {
+				// Tab, Enter: the skip link lands on the page's main task,
+				// inside the content, and nothing else happens.
+				b.do(chromedp.Navigate(app.URL + p.path))
+				b.waitText(p.shows)
+				b.loaded()
+				b.press("\t")
+				if !eval[bool](b, `document.activeElement.matches("a[data-skip]")`) && p.path != "/scalar" {
+					t.Errorf("%s: the first Tab is not on the skip link", state)
+				}
+				b.press("\r")
+				want := mainTask[p.name]
+				if want == "" {
+					want = "#main, #main *"
+				}
+				if p.path != "/scalar" && !eval[bool](b, fmt.Sprintf(`document.activeElement.matches(%q)`, want)) {
+					t.Errorf("%s: the skip link lands on %s, want %s", state, eval[string](b, `document.activeElement.outerHTML.slice(0, 120)`), want)
+				}
+			}
 		}
 		// The vault with a value revealed.
 		b.do(chromedp.Navigate(app.URL + "/web/vault?project_id=shop"))

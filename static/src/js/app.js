@@ -495,6 +495,34 @@
       }
     }
   });
+  // The skip link lands on the page's main task: the field a page marks
+  // data-main-task, else the first field in view in the main content (a
+  // list's filter, a form's first field), else the content itself.
+  document.addEventListener("click", function (evt) {
+    var link = evt.target.closest("a[data-skip]");
+    var main = document.getElementById("main");
+    if (!link || !main) {
+      return;
+    }
+    var fields = main.querySelectorAll("[data-main-task], input:not([type=hidden]):not([disabled]), select:not([disabled]), textarea:not([disabled])");
+    var target = main.querySelector("[data-main-task]");
+    if (!target) {
+      target = Array.prototype.find.call(fields, function (el) {
+        return el.getClientRects().length > 0;
+      });
+    }
+    evt.preventDefault();
+    // By keyboard the focus moves once Enter is let go: the rest of that
+    // key's events would otherwise reach the field (and submit its form).
+    var land = function () {
+      (target || main).focus();
+    };
+    if (evt.detail === 0) {
+      document.addEventListener("keyup", land, { once: true });
+    } else {
+      land();
+    }
+  });
   // Escape in a form with a Cancel button (data-cancel) cancels it.
   document.addEventListener("keydown", function (evt) {
     if (evt.key !== "Escape") {
