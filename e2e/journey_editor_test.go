@@ -360,6 +360,24 @@ func TestJourneyEditorOnAPhone(t *testing.T) {
 	if small := b.smallTargets(); len(small) > 0 {
 		t.Fatalf("controls a finger would miss at 390 px: %s", strings.Join(small, "; "))
 	}
+	// The bar spans the window, and no field it lies over is focused
+	// under it: each field focused in turn shows above the bar.
+	if !eval[bool](b, `(r => r.left <= 0 && r.right >= innerWidth)(document.querySelector('[data-testid="save-bar"]').getBoundingClientRect())`) {
+		t.Error("the save bar does not span the window at 390 px")
+	}
+	if covered := eval[string](b, `(() => {
+		const bar = document.querySelector('[data-testid="save-bar"]'), covered = [];
+		for (const f of document.querySelectorAll('main input:not([type=hidden]), main select, main textarea')) {
+			if (bar.contains(f) || !f.getClientRects().length) continue;
+			f.focus();
+			const r = f.getBoundingClientRect(), b = bar.getBoundingClientRect();
+			if (r.bottom > b.top && r.top < b.bottom) covered.push(f.getAttribute("aria-label") || f.id);
+		}
+		return covered.join(", ");
+	})()`); covered != "" {
+		t.Errorf("fields focused under the save bar at 390 px: %s", covered)
+	}
+	eval[bool](b, `(window.scrollTo(0, 0), true)`)
 	b.screenshot("editor-390")
 }
 

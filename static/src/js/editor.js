@@ -892,11 +892,22 @@
   var formPane = el("div", { class: "space-y-6 lg:col-span-2" });
   var sidePane = el("div", { class: "space-y-6 lg:sticky lg:top-4" });
 
+  // The page keeps the save bar's height for what scrolls under it
+  // (scroll-padding-bottom in app.css).
+  var barHeight = window.ResizeObserver ? new ResizeObserver(function (entries) {
+    document.documentElement.style.setProperty("--save-bar-height", entries[0].target.offsetHeight + "px");
+  }) : null;
+
   function renderForm() {
     var focused = document.activeElement && document.activeElement.getAttribute("data-path");
+    var bar = saveBar();
     formPane.replaceChildren.apply(formPane, [
-      datalists(), isTemplate ? details() : templateBar(), request(), isTemplate ? variables() : null, flowSection(), saveBar()
+      datalists(), isTemplate ? details() : templateBar(), request(), isTemplate ? variables() : null, flowSection(), bar
     ].filter(Boolean));
+    if (barHeight) {
+      barHeight.disconnect();
+      barHeight.observe(bar);
+    }
     var lint = document.getElementById("lint");
     if (lint) lint.replaceWith(lintPanel());
     if (focused) {
