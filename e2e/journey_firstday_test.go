@@ -98,4 +98,52 @@ func TestJourneyFirstDay(t *testing.T) {
 	if strings.Contains(b.text(), "Your first day") {
 		t.Fatal("the checklist stays after every step is done")
 	}
+
+	// Back links go back where one came from: from the project's page to
+	// its vault and back to the project (not the list of vaults); from the
+	// routes list, filtered, to a route, its Try page, back to the route
+	// and back to the list with its filter, all by keyboard.
+	b.do(chromedp.Navigate(app.URL + "/web/project?id=eu_shop"))
+	b.waitText("Members")
+	b.loaded()
+	b.tabToMatch(`main a[href="/web/vault?project_id=eu_shop"]`)
+	b.press("\r")
+	b.waitText("PSP_KEY")
+	if got := eval[string](b, `document.querySelector("a[data-back]").getAttribute("href")`); got != "/web/project?id=eu_shop" {
+		t.Errorf("the vault opened from the project goes back to %q", got)
+	}
+	if got := eval[string](b, `document.querySelector("a[data-back]").textContent`); got == "← Vaults" || !strings.HasPrefix(got, "← ") {
+		t.Errorf("the vault's back link reads %q", got)
+	}
+	b.do(chromedp.Navigate(app.URL + "/web/routes?id=eu_shop"))
+	b.waitText("hello")
+	b.loaded()
+	b.tabToMatch("#filter")
+	b.typeKeys("#filter", "hel")
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(eval[string](b, "location.search"), "filter=hel"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the filter is not in the address: %s", eval[string](b, "location.search"))
+		}
+	}
+	b.tabToMatch(`a[href^="/web/routes/view"]`)
+	b.press("\r")
+	b.waitText("Flow (1 block)")
+	b.loaded()
+	b.tabToMatch(`a[href^="/web/routes/try"]`)
+	b.press("\r")
+	b.waitText("Send the request")
+	b.loaded()
+	b.tabToMatch("a[data-back]")
+	b.press("\r")
+	b.waitText("Flow (1 block)")
+	b.loaded()
+	if got := eval[string](b, `document.querySelector("a[data-back]").getAttribute("href")`); !strings.Contains(got, "filter=hel") || !strings.Contains(got, "id=eu_shop") {
+		t.Errorf("the route's back link leads to %q, not the list as it was left", got)
+	}
+	b.tabToMatch("a[data-back]")
+	b.press("\r")
+	b.waitText("hello")
+	if got := eval[string](b, `document.getElementById("filter").value`); got != "hel" {
+		t.Errorf("back on the list, its filter reads %q", got)
+	}
 }

@@ -115,7 +115,7 @@ func TestJourneyRunLog(t *testing.T) {
 	// The fault's block leads to that block of the version that ran.
 	b.tabToMatch(`[data-testid="fault-block"]`)
 	b.press("\r")
-	b.waitText("Flow (1 blocks)")
+	b.waitText("Flow (1 block)")
 	if hash := eval[string](b, "location.hash + ' ' + location.search"); !strings.HasPrefix(hash, "#block-1 ") || !strings.Contains(hash, "version=1") {
 		t.Fatalf("the fault's block leads to %s", hash)
 	}

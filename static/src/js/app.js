@@ -523,6 +523,60 @@
       land();
     }
   });
+  // Back links (a[data-back]) return to where one came from: a page as it
+  // was left in this tab (its filter, its page of results: the last address
+  // of each path is kept, pushes by filters included), or the project's
+  // page when that is where one came from.
+  var remember = function () {
+    try {
+      sessionStorage.setItem("page:" + location.pathname, location.pathname + location.search);
+      var project = document.querySelector("h1[data-project]");
+      if (project) {
+        sessionStorage.setItem("project:" + project.getAttribute("data-project"), project.textContent);
+      }
+    } catch (e) {
+      // Storage refused: back links keep their own addresses.
+    }
+  };
+  var projectOf = function (params) {
+    return params.get("project_id") || params.get("id");
+  };
+  var backLinks = function () {
+    document.querySelectorAll("a[data-back]").forEach(function (a) {
+      var target = new URL(a.getAttribute("href"), location.href);
+      var from = document.referrer ? new URL(document.referrer) : null;
+      try {
+        var here = new URL(location.href);
+        if (from && from.origin === location.origin && from.pathname === "/web/project" && here.pathname !== "/web/project" &&
+            projectOf(from.searchParams) && projectOf(from.searchParams) === projectOf(here.searchParams)) {
+          a.href = from.pathname + from.search;
+          a.textContent = "← " + (sessionStorage.getItem("project:" + projectOf(from.searchParams)) || "Project");
+          return;
+        }
+        var kept = sessionStorage.getItem("page:" + target.pathname);
+        if (!kept) {
+          return;
+        }
+        var left = new URL(kept, location.href);
+        var same = true;
+        target.searchParams.forEach(function (v, k) {
+          same = same && left.searchParams.get(k) === v;
+        });
+        if (same) {
+          a.href = kept;
+        }
+      } catch (e) {
+        // Storage refused: the link keeps its own address.
+      }
+    });
+  };
+  document.addEventListener("DOMContentLoaded", function () {
+    remember();
+    backLinks();
+  });
+  document.addEventListener("htmx:pushedIntoHistory", remember);
+  document.addEventListener("htmx:replacedInHistory", remember);
+
   // Escape in a form with a Cancel button (data-cancel) cancels it.
   document.addEventListener("keydown", function (evt) {
     if (evt.key !== "Escape") {
