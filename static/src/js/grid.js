@@ -98,6 +98,7 @@
     }
     input.className = "input" + (kind === "json" || kind === "number" ? " font-mono" : "");
     input.setAttribute("data-cell-editor", kind);
+    input.setAttribute("data-start", first === undefined ? input.value : "");
     input.setAttribute("aria-label", label + (kind === "json" ? " (JSON)" : kind === "number" ? " (a number)" : ""));
     var old = Array.prototype.slice.call(td.childNodes);
     td.setAttribute("data-old", "");
@@ -108,9 +109,10 @@
   }
 
   function stop(td, keepFocus) {
-    if (!td._old) return;
-    td.replaceChildren.apply(td, td._old);
+    var old = td._old;
+    if (!old) return;
     td._old = null;
+    td.replaceChildren.apply(td, old);
     td.removeAttribute("data-old");
     if (keepFocus) visit(td);
   }
@@ -129,7 +131,7 @@
     return text;
   }
 
-  function problem(td, message) {
+  function problem(td, message, quiet) {
     var old = td.querySelector("[data-cell-error]");
     if (old) old.remove();
     var p = document.createElement("p");
@@ -140,16 +142,17 @@
     td.appendChild(p);
     var input = td.querySelector("[data-cell-editor]");
     input.setAttribute("aria-invalid", "true");
-    input.focus();
+    if (!quiet) input.focus();
   }
 
-  // save sends the cell's value; then goes to the cell next (or stays).
-  function save(td, next) {
+  // save sends the cell's value; then goes to the cell next (or stays),
+  // unless quiet: the focus is elsewhere already.
+  function save(td, next, quiet) {
     var input = td.querySelector("[data-cell-editor]");
     var value = valueOf(input);
     var field = td.getAttribute("data-field");
     if (value instanceof Error) {
-      problem(td, field + " " + value.message);
+      problem(td, field + " " + value.message, quiet);
       return;
     }
     var table = td.closest("table");
@@ -162,7 +165,7 @@
       input.disabled = false;
       if (env.status !== 200) {
         var fields = (env.data && env.data.fields) || {};
-        problem(td, fields.value ? field + " " + fields.value : (env.message || "").replace(/^Error: /, ""));
+        problem(td, fields.value ? field + " " + fields.value : (env.message || "").replace(/^Error: /, ""), quiet);
         return;
       }
       tr.setAttribute("data-json", JSON.stringify(env.data.record.data));
@@ -177,12 +180,28 @@
       }
       td.removeAttribute("data-old");
       say("Saved: record " + tr.getAttribute("data-record") + ", " + field + ".");
-      visit(next || td);
+      if (!quiet) visit(next || td);
     }).catch(function () {
       input.disabled = false;
-      problem(td, "The change did not reach the server.");
+      problem(td, "The change did not reach the server.", quiet);
     });
   }
+
+  // A cell whose editor the focus leaves for another part of the page (a
+  // click elsewhere) keeps what was typed, as a spreadsheet does: saved
+  // when changed, closed when not, and the focus stays where it went. A
+  // value that cannot be saved stays in its editor with the reason.
+  document.addEventListener("focusout", function (e) {
+    var input = e.target;
+    if (!input.hasAttribute || !input.hasAttribute("data-cell-editor") || input.disabled) return;
+    var td = input.closest("td[data-field]");
+    if (!td || !td._old || (e.relatedTarget && td.contains(e.relatedTarget))) return;
+    if (input.value === input.getAttribute("data-start")) {
+      stop(td, false);
+    } else {
+      save(td, null, true);
+    }
+  });
 
   document.addEventListener("keydown", function (e) {
     var td = e.target.closest && e.target.closest("table[data-grid] td[data-field]");
