@@ -35,7 +35,7 @@ func (b *bench) lighthouse(bin string) error {
 		return fmt.Errorf("lighthouse needs Chromium: %w", err)
 	}
 	fmt.Println("Lighthouse (mobile), scores out of 100:")
-	fmt.Printf("  %-16s %13s %11s %14s %9s\n", "page", "accessibility", "performance", "best practices", "SEO")
+	fmt.Printf("  %-16s %13s %11s %14s %9s %8s %8s %6s\n", "page", "accessibility", "performance", "best practices", "SEO", "LCP ms", "TBT ms", "CLS")
 	for _, p := range lighthousePages {
 		headers := "{}"
 		if p.signedIn {
@@ -60,6 +60,9 @@ func (b *bench) lighthouse(bin string) error {
 			Categories        map[string]struct {
 				Score *float64 `json:"score"`
 			} `json:"categories"`
+			Audits map[string]struct {
+				NumericValue float64 `json:"numericValue"`
+			} `json:"audits"`
 		}
 		if err := json.Unmarshal(raw, &report); err != nil {
 			return err
@@ -73,7 +76,10 @@ func (b *bench) lighthouse(bin string) error {
 			}
 			return "–"
 		}
-		fmt.Printf("  %-16s %13s %11s %14s %9s\n", p.name, score("accessibility"), score("performance"), score("best-practices"), score("seo"))
+		// What performance is made of: the largest paint, the main thread
+		// blocked, the layout's shifts (Lighthouse's simulated phone).
+		fmt.Printf("  %-16s %13s %11s %14s %9s %8.0f %8.0f %6.3f\n", p.name, score("accessibility"), score("performance"), score("best-practices"), score("seo"),
+			report.Audits["largest-contentful-paint"].NumericValue, report.Audits["total-blocking-time"].NumericValue, report.Audits["cumulative-layout-shift"].NumericValue)
 	}
 	return nil
 }
