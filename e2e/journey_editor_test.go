@@ -379,6 +379,16 @@ func TestJourneyEditorOnAPhone(t *testing.T) {
 	}
 	eval[bool](b, `(window.scrollTo(0, 0), true)`)
 	b.screenshot("editor-390")
+	// Undo on a phone: the bar says what was undone.
+	b.click(`[data-action="undo"]`)
+	b.waitText("Undone: ")
+	if got := eval[string](b, `document.querySelector('[data-testid="undo-status"]').textContent`); got != "Undone: edited Block 1 (FETCH) · Sort by" {
+		t.Errorf("the undo of the sort's switch says %q", got)
+	}
+	if small := b.smallTargets(); len(small) > 0 {
+		t.Fatalf("controls a finger would miss at 390 px after an undo: %s", strings.Join(small, "; "))
+	}
+	b.screenshot("editor-undo-390")
 }
 
 // TestJourneyEditorUndo: every kind of editor action is undone by Ctrl+Z

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	kb "github.com/chromedp/chromedp/kb"
 )
 
 // pagesTemplate is a small template with a placeholder in its path, a
@@ -190,11 +191,19 @@ func TestJourneyEveryPage(t *testing.T) {
 	if !strings.Contains(eval[string](b, "location.href"), "/web/routes/view") {
 		t.Fatalf("saving a route lands on %s", eval[string](b, "location.href"))
 	}
+	// At 1280 the rare links are under More, opened by the keyboard.
+	b.tabToMatch("nav [data-nav-more] summary")
+	b.press("\r")
+	b.do(chromedp.WaitVisible(`nav [data-nav-more] a[href="/web/pats"]`))
+	b.screenshot("nav-more-1280")
+	b.press(kb.Escape)
 	b.resize(390, 844)
 
 	// On a phone the menu opens with the keyboard: Sign out is in it.
 	b.tabTo("nav-menu")
 	b.do(chromedp.KeyEvent("\r"))
+	b.do(chromedp.WaitVisible(`[data-nav-menu] button[type=submit]`))
+	b.screenshot("nav-menu-390")
 	b.click(`[data-nav-menu] button[type=submit]`)
 	b.waitText("Sign in")
 	for _, width := range []int64{1280, 390} {

@@ -771,6 +771,7 @@
   // "flow.blocks[1].conditions[0].left.data" is "Block 2 (CONDITION) ·
   // Condition 1 · Left value".
   function where(path) {
+    path = path.replace(/\?$/, ""); // an optional part's switch names the part
     var ps = parts(path), out = [], all = ps, skip = 0;
     var numeric = function (p) { return /^\d+$/.test(p || ""); };
     // The path of ps's first n parts, as the form's data-path writes it.
@@ -801,7 +802,7 @@
     var field = atPath(path);
     var label = field && field.getAttribute("aria-label");
     if (!label && field) {
-      var span = field.querySelector(".label");
+      var span = field.querySelector(".label") || field.querySelector(":scope > label");
       label = span && span.textContent;
     }
     if (!label && ps.length && !/^\d+$/.test(ps[ps.length - 1])) label = ps[ps.length - 1].replace(/_/g, " ");
