@@ -25,9 +25,9 @@ type VaultImportPlan func(live map[string]VaultEntry) (VaultImport, error)
 // transaction: imports of a project take turns, and the live entries are
 // locked while plan compares them, so no save can slip in between (a key
 // created meanwhile is a conflict on vault_entries_pkey, and nothing is
-// written); every value plan read is logged as read;
-// every write is logged as a create, update or delete; applied, the import
-// is logged as one import row too, which those rows name as their batch; updates keep the
+// written); every value plan read is logged as read; every write is
+// logged as a create, update or delete; applied, the import is also one
+// import row, which those rows name as their batch. Updates keep the
 // values they replace (keep of them), deletes are permanent. A dry run
 // commits only the read log rows.
 func (s *Store) ImportVault(ctx context.Context, project string, ev VaultAccess, keep int, dryRun bool, plan VaultImportPlan) (_ VaultImport, err error) {
