@@ -65,10 +65,10 @@ func TestJourneyBuildRouteByKeyboard(t *testing.T) {
 		b.focusOn(first)
 	}
 
-	// The skip link leads into the form: the route id first.
+	// The skip link leads into the form: its first field, the method.
 	tab(`a[href="#main"]`)
 	press("\r")
-	b.focusOn("#main")
+	b.focusOn(at("method"))
 	tab(at("route_id"))
 	typed(at("route_id"), "open_count")
 	tab(at("route_path"))

@@ -109,6 +109,7 @@ func TestJourneyFirstDay(t *testing.T) {
 	b.tabToMatch(`main a[href="/web/vault?project_id=eu_shop"]`)
 	b.press("\r")
 	b.waitText("PSP_KEY")
+	b.loaded()
 	if got := eval[string](b, `document.querySelector("a[data-back]").getAttribute("href")`); got != "/web/project?id=eu_shop" {
 		t.Errorf("the vault opened from the project goes back to %q", got)
 	}

@@ -156,6 +156,7 @@ func TestJourneyInvitationHeld(t *testing.T) {
 	b.tabToMatch("#invite-form #f-email")
 	b.typeKeys("#invite-form #f-email", "kim@example.com\r")
 	b.waitText("copy its link and send it yourself")
+	b.focusOn(`[id^="invite-link-"]`)
 	link := eval[string](b, `document.activeElement.getAttribute("href") || ""`)
 	if !strings.Contains(link, "/web/invite?token=") || !strings.HasPrefix(eval[string](b, `document.activeElement.id`), "invite-link-") {
 		t.Fatalf("the focus is not on the new invitation's link: %q", link)
