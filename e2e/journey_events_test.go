@@ -12,8 +12,9 @@ import (
 // page by keyboard alone — the Import link, the text typed, Preview, the
 // focus on Apply, Enter — and finds the import in the event log, filters
 // the log by its type with the keyboard (the focus stays on the filter
-// while the table reloads) and follows the event to the vault. At 1280
-// and 390 px, audited, screenshots taken.
+// while the table reloads) and follows the event to the vault; the access
+// log shows the import as one row. Then a held invitation
+// (invitationHeld). At 1280 and 390 px, audited, screenshots taken.
 func TestJourneyImportAndEvents(t *testing.T) {
 	t.Parallel()
 	app, b := memberBrowser(t, "ada", "ADMIN")
@@ -82,4 +83,5 @@ func TestJourneyImportAndEvents(t *testing.T) {
 		}
 		b.screenshot(fmt.Sprintf("vault-log-batch-%d", width))
 	}
+	invitationHeld(t, app, b)
 }

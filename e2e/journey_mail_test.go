@@ -140,13 +140,14 @@ func TestJourneyInvitationAndReset(t *testing.T) {
 	other.waitText("This password reset link was used, revoked or has expired: ask for a new one")
 }
 
-// TestJourneyInvitationHeld: with no mail server, an ADMIN invites by
-// keyboard; the focus lands on the invitation's link, which the project's
-// page keeps showing (copyable, clickable) until it is used. The roles
-// offered are a project member's. At 1280 and 390 px.
-func TestJourneyInvitationHeld(t *testing.T) {
-	t.Parallel()
-	app, b := memberBrowser(t, "ada", "ADMIN")
+// invitationHeld: with no mail server, an ADMIN invites by keyboard; the
+// focus lands on the invitation's link, which the project's page keeps
+// showing (copyable, clickable) until it is used. The roles offered are a
+// project member's. At 1280 and 390 px. It runs on the instance of
+// TestJourneyImportAndEvents, whose ADMIN it is.
+func invitationHeld(t *testing.T, app *instance, b *browser) {
+	t.Helper()
+	b.resize(1280, 844)
 	b.do(chromedp.Navigate(app.URL + "/web/project?id=shop"))
 	b.waitText("Invite by email")
 	if got := eval[string](b, `[...document.querySelectorAll("#f-invite-role option")].map(o => o.value).join(" ")`); got != "AUTHOR VIEWER" {
