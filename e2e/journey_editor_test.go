@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -89,9 +90,19 @@ func TestJourneyEditorControls(t *testing.T) {
 	if strings.Contains(b.text(), "flow.blocks[0]") {
 		t.Fatalf("the checks name a field by its API path: %s", b.text())
 	}
-	b.click(`[data-testid="problems"] button`)
-	if got := eval[string](b, `document.activeElement.getAttribute("data-path")`); got != "flow.blocks[0].ref_col" {
-		t.Fatalf("the summary's link focuses %q, not the field", got)
+	// The list is drawn again as checks come back: press the link it
+	// shows now, until the focus is in the field (a loaded machine can
+	// draw it again between finding the link and clicking it).
+	for try := 0; ; try++ {
+		b.click(`[data-testid="problems"] button`)
+		got := eval[string](b, `document.activeElement.getAttribute("data-path") || document.activeElement.outerHTML.slice(0, 120)`)
+		if got == "flow.blocks[0].ref_col" {
+			break
+		}
+		if try == 4 {
+			t.Fatalf("the summary's link focuses %q, not the field", got)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	if strings.Contains(b.text(), "Error: ") {
 		t.Fatal("the editor speaks the API's \"Error: \" prefix")
