@@ -335,7 +335,11 @@ func (h *Handlers) staticFiles() fiber.Handler {
 		if err := serve(c); err != nil {
 			return err
 		}
-		switch path := strings.TrimPrefix(c.Path(), "/static/"); {
+		path := strings.TrimPrefix(c.Path(), "/static/")
+		if st, err := fs.Stat(root, path); err == nil {
+			h.staticEncoded.encode(c, path, st.Size(), st.ModTime().UnixNano())
+		}
+		switch {
 		case c.Response().StatusCode() != fiber.StatusOK:
 		case fromDisk:
 			c.Set(fiber.HeaderCacheControl, "no-store")
