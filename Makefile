@@ -18,12 +18,8 @@ build:
 ## test: every check CI runs. Installs PostgreSQL and Chromium when missing.
 test: deps-system deps-node check-format vet staticcheck assets-check api-check unit
 
-## unit: every package's tests; three parallel tests a package (only the
-## journeys and one mail test run in parallel): journeys mostly wait on
-## Chromium, and with static files compressed once (docs/operations.md)
-## a third keeps both cores busy.
 unit:
-	$(GO) test -race -count=1 -parallel 3 -timeout 20m $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 ## bench: Go benchmarks, then the load harness: the service on a private
 ## cluster, loaded by wrk, beside pgbench running the same SQL (about 6
