@@ -46,7 +46,11 @@ func (h *Handlers) compressAnswers() fiber.Handler {
 // reference's script is 4.3 MB: brotli takes a tenth of a second of CPU
 // each time, which any caller could ask for over and over). An entry holds
 // for the file's size and modification time: a file edited on disk in
-// development is compressed again.
+// development is compressed again. One cache serves every Handlers of the
+// process, since it is keyed by the file's bytes as they are on disk or
+// embedded.
+var staticEncoded staticEncodings
+
 type staticEncodings struct {
 	mu    sync.Mutex
 	files map[string]encodedFile

@@ -176,6 +176,12 @@ func TestStaticCompressedOnce(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp, body
 	}
+	// The cache is the process's: start from none for this file.
+	before := staticEncoded.made.Load()
+	staticEncoded.mu.Lock()
+	delete(staticEncoded.files, "br js/editor.js")
+	delete(staticEncoded.files, "gzip js/editor.js")
+	staticEncoded.mu.Unlock()
 	for range 3 {
 		for _, encoding := range []string{"br", "gzip"} {
 			resp, body := get(http.MethodGet, encoding)
@@ -197,7 +203,7 @@ func TestStaticCompressedOnce(t *testing.T) {
 			}
 		}
 	}
-	if n := ta.h.staticEncoded.made.Load(); n != 2 {
+	if n := staticEncoded.made.Load() - before; n != 2 {
 		t.Errorf("6 answers compressed the file %d times, want once per encoding", n)
 	}
 	if resp, body := get(http.MethodGet, ""); resp.Header.Get("Content-Encoding") != "" || !bytes.Equal(body, plain) {

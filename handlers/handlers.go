@@ -40,12 +40,10 @@ type Handlers struct {
 	sessions  *scs.SessionManager
 	log       *slog.Logger
 	assets    *assets
-	// staticEncoded keeps static files compressed (compress.go).
-	staticEncoded staticEncodings
-	api           *apiDoc
-	keyring       *vaultcrypt.Keyring
-	hash          hasher
-	csrf          struct {
+	api       *apiDoc
+	keyring   *vaultcrypt.Keyring
+	hash      hasher
+	csrf      struct {
 		key         []byte // signs visitors' CSRF tokens
 		placeholder string // stands for a response's CSRF token (fillCSRF)
 	}

@@ -337,7 +337,7 @@ func (h *Handlers) staticFiles() fiber.Handler {
 		}
 		path := strings.TrimPrefix(c.Path(), "/static/")
 		if st, err := fs.Stat(root, path); err == nil {
-			h.staticEncoded.encode(c, path, st.Size(), st.ModTime().UnixNano())
+			staticEncoded.encode(c, path, st.Size(), st.ModTime().UnixNano())
 		}
 		switch {
 		case c.Response().StatusCode() != fiber.StatusOK:
