@@ -183,6 +183,7 @@ func TestVaultReadFailsWithoutItsLogRow(t *testing.T) {
 		{name: "one", method: "GET", path: "/vault/fetch/one?project_id=shop&key=GUARDED", headers: h, status: 500,
 			want: []string{"Error: internal error"}, unwanted: []string{"canary-guarded"}},
 		{name: "list", method: "GET", path: "/vault/fetch?project_id=shop", headers: h, status: 500, unwanted: []string{"canary-guarded"}},
+		{name: "the .env export", method: "GET", path: "/vault/export?project_id=shop", headers: h, status: 500, unwanted: []string{"canary-guarded"}},
 		{name: "reveal in the page", method: "GET", path: "/vault/fetch/one?project_id=shop&key=GUARDED", headers: merge(h, asHTMXHeaders), status: 500,
 			unwanted: []string{"canary-guarded"}},
 		{name: "writes still work", method: "POST", path: "/vault/create", headers: h, body: `{"project_id":"shop","key":"OTHER","value":"x"}`, status: 201},
