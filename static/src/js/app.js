@@ -542,17 +542,18 @@
     return params.get("project_id") || params.get("id");
   };
   var backLinks = function () {
+    var from = document.referrer ? new URL(document.referrer) : null;
+    var here = new URL(location.href);
+    var project = from && from.origin === location.origin && from.pathname === "/web/project" && here.pathname !== "/web/project" &&
+      projectOf(from.searchParams) && projectOf(from.searchParams) === projectOf(here.searchParams) ? projectOf(from.searchParams) : null;
     document.querySelectorAll("a[data-back]").forEach(function (a) {
-      var target = new URL(a.getAttribute("href"), location.href);
-      var from = document.referrer ? new URL(document.referrer) : null;
       try {
-        var here = new URL(location.href);
-        if (from && from.origin === location.origin && from.pathname === "/web/project" && here.pathname !== "/web/project" &&
-            projectOf(from.searchParams) && projectOf(from.searchParams) === projectOf(here.searchParams)) {
+        if (project) {
           a.href = from.pathname + from.search;
-          a.textContent = "← " + (sessionStorage.getItem("project:" + projectOf(from.searchParams)) || "Project");
+          a.textContent = "← " + (sessionStorage.getItem("project:" + project) || "Project");
           return;
         }
+        var target = new URL(a.getAttribute("href"), location.href);
         var kept = sessionStorage.getItem("page:" + target.pathname);
         if (!kept) {
           return;
