@@ -18,8 +18,12 @@ build:
 ## test: every check CI runs. Installs PostgreSQL and Chromium when missing.
 test: deps-system deps-node check-format vet staticcheck assets-check api-check unit
 
+## unit: the Go tests, after every module they need is downloaded, in a
+## network namespace with loopback only (.ci/loopback-only, docs/testing.md).
 unit:
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	@$(GO) mod download && (cd .ci/apiclient && $(GO) mod download) && $(OAPI_CODEGEN) -version >/dev/null
+	@.ci/loopback-only ip -brief addr
+	.ci/loopback-only $(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 ## bench: Go benchmarks, then the load harness: the service on a private
 ## cluster, loaded by wrk, beside pgbench running the same SQL (about 6

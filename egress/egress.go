@@ -4,8 +4,9 @@
 // a name resolving to a private address, or a redirect to one, cannot
 // slip past a check of the URL's text. Loopback, private, link-local
 // (cloud metadata), CGNAT, unspecified and multicast addresses and the
-// service's own listen address are refused unless the operator allows
-// that destination (EGRESS_ALLOW); a project may narrow its routes to the
+// service's own listen address and every other address that is not
+// public unicast are refused unless the operator allows that destination
+// (EGRESS_ALLOW); a project may narrow its routes to the
 // hosts it lists. Only http and https are spoken. It builds HTTP clients;
 // it never decides what a route sends.
 package egress
@@ -36,6 +37,24 @@ type Guard struct {
 	// Resolver resolves host names (nil: the system's); tests point it
 	// at a DNS server of their own.
 	Resolver *net.Resolver
+	// BeforeConnect, when set, is asked last before each connection is
+	// made, with the address about to be dialled ("ip:port"); an error
+	// refuses it. Tests set it to LoopbackOnly so that a guard that is
+	// wrong still sends nothing off the machine (docs/testing.md).
+	BeforeConnect func(address string) error
+}
+
+// LoopbackOnly is a BeforeConnect for tests: it refuses, and reports
+// through fail, every address that is not loopback.
+func LoopbackOnly(fail func(format string, args ...any)) func(address string) error {
+	return func(address string) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil || !ap.Addr().Unmap().IsLoopback() {
+			fail("a connection to %s, off loopback, was about to be made", address)
+			return errors.New("off loopback in a test")
+		}
+		return nil
+	}
 }
 
 // New is a guard that allows the operator's destinations (EGRESS_ALLOW:
@@ -98,8 +117,29 @@ func (g *Guard) Client() *http.Client {
 		if err := CheckURL(req.URL); err != nil {
 			return &RedirectError{Reason: "to " + err.Error()}
 		}
+		req.Header.Del("Referer")
+		if origin(req.URL) != origin(via[0].URL) {
+			for name := range req.Header {
+				if !carried[http.CanonicalHeaderKey(name)] {
+					req.Header.Del(name)
+				}
+			}
+		}
 		return nil
 	}}
+}
+
+// carried are the headers a redirect to another origin keeps: the
+// platform's own, never one a route set (docs/security.md).
+var carried = map[string]bool{"User-Agent": true, "Stencil-Hop": true, "Accept-Encoding": true}
+
+// origin is u's scheme, host and port, the port spelled out.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // RedirectError is a redirect the client does not follow.
@@ -124,6 +164,10 @@ type listed struct{ next http.RoundTripper }
 func (l listed) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := CheckURL(req.URL); err != nil {
 		return nil, err
+	}
+	if req.Header.Get("Referer") != "" { // no request says where it came from
+		req = req.Clone(req.Context())
+		req.Header.Del("Referer")
 	}
 	host := strings.ToLower(req.URL.Hostname())
 	hosts, _ := req.Context().Value(hostsKey{}).([]string)
@@ -154,7 +198,13 @@ func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error
 	}
 	host = strings.ToLower(host)
 	d := &net.Dialer{Timeout: 10 * time.Second, Resolver: g.Resolver, Control: func(_, address string, _ syscall.RawConn) error {
-		return g.check(host, port, address)
+		if err := g.check(host, port, address); err != nil {
+			return err
+		}
+		if g.BeforeConnect != nil {
+			return g.BeforeConnect(address)
+		}
+		return nil
 	}}
 	return d.DialContext(ctx, network, addr)
 }
@@ -181,16 +231,55 @@ func (g *Guard) check(host, port, address string) error {
 	return nil
 }
 
-// cgnat is the shared address space of carrier-grade NAT (RFC 6598).
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+// refused4 are the IPv4 ranges that are not public unicast: IANA's
+// special-purpose registry, private and shared space, loopback,
+// link-local (cloud metadata), documentation, benchmarking, 6to4 relays,
+// multicast and the reserved 240/4 with the broadcast address
+// (docs/security.md).
+var refused4 = prefixes("0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+	"172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15",
+	"198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4")
 
-// Public says whether ip is an address of the public internet: not
-// loopback, private (10/8, 172.16/12, 192.168/16, fc00::/7), link-local
-// (169.254/16, fe80::/10), CGNAT (100.64/10), unspecified or multicast.
+// global6 is IPv6's global unicast space; refused6 are the ranges inside
+// it that are not public: Teredo and the rest of 2001::/23, documentation
+// and 6to4, which embeds an IPv4 address. Outside global6 lie loopback,
+// unspecified, IPv4-compatible and -translated, NAT64 (64:ff9b::/96,
+// 64:ff9b:1::/48), discard (100::/64), unique-local, link- and site-local
+// and multicast addresses, all refused.
+var (
+	global6  = netip.MustParsePrefix("2000::/3")
+	refused6 = prefixes("2001::/23", "2001:db8::/32", "2002::/16", "3fff::/20")
+)
+
+func prefixes(s ...string) []netip.Prefix {
+	out := make([]netip.Prefix, len(s))
+	for i, p := range s {
+		out[i] = netip.MustParsePrefix(p)
+	}
+	return out
+}
+
+// Public says whether ip is a public unicast address of the internet. An
+// IPv4-mapped address is judged by its IPv4 address; every other IPv6
+// form that embeds an IPv4 address is refused.
 func Public(ip netip.Addr) bool {
 	ip = ip.Unmap()
-	return ip.IsValid() && !ip.IsLoopback() && !ip.IsPrivate() && !ip.IsLinkLocalUnicast() && !ip.IsLinkLocalMulticast() &&
-		!ip.IsInterfaceLocalMulticast() && !ip.IsMulticast() && !ip.IsUnspecified() && !cgnat.Contains(ip)
+	ranges := refused4
+	if !ip.IsValid() {
+		return false
+	}
+	if ip.Is6() {
+		if ip.Zone() != "" || !global6.Contains(ip) {
+			return false
+		}
+		ranges = refused6
+	}
+	for _, p := range ranges {
+		if p.Contains(ip) {
+			return false
+		}
+	}
+	return true
 }
 
 // numericName says whether host is an IPv4 address in a form other than

@@ -58,6 +58,7 @@ func (rt *testRuntime) allow(t testing.TB, ups ...*upstream) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	g.BeforeConnect = egress.LoopbackOnly(t.Errorf)
 	rt.client = g.Client()
 }
 
