@@ -49,6 +49,10 @@ type Config struct {
 	RunTxMaxConns  int
 	RunConcurrency int
 	RunMemory      int64
+	// RoutesOrigin, when set (ROUTES_ORIGIN, such as
+	// https://api.example.com), is the only origin /x answers on, and the
+	// one origin the pages do not (docs/security.md).
+	RoutesOrigin string
 	// EgressAllow are the destinations ("host:port") HTTP blocks may reach
 	// though they are not public addresses (EGRESS_ALLOW, comma or space
 	// separated); EgressConcurrency bounds the upstream requests in flight
@@ -289,6 +293,13 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("EGRESS_ALLOW entries must be host:port, such as 127.0.0.1:9000, got %q", entry)
 		}
 		c.EgressAllow = append(c.EgressAllow, entry)
+	}
+	c.RoutesOrigin = strings.ToLower(strings.TrimRight(getenv("ROUTES_ORIGIN"), "/"))
+	if c.RoutesOrigin != "" {
+		u, err := url.Parse(c.RoutesOrigin)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return c, fmt.Errorf("ROUTES_ORIGIN must be an origin such as https://api.example.com, got %q", getenv("ROUTES_ORIGIN"))
+		}
 	}
 	if c.EgressConcurrency, err = wholeNumber(getenv, "EGRESS_CONCURRENCY", 256, 1, 100_000); err != nil {
 		return c, err

@@ -54,6 +54,9 @@ func TestDefaults(t *testing.T) {
 	if c.EgressAllow != nil || c.EgressConcurrency != 256 || !c.RouteStats {
 		t.Fatalf("egress: %v, %d", c.EgressAllow, c.EgressConcurrency)
 	}
+	if c, err := Load(env(map[string]string{"DATA_DIR": dir, "ROUTES_ORIGIN": "HTTPS://API.example.com/"})); err != nil || c.RoutesOrigin != "https://api.example.com" {
+		t.Fatalf("ROUTES_ORIGIN: %q, %v", c.RoutesOrigin, err)
+	}
 	if c, err := Load(env(map[string]string{"DATA_DIR": dir, "EGRESS_ALLOW": "127.0.0.1:9000, [::1]:9001 api.internal:443"})); err != nil ||
 		strings.Join(c.EgressAllow, " ") != "127.0.0.1:9000 [::1]:9001 api.internal:443" {
 		t.Fatalf("EGRESS_ALLOW: %v, %v", c.EgressAllow, err)
@@ -132,33 +135,35 @@ func TestBadSettings(t *testing.T) {
 		vars map[string]string
 		want string
 	}{
-		"port":              {map[string]string{"PORT": "http"}, "PORT"},
-		"port range":        {map[string]string{"PORT": "70000"}, "PORT"},
-		"app env":           {map[string]string{"APP_ENV": "staging"}, "APP_ENV"},
-		"ttl":               {map[string]string{"JWT_TTL": "soon"}, "JWT_TTL"},
-		"negative ttl":      {map[string]string{"JWT_TTL": "-1h"}, "JWT_TTL"},
-		"short secret":      {map[string]string{"JWT_SECRET": "short"}, "at least 32 bytes"},
-		"key format":        {map[string]string{"VAULT_KEYS": key32}, "id:base64key"},
-		"key length":        {map[string]string{"VAULT_KEYS": "k1:" + base64.StdEncoding.EncodeToString(make([]byte, 16))}, "32 bytes"},
-		"key not b64":       {map[string]string{"VAULT_KEYS": "k1:@@@"}, "32 bytes"},
-		"duplicate ids":     {map[string]string{"VAULT_KEYS": "k1:" + key32 + ",k1:" + key32}, "twice"},
-		"pool size":         {map[string]string{"DB_MAX_CONNS": "1"}, "DB_MAX_CONNS"},
-		"pool not int":      {map[string]string{"DB_MAX_CONNS": "many"}, "DB_MAX_CONNS"},
-		"run pool size":     {map[string]string{"RUN_DB_MAX_CONNS": "1001"}, "RUN_DB_MAX_CONNS"},
-		"run pool not int":  {map[string]string{"RUN_DB_MAX_CONNS": "few"}, "RUN_DB_MAX_CONNS"},
-		"timeout":           {map[string]string{"REQUEST_TIMEOUT": "fast"}, "REQUEST_TIMEOUT"},
-		"tiny timeout":      {map[string]string{"REQUEST_TIMEOUT": "1ms"}, "REQUEST_TIMEOUT"},
-		"metrics addr":      {map[string]string{"METRICS_ADDR": "9100"}, "METRICS_ADDR"},
-		"public debug":      {map[string]string{"DEBUG_ADDR": "0.0.0.0:6060"}, "DEBUG_ADDR"},
-		"debug no port":     {map[string]string{"DEBUG_ADDR": "127.0.0.1"}, "DEBUG_ADDR"},
-		"events kept never": {map[string]string{"EVENT_RETENTION": "0d"}, "EVENT_RETENTION must be a number of days"},
-		"events kept weeks": {map[string]string{"EVENT_RETENTION": "2w"}, "EVENT_RETENTION"},
-		"events kept long":  {map[string]string{"EVENT_RETENTION": "4000d"}, "EVENT_RETENTION"},
-		"events kept brief": {map[string]string{"EVENT_RETENTION": "5m"}, "EVENT_RETENTION"},
-		"egress no port":    {map[string]string{"EGRESS_ALLOW": "127.0.0.1"}, "EGRESS_ALLOW entries must be host:port"},
-		"egress no host":    {map[string]string{"EGRESS_ALLOW": "api.example.com:443, :9000"}, `got ":9000"`},
-		"egress none":       {map[string]string{"EGRESS_CONCURRENCY": "0"}, "EGRESS_CONCURRENCY"},
-		"route stats":       {map[string]string{"ROUTE_STATS": "yes"}, "ROUTE_STATS must be on or off"},
+		"port":                 {map[string]string{"PORT": "http"}, "PORT"},
+		"port range":           {map[string]string{"PORT": "70000"}, "PORT"},
+		"app env":              {map[string]string{"APP_ENV": "staging"}, "APP_ENV"},
+		"ttl":                  {map[string]string{"JWT_TTL": "soon"}, "JWT_TTL"},
+		"negative ttl":         {map[string]string{"JWT_TTL": "-1h"}, "JWT_TTL"},
+		"short secret":         {map[string]string{"JWT_SECRET": "short"}, "at least 32 bytes"},
+		"key format":           {map[string]string{"VAULT_KEYS": key32}, "id:base64key"},
+		"key length":           {map[string]string{"VAULT_KEYS": "k1:" + base64.StdEncoding.EncodeToString(make([]byte, 16))}, "32 bytes"},
+		"key not b64":          {map[string]string{"VAULT_KEYS": "k1:@@@"}, "32 bytes"},
+		"duplicate ids":        {map[string]string{"VAULT_KEYS": "k1:" + key32 + ",k1:" + key32}, "twice"},
+		"pool size":            {map[string]string{"DB_MAX_CONNS": "1"}, "DB_MAX_CONNS"},
+		"pool not int":         {map[string]string{"DB_MAX_CONNS": "many"}, "DB_MAX_CONNS"},
+		"run pool size":        {map[string]string{"RUN_DB_MAX_CONNS": "1001"}, "RUN_DB_MAX_CONNS"},
+		"run pool not int":     {map[string]string{"RUN_DB_MAX_CONNS": "few"}, "RUN_DB_MAX_CONNS"},
+		"timeout":              {map[string]string{"REQUEST_TIMEOUT": "fast"}, "REQUEST_TIMEOUT"},
+		"tiny timeout":         {map[string]string{"REQUEST_TIMEOUT": "1ms"}, "REQUEST_TIMEOUT"},
+		"metrics addr":         {map[string]string{"METRICS_ADDR": "9100"}, "METRICS_ADDR"},
+		"public debug":         {map[string]string{"DEBUG_ADDR": "0.0.0.0:6060"}, "DEBUG_ADDR"},
+		"debug no port":        {map[string]string{"DEBUG_ADDR": "127.0.0.1"}, "DEBUG_ADDR"},
+		"events kept never":    {map[string]string{"EVENT_RETENTION": "0d"}, "EVENT_RETENTION must be a number of days"},
+		"events kept weeks":    {map[string]string{"EVENT_RETENTION": "2w"}, "EVENT_RETENTION"},
+		"events kept long":     {map[string]string{"EVENT_RETENTION": "4000d"}, "EVENT_RETENTION"},
+		"events kept brief":    {map[string]string{"EVENT_RETENTION": "5m"}, "EVENT_RETENTION"},
+		"egress no port":       {map[string]string{"EGRESS_ALLOW": "127.0.0.1"}, "EGRESS_ALLOW entries must be host:port"},
+		"egress no host":       {map[string]string{"EGRESS_ALLOW": "api.example.com:443, :9000"}, `got ":9000"`},
+		"egress none":          {map[string]string{"EGRESS_CONCURRENCY": "0"}, "EGRESS_CONCURRENCY"},
+		"route stats":          {map[string]string{"ROUTE_STATS": "yes"}, "ROUTE_STATS must be on or off"},
+		"routes origin path":   {map[string]string{"ROUTES_ORIGIN": "https://api.example.com/x"}, "ROUTES_ORIGIN must be an origin"},
+		"routes origin scheme": {map[string]string{"ROUTES_ORIGIN": "api.example.com"}, "ROUTES_ORIGIN must be an origin"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tc.vars["DATA_DIR"] = t.TempDir()

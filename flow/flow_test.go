@@ -156,6 +156,57 @@ func TestValidation(t *testing.T) {
 		"Host": {func(t *Template) {
 			t.Flow.Blocks[12].Headers = []Pair{{ID: "Host", Data: Operand{RType: "STRING", Data: "x"}}}
 		}, "flow.blocks[12].headers[0].id", "Host is set"},
+		"x-content-type-options (a browser acts on it)": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "X-Content-Type-Options", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "X-Content-Type-Options is set by the platform"},
+		"clear-site-data (a browser acts on it)": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Clear-Site-Data", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Clear-Site-Data is set by the platform"},
+		"refresh (a browser acts on it)": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Refresh", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Refresh is set by the platform"},
+		"link (a browser acts on it)": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Link", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Link is set by the platform"},
+		"content-encoding (a browser acts on it)": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Content-Encoding", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Content-Encoding is set by the platform"},
+		"upgrade (a browser acts on it)": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Upgrade", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Upgrade is set by the platform"},
+		"trailer (a browser acts on it)": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Trailer", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Trailer is set by the platform"},
+		"set-cookie2 (a browser acts on it)": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Set-Cookie2", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Set-Cookie2 is set by the platform"},
+		"content-security-policy-report-only (a browser acts on it)": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Content-Security-Policy-Report-Only", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Content-Security-Policy-Report-Only is set by the platform"},
+		"permissions-policy (a browser acts on it)": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Permissions-Policy", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Permissions-Policy is set by the platform"},
+		"cross-origin-opener-policy (a browser acts on it)": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Cross-Origin-Opener-Policy", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Cross-Origin-Opener-Policy is set by the platform"},
+		"cross-origin-resource-policy (a browser acts on it)": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Cross-Origin-Resource-Policy", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Cross-Origin-Resource-Policy is set by the platform"},
+		"x-frame-options (a browser acts on it)": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "X-Frame-Options", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "X-Frame-Options is set by the platform"},
+		"referrer-policy (a browser acts on it)": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Referrer-Policy", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Referrer-Policy is set by the platform"},
+		"service-worker-allowed (a browser acts on it)": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Service-Worker-Allowed", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Service-Worker-Allowed is set by the platform"},
+		"origin-agent-cluster (a browser acts on it)": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Origin-Agent-Cluster", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Origin-Agent-Cluster is set by the platform"},
+		"stencil-hop (a browser acts on it)": {func(t *Template) {
+			t.Flow.Blocks[12].Headers = []Pair{{ID: "Stencil-Hop", Data: Operand{RType: "STRING", Data: "x"}}}
+		}, "flow.blocks[12].headers[0].id", "Stencil-Hop is set by the platform"},
 		"header twice": {func(t *Template) {
 			t.Flow.Blocks[12].Headers = append([]Pair{{ID: "X-A", Data: Operand{RType: "STRING", Data: "x"}}}, []Pair{{ID: "x-a", Data: Operand{RType: "STRING", Data: "x"}}}...)
 		}, "flow.blocks[12].headers[1].id", "is given twice"},

@@ -270,7 +270,7 @@ func (b *Block) checkHeaders(path string, template bool, p Problems) {
 			p.add(hp+".id", "must be a header name: letters, digits and ! # $ % & ' * + - . ^ _ ` | ~")
 		case seen[name]:
 			p.add(hp+".id", "is given twice")
-		case b.Type == "RETURN" && (reservedAnswerHeaders[name] || strings.HasPrefix(name, "access-control-")):
+		case b.Type == "RETURN" && ReservedAnswerHeader(name):
 			p.add(hp+".id", h.ID+" is set by the platform, not by a route")
 		case b.Type == "HTTP" && reservedCallHeaders[name]:
 			p.add(hp+".id", h.ID+" is set by the HTTP client, not by a route")
@@ -283,18 +283,38 @@ func (b *Block) checkHeaders(path string, template bool, p Problems) {
 	}
 }
 
-// Headers no route may set on its answer (docs/engine.md): the server's
-// framing, cookies (routes answer API clients with bearer tokens), and the
-// security and CORS headers the platform owns.
+// ReservedAnswerHeader says whether a route's answer may not set the
+// header name (docs/security.md): the server's framing, cookies (routes
+// answer API clients with bearer tokens), the CORS and security headers
+// the platform owns, and every header a browser acts on beyond showing
+// the answer — one that clears its storage, refreshes or preloads,
+// relaxes sniffing, framing, isolation or permissions, or changes how the
+// body is decoded.
+func ReservedAnswerHeader(name string) bool {
+	name = strings.ToLower(name)
+	return reservedAnswerHeaders[name] || strings.HasPrefix(name, "access-control-") || strings.HasPrefix(name, "cross-origin-")
+}
+
 var reservedAnswerHeaders = map[string]bool{
-	"content-length": true, "transfer-encoding": true, "connection": true, "set-cookie": true, "host": true,
-	"content-security-policy": true, "strict-transport-security": true,
+	"content-length": true, "transfer-encoding": true, "connection": true, "keep-alive": true, "upgrade": true,
+	"trailer": true, "te": true, "proxy-connection": true, "host": true, "content-encoding": true,
+	"set-cookie": true, "set-cookie2": true, "clear-site-data": true,
+	"content-security-policy": true, "content-security-policy-report-only": true, "strict-transport-security": true,
+	"x-content-type-options": true, "x-frame-options": true, "x-xss-protection": true, "referrer-policy": true,
+	"permissions-policy": true, "feature-policy": true, "origin-agent-cluster": true, "service-worker-allowed": true,
+	"x-permitted-cross-domain-policies": true, "x-dns-prefetch-control": true, "x-download-options": true,
+	"refresh": true, "link": true, "alt-svc": true, "nel": true, "report-to": true, "reporting-endpoints": true,
+	"accept-ch": true, "critical-ch": true, "timing-allow-origin": true, "sourcemap": true, "x-sourcemap": true,
+	"speculation-rules": true, "supports-loading-mode": true, "expect-ct": true, "public-key-pins": true,
+	"stencil-hop": true,
 }
 
 // Headers an HTTP block may not send: the client frames the request itself.
+// Neither Referer nor the loop count a request carries is a route's to set.
 var reservedCallHeaders = map[string]bool{
 	"content-length": true, "transfer-encoding": true, "connection": true, "host": true,
 	"upgrade": true, "te": true, "trailer": true, "keep-alive": true, "proxy-connection": true,
+	"referer": true, "stencil-hop": true,
 }
 
 // Token says whether s is an HTTP token (RFC 9110 §5.6.2): what a header

@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -51,6 +52,9 @@ type Handlers struct {
 	allow map[string][]string // routed path → its methods, for 405's Allow
 	runs  *runs.Service       // runs routes: /x, /route/run
 	mail  *mail.Mailer        // delivers the outbox
+	// routesHost and routesPort are ROUTES_ORIGIN's (splitOrigins); empty
+	// when /x shares the pages' origin.
+	routesHost, routesPort string
 }
 
 // hasher bounds the argon2id work under way and keeps the runtime's soft
@@ -99,6 +103,12 @@ func New(cfg config.Config, parts Parts, log *slog.Logger) (*Handlers, error) {
 	h.hash.memoryLimit = debug.SetMemoryLimit(-1)
 	h.csrf.key, h.csrf.placeholder = derivedKey(cfg.JWTSecret, "stencil visitor csrf"), newCSRFPlaceholder()
 	parts.Runs.Limits.Shared.Watch(runMemoryStep, h.applyMemoryLimit)
+	if u, err := url.Parse(cfg.RoutesOrigin); err == nil && cfg.RoutesOrigin != "" {
+		h.routesHost, h.routesPort = u.Hostname(), u.Port()
+		if h.routesPort == "" {
+			h.routesPort = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+		}
+	}
 	return h, nil
 }
 

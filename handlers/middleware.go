@@ -8,6 +8,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
+	"net"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -52,8 +53,26 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 	"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; object-src 'none'; " +
 	"frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
 
+// sandboxPolicy is every answer's at /x (docs/security.md): what a route
+// serves runs no script, submits no form and shares no origin with the
+// pages, whatever its RETURN says.
+const sandboxPolicy = "sandbox; default-src 'none'; frame-ancestors 'none'"
+
+// routePath says whether path is one of /x's, where projects' routes answer.
+func routePath(path string) bool { return path == "/x" || strings.HasPrefix(path, "/x/") }
+
+// sandbox sets the headers that keep an answer at /x inert in a browser;
+// the runtime's answers set them again after a route's own headers.
+func sandbox(c *fiber.Ctx) {
+	c.Set("Content-Security-Policy", sandboxPolicy)
+	c.Set("X-Content-Type-Options", "nosniff")
+}
+
 func (h *Handlers) securityHeaders(c *fiber.Ctx) error {
 	c.Set("Content-Security-Policy", contentSecurityPolicy)
+	if routePath(c.Path()) {
+		c.Set("Content-Security-Policy", sandboxPolicy)
+	}
 	c.Set("X-Content-Type-Options", "nosniff")
 	c.Set("X-Frame-Options", "DENY")
 	c.Set("Referrer-Policy", "same-origin")
@@ -66,6 +85,29 @@ func (h *Handlers) securityHeaders(c *fiber.Ctx) error {
 		c.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
 	}
 	return c.Next()
+}
+
+// splitOrigins keeps /x and the pages apart when ROUTES_ORIGIN is set:
+// /x answers only on that origin's host, everything else only on the
+// others (404 either way); health checks answer on both.
+func (h *Handlers) splitOrigins(c *fiber.Ctx) error {
+	if h.routesHost == "" || c.Path() == "/healthz" || c.Path() == "/readyz" {
+		return c.Next()
+	}
+	if routePath(c.Path()) != h.onRoutesOrigin(c) {
+		return fiber.ErrNotFound
+	}
+	return c.Next()
+}
+
+// onRoutesOrigin says whether the request came to ROUTES_ORIGIN's host
+// (and port, when the Host header names one).
+func (h *Handlers) onRoutesOrigin(c *fiber.Ctx) bool {
+	host, port, err := net.SplitHostPort(c.Hostname())
+	if err != nil {
+		host, port = c.Hostname(), ""
+	}
+	return strings.EqualFold(host, h.routesHost) && (port == "" || port == h.routesPort)
 }
 
 // loadSession adapts scs to Fiber: it loads the session named by the cookie

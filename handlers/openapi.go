@@ -102,7 +102,7 @@ func addBlockSchemas(doc *openapi3.T) {
 		"sort-or-null":    func() *openapi3.SchemaRef { return orNull(ref("Sort")) },
 		"headers": func() *openapi3.SchemaRef {
 			pairs := array(ref("Pair"))
-			pairs.Value.Description = "Header name (a token) and value; not Content-Length, Transfer-Encoding, Connection, Host, and for RETURN not Set-Cookie, Access-Control-*, Content-Security-Policy or Strict-Transport-Security."
+			pairs.Value.Description = "Header name (a token) and value; not Content-Length, Transfer-Encoding, Connection, Host; for an HTTP block not Referer or Stencil-Hop; for RETURN none of the headers a browser acts on (Set-Cookie, Access-Control-*, Cross-Origin-*, Content-Security-Policy, X-Content-Type-Options, Clear-Site-Data, Refresh, Link, Content-Encoding and the rest docs/security.md lists). Every answer at /x carries Content-Security-Policy: sandbox; default-src 'none'; frame-ancestors 'none' and X-Content-Type-Options: nosniff."
 			return pairs
 		},
 		"status": func() *openapi3.SchemaRef {

@@ -116,8 +116,13 @@ func (h *Handlers) routeEditPage(c *fiber.Ctx) error {
 
 // routeAddress is where route r of a project at apiPath answers, as its
 // clients call it: this service's origin, /x, the project's path and the
-// route's, its :name segments written {name}.
-func routeAddress(c *fiber.Ctx, apiPath string, r flow.Route) string {
+// route's, its :name segments written {name}. The origin is
+// ROUTES_ORIGIN's when /x has one of its own.
+func (h *Handlers) routeAddress(c *fiber.Ctx, apiPath string, r flow.Route) string {
 	path, _ := runs.DocPath(r.RoutePath)
-	return c.BaseURL() + "/x" + strings.TrimSuffix(apiPath, "/") + path
+	origin := c.BaseURL()
+	if h.cfg.RoutesOrigin != "" {
+		origin = h.cfg.RoutesOrigin
+	}
+	return origin + "/x" + strings.TrimSuffix(apiPath, "/") + path
 }

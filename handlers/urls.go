@@ -11,7 +11,7 @@ import (
 // the rest, on purpose: the URL space reads whole in one place, one line
 // a path, grouped as docs/architecture.md lists them.
 func mount(app *fiber.App, h *Handlers) {
-	app.Use(h.observe, h.recoverPanics, h.securityHeaders, h.compressAnswers(), h.checkInput, h.deadline)
+	app.Use(h.observe, h.recoverPanics, h.securityHeaders, h.splitOrigins, h.compressAnswers(), h.checkInput, h.deadline)
 	app.Use("/static", h.staticFiles())
 
 	// Operations: always JSON, no session.
