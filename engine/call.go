@@ -52,7 +52,7 @@ func (r *runner) secret(o *operand) bool {
 // what the run masks: in faults, the trace and the run log.
 func (r *runner) hide(o *operand, sent string) {
 	if len(sent) >= minMasked && r.secret(o) {
-		r.secrets = append(r.secrets, sent)
+		r.secrets.Add(sent)
 		if r.trace != nil {
 			r.masks = append(r.masks, sent)
 		}
@@ -63,15 +63,9 @@ func (r *runner) hide(o *operand, sent string) {
 // one (a length, a truth) would mask unrelated text everywhere.
 const minMasked = 8
 
-// masked is text with the vault values the run read masked.
-func (r *runner) masked(text string) string {
-	for _, secret := range r.secrets {
-		if secret != "" {
-			text = strings.ReplaceAll(text, secret, Mask)
-		}
-	}
-	return text
-}
+// masked is text with the vault values the run read masked, in every
+// spelling.
+func (r *runner) masked(text string) string { return r.secrets.Mask(text) }
 
 // request builds the request of HTTP step s.
 func (r *runner) request(s *step) (Call, error) {
@@ -174,7 +168,7 @@ func (r *runner) call(s *step) (any, error) {
 	if err := r.charge(s, len(c.URL)+len(c.Body)); err != nil {
 		return nil, err
 	}
-	r.callTrace = &CallTrace{Method: c.Method, URL: r.masked(c.URL)}
+	r.callTrace = &CallTrace{Method: c.Method, URL: r.secrets.MaskURL(c.URL)}
 	began := time.Now()
 	reply, err := r.env.Call(r.ctx, c)
 	r.callTrace.Took = time.Since(began)

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -22,17 +21,16 @@ type encoder struct {
 	buf     []byte
 	limit   int
 	noNUL   bool
-	secrets []string // written as Mask wherever a string holds them
+	secrets *Secrets // written as Mask wherever a string holds them
 }
 
 // Mask stands for a vault value in what a trace shows.
 const Mask = "••••••"
 
-// AppendMasked appends v as JSON to buf as a run writes its answer, each
-// of secrets replaced by Mask in every string (keys too); over limit bytes
-// it stops with an error, buf holding what it wrote. Secrets that contain
-// one another go longest first.
-func AppendMasked(buf []byte, v any, limit int, secrets []string) ([]byte, error) {
+// AppendMasked appends v as JSON to buf as a run writes its answer, every
+// spelling of secrets replaced by Mask in every string (keys too); over
+// limit bytes it stops with an error, buf holding what it wrote.
+func AppendMasked(buf []byte, v any, limit int, secrets *Secrets) ([]byte, error) {
 	e := encoder{buf: buf, limit: len(buf) + limit, secrets: secrets}
 	err := e.value(v)
 	return e.buf, err
@@ -129,11 +127,7 @@ const hexDigits = "0123456789abcdef"
 // escaped, U+2028 and U+2029 escaped (JavaScript reads them as line ends),
 // invalid UTF-8 as U+FFFD.
 func (e *encoder) string(s string) error {
-	for _, secret := range e.secrets {
-		if secret != "" && strings.Contains(s, secret) {
-			s = strings.ReplaceAll(s, secret, Mask)
-		}
-	}
+	s = e.secrets.Mask(s)
 	if len(e.buf)+len(s) > e.limit {
 		return errTooLarge
 	}

@@ -121,7 +121,7 @@ type Result struct {
 	// Read lists the vault values the run read, and the text it sent
 	// upstream made from them: what is kept of the request (the run log's
 	// query string and body) is masked where it holds one.
-	Read []string
+	Read *Secrets
 }
 
 // Commit says whether the run's writes are to be kept: it ended normally.
@@ -172,7 +172,7 @@ type runner struct {
 	names    []string    // slot → variable name, for the trace
 	held     bool        // whether the step's conditions held, for the trace
 	told     bool        // whether the trace has been told where the run ended
-	secrets  []string    // the vault values read: never in a fault's text
+	secrets  Secrets     // the vault values read: never in a fault's text
 	derived  []bool      // traced runs: slot → its value came from a vault value
 	late     atomic.Bool // the run's time is up
 	stopped  error       // why work without an error of its own stopped
@@ -247,7 +247,7 @@ func RunTraced(ctx context.Context, plan *Plan, vars map[string]any, env Env, li
 	if err == nil && r.result.Body != nil {
 		err = r.charge(nil, len(r.result.Body))
 	}
-	r.result.Steps, r.result.Read = r.steps, r.secrets
+	r.result.Steps, r.result.Read = r.steps, &r.secrets
 	var fault *Fault
 	switch {
 	case errors.As(err, &fault):
@@ -813,7 +813,7 @@ func (r *runner) step(s *step) (signal, error) {
 		if err := r.charge(s, size(v)); err != nil {
 			return sigEnd, err
 		}
-		r.secrets = append(r.secrets, v)
+		r.secrets.Add(v)
 		r.put(s.out, v)
 	case kEmail:
 		if r.when(s.tests) {

@@ -250,12 +250,10 @@ func (s *Service) runRequest(ctx context.Context, plan *engine.Plan, params map[
 	}
 	// A vault value the run read is masked in what the log keeps of the
 	// request: a caller may send one (a key checked against the vault).
-	for _, secret := range res.Read {
-		run.Query = strings.ReplaceAll(run.Query, secret, engine.Mask)
-		if run.Body != nil {
-			masked := strings.ReplaceAll(*run.Body, secret, engine.Mask)
-			run.Body = &masked
-		}
+	run.Query, run.Message = res.Read.Mask(run.Query), res.Read.Mask(run.Message)
+	if run.Body != nil {
+		masked := res.Read.Mask(*run.Body)
+		run.Body = &masked
 	}
 	s.log.add(*run)
 	return res, err

@@ -2,7 +2,6 @@ package runs
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -60,7 +59,7 @@ func (r TraceRow) N() int { return r.Block + 1 }
 // (the block that ended the run is always listed).
 type tracer struct {
 	rows    []TraceRow
-	secrets []string // vault values the run read, longest first
+	secrets engine.Secrets // vault values the run read, in every spelling
 	loops   []openLoop
 	cut     bool
 	last    time.Time // when the event before ended: a row's time runs from it
@@ -128,7 +127,7 @@ func (t *tracer) event(ev engine.Event) {
 		Message: strings.TrimPrefix(t.maskText(ev.Message), "Error: "), TookMS: float64(now.Sub(t.last).Microseconds()) / 1000}
 	t.last = now
 	if c := ev.Call; c != nil {
-		row.Call = &CallRow{Method: c.Method, URL: t.maskText(c.URL), Status: c.Status, TookMS: float64(c.Took.Microseconds()) / 1000, Bytes: c.Bytes}
+		row.Call = &CallRow{Method: c.Method, URL: t.secrets.MaskURL(c.URL), Status: c.Status, TookMS: float64(c.Took.Microseconds()) / 1000, Bytes: c.Bytes}
 	}
 	if ev.Name != "" {
 		row.Variable = ev.Name
@@ -147,10 +146,7 @@ func (t *tracer) event(ev engine.Event) {
 // hide masks s from here on, as a vault value: longest first, so that a
 // text holding a secret is masked whole.
 func (t *tracer) hide(s string) {
-	if s != "" && !slices.Contains(t.secrets, s) {
-		t.secrets = append(t.secrets, s)
-		slices.SortFunc(t.secrets, func(a, b string) int { return len(b) - len(a) })
-	}
+	t.secrets.Add(s)
 }
 
 // finish closes the open loops once the run has ended, and adds a row for
@@ -197,7 +193,7 @@ func (t *tracer) add(row TraceRow) {
 // when it was cut, full is the whole value (cut at valueMax bytes) for a
 // reader who opens the row.
 func (t *tracer) preview(v any) (preview, full string) {
-	text, _ := engine.AppendMasked(nil, v, valueMax, t.secrets)
+	text, _ := engine.AppendMasked(nil, v, valueMax, &t.secrets)
 	runes := []rune(string(text))
 	if len(runes) <= previewMax {
 		return string(runes), ""
@@ -206,18 +202,13 @@ func (t *tracer) preview(v any) (preview, full string) {
 }
 
 // maskText is text with the vault values the run read masked.
-func (t *tracer) maskText(text string) string {
-	for _, secret := range t.secrets {
-		text = strings.ReplaceAll(text, secret, engine.Mask)
-	}
-	return text
-}
+func (t *tracer) maskText(text string) string { return t.secrets.Mask(text) }
 
 // mask is a run's answer with the vault values it read masked, and the
 // values of derived keys (computed from a vault value) too: decoded and
 // written again when it holds any.
 func (t *tracer) mask(body []byte, derived []string) []byte {
-	if len(t.secrets) == 0 && len(derived) == 0 {
+	if len(t.secrets.Values()) == 0 && len(derived) == 0 {
 		return body
 	}
 	v, err := engine.NewDecoder().Object(body)
@@ -227,7 +218,7 @@ func (t *tracer) mask(body []byte, derived []string) []byte {
 	for _, key := range derived {
 		v[key] = engine.Mask
 	}
-	out, err := engine.AppendMasked(nil, v, 2*len(body)+1024, t.secrets)
+	out, err := engine.AppendMasked(nil, v, 2*len(body)+1024, &t.secrets)
 	if err != nil {
 		return []byte(`"` + engine.Mask + `"`)
 	}

@@ -11,7 +11,8 @@ import (
 // and a vault value is masked before the cut, so that no part of it shows
 // even where the cut would fall inside it.
 func TestTracePreview(t *testing.T) {
-	tr := &tracer{secrets: []string{"sk-live-secret-value"}}
+	tr := &tracer{}
+	tr.hide("sk-live-secret-value")
 	if got, full := tr.preview(map[string]any{"a": 1.0}); got != `{"a":1}` || full != "" {
 		t.Errorf("short value: %s (whole: %q)", got, full)
 	}
