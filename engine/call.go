@@ -235,3 +235,50 @@ func (r *runner) answerHeaders(s *step) ([]Header, error) {
 
 // noBody says whether an answer of status carries no body (RFC 9110 §6.4.1).
 func noBody(status int) bool { return status == 204 || status == 304 }
+
+// URLs a TEMPLATE builds for an HTTP block (docs/security.md): text
+// inserted after the host is one path segment, every byte but the
+// unreserved ones percent-encoded and "." and ".." spelled out, so that
+// a caller's text adds no path, query or fragment; text inserted into the
+// host must be a host name; text that begins the URL is the URL's own,
+// checked whole when the block sends it.
+
+// urlHasHost says whether the URL text so far has passed its "://".
+func urlHasHost(u []byte) bool { return strings.Contains(string(u), "://") }
+
+// afterHost says whether the URL text so far has ended its host.
+func afterHost(u []byte) bool {
+	_, rest, _ := strings.Cut(string(u), "://")
+	return strings.ContainsAny(rest, "/?#")
+}
+
+// hostText says whether t may stand in a host name.
+func hostText(t string) bool {
+	for i := 0; i < len(t); i++ {
+		if c := t[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// appendSegment appends t to u as one path segment.
+func appendSegment(u []byte, t string) []byte {
+	switch t {
+	case ".":
+		return append(u, "%2E"...)
+	case "..":
+		return append(u, "%2E%2E"...)
+	}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
+			u = append(u, c)
+			continue
+		}
+		u = append(u, '%', upperHex[c>>4], upperHex[c&0xf])
+	}
+	return u
+}
+
+const upperHex = "0123456789ABCDEF"

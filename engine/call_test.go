@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -202,5 +203,53 @@ func TestHTTPBlockMemory(t *testing.T) {
 	res, _ := Run(context.Background(), compile(t, httpBlock("res", "GET", str("https://a.example.com"), "")), nil, env, limits)
 	if res.Status != 500 || !strings.Contains(string(res.Body), "(HTTP): the run passed its memory limit") {
 		t.Fatalf("%d %s", res.Status, res.Body)
+	}
+}
+
+// TestHTTPURLKeepsItsShape: text a run inserts through TEMPLATE after a
+// URL's host is one escaped path segment, so a caller's "?", "#", "/",
+// "%", ".." or control character adds no query, fragment or path and
+// drops none of the route's query pairs; inserted into the host it must
+// be a host name; a URL taken whole from a variable is checked whole.
+func TestHTTPURLKeepsItsShape(t *testing.T) {
+	text := func(s string) string {
+		b, _ := json.Marshal(s)
+		return `{"ref_var":false,"rtype":"STRING","data":` + string(b) + `}`
+	}
+	tmpl := func(s string) string {
+		return `{"type":"TEMPLATE","depth":0,"local_name":"u","templatestring":` + fmt.Sprintf("%q", s) + `,"data":[` + ref("id") + `],"conditions":[]}`
+	}
+	for _, c := range []struct {
+		template, id, want string
+	}{
+		{"https://api.example.com/items/{}", "42", "https://api.example.com/items/42?v=1"},
+		{"https://api.example.com/items/{}", "x?q=injected", "https://api.example.com/items/x%3Fq%3Dinjected?v=1"},
+		{"https://api.example.com/items/{}", "x#", "https://api.example.com/items/x%23?v=1"},
+		{"https://api.example.com/items/{}", "../../admin", "https://api.example.com/items/..%2F..%2Fadmin?v=1"},
+		{"https://api.example.com/items/{}", "..", "https://api.example.com/items/%2E%2E?v=1"},
+		{"https://api.example.com/items/{}", ".", "https://api.example.com/items/%2E?v=1"},
+		{"https://api.example.com/items/{}", "a%2Fb", "https://api.example.com/items/a%252Fb?v=1"},
+		{"https://api.example.com/items/{}", "a\x01b c&d=e", "https://api.example.com/items/a%01b%20c%26d%3De?v=1"},
+		{"https://api.example.com/items/{}/x", "é", "https://api.example.com/items/%C3%A9/x?v=1"},
+		{"https://{}.example.com/items", "eu", "https://eu.example.com/items?v=1"},
+	} {
+		env := books()
+		res, err := Run(context.Background(), compile(t, assign("id", text(c.id)), tmpl(c.template),
+			httpBlock("res", "GET", ref("u"), `"query":`+pairs("v", num("1"))), returns("s", ref("res.status"))), nil, env, DefaultLimits)
+		if err != nil || res.Status != 200 || len(env.sent) != 1 || env.sent[0].URL != c.want {
+			t.Errorf("%s with %q: %d %s, sent %+v\nwant %s", c.template, c.id, res.Status, res.Body, env.sent, c.want)
+		}
+	}
+	for _, c := range []struct{ template, id, want string }{
+		{"https://{}.example.com/items", "evil.com/x?", "text inserted into the host of url is not a host name"},
+		{"{}", "ftp://a.example.com/", "url is not an http or https URL"},
+		{"{}", "https://a.example.com/\x01", "url is not a URL"},
+	} {
+		env := books()
+		res, _ := Run(context.Background(), compile(t, assign("id", text(c.id)), tmpl(c.template),
+			httpBlock("res", "GET", ref("u"), ""), returns("s", ref("res.status"))), nil, env, DefaultLimits)
+		if len(env.sent) != 0 || !strings.Contains(string(res.Body), c.want) {
+			t.Errorf("%s with %q: %d %s", c.template, c.id, res.Status, res.Body)
+		}
 	}
 }

@@ -133,6 +133,7 @@ type step struct {
 	keeps    []int // the slots whose values the block's result may hold (see runner.fresh)
 	size     int   // OBJECT: the bytes of the object it makes (see size)
 	desc     bool  // FETCH: sort descending by path
+	url      bool  // TEMPLATE: its text is an HTTP block's url (see runner.template)
 }
 
 // keepSlots lists the slots whose values step s may hold on to in what it
@@ -497,6 +498,14 @@ func (c *compiler) call(s *step, b *flow.Block, at string) {
 	s.a, s.b, s.c = c.operandPtr(b.URL, at+".url"), c.operandPtr(b.CallBody, at+".body"), c.operandPtr(b.Timeout, at+".timeout_ms")
 	s.pairs = c.pairs(b.Query, at+".query")
 	s.headers = c.pairs(b.Headers, at+".headers")
+	if s.a != nil && s.a.ref && len(s.a.path) == 0 {
+		// The TEMPLATEs that make this url insert text as URL parts.
+		for i := range c.plan.steps[:s.block] {
+			if t := &c.plan.steps[i]; t.kind == kTemplate && t.out == s.a.slot {
+				t.url = true
+			}
+		}
+	}
 	if s.a != nil && !s.a.ref {
 		if u, ok := s.a.lit.(string); !ok || callURL(u) != nil {
 			c.problem(at+".url.data", "must be an http or https URL, like https://api.example.com/charge")

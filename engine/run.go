@@ -900,7 +900,19 @@ func (r *runner) template(s *step) (any, error) {
 	out := make([]byte, 0, 64)
 	for i, part := range s.parts {
 		if i > 0 && i-1 < len(s.operands) {
-			out = append(out, text(r.value(s.operands[i-1]))...)
+			t := text(r.value(s.operands[i-1]))
+			switch {
+			case !s.url:
+				out = append(out, t...)
+			case !urlHasHost(out):
+				out = append(out, t...) // the URL's beginning: checked whole when sent
+			case !afterHost(out) && !hostText(t):
+				return nil, r.fault(s, "text inserted into the host of url is not a host name")
+			case !afterHost(out):
+				out = append(out, t...)
+			default:
+				out = appendSegment(out, t)
+			}
 		}
 		out = append(out, part...)
 		if len(out) > maxString {
