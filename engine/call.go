@@ -36,10 +36,20 @@ type CallTrace struct {
 }
 
 // headerValue is v as a header's value: text, without the line breaks
-// that would end the header.
-func headerValue(v any) (string, bool) {
-	t := text(v)
-	return t, !strings.ContainsAny(t, "\r\n\x00")
+// that would end the header or any other control character but tab
+// (RFC 9110 §5.5).
+// problem says why it is not one, "" when it is.
+func headerValue(v any) (t, problem string) {
+	t = text(v)
+	if strings.ContainsAny(t, "\r\n") {
+		return t, "holds a line break"
+	}
+	for i := 0; i < len(t); i++ {
+		if c := t[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return t, "holds a control character"
+		}
+	}
+	return t, ""
 }
 
 // secret says whether operand o reads a value computed from a vault value
@@ -112,10 +122,10 @@ func (r *runner) request(s *step) (Call, error) {
 		if v == nil {
 			continue
 		}
-		t, ok := headerValue(v)
+		t, problem := headerValue(v)
 		r.hide(&h.v, t)
-		if !ok {
-			return c, r.fault(s, "header %s holds a line break", h.id)
+		if problem != "" {
+			return c, r.fault(s, "header %s %s", h.id, problem)
 		}
 		typed = typed || strings.EqualFold(h.id, "Content-Type")
 		c.Header = append(c.Header, Header{h.id, t})
@@ -224,9 +234,9 @@ func (r *runner) answerHeaders(s *step) ([]Header, error) {
 		if v == nil {
 			continue // a null value leaves the header out
 		}
-		t, ok := headerValue(v)
-		if !ok {
-			return nil, r.fault(s, "header %s holds a line break", h.id)
+		t, problem := headerValue(v)
+		if problem != "" {
+			return nil, r.fault(s, "header %s %s", h.id, problem)
 		}
 		out = append(out, Header{h.id, t})
 	}

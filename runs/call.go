@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
-	"net/url"
 	"strings"
+	"syscall"
 
 	"stencil/egress"
 	"stencil/engine"
@@ -81,26 +84,52 @@ func (e *runEnv) Call(ctx context.Context, c engine.Call) (engine.Reply, error) 
 	return reply, nil
 }
 
-// callError is what a request that got no answer says: the guard's
-// refusal, a redirect refused, a timeout (504) or a connection that failed
-// (502). The run's own time running out is the run's error, not the
-// block's. The text names the host, never the URL's path or query.
+// callError is what a request that got no answer says, in the product's
+// words (docs/security.md): the guard's refusal, a redirect refused, a
+// timeout (504), a name no resolver knows, a certificate not trusted, a
+// connection that failed (502). The run's own time running out is the
+// run's error, not the block's. The text names the host, never the URL's
+// path or query, a library's words, the resolver or an address dialled.
 func callError(run, call context.Context, err error, host string, c engine.Call) error {
 	if run.Err() != nil {
 		return run.Err()
 	}
 	var refused *egress.Error
 	var redirect *egress.RedirectError
-	var ue *url.Error
+	var dns *net.DNSError
+	var unknownAuthority x509.UnknownAuthorityError
+	var invalid x509.CertificateInvalidError
+	var hostname x509.HostnameError
+	var verify *tls.CertificateVerificationError
+	var record tls.RecordHeaderError
+	reason := "could not connect to " + host
 	switch {
 	case errors.As(err, &refused):
-		return &engine.CallError{Status: http.StatusBadGateway, Reason: refused.Error()}
+		reason = refused.Error()
 	case errors.As(err, &redirect):
-		return &engine.CallError{Status: http.StatusBadGateway, Reason: host + " answered " + redirect.Error()}
+		reason = host + " answered " + redirect.Error()
 	case call.Err() != nil:
 		return &engine.CallError{Status: http.StatusGatewayTimeout, Reason: fmt.Sprintf("%s did not answer within %d ms", host, c.Timeout.Milliseconds())}
-	case errors.As(err, &ue):
-		err = ue.Err // without the URL, which may hold what the route sent
+	case errors.As(err, &dns) && dns.IsNotFound:
+		reason = hostName(host) + " is not a known host name"
+	case errors.As(err, &dns):
+		reason = "could not look up " + hostName(host)
+	case errors.As(err, &hostname):
+		reason = "could not make a secure connection to " + host + ": its certificate is for another name"
+	case errors.As(err, &unknownAuthority), errors.As(err, &invalid), errors.As(err, &verify):
+		reason = "could not make a secure connection to " + host + ": its certificate is not trusted"
+	case errors.As(err, &record):
+		reason = "could not make a secure connection to " + host + ": it does not speak TLS"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		reason = host + " closed the connection without an answer"
 	}
-	return &engine.CallError{Status: http.StatusBadGateway, Reason: fmt.Sprintf("could not reach %s: %s", host, err)}
+	return &engine.CallError{Status: http.StatusBadGateway, Reason: reason}
+}
+
+// hostName is host without its port.
+func hostName(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		return h
+	}
+	return host
 }

@@ -416,3 +416,54 @@ func TestSecretsMaskedInEverySpelling(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPBlockFaultsInProductWords: what an anonymous caller reads of a
+// failed call names the host and what happened, never a library's text,
+// the resolver's address or an internal one: an untrusted certificate, a
+// port nobody listens on, a name that is not known, and a header value
+// with a control character from the caller's input (refused before
+// anything is sent, not reported as a connection failure).
+func TestHTTPBlockFaultsInProductWords(t *testing.T) {
+	rt := newTestRuntime(t)
+	tlsUp := &upstream{Server: httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))}
+	t.Cleanup(tlsUp.Close)
+	gone := newUpstream(t, func(http.ResponseWriter, *http.Request) {})
+	plain := newUpstream(t, func(http.ResponseWriter, *http.Request) {})
+	rt.allow(t, tlsUp, gone, plain)
+	gone.Close()
+	for i, c := range []struct {
+		url, header, query, status, want string
+	}{
+		{tlsUp.URL + "/", "", "", "502", "could not make a secure connection to " + tlsUp.Listener.Addr().String() + ": its certificate is not trusted"},
+		{gone.URL + "/", "", "", "502", "could not connect to " + gone.Listener.Addr().String()},
+		{plain.URL + "/", `"headers":` + pairsOf("X-Note", ref("note")), "", "500", "header X-Note holds a control character"},
+	} {
+		extra := `"timeout_ms":null`
+		if c.header != "" {
+			extra = c.header
+		}
+		rt.route(t, routeDoc(fmt.Sprintf("w%d", i), "POST", fmt.Sprintf("/w%d", i), `[{"id":"note","bdtype":"STRING"}]`,
+			httpBlock("res", "GET", lit("STRING", c.url), extra),
+			`{"type":"RETURN","depth":0,"pairs":`+pairsOf("s", ref("res.status"))+`,"conditions":[]}`))
+		a := rt.serve(t, Request{Method: "POST", Path: fmt.Sprintf("/x/shop/w%d", i), Body: []byte(`{"note":"a\u0001b"}`)})
+		body := string(a.Body)
+		if fmt.Sprint(a.Status) != c.status || !strings.Contains(body, c.want) {
+			t.Errorf("%s: %d %s, want %s %q", c.url, a.Status, body, c.status, c.want)
+		}
+		for _, words := range []string{"x509", "dial tcp", "net/http", "connection refused", "could not reach"} {
+			if strings.Contains(body, words) {
+				t.Errorf("%s: %s says %q", c.url, body, words)
+			}
+		}
+	}
+	if len(plain.requests()) != 0 {
+		t.Fatal("a header with a control character was sent")
+	}
+	// A name no resolver knows, as the resolver reports it.
+	lookup := &url.Error{Op: "Get", URL: "http://nowhere.example:8080/", Err: &net.OpError{Op: "dial", Net: "tcp",
+		Err: &net.DNSError{Err: "no such host", Name: "nowhere.example.", Server: "10.0.0.53:53", IsNotFound: true}}}
+	err := callError(context.Background(), context.Background(), lookup, "nowhere.example:8080", engine.Call{})
+	if got := err.Error(); !strings.Contains(got, "nowhere.example is not a known host name") || strings.Contains(got, "10.0.0.53") || strings.Contains(got, "lookup") {
+		t.Fatalf("an unknown name: %s", got)
+	}
+}
