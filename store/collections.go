@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strconv"
 	"time"
 
@@ -42,7 +43,7 @@ const MaxRecordBytes = 64 << 10
 var (
 	ErrRecordNotObject = errors.New("must be a JSON object")
 	ErrRecordTooLarge  = errors.New("must be at most 64 KiB (65,536 bytes) of JSON")
-	ErrNumberRange     = errors.New("holds a number too large or too precise to store (at most 131,072 digits before the point and 16,383 after)")
+	ErrNumberRange     = errors.New("holds a number a 64-bit float cannot keep: at most ±1.7976931348623157e308, whole numbers past 9,007,199,254,740,992 only as a float reads them back (send longer ones as text), and at most 16,383 digits after the point")
 )
 
 // jsonb keeps numbers as numeric, which holds at most this many digits
@@ -69,8 +70,10 @@ func CompactObject(raw []byte) (json.RawMessage, error) {
 	return buf.Bytes(), nil
 }
 
-// numbersFit reports whether every number of compact JSON text fits
-// PostgreSQL's numeric (1e1000000 is valid JSON that jsonb refuses).
+// numbersFit reports whether every number of compact JSON text is one
+// JSON clients read back as written (docs/collections.md): a finite
+// 64-bit float, a whole number only if a float keeps its digits, and one
+// PostgreSQL's numeric holds (jsonb refuses 0.1 followed by 16,384 digits).
 func numbersFit(text []byte) bool {
 	inString, escaped := false, false
 	for i := 0; i < len(text); i++ {
@@ -116,7 +119,17 @@ func numberFits(n []byte) bool {
 			e = -e
 		}
 	}
-	return len(whole)+e <= maxIntegerDigits && len(frac)-e <= maxFractionDigits
+	if len(whole)+e > maxIntegerDigits || len(frac)-e > maxFractionDigits {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
+		return false
+	}
+	if len(frac) == 0 && len(exp) == 0 && len(whole) > 15 {
+		return strconv.FormatFloat(math.Abs(f), 'f', -1, 64) == string(whole)
+	}
+	return true
 }
 
 // RecordData checks raw as a record's data and returns its compact form:
