@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -27,6 +28,7 @@ func (h *Handlers) runRoute(c *fiber.Ctx) error {
 		// A preflight's headers (CORS).
 		PreflightMethod:  c.Get(fiber.HeaderAccessControlRequestMethod),
 		PreflightHeaders: c.Get(fiber.HeaderAccessControlRequestHeaders),
+		Hop:              hops(c.Get("Stencil-Hop")),
 		Resolve:          func() (*store.Caller, error) { return h.bearerCaller(c) },
 	})
 	if err != nil {
@@ -40,6 +42,20 @@ func (h *Handlers) runRoute(c *fiber.Ctx) error {
 	}
 	sandbox(c)
 	return c.Status(a.Status).Send(a.Body)
+}
+
+// hops is a request's Stencil-Hop as a count: 0 when absent, and the
+// limit when it is not a count, so a header no run of ours sent never
+// lets a chain of calls begin again from 0.
+func hops(header string) int {
+	if header == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(header)
+	if err != nil || n < 0 {
+		return runs.MaxHops
+	}
+	return n
 }
 
 // bearerCaller is the caller of an auth_jwt route at /x: a JWT or PAT of

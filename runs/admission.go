@@ -52,29 +52,47 @@ func (g *Slots) Enter(ctx context.Context) (release func(), err error) {
 
 func (g *Slots) leave() { <-g.taken }
 
-// txSlots bounds the transactions of runs one project holds at once, to
-// half the pool they come from: a project whose routes write under load
-// leaves connections to the others.
-type txSlots struct {
+// projectSlots bounds what one project holds at once of a resource the
+// projects share: the transactions of its runs, to half the pool they
+// come from, so a project whose routes write under load leaves
+// connections to the others; its runs waiting on upstream calls, to a
+// quarter of the run slots.
+type projectSlots struct {
 	per      int
 	mu       sync.Mutex
 	projects map[string]chan struct{}
 }
 
-func newTxSlots(poolSize int) *txSlots {
-	return &txSlots{per: max(1, poolSize/2), projects: map[string]chan struct{}{}}
+func newProjectSlots(per int) *projectSlots {
+	return &projectSlots{per: per, projects: map[string]chan struct{}{}}
 }
 
-// enter takes one of project's slots, waiting until ctx ends at most:
-// then engine.ErrBusy.
-func (g *txSlots) enter(ctx context.Context, project string) (release func(), err error) {
+func (g *projectSlots) of(project string) chan struct{} {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	slots, ok := g.projects[project]
 	if !ok {
 		slots = make(chan struct{}, g.per)
 		g.projects[project] = slots
 	}
-	g.mu.Unlock()
+	return slots
+}
+
+// tryEnter takes one of project's slots if one is free now.
+func (g *projectSlots) tryEnter(project string) (release func(), ok bool) {
+	slots := g.of(project)
+	select {
+	case slots <- struct{}{}:
+		return func() { <-slots }, true
+	default:
+		return nil, false
+	}
+}
+
+// enter takes one of project's slots, waiting until ctx ends at most:
+// then engine.ErrBusy.
+func (g *projectSlots) enter(ctx context.Context, project string) (release func(), err error) {
+	slots := g.of(project)
 	select {
 	case slots <- struct{}{}:
 		return func() { <-slots }, nil

@@ -13,6 +13,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -21,9 +22,14 @@ import (
 )
 
 // The HTTP block's requests (docs/engine.md): sent through the egress
-// guard's client, EGRESS_CONCURRENCY at once for the whole service, each
-// with an Idempotency-Key that the same request to /x keeps across its
-// attempts.
+// guard's client, EGRESS_CONCURRENCY at once for the whole service and a
+// quarter of the run slots for one project's runs, each with an
+// Idempotency-Key that the same request to /x keeps across its attempts
+// and a Stencil-Hop one more than the request to /x carried.
+
+// MaxHops is the Stencil-Hop from which a request to /x runs nothing: a
+// route that calls itself, through any proxy, stops there (508).
+const MaxHops = 4
 
 // callKey is the base of the Idempotency-Keys of one request to /x.
 func callKey() string {
@@ -37,6 +43,11 @@ func (e *runEnv) Call(ctx context.Context, c engine.Call) (engine.Reply, error) 
 	if e.s.client == nil {
 		return engine.Reply{}, &engine.CallError{Status: http.StatusBadGateway, Reason: "this service sends no requests (no egress client)"}
 	}
+	waiting, ok := e.s.upstream.tryEnter(e.project)
+	if !ok {
+		return engine.Reply{}, engine.ErrBusy
+	}
+	defer waiting()
 	release, err := e.s.egress.Enter(ctx)
 	if err != nil {
 		return engine.Reply{}, err
@@ -58,6 +69,7 @@ func (e *runEnv) Call(ctx context.Context, c engine.Call) (engine.Reply, error) 
 	if req.Header.Get("Idempotency-Key") == "" {
 		req.Header.Set("Idempotency-Key", fmt.Sprintf("%s-%d-%d", e.key, c.Block, c.Seq))
 	}
+	req.Header.Set("Stencil-Hop", strconv.Itoa(e.hop+1))
 	if req.Header.Get("User-Agent") == "" {
 		req.Header.Set("User-Agent", "Stencil")
 	}

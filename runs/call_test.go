@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -465,5 +467,100 @@ func TestHTTPBlockFaultsInProductWords(t *testing.T) {
 	err := callError(context.Background(), context.Background(), lookup, "nowhere.example:8080", engine.Call{})
 	if got := err.Error(); !strings.Contains(got, "nowhere.example is not a known host name") || strings.Contains(got, "10.0.0.53") || strings.Contains(got, "lookup") {
 		t.Fatalf("an unknown name: %s", got)
+	}
+}
+
+// xServer serves the runtime's /x over HTTP on loopback, as the service
+// does, passing Stencil-Hop on; it counts the requests it got.
+func (rt *testRuntime) xServer(t *testing.T) (*upstream, *atomic.Int64) {
+	var looped atomic.Int64
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		hop, _ := strconv.Atoi(r.Header.Get("Stencil-Hop"))
+		a, err := rt.Serve(r.Context(), Request{Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Client: "127.0.0.1", Hop: hop})
+		if err != nil {
+			w.WriteHeader(500)
+			return
+		}
+		if a.Status == http.StatusLoopDetected {
+			looped.Add(1)
+		}
+		for k, v := range a.Header {
+			w.Header()[k] = v
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(a.Status)
+		_, _ = w.Write(a.Body)
+	})
+	return up, &looped
+}
+
+// TestRouteCannotCallItselfForever: the audit's loop — a route whose
+// HTTP block calls its own public URL — runs four times for one request:
+// each call carries Stencil-Hop one more than the request it runs for,
+// and the fifth request, at 4, runs nothing and answers 508.
+func TestRouteCannotCallItselfForever(t *testing.T) {
+	rt := newTestRuntime(t)
+	x, looped := rt.xServer(t)
+	rt.allow(t, x)
+	rt.route(t, routeDoc("loopa", "GET", "/loopa", "", httpBlock("res", "GET", lit("STRING", x.URL+"/x/shop/loopa"), ""),
+		`{"type":"RETURN","depth":0,"pairs":`+pairsOf("inner", ref("res.status"))+`,"conditions":[]}`))
+	resp, err := http.Get(x.URL + "/x/shop/loopa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	got := x.requests()
+	var hops []string
+	for _, r := range got {
+		hops = append(hops, r.Header.Get("Stencil-Hop"))
+	}
+	if resp.StatusCode != 200 || string(body) != `{"inner":200}` || strings.Join(hops, ",") != ",1,2,3,4" || looped.Load() != 1 {
+		t.Fatalf("%d %s; hops %v; %d refused", resp.StatusCode, body, hops, looped.Load())
+	}
+	a := rt.serve(t, Request{Method: "GET", Path: "/x/shop/loopa", Hop: 9})
+	if a.Status != 508 || string(a.Body) != `{"status":508,"message":"Error: loop detected"}` {
+		t.Fatalf("hop 9: %d %s", a.Status, a.Body)
+	}
+}
+
+// TestUpstreamWaitsHoldAQuarterOfTheSlots: a project's runs waiting on
+// upstream calls hold at most a quarter of the run slots; the next one
+// answers 503 with Retry-After and sends nothing, and the slots come back
+// when the calls end.
+func TestUpstreamWaitsHoldAQuarterOfTheSlots(t *testing.T) {
+	rt := newTestRuntime(t) // 256 run slots: 64 for one project's waits
+	release := make(chan struct{})
+	var arrived atomic.Int64
+	slow := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		arrived.Add(1)
+		<-release
+	})
+	rt.allow(t, slow)
+	rt.route(t, routeDoc("wait", "GET", "/wait", "", httpBlock("res", "GET", lit("STRING", slow.URL+"/"), `"timeout_ms":`+lit("INTEGER", "4000")),
+		`{"type":"RETURN","depth":0,"pairs":`+pairsOf("s", ref("res.status"))+`,"conditions":[]}`))
+	answers := make(chan Answer, 80)
+	for range 80 {
+		go func() { answers <- rt.serve(t, Request{Method: "GET", Path: "/x/shop/wait"}) }()
+	}
+	busy := 0
+	for busy < 16 {
+		a := <-answers
+		if a.Status != 503 || a.Header.Get("Retry-After") == "" {
+			t.Fatalf("a run past the quarter: %d %v %s", a.Status, a.Header, a.Body)
+		}
+		busy++
+	}
+	if n := arrived.Load(); n > 64 {
+		t.Fatalf("%d calls reached the upstream", n)
+	}
+	close(release)
+	for range 64 {
+		if a := <-answers; a.Status != 200 {
+			t.Fatalf("a waiting run: %d %s", a.Status, a.Body)
+		}
+	}
+	if a := rt.serve(t, Request{Method: "GET", Path: "/x/shop/wait"}); a.Status != 200 {
+		t.Fatalf("after the calls ended: %d %s", a.Status, a.Body)
 	}
 }

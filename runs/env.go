@@ -35,6 +35,7 @@ type runEnv struct {
 	// project's egress list (see call.go).
 	key   string
 	hosts []string
+	hop   int // the Stencil-Hop of the request to /x
 }
 
 // on is the context a statement of the run goes under.

@@ -153,7 +153,7 @@ var contention = engine.Result{Status: http.StatusServiceUnavailable, Ended: "BU
 // commits what it wrote when it ended normally (unless dry).
 func (s *Service) attempt(ctx context.Context, plan *engine.Plan, vars map[string]any, caller *store.Caller, opts options) (engine.Result, error) {
 	env := &runEnv{s: s, project: plan.Route.ProjectID, route: plan.Route.RouteID, caller: caller, serializable: plan.Writes, gated: plan.Writes,
-		key: opts.key, hosts: opts.hosts}
+		key: opts.key, hosts: opts.hosts, hop: opts.hop}
 	defer env.rollback()
 	if plan.Writes {
 		if err := env.begin(ctx); err != nil {

@@ -76,7 +76,10 @@ type Service struct {
 
 	table   *table
 	log     *logWriter
-	txSlots *txSlots // a project's share of Tx's connections
+	txSlots *projectSlots // a project's share of Tx's connections
+	// upstream bounds a project's runs waiting on upstream calls to a
+	// quarter of the run slots: no chain of calls takes every slot.
+	upstream *projectSlots
 	client  *http.Client
 	egress  *Slots // upstream requests in flight
 	// Slots bound the runs under way at once.
@@ -101,7 +104,7 @@ func New(cfg Config) *Service {
 	return &Service{client: cfg.Egress, egress: egressSlots, store: cfg.Store, reads: cfg.Reads, tx: cfg.Tx, keyring: cfg.Keyring,
 		mailStatus: cfg.MailStatus, MailBacklog: cfg.MailBacklog, vaultRead: vaultRead, Limits: limits,
 		table: newTable(cfg.Store, cfg.Log), log: newLogWriter(cfg.Store, !cfg.NoStats, cfg.Logged, cfg.Log), Slots: NewSlots(cfg.Concurrency),
-		txSlots: newTxSlots(cfg.TxConns), Batches: newBatches()}
+		txSlots: newProjectSlots(max(1, cfg.TxConns/2)), upstream: newProjectSlots(max(1, cfg.Concurrency/4)), Batches: newBatches()}
 }
 
 // Start follows route changes made on other instances and writes the run
@@ -150,6 +153,9 @@ type Request struct {
 	// PreflightHeaders its Access-Control-Request-Method and -Headers: a
 	// request with PreflightMethod and method OPTIONS is a preflight.
 	Origin, PreflightMethod, PreflightHeaders string
+	// Hop is the request's Stencil-Hop: how many runs of routes it passed
+	// through already (docs/security.md); MaxHops or more runs nothing.
+	Hop int
 
 	// Caller is who the run is for when known already (a run tried by a
 	// member): the run, the run log and the vault log name it even on a

@@ -34,6 +34,9 @@ func (s *Service) Serve(ctx context.Context, req Request) (Answer, error) {
 		}
 		return s.runPlan(ctx, req.Plan, req.Params, &req, &run)
 	}
+	if req.Hop >= MaxHops {
+		return answer(http.StatusLoopDetected, "Error: loop detected"), nil
+	}
 	segs, err := pathSegments(strings.TrimPrefix(req.Path, "/x"))
 	if err != nil {
 		return answer(http.StatusBadRequest, "Error: the path is not valid URL encoding"), nil
@@ -113,7 +116,7 @@ func (s *Service) runPlan(ctx context.Context, plan *engine.Plan, params map[str
 		if err != nil {
 			return Answer{}, err
 		}
-		opts.key, opts.hosts = callKey(), hosts
+		opts.key, opts.hosts, opts.hop = callKey(), hosts, req.Hop
 	}
 	var t *tracer
 	if req.Trace {
@@ -218,6 +221,8 @@ type options struct {
 	// blocks, kept across attempts; hosts the project's egress list.
 	key   string
 	hosts []string
+	// hop is the Stencil-Hop the request to /x carried (0: none).
+	hop int
 }
 
 // runRequest runs plan for req and writes run, begun at run.At, to the run
