@@ -80,8 +80,8 @@ type Service struct {
 	// upstream bounds a project's runs waiting on upstream calls to a
 	// quarter of the run slots: no chain of calls takes every slot.
 	upstream *projectSlots
-	client  *http.Client
-	egress  *Slots // upstream requests in flight
+	client   *http.Client
+	egress   *Slots // upstream requests in flight
 	// Slots bound the runs under way at once.
 	Slots *Slots
 	// Batches commits the runs of contended write routes together.
