@@ -121,7 +121,7 @@ func newTestAppPools(t testing.TB, pools testPools, cfg config.Config) *testApp 
 	if err != nil {
 		t.Fatal(err)
 	}
-	mailer, err := mail.New(st, cfg, log)
+	mailer, err := mail.New(st, cfg, keyring, log)
 	if err != nil {
 		t.Fatal(err)
 	}

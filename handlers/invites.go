@@ -136,9 +136,9 @@ func (h *Handlers) projectInvite(c *fiber.Ctx) error {
 	link := h.link("/web/invite", url.Values{"token": {token}})
 	subject := me.Username + " invites you to " + p.Name + " on Stencil"
 	text := "Hello,\n\n" + me.Username + " invites you to the project " + p.Name + " on Stencil, as " + in.Role + ".\n\n" +
-		"Choose a username and a password here (the link works once, for 7 days):\n" + link + "\n\nIf you did not expect this, ignore this message.\n"
+		"Choose a username and a password here (the link works once, for 7 days):\n" + store.LinkMarker + "\n\nIf you did not expect this, ignore this message.\n"
 	htmlBody := "<p>Hello,</p><p>" + html.EscapeString(me.Username) + " invites you to the project <b>" + html.EscapeString(p.Name) +
-		"</b> on Stencil, as " + in.Role + ".</p><p><a href=\"" + html.EscapeString(link) + "\">Choose a username and a password</a> (the link works once, for 7 days).</p>" +
+		"</b> on Stencil, as " + in.Role + ".</p><p><a href=\"" + store.LinkMarker + "\">Choose a username and a password</a> (the link works once, for 7 days).</p>" +
 		"<p>If you did not expect this, ignore this message.</p>"
 	v := store.Invitation{ProjectID: p.ID, Email: in.Email, Role: in.Role, InvitedBy: &me.ID}
 	if h.mail.Held() {
@@ -149,8 +149,13 @@ func (h *Handlers) projectInvite(c *fiber.Ctx) error {
 		}
 		v.LinkKeyID, v.LinkSealed = &keyID, sealed
 	}
+	// The message keeps its link sealed until it is sent (docs/mail.md).
+	linkKey, linkSealed, err := h.keyring.Seal(p.ID, store.LinkPlace(in.Email), []byte(link))
+	if err != nil {
+		return err
+	}
 	m := store.Email{ProjectID: &p.ID, Kind: store.EmailOfInvite, Recipients: []string{in.Email}, Status: h.mail.Status(),
-		Subject: &subject, Text: &text, HTML: &htmlBody}
+		Subject: &subject, Text: &text, HTML: &htmlBody, LinkKeyID: &linkKey, LinkSealed: linkSealed}
 	if err := h.store.CreateInvitation(ctx, &v, token, invitationTTL, &m); err != nil {
 		return err
 	}
@@ -353,9 +358,13 @@ func (h *Handlers) passwordForgot(c *fiber.Ctx) error {
 	link := h.link("/web/reset", url.Values{"token": {token}})
 	m := store.ResetMail{Status: h.mail.Status(), Subject: "Choose a new Stencil password",
 		Text: "Hello {username},\n\nSomeone asked to reset the password of your Stencil account. Choose a new one here (the link works once, for an hour):\n" +
-			link + "\n\nIf it was not you, ignore this message: your password stays as it is.\n",
+			store.LinkMarker + "\n\nIf it was not you, ignore this message: your password stays as it is.\n",
 		HTML: "<p>Hello {username},</p><p>Someone asked to reset the password of your Stencil account. <a href=\"" +
-			html.EscapeString(link) + "\">Choose a new one</a> (the link works once, for an hour).</p><p>If it was not you, ignore this message: your password stays as it is.</p>"}
+			store.LinkMarker + "\">Choose a new one</a> (the link works once, for an hour).</p><p>If it was not you, ignore this message: your password stays as it is.</p>"}
+	var err error
+	if m.LinkKeyID, m.LinkSealed, err = h.keyring.Seal("", store.LinkPlace(in.Email), []byte(link)); err != nil {
+		return err
+	}
 	locked, found, err := h.store.RequestPasswordReset(ctx, []store.LoginLimit{
 		{Scope: scope + "|" + c.IP(), Max: resetPairLimit}, {Scope: scope, Max: resetEmailLimit}, {Scope: "reset-addr:" + c.IP(), Max: resetAddressLimit},
 	}, now.Add(-loginWindow), in.Email, token, resetTTL, m)

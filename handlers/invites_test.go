@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"stencil/config"
 	"stencil/mail/smtptest"
 	"stencil/store"
+	"stencil/store/localpg"
 	"stencil/store/storetest"
 )
 
@@ -334,5 +336,108 @@ func TestForgotTakesAsLong(t *testing.T) {
 	var resets int
 	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM password_resets").Scan(&resets); err != nil || resets != 40 {
 		t.Fatalf("%d resets stored (%v), want 40", resets, err)
+	}
+}
+
+// TestMessagesAtRestHoldNoToken: a reset and an invitation queued for
+// delivery keep their links sealed — their stored text shows where the
+// link goes, not the link — and once sent the mails carry working links
+// while neither the database nor a dump of it (what a backup holds)
+// contains either token.
+func TestMessagesAtRestHoldNoToken(t *testing.T) {
+	srv := smtptest.Start(t)
+	cfg := testConfig(t)
+	s, err := config.ParseSMTPURL(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.CAFile = srv.CAFile
+	cfg.SMTP, cfg.MailFrom, cfg.PublicURL = s, "Stencil <noreply@example.com>", "https://stencil.example.com"
+	dbURL := storetest.URL(t)
+	ta := newTestAppWith(t, storetest.PoolOn(t, dbURL), cfg)
+	ta.root = ta.newUser(t, "root", store.RoleRoot)
+	ta.newUser(t, "viewera", store.RoleViewer)
+	boss := ta.newUser(t, "boss", store.RoleAdmin)
+	ctx := context.Background()
+	if err := ta.h.store.CreateProject(ctx, &store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}, boss.ID); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := ta.call(t, "POST", "/user/password/forgot", `{"email":"viewera@example.com"}`, asJSONHeaders); status != 200 {
+		t.Fatalf("forgot: %d %s", status, body)
+	}
+	if status, body := ta.call(t, "POST", "/project/invite", `{"project_id":"shop","email":"kim@example.com","role":"VIEWER"}`, as(ta.token(t, boss))); status != 201 {
+		t.Fatalf("invite: %d %s", status, body)
+	}
+	// Queued, not yet taken: no link at rest, a sealed one beside.
+	rows, err := ta.pool.Query(ctx, "SELECT kind, coalesce(text, ''), coalesce(html, ''), link_sealed IS NOT NULL FROM outbox ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var kind, text, html string
+		var sealed bool
+		if err := rows.Scan(&kind, &text, &html, &sealed); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(text+html, "token=") || !sealed || !strings.Contains(text, store.LinkMarker) {
+			t.Errorf("a queued %s message: sealed %v, %q %q", kind, sealed, text, html)
+		}
+	}
+	rows.Close()
+	var invite int64
+	if err := ta.pool.QueryRow(ctx, "SELECT id FROM outbox WHERE kind = 'invite'").Scan(&invite); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := ta.call(t, "GET", fmt.Sprintf("/outbox/fetch/one?project_id=shop&id=%d", invite), "", as(ta.token(t, boss))); status != 200 ||
+		strings.Contains(body, "token=") || !strings.Contains(body, store.LinkMarker) {
+		t.Fatalf("the outbox: %d %s", status, body)
+	}
+	// Sent: the mails hold working links, the database and its dump none.
+	runCtx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	ta.h.mail.Poll = 20 * time.Millisecond
+	go ta.h.mail.Run(runCtx)
+	got := srv.Wait(t, 2, 10*time.Second)
+	var tokens []string
+	reset := ""
+	for _, m := range got {
+		link := linkInMail.FindString(m.Text)
+		if link == "" || !strings.Contains(m.HTML, link) {
+			t.Fatalf("no link in %q / %q", m.Text, m.HTML)
+		}
+		tokens = append(tokens, linkToken(t, link))
+		if strings.Contains(link, "/web/reset") {
+			reset = linkToken(t, link)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var waiting int
+		if err := ta.pool.QueryRow(ctx, "SELECT count(*) FROM outbox WHERE status <> 'sent' OR link_sealed IS NOT NULL").Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d messages not recorded as sent with their links cleared", waiting)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	pgDump, err := localpg.Tool("pg_dump")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump, err := exec.Command(pgDump, "--dbname", dbURL).Output()
+	if err != nil {
+		t.Fatalf("pg_dump: %v", err)
+	}
+	for _, token := range tokens {
+		if strings.Contains(string(dump), token) {
+			t.Errorf("the dump holds the token %s", token)
+		}
+	}
+	if status, _ := ta.call(t, "GET", "/web/reset?token="+reset, "", asBrowserHeaders); status != 200 {
+		t.Fatalf("the reset link: %d", status)
 	}
 }

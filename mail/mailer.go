@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 	"stencil/engine"
 	"stencil/flow"
 	"stencil/store"
+	"stencil/vaultcrypt"
 )
 
 // Mailer delivers the outbox: every instance runs one, and they never take
@@ -31,6 +34,8 @@ type Mailer struct {
 	rate   int
 	log    *slog.Logger
 	tls    *tls.Config
+	// keyring opens the one-time links of the platform's messages.
+	keyring *vaultcrypt.Keyring
 
 	// Batch is how many messages a round takes; Lease how long a taken
 	// message is this instance's; Backoff and MaxBackoff the first and the
@@ -54,9 +59,10 @@ type Mailer struct {
 	limiters map[string]*rate.Limiter // by project
 }
 
-// New returns the mailer of cfg's server (nil: mail is held).
-func New(st *store.Store, cfg config.Config, log *slog.Logger) (*Mailer, error) {
-	m := &Mailer{store: st, server: cfg.SMTP, from: cfg.MailFrom, rate: cfg.MailRate, log: log,
+// New returns the mailer of cfg's server (nil: mail is held); keyring
+// opens the links the platform's messages keep sealed.
+func New(st *store.Store, cfg config.Config, keyring *vaultcrypt.Keyring, log *slog.Logger) (*Mailer, error) {
+	m := &Mailer{store: st, server: cfg.SMTP, from: cfg.MailFrom, rate: cfg.MailRate, log: log, keyring: keyring,
 		Batch: 250, Lease: cfg.MailLease, Backoff: 30 * time.Second, MaxBackoff: time.Hour, GiveUp: 24 * time.Hour, Poll: time.Second,
 		wake: make(chan struct{}, 1), limiters: map[string]*rate.Limiter{}}
 	if m.server == nil {
@@ -315,6 +321,10 @@ func (m *Mailer) compose(e store.Email) (*gomail.Msg, Message, error) {
 	if err := CheckHeader(r.Subject); err != nil {
 		return nil, r, fmt.Errorf("the subject %w", err)
 	}
+	text, htmlBody, err := m.withLink(e, r)
+	if err != nil {
+		return nil, r, err
+	}
 	msg := gomail.NewMsg()
 	if err := msg.From(m.from); err != nil {
 		return nil, r, fmt.Errorf("MAIL_FROM: %w", err)
@@ -330,11 +340,33 @@ func (m *Mailer) compose(e store.Email) (*gomail.Msg, Message, error) {
 	msg.Subject(FoldableSubject(r.Subject))
 	msg.SetMessageID()
 	msg.SetDate()
-	msg.SetBodyString(gomail.TypeTextPlain, r.Text)
-	if r.HTML != "" {
-		msg.AddAlternativeString(gomail.TypeTextHTML, r.HTML)
+	msg.SetBodyString(gomail.TypeTextPlain, text)
+	if htmlBody != "" {
+		msg.AddAlternativeString(gomail.TypeTextHTML, htmlBody)
 	}
 	return msg, r, nil
+}
+
+// withLink is r's text and HTML as sent: a platform message's one-time
+// link, opened from its seal, where store.LinkMarker stands for it. The
+// link is never in r, which is what the outbox keeps.
+func (m *Mailer) withLink(e store.Email, r Message) (text, htmlBody string, err error) {
+	if !strings.Contains(r.Text+r.HTML, store.LinkMarker) || e.Kind == store.EmailOfRoute {
+		return r.Text, r.HTML, nil
+	}
+	if e.LinkKeyID == nil || m.keyring == nil || len(e.Recipients) != 1 {
+		return "", "", errors.New("its one-time link was removed; ask for a new one")
+	}
+	project := ""
+	if e.ProjectID != nil {
+		project = *e.ProjectID
+	}
+	link, err := m.keyring.Open(*e.LinkKeyID, project, store.LinkPlace(e.Recipients[0]), e.LinkSealed)
+	if err != nil {
+		return "", "", fmt.Errorf("its one-time link cannot be opened: %w", err)
+	}
+	return strings.ReplaceAll(r.Text, store.LinkMarker, string(link)),
+		strings.ReplaceAll(r.HTML, store.LinkMarker, html.EscapeString(string(link))), nil
 }
 
 // errLeaseEnds puts back a message its round had no time left to send:

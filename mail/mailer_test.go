@@ -81,7 +81,7 @@ func mailerOf(t testing.TB, st *store.Store, srv *smtptest.Server, rate int) *ma
 		s.CAFile = srv.CAFile
 		cfg.SMTP = s
 	}
-	m, err := mail.New(st, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m, err := mail.New(st, cfg, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -274,7 +274,7 @@ type pools struct{ probe, runReads, runTx *pgxpool.Pool }
 // going until ctx ends: following route changes made on other instances,
 // writing the run log, delivering mail.
 func newHandlers(ctx context.Context, cfg config.Config, st *store.Store, keyring *vaultcrypt.Keyring, p pools, self []netip.AddrPort, log *slog.Logger) (*handlers.Handlers, error) {
-	mailer, err := mail.New(st, cfg, log)
+	mailer, err := mail.New(st, cfg, keyring, log)
 	if err != nil {
 		return nil, err
 	}

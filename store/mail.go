@@ -124,17 +124,23 @@ type Email struct {
 	HTML          *string
 	QueuedAt      time.Time
 	SentAt        *time.Time
+	// LinkKeyID and LinkSealed hold, sealed, the one-time link of a
+	// platform message while it waits to be sent; its text holds
+	// LinkMarker where the link goes. Cleared once it is sent, fails for
+	// good or is cancelled.
+	LinkKeyID  *string
+	LinkSealed []byte
 	// Found is the project's template when the message was taken unrendered
 	// (nil when the project has none by that name).
 	Found *EmailTemplate
 }
 
 const emailColumns = `id, project_id, route_id, kind, template, recipients, pairs, status, attempts, next_attempt_at,
-	last_error, reply, subject, text, html, queued_at, sent_at`
+	last_error, reply, subject, text, html, queued_at, sent_at, link_key_id, link_sealed`
 
 func emailFields(m *Email) []any {
 	return []any{&m.ID, &m.ProjectID, &m.RouteID, &m.Kind, &m.Template, &m.Recipients, &m.Pairs, &m.Status, &m.Attempts,
-		&m.NextAttemptAt, &m.LastError, &m.Reply, &m.Subject, &m.Text, &m.HTML, &m.QueuedAt, &m.SentAt}
+		&m.NextAttemptAt, &m.LastError, &m.Reply, &m.Subject, &m.Text, &m.HTML, &m.QueuedAt, &m.SentAt, &m.LinkKeyID, &m.LinkSealed}
 }
 
 func scanEmail(row pgx.Row) (Email, error) {
@@ -154,9 +160,9 @@ func (s *Store) QueueEmail(ctx context.Context, m *Email) (err error) {
 	if m.Pairs == nil {
 		m.Pairs = json.RawMessage("{}")
 	}
-	return s.db.QueryRow(ctx, `INSERT INTO outbox (project_id, route_id, kind, template, recipients, pairs, status, subject, text, html, last_error)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id, queued_at, next_attempt_at`,
-		m.ProjectID, m.RouteID, m.Kind, m.Template, m.Recipients, string(m.Pairs), m.Status, m.Subject, m.Text, m.HTML, m.LastError).
+	return s.db.QueryRow(ctx, `INSERT INTO outbox (project_id, route_id, kind, template, recipients, pairs, status, subject, text, html, last_error, link_key_id, link_sealed)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id, queued_at, next_attempt_at`,
+		m.ProjectID, m.RouteID, m.Kind, m.Template, m.Recipients, string(m.Pairs), m.Status, m.Subject, m.Text, m.HTML, m.LastError, m.LinkKeyID, m.LinkSealed).
 		Scan(&m.ID, &m.QueuedAt, &m.NextAttemptAt)
 }
 
@@ -221,7 +227,7 @@ func (s *Store) RetryEmail(ctx context.Context, project string, id int64) (_ Ema
 // CancelEmail ends a project's held, queued or failed message unsent.
 func (s *Store) CancelEmail(ctx context.Context, project string, id int64) (_ Email, err error) {
 	defer wrap(&err, "cancel email", project)
-	return s.moveEmail(ctx, project, id, "cancel", `status = 'cancelled'`, "held", "queued", "failed")
+	return s.moveEmail(ctx, project, id, "cancel", `status = 'cancelled', link_key_id = NULL, link_sealed = NULL`, "held", "queued", "failed")
 }
 
 // moveEmail sets a message's status, an event of type email_<verb>.
@@ -296,12 +302,23 @@ type Delivery struct {
 	Subject, Text, HTML string
 }
 
-// redacted stands for the body of a message that held a one-time link,
-// once it is delivered.
+// LinkMarker stands for a platform message's one-time link in its stored
+// text and HTML (docs/mail.md): the mailer puts the link, opened from its
+// seal, in its place only in the message it sends.
+const LinkMarker = "[one-time link, kept sealed]"
+
+// LinkPlace is where a platform message's link is sealed: its
+// recipient's address (the project is the invitation's, none for a
+// reset).
+func LinkPlace(recipient string) string { return "outbox link " + strings.ToLower(recipient) }
+
+// redacted stands for the body of a message of the platform's own queued
+// before links were sealed, once it is delivered or failed.
 const redacted = "(removed after delivery: the message held a one-time link)"
 
 // RecordDeliveries stores how the deliveries went, in one statement. A
-// message of the platform's own keeps no body once sent.
+// message of the platform's own keeps no link once sent or failed: its
+// seal is cleared.
 func (s *Store) RecordDeliveries(ctx context.Context, ds []Delivery) (err error) {
 	defer wrap(&err, "record deliveries")
 	if len(ds) == 0 {
@@ -321,8 +338,10 @@ func (s *Store) RecordDeliveries(ctx context.Context, ds []Delivery) (err error)
 			reply = CASE WHEN d.status = 'sent' THEN d.reply ELSE o.reply END,
 			sent_at = CASE WHEN d.status = 'sent' THEN now() END,
 			subject = coalesce(o.subject, nullif(d.subject, '')),
-			text = CASE WHEN d.status = 'sent' AND o.kind <> 'route' THEN $9 ELSE coalesce(o.text, nullif(d.text, '')) END,
-			html = CASE WHEN d.status = 'sent' AND o.kind <> 'route' THEN NULL ELSE coalesce(o.html, nullif(d.html, '')) END
+			text = CASE WHEN d.status <> 'queued' AND o.kind <> 'route' AND o.link_sealed IS NULL THEN $9 ELSE coalesce(o.text, nullif(d.text, '')) END,
+			html = CASE WHEN d.status <> 'queued' AND o.kind <> 'route' AND o.link_sealed IS NULL THEN NULL ELSE coalesce(o.html, nullif(d.html, '')) END,
+			link_key_id = CASE WHEN d.status = 'queued' THEN o.link_key_id END,
+			link_sealed = CASE WHEN d.status = 'queued' THEN o.link_sealed END
 		FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
 			AS d(id, status, next, error, reply, subject, text, html)
 		WHERE o.id = d.id AND o.status = 'queued'`,
@@ -485,10 +504,12 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (_ User, err erro
 
 // ResetMail is the message a reset request mails: "{username}" in its
 // subject and bodies stands for the account's username (HTML-escaped in
-// HTML).
+// HTML), LinkMarker for its link, sealed in LinkKeyID and LinkSealed.
 type ResetMail struct {
 	Subject, Text, HTML string
 	Status              string // held or queued
+	LinkKeyID           string
+	LinkSealed          []byte
 }
 
 // RequestPasswordReset counts the request against limits (as
@@ -506,11 +527,14 @@ func (s *Store) RequestPasswordReset(ctx context.Context, limits []LoginLimit, s
 			return err
 		}
 		args := append([]any{email, tokenHash(token), ttl, m.Status, m.Subject, m.Text, m.HTML}, eventArgs(ctx, Event{Type: "password_reset_request", Summary: "password reset link mailed to %s"})...)
+		args = append(args, m.LinkKeyID, m.LinkSealed)
+		link := len(args) - 1
 		return tx.db.QueryRow(ctx, `WITH u AS (SELECT id, username, email FROM users WHERE lower(email) = lower($1)),
 				reset AS (INSERT INTO password_resets (user_id, token_hash, expires_at) SELECT id, $2, now() + $3::interval FROM u),
-				mail AS (INSERT INTO outbox (kind, template, recipients, pairs, status, subject, text, html)
+				mail AS (INSERT INTO outbox (kind, template, recipients, pairs, status, subject, text, html, link_key_id, link_sealed)
 					SELECT 'reset', '', ARRAY[u.email], '{}', $4, replace($5, '{username}', u.username), replace($6, '{username}', u.username),
-						replace($7, '{username}', replace(replace(replace(replace(u.username, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;'))
+						replace($7, '{username}', replace(replace(replace(replace(u.username, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;')),
+						$`+strconv.Itoa(link)+`, $`+strconv.Itoa(link+1)+`
 					FROM u),
 				r AS (SELECT u.id::text AS object, u.email AS version FROM u)`+strings.Replace(eventCTE(8), "$13, ", "coalesce(r.object, $13::text), ", 1)+`
 			SELECT EXISTS (SELECT 1 FROM u)`, args...).Scan(&found)
