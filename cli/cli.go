@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"stencil/flow"
 	"stencil/projectfile"
 )
 
@@ -64,7 +65,7 @@ func Project(ctx context.Context, env Env) int {
 	case errors.As(err, &done):
 		return int(done)
 	}
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	msg := flow.Printable(strings.ReplaceAll(err.Error(), "\n", " "))
 	if !strings.HasPrefix(msg, "Error: ") {
 		msg = "Error: " + msg
 	}
@@ -246,7 +247,7 @@ func export(ctx context.Context, c *client, env Env, id string, o options) error
 	if err := writeFile(o.output, raw); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "Exported project %s to %s.\n", id, o.output)
+	fmt.Fprintf(env.Stderr, "Exported project %s to %s.\n", flow.Printable(id), o.output)
 	return nil
 }
 
@@ -296,7 +297,7 @@ func planAndApply(ctx context.Context, c *client, env Env, file json.RawMessage,
 		if !env.Terminal {
 			return errors.New("not applied: give --yes to apply without a terminal to ask on")
 		}
-		fmt.Fprint(env.Stdout, "\nApply these changes to project "+id+"? Only yes applies: ")
+		fmt.Fprint(env.Stdout, "\nApply these changes to project "+flow.Printable(id)+"? Only yes applies: ")
 		answer, _ := bufio.NewReader(env.Stdin).ReadString('\n')
 		if strings.TrimSpace(answer) != "yes" {
 			return errors.New("not applied")
@@ -311,7 +312,7 @@ func planAndApply(ctx context.Context, c *client, env Env, file json.RawMessage,
 	if status == http.StatusCreated {
 		verb = "Created"
 	}
-	fmt.Fprintf(env.Stdout, "\n%s project %s: %d added, %d changed, %d removed.\n", verb, id, len(done.Add), len(done.Change), len(done.Remove))
+	fmt.Fprintf(env.Stdout, "\n%s project %s: %d added, %d changed, %d removed.\n", verb, flow.Printable(id), len(done.Add), len(done.Change), len(done.Remove))
 	return nil
 }
 
@@ -338,22 +339,24 @@ func (pr *printer) paint(colour, s string) string {
 
 func (pr *printer) plan(id string, p plan) {
 	if p.Empty() {
-		fmt.Fprintf(pr.w, "Project %s matches the file: nothing to change (%d unchanged).\n", id, p.Unchanged)
+		fmt.Fprintf(pr.w, "Project %s matches the file: nothing to change (%d unchanged).\n", flow.Printable(id), p.Unchanged)
 	} else {
-		fmt.Fprintf(pr.w, "Project %s: %d to add, %d to change, %d to remove, %d unchanged.\n\n", id, len(p.Add), len(p.Change), len(p.Remove), p.Unchanged)
+		fmt.Fprintf(pr.w, "Project %s: %d to add, %d to change, %d to remove, %d unchanged.\n\n", flow.Printable(id), len(p.Add), len(p.Change), len(p.Remove), p.Unchanged)
 	}
 	for _, group := range []struct {
 		mark, colour string
 		items        []projectfile.Item
 	}{{"+", green, p.Add}, {"~", yellow, p.Change}, {"-", red, p.Remove}} {
 		for _, it := range group.items {
-			fmt.Fprintln(pr.w, pr.paint(group.colour, group.mark+" "+strings.ReplaceAll(it.Kind, "_", " ")+" "+it.ID))
+			// What the service sends is printed with its control
+			// characters escaped: a name cannot drive the terminal.
+			fmt.Fprintln(pr.w, pr.paint(group.colour, group.mark+" "+flow.Printable(strings.ReplaceAll(it.Kind, "_", " ")+" "+it.ID)))
 			for _, f := range it.Fields {
-				fmt.Fprintln(pr.w, "    "+f)
+				fmt.Fprintln(pr.w, "    "+flow.Printable(f))
 			}
 		}
 	}
 	if len(p.MissingSecrets) > 0 {
-		fmt.Fprintf(pr.w, "\nThe vault lacks %s: set them on the project's vault page (a file never carries a value).\n", strings.Join(p.MissingSecrets, ", "))
+		fmt.Fprintf(pr.w, "\nThe vault lacks %s: set them on the project's vault page (a file never carries a value).\n", flow.Printable(strings.Join(p.MissingSecrets, ", ")))
 	}
 }

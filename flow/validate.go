@@ -382,3 +382,12 @@ func oneOf(values []string) string {
 // error status. A 1xx would leave the client waiting for the real answer,
 // and a 2xx or 3xx would read as success.
 func FailStatus(status int) bool { return status >= 400 && status <= 599 }
+
+// vaultKey is the rule of a vault entry's key (docs/vaults.md).
+var vaultKey = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,254}$`)
+
+// VaultKeyRule says what a vault key looks like, for messages.
+const VaultKeyRule = "must be 1–255 upper-case letters, digits or _, starting with a letter"
+
+// VaultKey says whether s may be a vault entry's key.
+func VaultKey(s string) bool { return vaultKey.MatchString(s) }

@@ -63,7 +63,7 @@ var stringRules = map[string]stringRule{
 	"run_status": matches(`^[1-5](xx|[0-9]{2})$`, "must be a class such as 4xx or a status such as 404"),
 	"event_type": {ok: func(s string) bool { return slices.Contains(store.EventTypes, s) },
 		msg: "must be an event type such as route_update, vault_create or member_add (see the API reference)"},
-	"vault_key": matches(`^[A-Z][A-Z0-9_]{0,254}$`, "must be 1–255 upper-case letters, digits or _, starting with a letter"),
+	"vault_key": {ok: flow.VaultKey, msg: flow.VaultKeyRule},
 	"vault_value": {ok: func(s string) bool { return len(s) >= 1 && len(s) <= 65536 },
 		msg: "must be 1 to 65,536 bytes"},
 	// A name people read in lists: no control characters (tabs, escapes, line breaks).

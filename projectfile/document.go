@@ -18,6 +18,10 @@ import (
 // Format is the layout of the document this package writes and reads.
 const Format = 1
 
+// MaxVaultKeys bounds the vault keys a file names: the keys a project's
+// routes read, not a store of its own.
+const MaxVaultKeys = 1000
+
 // Document is a project as a file. Its fields are in the order the file
 // writes them. Read from a file, a setting left out is nil (the project's
 // value stays) and a list left out is nil (read as empty).
@@ -247,8 +251,14 @@ func Decode(raw []byte) (Document, flow.Problems) {
 	twice(p, "routes", "route_path", d.Routes, func(r Route) string { return r.Method + " " + r.RoutePath })
 	twice(p, "templates", "name", d.Templates, func(t Template) string { return t.Name })
 	twice(p, "email_templates", "name", d.EmailTemplates, func(t EmailTemplate) string { return t.Name })
+	if len(d.VaultKeys) > MaxVaultKeys {
+		p["vault_keys"] = fmt.Sprintf("has %d keys: at most %d", len(d.VaultKeys), MaxVaultKeys)
+	}
 	for i, k := range d.VaultKeys {
-		if slices.Index(d.VaultKeys, k) < i {
+		switch {
+		case !flow.VaultKey(k):
+			p[fmt.Sprintf("vault_keys[%d]", i)] = flow.VaultKeyRule
+		case slices.Index(d.VaultKeys, k) < i:
 			p[fmt.Sprintf("vault_keys[%d]", i)] = "is given twice"
 		}
 	}

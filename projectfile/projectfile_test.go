@@ -82,6 +82,11 @@ func TestDecodeNamesThePath(t *testing.T) {
 		{`{"format":1,"templates":[{"id":3,"name":"t"}]}`, "templates[0].id"},
 		{`{"format":1,"email_templates":[{"name":"a","subject":"s","text":"t","html":""},{"name":"a","subject":"s","text":"t","html":""}]}`, "email_templates[1].name"},
 		{`{"format":1,"vault_keys":["A","A"]}`, "vault_keys[1]"},
+		{`{"format":1,"vault_keys":["OK","lower"]}`, "vault_keys[1]"},
+		{`{"format":1,"vault_keys":["A\r\nB"]}`, "vault_keys[0]"},
+		{`{"format":1,"vault_keys":["` + strings.Repeat("A", 300) + `"]}`, "vault_keys[0]"},
+		{`{"format":1,"vault_keys":["_A"]}`, "vault_keys[0]"},
+		{`{"format":1,"vault_keys":[` + strings.Repeat(`"K",`, 20000) + `"K"]}`, "vault_keys"},
 	}
 	for _, c := range cases {
 		_, p := Decode([]byte(c.doc))
