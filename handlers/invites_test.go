@@ -124,6 +124,15 @@ func TestInvitationsHeld(t *testing.T) {
 // mailedApp is the app delivering mail to a real SMTP server.
 func mailedApp(t *testing.T) (*testApp, *smtptest.Server) {
 	t.Helper()
+	ta, srv, _ := mailingApp(t)
+	ta.startMail(t)
+	return ta, srv
+}
+
+// mailingApp is an app whose mail goes to a test SMTP server, its mailer
+// not started yet, on the database at dbURL.
+func mailingApp(t *testing.T) (_ *testApp, _ *smtptest.Server, dbURL string) {
+	t.Helper()
 	srv := smtptest.Start(t)
 	cfg := testConfig(t)
 	s, err := config.ParseSMTPURL(srv.URL())
@@ -132,13 +141,18 @@ func mailedApp(t *testing.T) (*testApp, *smtptest.Server) {
 	}
 	s.CAFile = srv.CAFile
 	cfg.SMTP, cfg.MailFrom, cfg.PublicURL = s, "Stencil <noreply@example.com>", "https://stencil.example.com"
-	ta := newTestAppWith(t, storetest.Pool(t), cfg)
+	dbURL = storetest.URL(t)
+	ta := newTestAppWith(t, storetest.PoolOn(t, dbURL), cfg)
 	ta.root = ta.newUser(t, "root", store.RoleRoot)
+	return ta, srv, dbURL
+}
+
+// startMail runs the app's mailer until the test ends.
+func (ta *testApp) startMail(t *testing.T) {
 	ta.h.mail.Poll = 20 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go ta.h.mail.Run(ctx)
-	return ta, srv
 }
 
 var linkInMail = regexp.MustCompile(`https://stencil\.example\.com/web/(reset|invite)\?token=[A-Za-z0-9_-]+`)
@@ -345,17 +359,7 @@ func TestForgotTakesAsLong(t *testing.T) {
 // while neither the database nor a dump of it (what a backup holds)
 // contains either token.
 func TestMessagesAtRestHoldNoToken(t *testing.T) {
-	srv := smtptest.Start(t)
-	cfg := testConfig(t)
-	s, err := config.ParseSMTPURL(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.CAFile = srv.CAFile
-	cfg.SMTP, cfg.MailFrom, cfg.PublicURL = s, "Stencil <noreply@example.com>", "https://stencil.example.com"
-	dbURL := storetest.URL(t)
-	ta := newTestAppWith(t, storetest.PoolOn(t, dbURL), cfg)
-	ta.root = ta.newUser(t, "root", store.RoleRoot)
+	ta, srv, dbURL := mailingApp(t)
 	ta.newUser(t, "viewera", store.RoleViewer)
 	boss := ta.newUser(t, "boss", store.RoleAdmin)
 	ctx := context.Background()
@@ -393,10 +397,7 @@ func TestMessagesAtRestHoldNoToken(t *testing.T) {
 		t.Fatalf("the outbox: %d %s", status, body)
 	}
 	// Sent: the mails hold working links, the database and its dump none.
-	runCtx, cancel := context.WithCancel(ctx)
-	t.Cleanup(cancel)
-	ta.h.mail.Poll = 20 * time.Millisecond
-	go ta.h.mail.Run(runCtx)
+	ta.startMail(t)
 	got := srv.Wait(t, 2, 10*time.Second)
 	var tokens []string
 	reset := ""

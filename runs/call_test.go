@@ -119,18 +119,10 @@ func TestHTTPBlockCallsUpstream(t *testing.T) {
 	// what came back holds the secret, masked.
 	plan, _ := rt.Plan(context.Background(), "shop", "pay")
 	a = rt.serve(t, Request{Plan: plan, ProjectID: "shop", Path: "/x/shop/pay", Body: []byte(`{"amount":5}`), Trace: true, DryRun: true})
-	var call *CallRow
-	var traced strings.Builder
-	for _, row := range a.Trace {
-		raw, _ := json.Marshal(row)
-		traced.Write(raw)
-		if row.Call != nil {
-			call = row.Call
-		}
-	}
-	if strings.Contains(traced.String(), secret) || !strings.Contains(traced.String(), `\"echo\":\"`+engine.Mask) ||
+	traced, call := traceOf(a)
+	if strings.Contains(traced, secret) || !strings.Contains(traced, `\"echo\":\"`+engine.Mask) ||
 		call == nil || call.Method != "POST" || call.URL != up.URL+"/charges" || call.Status != 201 || call.Bytes == 0 {
-		t.Fatalf("the trace: %s", traced.String())
+		t.Fatalf("the trace: %s", traced)
 	}
 	if keys := []string{up.requests()[0].Header.Get("Idempotency-Key"), up.requests()[1].Header.Get("Idempotency-Key")}; keys[0] == keys[1] {
 		t.Fatalf("two requests to /x sent one Idempotency-Key %s", keys[0])
@@ -384,15 +376,7 @@ func TestSecretsMaskedInEverySpelling(t *testing.T) {
 		`{"type":"RETURN","depth":0,"pairs":`+pairsOf("echo", ref("res.body"))+`,"conditions":[]}`))
 	plan, _ := rt.Plan(context.Background(), "shop", "b64")
 	a := rt.serve(t, Request{Plan: plan, ProjectID: "shop", Path: "/x/shop/b64", Trace: true})
-	var call *CallRow
-	var traced strings.Builder
-	for _, row := range a.Trace {
-		raw, _ := json.Marshal(row)
-		traced.Write(raw)
-		if row.Call != nil {
-			call = row.Call
-		}
-	}
+	traced, call := traceOf(a)
 	if call == nil || call.URL != up.URL+"/v1?api_key="+engine.Mask+"&pw="+engine.Mask {
 		t.Fatalf("the call: %+v", call)
 	}
@@ -404,8 +388,8 @@ func TestSecretsMaskedInEverySpelling(t *testing.T) {
 	}
 	spellings = append(spellings, strings.TrimPrefix(base64.StdEncoding.EncodeToString([]byte("me:"+secrets[1])), "bWU6")[:12])
 	for _, s := range spellings {
-		if strings.Contains(traced.String(), s) || strings.Contains(string(a.Body), s) {
-			t.Errorf("%q shows: answer %s\ntrace %s", s, a.Body, traced.String())
+		if strings.Contains(traced, s) || strings.Contains(string(a.Body), s) {
+			t.Errorf("%q shows: answer %s\ntrace %s", s, a.Body, traced)
 		}
 	}
 	if err := rt.FlushLog(context.Background()); err != nil {
@@ -563,4 +547,18 @@ func TestUpstreamWaitsHoldAQuarterOfTheSlots(t *testing.T) {
 	if a := rt.serve(t, Request{Method: "GET", Path: "/x/shop/wait"}); a.Status != 200 {
 		t.Fatalf("after the calls ended: %d %s", a.Status, a.Body)
 	}
+}
+
+// traceOf is a traced answer's trace as JSON text, and its last call.
+func traceOf(a Answer) (string, *CallRow) {
+	var call *CallRow
+	var traced strings.Builder
+	for _, row := range a.Trace {
+		raw, _ := json.Marshal(row)
+		traced.Write(raw)
+		if row.Call != nil {
+			call = row.Call
+		}
+	}
+	return traced.String(), call
 }
