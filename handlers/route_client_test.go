@@ -122,7 +122,13 @@ func TestRouteDocumentGeneratesAWorkingClient(t *testing.T) {
 		}
 		return string(out)
 	}
-	run("go", "run", "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2", "-config", "config.yaml", "-o", "client.gen.go", "openapi.json")
+	// make unit builds oapi-codegen beforehand: its tests run where the
+	// module proxy cannot be reached (docs/testing.md).
+	if bin := os.Getenv("OAPI_CODEGEN_BIN"); bin != "" {
+		run(bin, "-config", "config.yaml", "-o", "client.gen.go", "openapi.json")
+	} else {
+		run("go", "run", "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2", "-config", "config.yaml", "-o", "client.gen.go", "openapi.json")
+	}
 	out := run("go", "run", ".", base+"/x/shop")
 
 	calls := 0
