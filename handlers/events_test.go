@@ -269,11 +269,11 @@ func TestEventPerChange(t *testing.T) {
 	if err := ta.pool.QueryRow(context.Background(), "SELECT link_key_id, link_sealed FROM outbox WHERE kind = 'reset' ORDER BY id DESC LIMIT 1").Scan(&keyID, &sealed); err != nil {
 		t.Fatal(err)
 	}
-	link, err := ta.h.keyring.Open(keyID, "", store.LinkPlace("eve@example.com"), sealed)
+	link, err := ta.h.vault.OpenLink(keyID, "", store.LinkPlace("eve@example.com"), sealed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reset := fmt.Sprintf(`{"token":%q,"new_password":"a-brand-new-one"}`, linkToken(t, string(link)))
+	reset := fmt.Sprintf(`{"token":%q,"new_password":"a-brand-new-one"}`, linkToken(t, link))
 	ok("reset", asJSONHeaders, "POST", "/user/password/reset", reset, 200, "password_reset", eveID, "")
 	refuse("reset twice", asJSONHeaders, "POST", "/user/password/reset", reset, 410)
 	var held int64

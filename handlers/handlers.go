@@ -26,7 +26,7 @@ import (
 	"stencil/mail"
 	"stencil/runs"
 	"stencil/store"
-	"stencil/vaultcrypt"
+	"stencil/vault"
 	"stencil/views"
 )
 
@@ -42,7 +42,7 @@ type Handlers struct {
 	log       *slog.Logger
 	assets    *assets
 	api       *apiDoc
-	keyring   *vaultcrypt.Keyring
+	vault     *vault.Vault // seals and opens every secret
 	hash      hasher
 	csrf      struct {
 		key         []byte // signs visitors' CSRF tokens
@@ -82,7 +82,7 @@ type Parts struct {
 	Metrics      *Metrics
 	Runs         *runs.Service
 	Mail         *mail.Mailer
-	Keyring      *vaultcrypt.Keyring
+	Vault        *vault.Vault
 }
 
 // New builds the handlers on parts. It fails when the embedded API
@@ -97,7 +97,7 @@ func New(cfg config.Config, parts Parts, log *slog.Logger) (*Handlers, error) {
 		return nil, err
 	}
 	h := &Handlers{cfg: cfg, jwts: auth.NewJWTVerifier(cfg.JWTSecret), store: parts.Store, probe: parts.Probe, metrics: parts.Metrics,
-		sessions: newSessions(parts.Store.Sessions(), cfg.Production), log: log, assets: a, api: api, keyring: parts.Keyring,
+		sessions: newSessions(parts.Store.Sessions(), cfg.Production), log: log, assets: a, api: api, vault: parts.Vault,
 		runs: parts.Runs, mail: parts.Mail}
 	h.hash.params, h.hash.slots, h.hash.wait = auth.DefaultPasswordParams, make(chan struct{}, max(2, runtime.NumCPU())), defaultHashWait
 	h.hash.memoryLimit = debug.SetMemoryLimit(-1)

@@ -31,6 +31,7 @@ import (
 	"stencil/runs"
 	"stencil/store"
 	"stencil/store/storetest"
+	"stencil/vault"
 	"stencil/vaultcrypt"
 )
 
@@ -121,14 +122,15 @@ func newTestAppPools(t testing.TB, pools testPools, cfg config.Config) *testApp 
 	if err != nil {
 		t.Fatal(err)
 	}
-	mailer, err := mail.New(st, cfg, keyring, log)
+	metrics := NewMetrics(st)
+	secrets := vault.New(vault.Config{Store: st, Keyring: keyring, Versions: cfg.VaultVersions, Reads: metrics.VaultReads})
+	mailer, err := mail.New(st, cfg, secrets, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	metrics := NewMetrics(st)
-	runner := runs.New(runs.Config{Store: st, Reads: st, Tx: runTx, TxConns: txConns, Keyring: keyring, MailStatus: mailer.Status,
-		MailBacklog: cfg.MailBacklog, Concurrency: cfg.RunConcurrency, Memory: cfg.RunMemory, VaultRead: metrics.VaultRead("route"), Logged: metrics.RunsLogged, Log: log})
-	h, err := New(cfg, Parts{Store: st, Probe: probe, Metrics: metrics, Runs: runner, Mail: mailer, Keyring: keyring}, log)
+	runner := runs.New(runs.Config{Store: st, Reads: st, Tx: runTx, TxConns: txConns, Vault: secrets, MailStatus: mailer.Status,
+		MailBacklog: cfg.MailBacklog, Concurrency: cfg.RunConcurrency, Memory: cfg.RunMemory, Logged: metrics.RunsLogged, Log: log})
+	h, err := New(cfg, Parts{Store: st, Probe: probe, Metrics: metrics, Runs: runner, Mail: mailer, Vault: secrets}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

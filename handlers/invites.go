@@ -74,11 +74,11 @@ func (h *Handlers) invitationLinks(list []store.Invitation) map[int64]string {
 		return links
 	}
 	for _, v := range list {
-		if v.LinkKeyID == nil || !h.keyring.Has(*v.LinkKeyID) {
+		if v.LinkKeyID == nil {
 			continue
 		}
-		if token, err := h.keyring.Open(*v.LinkKeyID, v.ProjectID, invitationPlace(v.Email), v.LinkSealed); err == nil {
-			links[v.ID] = h.link("/web/invite", url.Values{"token": {string(token)}})
+		if token, err := h.vault.OpenLink(*v.LinkKeyID, v.ProjectID, invitationPlace(v.Email), v.LinkSealed); err == nil {
+			links[v.ID] = h.link("/web/invite", url.Values{"token": {token}})
 		}
 	}
 	return links
@@ -143,14 +143,14 @@ func (h *Handlers) projectInvite(c *fiber.Ctx) error {
 	v := store.Invitation{ProjectID: p.ID, Email: in.Email, Role: in.Role, InvitedBy: &me.ID}
 	if h.mail.Held() {
 		// Kept sealed for the project's page to show again until used.
-		keyID, sealed, err := h.keyring.Seal(p.ID, invitationPlace(in.Email), []byte(token))
+		keyID, sealed, err := h.vault.SealLink(p.ID, invitationPlace(in.Email), token)
 		if err != nil {
 			return err
 		}
 		v.LinkKeyID, v.LinkSealed = &keyID, sealed
 	}
 	// The message keeps its link sealed until it is sent (docs/mail.md).
-	linkKey, linkSealed, err := h.keyring.Seal(p.ID, store.LinkPlace(in.Email), []byte(link))
+	linkKey, linkSealed, err := h.vault.SealLink(p.ID, store.LinkPlace(in.Email), link)
 	if err != nil {
 		return err
 	}
@@ -362,7 +362,7 @@ func (h *Handlers) passwordForgot(c *fiber.Ctx) error {
 		HTML: "<p>Hello {username},</p><p>Someone asked to reset the password of your Stencil account. <a href=\"" +
 			store.LinkMarker + "\">Choose a new one</a> (the link works once, for an hour).</p><p>If it was not you, ignore this message: your password stays as it is.</p>"}
 	var err error
-	if m.LinkKeyID, m.LinkSealed, err = h.keyring.Seal("", store.LinkPlace(in.Email), []byte(link)); err != nil {
+	if m.LinkKeyID, m.LinkSealed, err = h.vault.SealLink("", store.LinkPlace(in.Email), link); err != nil {
 		return err
 	}
 	locked, found, err := h.store.RequestPasswordReset(ctx, []store.LoginLimit{

@@ -127,10 +127,9 @@ func (p poolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(poolWaitSec, prometheus.CounterValue, s.EmptyAcquireWaitTime().Seconds())
 }
 
-// VaultRead is a function that counts one vault value read on channel.
-func (m *Metrics) VaultRead(channel string) func() {
-	c := m.vaultReads.WithLabelValues(channel)
-	return c.Inc
+// VaultReads counts n vault values read on channel (vault.Config.Reads).
+func (m *Metrics) VaultReads(channel string, n int) {
+	m.vaultReads.WithLabelValues(channel).Add(float64(n))
 }
 
 // RunsLogged counts runs at /x once the run log has them (off the

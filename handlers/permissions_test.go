@@ -87,16 +87,11 @@ func (ta *testApp) putTemplate(t testing.TB, doc string, by store.User) int64 {
 	return st.ID
 }
 
-// putSecret stores a vault entry directly, sealed with the app's keyring.
+// putSecret stores a vault entry directly, through the app's vault.
 func (ta *testApp) putSecret(t testing.TB, project, key, value string, by store.User) {
 	t.Helper()
-	e := store.VaultEntry{ProjectID: project, Key: key}
-	var err error
-	if e.KeyID, e.Sealed, err = ta.h.keyring.Seal(project, key, []byte(value)); err != nil {
-		t.Fatal(err)
-	}
 	ev := store.VaultAccess{UserID: &by.ID, Username: by.Username, ProjectID: project, Key: key, Channel: "api"}
-	if err := ta.h.store.CreateVaultEntry(context.Background(), &e, ev); err != nil {
+	if _, err := ta.h.vault.Create(context.Background(), project, key, value, ev); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -67,11 +67,8 @@ func (h *Handlers) vaultCreate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	e := store.VaultEntry{ProjectID: in.ProjectID, Key: in.Key}
-	if e.KeyID, e.Sealed, err = h.keyring.Seal(in.ProjectID, in.Key, []byte(in.Value)); err != nil {
-		return err
-	}
-	if err := h.store.CreateVaultEntry(c.UserContext(), &e, vaultAccess(c, in.ProjectID, in.Key)); err != nil {
+	e, err := h.vault.Create(c.UserContext(), in.ProjectID, in.Key, in.Value, vaultAccess(c, in.ProjectID, in.Key))
+	if err != nil {
 		return h.vaultFormError(c, err, in.ProjectID)
 	}
 	// In the page: a fresh form, the table refreshed where the user is.
@@ -112,19 +109,13 @@ func (h *Handlers) vaultList(c *fiber.Ctx) error {
 		_, _, err := h.store.ListVaultEntries(c.UserContext(), q.ProjectID, page, nil)
 		return err // no values returned: none read, none logged
 	}
-	entries, total, err := h.store.ListVaultEntries(c.UserContext(), q.ProjectID, page, &ev)
+	entries, values, total, err := h.vault.List(c.UserContext(), q.ProjectID, page, ev)
 	if err != nil {
 		return err
 	}
-	h.metrics.vaultReads.WithLabelValues(ev.Channel).Add(float64(len(entries)))
 	dtos := make([]vaultEntryDTO, len(entries))
 	for i, e := range entries {
-		value, err := h.keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
-		if err != nil {
-			return err
-		}
-		v := string(value)
-		dtos[i] = newVaultEntryDTO(e, &v)
+		dtos[i] = newVaultEntryDTO(e, &values[i])
 	}
 	return h.respond(c, Reply{Data: dtos, Amount: &total})
 }
@@ -154,25 +145,12 @@ func (h *Handlers) vaultShow(c *fiber.Ctx) error {
 		_, err := h.store.VaultEntryInfo(c.UserContext(), q.ProjectID, q.Key)
 		return err
 	}
-	e, v, err := h.readVaultValue(c, q.ProjectID, q.Key)
+	e, v, err := h.vault.Read(c.UserContext(), q.ProjectID, q.Key, vaultAccess(c, q.ProjectID, q.Key))
 	if err != nil {
 		return err
 	}
 	view := vaultEntryView{Base: h.base(c, e.Key), Entry: e, Value: v}
 	return h.respond(c, Reply{Data: newVaultEntryDTO(e, &v), Page: "vault/entry", Fragment: "vault/revealed", View: view})
-}
-
-// readVaultValue reads entry key of project for the caller, the read logged
-// before the value is opened.
-func (h *Handlers) readVaultValue(c *fiber.Ctx, project, key string) (store.VaultEntry, string, error) {
-	ev := vaultAccess(c, project, key)
-	e, err := h.store.ReadVaultEntry(c.UserContext(), project, key, ev)
-	if err != nil {
-		return e, "", err
-	}
-	h.metrics.vaultReads.WithLabelValues(ev.Channel).Inc()
-	value, err := h.keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
-	return e, string(value), err
 }
 
 // vaultUpdate answers PATCH /vault/update; the key never changes.
@@ -184,12 +162,8 @@ func (h *Handlers) vaultUpdate(c *fiber.Ctx) error {
 	if _, err := h.member(c, in.ProjectID); err != nil {
 		return err
 	}
-	e := store.VaultEntry{ProjectID: in.ProjectID, Key: in.Key}
-	var err error
-	if e.KeyID, e.Sealed, err = h.keyring.Seal(in.ProjectID, in.Key, []byte(in.Value)); err != nil {
-		return err
-	}
-	if err := h.store.UpdateVaultEntry(c.UserContext(), &e, vaultAccess(c, in.ProjectID, in.Key), h.cfg.VaultVersions); err != nil {
+	e, err := h.vault.Update(c.UserContext(), in.ProjectID, in.Key, in.Value, vaultAccess(c, in.ProjectID, in.Key))
+	if err != nil {
 		return err
 	}
 	h.flash(c, "success", "Value of "+e.Key+" updated.")

@@ -71,7 +71,7 @@ func (h *Handlers) vaultImport(c *fiber.Ctx) error {
 	}
 	out := vaultImportDTO{Added: []string{}, Changed: []string{}, Unchanged: []string{}, Deleted: []string{}, Invalid: []invalidEnvKey{}, reasons: map[string]string{}}
 	ev := vaultAccess(c, in.ProjectID, "")
-	_, err = h.store.ImportVault(c.UserContext(), in.ProjectID, ev, h.cfg.VaultVersions, in.DryRun, func(live map[string]store.VaultEntry) (store.VaultImport, error) {
+	_, err = h.vault.Import(c.UserContext(), in.ProjectID, ev, in.DryRun, func(live map[string]store.VaultEntry) (store.VaultImport, error) {
 		return h.importEnv(in, parsed, live, &out)
 	})
 	if errors.Is(err, errImportInvalid) {
@@ -118,7 +118,7 @@ func (h *Handlers) importEnv(in vaultImportInput, parsed map[string]string, live
 		if !ok {
 			out.Added = append(out.Added, k)
 			if !in.DryRun {
-				sealed, err := h.sealed(in.ProjectID, k, value)
+				sealed, err := h.vault.Seal(in.ProjectID, k, value)
 				if err != nil {
 					return im, err
 				}
@@ -126,18 +126,18 @@ func (h *Handlers) importEnv(in vaultImportInput, parsed map[string]string, live
 			}
 			continue
 		}
-		old, err := h.keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
+		old, err := h.vault.Open(e)
 		if err != nil {
 			return im, err
 		}
 		im.Read = append(im.Read, k)
-		if string(old) == value {
+		if old == value {
 			out.Unchanged = append(out.Unchanged, k)
 			continue
 		}
 		out.Changed = append(out.Changed, k)
 		if !in.DryRun {
-			sealed, err := h.sealed(in.ProjectID, k, value)
+			sealed, err := h.vault.Seal(in.ProjectID, k, value)
 			if err != nil {
 				return im, err
 			}
@@ -166,14 +166,6 @@ func (o *vaultImportDTO) invalid(key, reason string) {
 }
 
 var errImportInvalid = errors.New("the file has invalid keys")
-
-// sealed seals value as the entry key of project.
-func (h *Handlers) sealed(project, key, value string) (store.VaultEntry, error) {
-	e := store.VaultEntry{ProjectID: project, Key: key}
-	var err error
-	e.KeyID, e.Sealed, err = h.keyring.Seal(project, key, []byte(value))
-	return e, err
-}
 
 type vaultImportView struct {
 	Base
@@ -211,17 +203,9 @@ func (h *Handlers) vaultExport(c *fiber.Ctx) error {
 	if c.Method() == fiber.MethodHead {
 		return nil // no value is returned, so none is read or logged (docs/vaults.md)
 	}
-	entries, err := h.store.ExportVault(c.UserContext(), q.ProjectID, vaultAccess(c, q.ProjectID, ""))
+	values, err := h.vault.Export(c.UserContext(), q.ProjectID, vaultAccess(c, q.ProjectID, ""))
 	if err != nil {
 		return err
-	}
-	values := make(map[string]string, len(entries))
-	for _, e := range entries {
-		v, err := h.keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
-		if err != nil {
-			return err
-		}
-		values[e.Key] = string(v)
 	}
 	return c.SendString(dotenv.Format(values))
 }

@@ -171,7 +171,7 @@ func (h *Handlers) vaultRow(c *fiber.Ctx) error {
 	}
 	// Editing starts from the current value: it is read, and the read
 	// logged, only now that Edit was pressed.
-	e, value, err := h.readVaultValue(c, q.ProjectID, q.Key)
+	e, value, err := h.vault.Read(c.UserContext(), q.ProjectID, q.Key, vaultAccess(c, q.ProjectID, q.Key))
 	if err != nil {
 		return err
 	}

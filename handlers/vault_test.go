@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"stencil/store"
+	"stencil/store/storetest"
 )
 
 func TestVaultPermissionTable(t *testing.T) {
@@ -41,7 +42,17 @@ func TestVaultPermissionTable(t *testing.T) {
 // ADMIN, and keeper's API headers.
 func vaultApp(t *testing.T) (*testApp, store.User, map[string]string) {
 	t.Helper()
-	ta := newTestApp(t)
+	return vaultAppKeeping(t, testConfig(t).VaultVersions)
+}
+
+// vaultAppKeeping is vaultApp whose entries keep versions older values
+// (VAULT_VERSIONS).
+func vaultAppKeeping(t *testing.T, versions int) (*testApp, store.User, map[string]string) {
+	t.Helper()
+	cfg := testConfig(t)
+	cfg.VaultVersions = versions
+	ta := newTestAppWith(t, storetest.Pool(t), cfg)
+	ta.root = ta.newUser(t, "root", store.RoleRoot)
 	keeper := ta.newUser(t, "keeper", store.RoleAdmin)
 	p := store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}
 	if err := ta.h.store.CreateProject(context.Background(), &p, keeper.ID); err != nil {

@@ -53,7 +53,7 @@ func (h *Handlers) vaultVersionList(c *fiber.Ctx) error {
 	for i, v := range list {
 		dtos[i] = vaultVersionDTO(v)
 	}
-	view := vaultVersionsView{Base: h.base(c, "Versions · "+q.Key), Project: p, Key: q.Key, Versions: dtos, Keep: h.cfg.VaultVersions,
+	view := vaultVersionsView{Base: h.base(c, "Versions · "+q.Key), Project: p, Key: q.Key, Versions: dtos, Keep: h.vault.Versions(),
 		Query: template.URL("project_id=" + url.QueryEscape(p.ID) + "&key=" + url.QueryEscape(q.Key))}
 	return h.respond(c, Reply{Data: dtos, Page: "vault/versions", View: view})
 }
@@ -79,21 +79,14 @@ func (h *Handlers) vaultVersionShow(c *fiber.Ctx, q vaultReadQuery) error {
 	if _, err := h.member(c, q.ProjectID); err != nil {
 		return err
 	}
-	ev := vaultAccess(c, q.ProjectID, q.Key)
 	n := *q.Version
-	e, err := h.store.ReadVaultVersion(c.UserContext(), q.ProjectID, q.Key, n, ev)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("vault entry %s has no version %d", quote(q.Key), n))
-		}
-		return err
+	e, v, err := h.vault.ReadVersion(c.UserContext(), q.ProjectID, q.Key, n, vaultAccess(c, q.ProjectID, q.Key))
+	if errors.Is(err, store.ErrNotFound) {
+		return fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("vault entry %s has no version %d", quote(q.Key), n))
 	}
-	h.metrics.vaultReads.WithLabelValues(ev.Channel).Inc()
-	value, err := h.keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
 	if err != nil {
 		return err
 	}
-	v := string(value)
 	return h.respond(c, Reply{Data: newVaultEntryDTO(e, &v), Fragment: "vault/version_value",
 		View: vaultVersionValueView{Entry: e, Version: n, Value: v}})
 }
@@ -114,7 +107,7 @@ func (h *Handlers) vaultRestore(c *fiber.Ctx) error {
 	if _, err := h.member(c, in.ProjectID); err != nil {
 		return err
 	}
-	e, err := h.store.RestoreVaultVersion(c.UserContext(), in.ProjectID, in.Key, in.Version, vaultAccess(c, in.ProjectID, in.Key), h.cfg.VaultVersions)
+	e, err := h.vault.Restore(c.UserContext(), in.ProjectID, in.Key, in.Version, vaultAccess(c, in.ProjectID, in.Key))
 	if errors.Is(err, store.ErrNotFound) {
 		if _, err := h.store.VaultEntryInfo(c.UserContext(), in.ProjectID, in.Key); err != nil {
 			return vaultNotFound(err, in.Key)

@@ -22,7 +22,7 @@ import (
 	"stencil/engine"
 	"stencil/flow"
 	"stencil/store"
-	"stencil/vaultcrypt"
+	"stencil/vault"
 )
 
 // Mailer delivers the outbox: every instance runs one, and they never take
@@ -34,8 +34,8 @@ type Mailer struct {
 	rate   int
 	log    *slog.Logger
 	tls    *tls.Config
-	// keyring opens the one-time links of the platform's messages.
-	keyring *vaultcrypt.Keyring
+	// vault opens the one-time links of the platform's messages.
+	vault *vault.Vault
 
 	// Batch is how many messages a round takes; Lease how long a taken
 	// message is this instance's; Backoff and MaxBackoff the first and the
@@ -59,10 +59,10 @@ type Mailer struct {
 	limiters map[string]*rate.Limiter // by project
 }
 
-// New returns the mailer of cfg's server (nil: mail is held); keyring
+// New returns the mailer of cfg's server (nil: mail is held); secrets
 // opens the links the platform's messages keep sealed.
-func New(st *store.Store, cfg config.Config, keyring *vaultcrypt.Keyring, log *slog.Logger) (*Mailer, error) {
-	m := &Mailer{store: st, server: cfg.SMTP, from: cfg.MailFrom, rate: cfg.MailRate, log: log, keyring: keyring,
+func New(st *store.Store, cfg config.Config, secrets *vault.Vault, log *slog.Logger) (*Mailer, error) {
+	m := &Mailer{store: st, server: cfg.SMTP, from: cfg.MailFrom, rate: cfg.MailRate, log: log, vault: secrets,
 		Batch: 250, Lease: cfg.MailLease, Backoff: 30 * time.Second, MaxBackoff: time.Hour, GiveUp: 24 * time.Hour, Poll: time.Second,
 		wake: make(chan struct{}, 1), limiters: map[string]*rate.Limiter{}}
 	if m.server == nil {
@@ -354,19 +354,19 @@ func (m *Mailer) withLink(e store.Email, r Message) (text, htmlBody string, err 
 	if !strings.Contains(r.Text+r.HTML, store.LinkMarker) || e.Kind == store.EmailOfRoute {
 		return r.Text, r.HTML, nil
 	}
-	if e.LinkKeyID == nil || m.keyring == nil || len(e.Recipients) != 1 {
+	if e.LinkKeyID == nil || m.vault == nil || len(e.Recipients) != 1 {
 		return "", "", errors.New("its one-time link was removed; ask for a new one")
 	}
 	project := ""
 	if e.ProjectID != nil {
 		project = *e.ProjectID
 	}
-	link, err := m.keyring.Open(*e.LinkKeyID, project, store.LinkPlace(e.Recipients[0]), e.LinkSealed)
+	link, err := m.vault.OpenLink(*e.LinkKeyID, project, store.LinkPlace(e.Recipients[0]), e.LinkSealed)
 	if err != nil {
 		return "", "", fmt.Errorf("its one-time link cannot be opened: %w", err)
 	}
-	return strings.ReplaceAll(r.Text, store.LinkMarker, string(link)),
-		strings.ReplaceAll(r.HTML, store.LinkMarker, html.EscapeString(string(link))), nil
+	return strings.ReplaceAll(r.Text, store.LinkMarker, link),
+		strings.ReplaceAll(r.HTML, store.LinkMarker, html.EscapeString(link)), nil
 }
 
 // errLeaseEnds puts back a message its round had no time left to send:

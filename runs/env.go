@@ -184,16 +184,11 @@ func (e *runEnv) Vault(ctx context.Context, key string) (string, error) {
 	if e.caller != nil {
 		ev.UserID, ev.Username, ev.TokenID = &e.caller.User.ID, e.caller.User.Username, e.caller.TokenID
 	}
-	entry, err := e.s.store.ReadVaultEntry(ctx, e.project, key, ev)
+	_, value, err := e.s.vault.Read(ctx, e.project, key, ev)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", engine.ErrNoVaultKey
 	}
-	if err != nil {
-		return "", err
-	}
-	e.s.vaultRead()
-	value, err := e.s.keyring.Open(entry.KeyID, entry.ProjectID, entry.Key, entry.Sealed)
-	return string(value), err
+	return value, err
 }
 
 func (e *runEnv) Queue(ctx context.Context, m engine.Email) error {

@@ -17,6 +17,7 @@ import (
 	"stencil/flow"
 	"stencil/store"
 	"stencil/store/storetest"
+	"stencil/vault"
 	"stencil/vaultcrypt"
 )
 
@@ -28,7 +29,7 @@ type testRuntime struct {
 	*Service
 	st      *store.Store
 	pool    *pgxpool.Pool
-	keyring *vaultcrypt.Keyring
+	secrets *vault.Vault
 	root    store.User
 	logs    *bytes.Buffer
 }
@@ -44,9 +45,10 @@ func newTestRuntime(t testing.TB) *testRuntime {
 		t.Fatal(err)
 	}
 	logs := &bytes.Buffer{}
-	svc := New(Config{Store: st, Reads: st, Tx: st, TxConns: 16, Keyring: keyring, MailStatus: func() string { return store.EmailHeld },
+	secrets := vault.New(vault.Config{Store: st, Keyring: keyring, Versions: 10})
+	svc := New(Config{Store: st, Reads: st, Tx: st, TxConns: 16, Vault: secrets, MailStatus: func() string { return store.EmailHeld },
 		MailBacklog: 10_000, Concurrency: 256, Memory: 256 << 20, Log: slog.New(slog.NewTextHandler(logs, nil))})
-	rt := &testRuntime{Service: svc, st: st, pool: pool, keyring: keyring, logs: logs}
+	rt := &testRuntime{Service: svc, st: st, pool: pool, secrets: secrets, logs: logs}
 	ctx := context.Background()
 	rt.root = store.User{Username: "root", Email: "root@example.com", Role: store.RoleRoot, FirstName: "R", LastName: "Oot", PasswordHash: "x"}
 	if err := st.CreateUser(ctx, &rt.root); err != nil {
@@ -93,12 +95,7 @@ func (rt *testRuntime) route(t testing.TB, doc string) {
 // vault puts key = value in project shop's vault.
 func (rt *testRuntime) vault(t *testing.T, key, value string) {
 	t.Helper()
-	e := store.VaultEntry{ProjectID: "shop", Key: key, CreatedBy: &rt.root.ID, UpdatedBy: &rt.root.ID}
-	var err error
-	if e.KeyID, e.Sealed, err = rt.keyring.Seal("shop", key, []byte(value)); err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.st.CreateVaultEntry(context.Background(), &e, store.VaultAccess{ProjectID: "shop", Key: key, UserID: &rt.root.ID, Channel: "api"}); err != nil {
+	if _, err := rt.secrets.Create(context.Background(), "shop", key, value, store.VaultAccess{ProjectID: "shop", Key: key, UserID: &rt.root.ID, Channel: "api"}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -23,7 +23,7 @@ import (
 
 	"stencil/engine"
 	"stencil/store"
-	"stencil/vaultcrypt"
+	"stencil/vault"
 )
 
 // Config is what a Service is built from: the pools and the parts main
@@ -37,7 +37,8 @@ type Config struct {
 	// holds at most half of it).
 	Reads, Tx *store.Store
 	TxConns   int
-	Keyring   *vaultcrypt.Keyring
+	// Vault reads the entries VAULT blocks name (and counts the reads).
+	Vault *vault.Vault
 	// MailStatus is the status a queued message starts in (held or
 	// queued); MailBacklog bounds a project's queued route mail.
 	MailStatus  func() string
@@ -54,20 +55,17 @@ type Config struct {
 	// Logged, when set, is told of the runs the run log has written.
 	NoStats bool
 	Logged  func([]store.Run)
-	// VaultRead, when set, counts a vault read of a run.
-	VaultRead func()
-	Log       *slog.Logger
+	Log     *slog.Logger
 }
 
 // Service runs routes. Its zero value is not usable: make one with New.
 type Service struct {
-	store   *store.Store
-	reads   *store.Store
-	tx      *store.Store
-	keyring *vaultcrypt.Keyring
+	store *store.Store
+	reads *store.Store
+	tx    *store.Store
+	vault *vault.Vault
 
 	mailStatus func() string
-	vaultRead  func()
 
 	// Limits bound every run, and MailBacklog a project's queued route
 	// mail; tests may lower them.
@@ -92,17 +90,13 @@ type Service struct {
 func New(cfg Config) *Service {
 	limits := engine.DefaultLimits
 	limits.Shared = engine.NewBudget(cfg.Memory)
-	vaultRead := cfg.VaultRead
-	if vaultRead == nil {
-		vaultRead = func() {}
-	}
 	if cfg.EgressConcurrency <= 0 {
 		cfg.EgressConcurrency = 256 // EGRESS_CONCURRENCY's default
 	}
 	egressSlots := NewSlots(cfg.EgressConcurrency)
 	egressSlots.Wait, egressSlots.Queue = limits.Time, math.MaxInt64 // every run waits, within its time
-	return &Service{client: cfg.Egress, egress: egressSlots, store: cfg.Store, reads: cfg.Reads, tx: cfg.Tx, keyring: cfg.Keyring,
-		mailStatus: cfg.MailStatus, MailBacklog: cfg.MailBacklog, vaultRead: vaultRead, Limits: limits,
+	return &Service{client: cfg.Egress, egress: egressSlots, store: cfg.Store, reads: cfg.Reads, tx: cfg.Tx, vault: cfg.Vault,
+		mailStatus: cfg.MailStatus, MailBacklog: cfg.MailBacklog, Limits: limits,
 		table: newTable(cfg.Store, cfg.Log), log: newLogWriter(cfg.Store, !cfg.NoStats, cfg.Logged, cfg.Log), Slots: NewSlots(cfg.Concurrency),
 		txSlots: newProjectSlots(max(1, cfg.TxConns/2)), upstream: newProjectSlots(max(1, cfg.Concurrency/4)), Batches: newBatches()}
 }

@@ -29,6 +29,7 @@ import (
 	"stencil/runs"
 	"stencil/store"
 	"stencil/store/localpg"
+	"stencil/vault"
 	"stencil/vaultcrypt"
 )
 
@@ -274,7 +275,9 @@ type pools struct{ probe, runReads, runTx *pgxpool.Pool }
 // going until ctx ends: following route changes made on other instances,
 // writing the run log, delivering mail.
 func newHandlers(ctx context.Context, cfg config.Config, st *store.Store, keyring *vaultcrypt.Keyring, p pools, self []netip.AddrPort, log *slog.Logger) (*handlers.Handlers, error) {
-	mailer, err := mail.New(st, cfg, keyring, log)
+	metrics := handlers.NewMetrics(st)
+	secrets := vault.New(vault.Config{Store: st, Keyring: keyring, Versions: cfg.VaultVersions, Reads: metrics.VaultReads})
+	mailer, err := mail.New(st, cfg, secrets, log)
 	if err != nil {
 		return nil, err
 	}
@@ -282,11 +285,10 @@ func newHandlers(ctx context.Context, cfg config.Config, st *store.Store, keyrin
 	if err != nil {
 		return nil, err
 	}
-	metrics := handlers.NewMetrics(st)
 	runner := runs.New(runs.Config{Store: st, Reads: store.New(p.runReads), Tx: store.New(p.runTx), TxConns: int(p.runTx.Config().MaxConns),
-		Keyring: keyring, MailStatus: mailer.Status, MailBacklog: cfg.MailBacklog, Concurrency: cfg.RunConcurrency, Memory: cfg.RunMemory,
-		VaultRead: metrics.VaultRead("route"), Egress: guard.Client(), EgressConcurrency: cfg.EgressConcurrency, NoStats: !cfg.RouteStats, Logged: metrics.RunsLogged, Log: log})
-	h, err := handlers.New(cfg, handlers.Parts{Store: st, Probe: store.New(p.probe), Metrics: metrics, Runs: runner, Mail: mailer, Keyring: keyring}, log)
+		Vault: secrets, MailStatus: mailer.Status, MailBacklog: cfg.MailBacklog, Concurrency: cfg.RunConcurrency, Memory: cfg.RunMemory,
+		Egress: guard.Client(), EgressConcurrency: cfg.EgressConcurrency, NoStats: !cfg.RouteStats, Logged: metrics.RunsLogged, Log: log})
+	h, err := handlers.New(cfg, handlers.Parts{Store: st, Probe: store.New(p.probe), Metrics: metrics, Runs: runner, Mail: mailer, Vault: secrets}, log)
 	if err != nil {
 		return nil, err
 	}
@@ -382,29 +384,17 @@ func rotateVault(ctx context.Context, cfg config.Config, dbURL string, log *slog
 	if err != nil {
 		return err
 	}
-	reseal := func(e store.VaultEntry) (string, []byte, error) {
-		value, err := keyring.Open(e.KeyID, e.ProjectID, e.Key, e.Sealed)
-		if err != nil {
-			return "", nil, fmt.Errorf("%s/%s: %w", e.ProjectID, e.Key, err)
-		}
-		return keyring.Seal(e.ProjectID, e.Key, value)
-	}
-	total := 0
-	for {
-		n, err := st.ResealVaultBatch(ctx, keyring.Active(), 500, reseal)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			break
-		}
-		total += n
+	secrets := vault.New(vault.Config{Store: st, Keyring: keyring, Versions: cfg.VaultVersions})
+	total, err := secrets.Rotate(ctx, 500, func(n, total int) {
 		log.Info("vault rotate: batch re-encrypted", "entries", n, "total", total)
+	})
+	if err != nil {
+		return err
 	}
 	ids, err := st.VaultKeyIDs(ctx)
 	if err != nil {
 		return err
 	}
-	log.Info("vault rotate: done", "entries", total, "active_key", keyring.Active(), "key_ids_in_use", strings.Join(ids, ","))
+	log.Info("vault rotate: done", "entries", total, "active_key", secrets.ActiveKey(), "key_ids_in_use", strings.Join(ids, ","))
 	return nil
 }
