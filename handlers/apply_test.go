@@ -34,6 +34,7 @@ const variableTemplate = `{"name":%q,"description":"d","method":"GET","route_id"
 // (docs/routes.md rule 6), null values take the default, a placeholder delimiter
 // is a valid template.
 func TestApplyMakesOnlyValidRoutes(t *testing.T) {
+	t.Parallel()
 	ta, _, h := vaultApp(t)
 	id := saveTemplate(t, ta, h, fmt.Sprintf(variableTemplate, "vars"))
 	apply := func(values string) string {
@@ -59,6 +60,7 @@ func TestApplyMakesOnlyValidRoutes(t *testing.T) {
 // applied with a 40 KB value, is refused while substituting — not after
 // building 800 MB.
 func TestApplyStaysSmall(t *testing.T) {
+	t.Parallel()
 	ta, _, h := vaultApp(t)
 	doc := fmt.Sprintf(`{"name":"big","description":"d","method":"GET","route_id":"r","route_path":"/r",
 		"variables":[{"key":"col","description":"c"}],
@@ -77,6 +79,7 @@ func TestApplyStaysSmall(t *testing.T) {
 // TestLintStaysSmall: documents over 1 MiB are 413 for every role, and the
 // warnings of a document with many faults are capped.
 func TestLintStaysSmall(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	viewer := as(ta.token(t, ta.newUser(t, "viewer", "VIEWER")))
 	var blocks []string
@@ -109,6 +112,7 @@ func jsonRequest(method, path, body string, headers map[string]string) *http.Req
 // TestListedTemplatesAreWhole: a template in a list, whose document passes
 // through undecoded, is the same JSON value as the template fetched alone.
 func TestListedTemplatesAreWhole(t *testing.T) {
+	t.Parallel()
 	ta, _, h := vaultApp(t)
 	id := saveTemplate(t, ta, h, fetchByID("whole", ptr("shop")))
 	_, one := ta.do(t, jsonRequest("GET", fmt.Sprintf("/route/template/fetch/one?id=%d", id), "", h))
@@ -129,6 +133,7 @@ func TestListedTemplatesAreWhole(t *testing.T) {
 // TestLargeTemplatesAreCachedByVersion: a large template is applied from its
 // decoded copy while its version stands, and never after it changed.
 func TestLargeTemplatesAreCachedByVersion(t *testing.T) {
+	t.Parallel()
 	ta, _, h := vaultApp(t)
 	blocks := strings.TrimSuffix(strings.Repeat(`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"{col}"},`, 1500), ",")
 	doc := func(routeID string) string {

@@ -14,6 +14,7 @@ import (
 // browser form of the router answers it without a 5xx, as a page or as the
 // envelope, never a panic.
 func TestPagesTakeBearerTokens(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	status, body := ta.call(t, "POST", "/pat/create", `{"name":"pages"}`, h)
 	var env struct{ Data struct{ Token string } }

@@ -10,6 +10,7 @@ import (
 )
 
 func TestCollectionsAPI(t *testing.T) {
+	t.Parallel()
 	ta, h := templateApp(t) // an AUTHOR member of project shop
 	admin := ta.newUser(t, "boss", store.RoleAdmin)
 	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID); err != nil {
@@ -100,6 +101,7 @@ func TestCollectionsAPI(t *testing.T) {
 // TestCollectionPages: the pages, and a record typed into the form as JSON
 // whose faults are named beside the box.
 func TestCollectionPages(t *testing.T) {
+	t.Parallel()
 	ta, _ := templateApp(t)
 	ctx := context.Background()
 	if err := ta.h.store.CreateCollection(ctx, &store.Collection{ProjectID: "shop", ID: "books", Name: "Books"}, 1); err != nil {

@@ -21,6 +21,7 @@ import (
 // gzip-encoded as the caller accepts, and decode to the plain answer;
 // answers that carry a secret never are.
 func TestAnswersAreCompressed(t *testing.T) {
+	t.Parallel()
 	ta, _, h := vaultApp(t)
 	ta.expectStatus(t, "create", "POST", "/vault/create", `{"project_id":"shop","key":"K","value":"v"}`, h, 201)
 	get := func(path, encoding string, headers map[string]string) (*http.Response, []byte) {
@@ -116,6 +117,7 @@ func TestAnswersAreCompressed(t *testing.T) {
 // TestStaticLifetimes: a file linked by its content hash is kept a year;
 // the same file by another URL is checked on each use.
 func TestStaticLifetimes(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	ta.h.cfg.Production = true
 	app := ta.h.App()
@@ -154,6 +156,7 @@ func TestStaticLifetimes(t *testing.T) {
 // per encoding however many ask; a HEAD and a caller that accepts neither
 // get the file as it is.
 func TestStaticCompressedOnce(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	ta.h.cfg.Production = true
 	app := ta.h.App()
@@ -236,6 +239,7 @@ func BenchmarkStaticScalarBrotli(b *testing.B) {
 // and icon it links — brotli-compressed, stays under 40 KB each. The
 // figures are logged (go test -run TestPageWeights -v ./handlers).
 func TestPageWeights(t *testing.T) {
+	t.Parallel()
 	ta, _, h := vaultApp(t)
 	ta.expectStatus(t, "entry", "POST", "/vault/create", `{"project_id":"shop","key":"STRIPE_SECRET_KEY","value":"sk"}`, h, 201)
 	cookie, csrf := ta.signIn(t, "keeper")

@@ -16,6 +16,7 @@ import (
 // fields by their JSON names; names people read refuse control
 // characters; /x answers JSON whatever the client accepts.
 func TestOneStatusForOneMistake(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	h := as(ta.token(t, ta.root))
 	req := httptest.NewRequest("TRACE", "/data/create?uid=0", nil)
@@ -63,6 +64,7 @@ func TestOneStatusForOneMistake(t *testing.T) {
 // enforces — uid is a positive 64-bit id; the parts of a route or template
 // document that refuse unknown fields say so.
 func TestDocumentSaysWhatIsRefused(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	doc := ta.h.api.doc
 	uid := doc.Components.Parameters["Uid"].Value.Schema.Value
@@ -100,6 +102,7 @@ func TestDocumentSaysWhatIsRefused(t *testing.T) {
 // operations that read and delete what it made, each link naming
 // parameters the target operation has.
 func TestCreateAnswersLink(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	ops := map[string]*openapi3.Operation{}
 	for _, item := range ta.h.api.doc.Paths.Map() {

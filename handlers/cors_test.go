@@ -13,6 +13,7 @@ import (
 // Origin (lower case, no default port, no trailing "/", each once); what
 // is not an origin is refused naming the field, and changes nothing.
 func TestCORSOrigins(t *testing.T) {
+	t.Parallel()
 	ta, _ := runApp(t)
 	_, ah := adminOf(t, ta, "ada")
 	ta.run(t, []scenario{
@@ -73,6 +74,7 @@ func TestCORSOrigins(t *testing.T) {
 // nothing; an origin not listed gets no CORS header, the platform's own API
 // none at all, and credentials are never allowed.
 func TestCORSAtX(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	_, ah := adminOf(t, ta, "ada")
 	runnable{id: "list", method: "GET", path: "/books", blocks: []string{

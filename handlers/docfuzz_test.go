@@ -38,6 +38,7 @@ const fuzzCases = 12
 // value the document allows. Operations that delete go last, the
 // project's deletion last of all.
 func TestDocumentFuzz(t *testing.T) {
+	t.Parallel()
 	ta, h, a := mailApp(t)
 	for _, call := range [][3]string{
 		{"POST", "/vault/create", `{"project_id":"shop","key":"API_KEY","value":"s3cret"}`},
@@ -509,6 +510,7 @@ func pickRune(rng *rand.Rand, ranges []rune) rune {
 // it (or checked against it) learns the rule there and not from a 400.
 // Each was once taken by the document and refused by the service.
 func TestDocumentRefusesWhatTheServiceRefuses(t *testing.T) {
+	t.Parallel()
 	ta, _, a := mailApp(t)
 	router, err := gorillamux.NewRouter(ta.h.api.doc)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 // once; what is not a host is refused naming the field and changes
 // nothing; the project page shows the list.
 func TestEgressHosts(t *testing.T) {
+	t.Parallel()
 	ta, _ := runApp(t)
 	_, ah := adminOf(t, ta, "ada")
 	ta.run(t, []scenario{

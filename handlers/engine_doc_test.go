@@ -11,6 +11,7 @@ import (
 // project shop (its books as runApp makes them), as an author: each
 // answer has the status and holds every fragment the document shows.
 func TestEngineDocumentRequests(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../docs/engine.md")
 	if err != nil {
 		t.Fatal(err)

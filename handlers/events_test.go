@@ -56,6 +56,7 @@ func lastEventID(t *testing.T, ta *testApp) int64 {
 // operation the walk does not cover fails the test, so a new operation
 // must say what it logs.
 func TestEventPerChange(t *testing.T) {
+	t.Parallel()
 	ta, author, boss := mailApp(t)
 	root := as(ta.token(t, ta.root))
 	bossUser, err := ta.h.store.UserByUsername(context.Background(), "boss")
@@ -331,6 +332,7 @@ func TestEventPerChange(t *testing.T) {
 // change made with a personal access token names the token; the page
 // links each event to its object.
 func TestEventFetch(t *testing.T) {
+	t.Parallel()
 	ta, author, boss := mailApp(t)
 	ctx := context.Background()
 	root := as(ta.token(t, ta.root))
@@ -409,6 +411,7 @@ func TestEventFetch(t *testing.T) {
 // TestEventTypesDocumented: the document's list of event types is the
 // store's, in the same order.
 func TestEventTypesDocumented(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	var listed []string
 	for _, v := range ta.h.api.doc.Components.Schemas["EventType"].Value.Enum {

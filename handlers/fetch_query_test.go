@@ -20,6 +20,7 @@ import (
 // is planned on the collection's GIN index (docs/engine.md); a FETCH without a
 // limit of such a collection is still the fault it was.
 func TestFetchNewestOpen(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	ctx := context.Background()
 	if err := ta.h.store.CreateCollection(ctx, &store.Collection{ProjectID: "shop", ID: "tickets", Name: "Tickets"}, ta.root.ID); err != nil {
@@ -104,6 +105,7 @@ func TestFetchNewestOpen(t *testing.T) {
 // TestDeleteThroughHTTP: a route that deletes the record a caller names,
 // and a DELETE without targets refused at save.
 func TestDeleteThroughHTTP(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	runnable{id: "drop", method: "DELETE", path: "/books/:title", blocks: []string{
 		`{"type":"DELETE","depth":0,"ref_col":"books","targets":[{"field":"title","value":` + ref("title") + `}],"conditions":[],"save":true,"local_name":"n"}`,
@@ -136,6 +138,7 @@ func TestDeleteThroughHTTP(t *testing.T) {
 // match and sort) shows them in its outline, applies into a route with
 // its placeholders filled, and the route deletes what it says.
 func TestDeleteInATemplate(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	tmpl := `{"name":"remove_by","description":"Delete by a field","project_id":"shop","method":"DELETE",
 		"route_id":"remove_{collection}","route_path":"/{collection}/:key",
@@ -178,6 +181,7 @@ func TestDeleteInATemplate(t *testing.T) {
 // targets of SIMPLE_UPDATE and DELETE, and orders a FETCH's sort, although
 // the stored data never holds it (it is the record's own id).
 func TestRecordsByID(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	recs, err := ta.h.store.Records(context.Background(), "shop", "books", nil, 0, 10)
 	if err != nil || len(recs) != 3 {
@@ -227,6 +231,7 @@ func TestRecordsByID(t *testing.T) {
 // an integer: "42" selects record 42 in a FETCH's match and in the targets
 // of SIMPLE_UPDATE and DELETE; text that is not an id selects none.
 func TestRecordsByIDInThePath(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	recs, err := ta.h.store.Records(context.Background(), "shop", "books", nil, 0, 10)
 	if err != nil || len(recs) != 3 {
@@ -261,6 +266,7 @@ func TestRecordsByIDInThePath(t *testing.T) {
 // TestFetchLimitFromTheQuery: a limit the caller chose out of range is the
 // route's fault, and says what it was; a literal one is refused at save.
 func TestFetchLimitFromTheQuery(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	runnable{id: "some", method: "GET", path: "/books/some", params: `[{"id":"n","bdtype":"INTEGER"}]`, blocks: []string{
 		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"books","limit":` + ref("n") + `}`,

@@ -44,6 +44,7 @@ var parserWords = []string{"schema:", "multipart:", "json:", "strconv", "unmarsh
 // a JSON envelope whose status is the HTTP status, an "Error: " message, no
 // 5xx, no parser text, and an answer within 2 seconds.
 func TestHostileInputOnEveryOperation(t *testing.T) {
+	t.Parallel()
 	ta, keeper, _ := vaultApp(t)
 	if err := ta.h.store.AddMember(context.Background(), "shop", ta.root.ID); err != nil {
 		t.Fatal(err)

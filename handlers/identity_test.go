@@ -18,6 +18,7 @@ import (
 )
 
 func TestLoginResponseShape(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	for _, login := range []string{"root", "ROOT", "Root@Example.com"} {
 		req := httptest.NewRequest("POST", "/user/login", strings.NewReader(fmt.Sprintf(`{"auth_data":%q,"password":%q}`, login, testPassword)))
@@ -61,6 +62,7 @@ func TestLoginResponseShape(t *testing.T) {
 }
 
 func TestLoginFailuresLookAlike(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	post := func(body string) (int, string) {
 		req := httptest.NewRequest("POST", "/user/login", strings.NewReader(body))
@@ -91,6 +93,7 @@ func TestLoginFailuresLookAlike(t *testing.T) {
 }
 
 func TestLoginThrottle(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	// app.Test serves every request from one client address.
 	attempt := func(login, pw string) (int, string, string) {
@@ -142,6 +145,7 @@ func TestLoginThrottle(t *testing.T) {
 }
 
 func TestBearerTokens(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	secret := ta.h.cfg.JWTSecret
 	expired, _ := auth.IssueJWT(secret, ta.root.ID, 1, time.Now().Add(-2*time.Hour), time.Hour)
@@ -161,6 +165,7 @@ func TestBearerTokens(t *testing.T) {
 }
 
 func TestPersonalAccessTokens(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	ctx := context.Background()
 	jwtHeaders := as(ta.token(t, ta.root))
@@ -248,6 +253,7 @@ func TestPersonalAccessTokens(t *testing.T) {
 }
 
 func TestUIDParameter(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	h := as(ta.token(t, ta.root))
 	id := strconv.FormatInt(ta.root.ID, 10)
@@ -264,6 +270,7 @@ func TestUIDParameter(t *testing.T) {
 }
 
 func TestFirstRunSetup(t *testing.T) {
+	t.Parallel()
 	ta := newEmptyTestApp(t)
 	ta.run(t, []scenario{
 		{name: "pages lead to setup", method: "GET", path: "/web/projects", headers: asBrowserHeaders, status: 303,
@@ -312,6 +319,7 @@ func TestFirstRunSetup(t *testing.T) {
 // would show the browser's locale, mm/dd/yyyy, beside ISO dates everywhere
 // else) and refuses another format in words a person reads.
 func TestPATFormDates(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	b := browser(ta.signIn(t, "root"))
 	form := merge(b, map[string]string{"Content-Type": "application/x-www-form-urlencoded", "HX-Request": "true"})

@@ -15,6 +15,7 @@ import (
 // TestContractDefects holds one row for each hostile request that once got
 // a 500, a page, a bare text line, or parser words (docs/architecture.md, §2.3).
 func TestContractDefects(t *testing.T) {
+	t.Parallel()
 	ta, keeper, h := vaultApp(t)
 	other := ta.newUser(t, "other", "VIEWER")
 	mine, theirs := itoa(keeper.ID), itoa(other.ID)

@@ -33,6 +33,7 @@ func linkToken(t *testing.T, link string) string {
 }
 
 func TestInvitationsHeld(t *testing.T) {
+	t.Parallel()
 	ta, h, a := mailApp(t)
 	root := as(ta.token(t, ta.root))
 	if err := ta.h.store.AddMember(context.Background(), "shop", ta.root.ID); err != nil {
@@ -158,6 +159,7 @@ func (ta *testApp) startMail(t *testing.T) {
 var linkInMail = regexp.MustCompile(`https://stencil\.example\.com/web/(reset|invite)\?token=[A-Za-z0-9_-]+`)
 
 func TestPasswordResetMailed(t *testing.T) {
+	t.Parallel()
 	ta, srv := mailedApp(t)
 	ada := ta.newUser(t, "ada", store.RoleAuthor)
 	before := as(ta.token(t, ada))
@@ -216,6 +218,7 @@ func TestPasswordResetMailed(t *testing.T) {
 
 // An invitation mailed: the link in the message opens the page.
 func TestInvitationMailed(t *testing.T) {
+	t.Parallel()
 	ta, srv := mailedApp(t)
 	boss := ta.newUser(t, "boss", store.RoleAdmin)
 	if err := ta.h.store.CreateProject(context.Background(), &store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}, boss.ID); err != nil {
@@ -244,6 +247,7 @@ func TestInvitationMailed(t *testing.T) {
 // session cookie; the invitation, reset and forgot pages it then opens
 // carry a visitor's CSRF token, and their forms must be taken with it.
 func TestSignedOutBrowserUsesLinks(t *testing.T) {
+	t.Parallel()
 	ta, _, a := mailApp(t)
 	ada := ta.newUser(t, "ada", store.RoleAuthor)
 	cookie, csrf := ta.signIn(t, "boss")
@@ -305,6 +309,7 @@ func TestSignedOutBrowserUsesLinks(t *testing.T) {
 // ./handlers`); the times are not asserted (a shared machine is noisy).
 // That the two answers are alike is asserted.
 func TestForgotTakesAsLong(t *testing.T) {
+	t.Parallel()
 	ta, _, _ := mailApp(t)
 	ta.newUser(t, "ada", store.RoleAuthor)
 	base := ta.listen(t)
@@ -359,6 +364,7 @@ func TestForgotTakesAsLong(t *testing.T) {
 // while neither the database nor a dump of it (what a backup holds)
 // contains either token.
 func TestMessagesAtRestHoldNoToken(t *testing.T) {
+	t.Parallel()
 	ta, srv, dbURL := mailingApp(t)
 	ta.newUser(t, "viewera", store.RoleViewer)
 	boss := ta.newUser(t, "boss", store.RoleAdmin)

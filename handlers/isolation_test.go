@@ -13,6 +13,7 @@ import (
 // shop's URL space under /x, by spelling its path another way or by a path
 // inside it (issue: /pa/, //pa, /pa//, /pa/wr took /x/pa/…).
 func TestAPIPathTakeover(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	runnable{id: "wr", method: "POST", path: "/wr", body: `[{"id":"note","bdtype":"STRING"}]`, blocks: []string{
 		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("owner", lit("STRING", "shop"), "note", ref("note")) + `,"conditions":[]}`,
@@ -55,6 +56,7 @@ func TestAPIPathTakeover(t *testing.T) {
 // rule keep their paths; the older answers, and deleting or moving the
 // newer never leaves the older without its routes.
 func TestAPIPathClashesFromBefore(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	runnable{id: "wr", method: "GET", path: "/wr", blocks: []string{
 		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("owner", lit("STRING", "shop")) + `,"conditions":[]}`,

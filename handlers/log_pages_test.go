@@ -16,6 +16,7 @@ import (
 // reads "25 shown of N" past the first page, and the last page has no
 // Next. The API takes both bounds.
 func TestLogPagesByKeyset(t *testing.T) {
+	t.Parallel()
 	ta, keeper, h := vaultApp(t)
 	ctx := context.Background()
 	for _, sql := range []string{

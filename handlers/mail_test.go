@@ -23,6 +23,7 @@ func mailApp(t *testing.T) (*testApp, map[string]string, map[string]string) {
 }
 
 func TestEmailTemplatesAPI(t *testing.T) {
+	t.Parallel()
 	ta, h, a := mailApp(t)
 	create := `{"project_id":"shop","name":"order_done","subject":"Order {order}","text":"Hello {name}","html":"<p>{name}</p>"}`
 	ta.run(t, []scenario{
@@ -72,6 +73,7 @@ func TestEmailTemplatesAPI(t *testing.T) {
 // held, and the outbox shows it rendered; saving warns of a template the
 // project lacks and of placeholders no pair fills.
 func TestOutboxHeld(t *testing.T) {
+	t.Parallel()
 	ta, h, a := mailApp(t)
 	if status, body := ta.call(t, "POST", "/email/template/create",
 		`{"project_id":"shop","name":"added","subject":"Added {title}","text":"{title} is on the shelf {shelf}.","html":"<b>{title}</b>"}`, a); status != 201 {
@@ -129,6 +131,7 @@ func TestOutboxHeld(t *testing.T) {
 
 // A route's EMAIL block, run for real, reaches the mail server rendered.
 func TestRouteEmailDelivered(t *testing.T) {
+	t.Parallel()
 	ta, srv := mailedApp(t)
 	author := ta.newUser(t, "author", store.RoleAdmin)
 	ctx := context.Background()
@@ -172,6 +175,7 @@ func TestRouteEmailDelivered(t *testing.T) {
 // messages waiting gets 503 with Retry-After from its EMAIL blocks
 // (docs/mail.md).
 func TestMailBounds(t *testing.T) {
+	t.Parallel()
 	ta, h, a := mailApp(t)
 	if status, body := ta.call(t, "POST", "/email/template/create", `{"project_id":"shop","name":"news","subject":"News","text":"Hi"}`, a); status != 201 {
 		t.Fatalf("template: %d %s", status, body)
@@ -243,6 +247,7 @@ func TestMailBounds(t *testing.T) {
 // TestPlatformMailAheadOfRoutes: an invitation is delivered within seconds
 // while 10,000 route messages wait to be sent at their project's rate.
 func TestPlatformMailAheadOfRoutes(t *testing.T) {
+	t.Parallel()
 	ta, srv := mailedApp(t)
 	boss := ta.newUser(t, "boss", store.RoleAdmin)
 	ctx := context.Background()

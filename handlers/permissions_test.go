@@ -157,6 +157,7 @@ func (ta *testApp) expectStatus(t *testing.T, who, method, path, body string, he
 }
 
 func TestIdentityPermissionTable(t *testing.T) {
+	t.Parallel()
 	all := func(s int) map[string]int { return byRole(s, s, s, s) }
 	rootOnly := func(ok int) map[string]int { return byRole(ok, 403, 403, 403) }
 	adminUp := func(ok int) map[string]int { return byRole(ok, ok, 403, 403) }
@@ -228,6 +229,7 @@ func TestIdentityPermissionTable(t *testing.T) {
 // membership — members only, ROOT included; ADMIN and up manage
 // collections, AUTHOR and up write records.
 func TestDataPermissionTable(t *testing.T) {
+	t.Parallel()
 	all := func(s int) map[string]int { return byRole(s, s, s, s) }
 	adminUp := func(ok int) map[string]int { return byRole(ok, ok, 403, 403) }
 	authorUp := func(ok int) map[string]int { return byRole(ok, ok, ok, 403) }

@@ -17,6 +17,7 @@ import (
 )
 
 func TestUnknownPathInEveryRepresentation(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	ta.run(t, []scenario{
 		{name: "browser gets the error page in the layout", method: "GET", path: "/nope", headers: asBrowserHeaders,
@@ -38,6 +39,7 @@ func TestUnknownPathInEveryRepresentation(t *testing.T) {
 }
 
 func TestHealthAndReadiness(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	ta.run(t, []scenario{
 		{name: "healthz is JSON for API clients", method: "GET", path: "/healthz", headers: asJSONHeaders,
@@ -71,6 +73,7 @@ func TestHealthAndReadiness(t *testing.T) {
 }
 
 func TestStartPage(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	ta.run(t, []scenario{
 		{name: "browser", method: "GET", path: "/", headers: asBrowserHeaders, status: 200,
@@ -83,12 +86,14 @@ func TestStartPage(t *testing.T) {
 }
 
 func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	ta.run(t, []scenario{{name: "on pages", method: "GET", path: "/", headers: asBrowserHeaders, status: 200,
 		header: map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Content-Security-Policy": contentSecurityPolicy}}})
 }
 
 func TestStaticFiles(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	url, err := ta.h.assets.url("css/app.css")
 	if err != nil {
@@ -113,6 +118,7 @@ type testInput struct {
 }
 
 func TestBindAndValidate(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	ta.app.Post("/test/bind", func(c *fiber.Ctx) error {
 		var in testInput
@@ -166,6 +172,7 @@ type testQuery struct {
 }
 
 func TestBindQuery(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	ta.app.Get("/test/query", func(c *fiber.Ctx) error {
 		var in testQuery
@@ -185,6 +192,7 @@ func TestBindQuery(t *testing.T) {
 }
 
 func TestRedirectAfterSuccessfulPost(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	ta.app.Post("/test/done", func(c *fiber.Ctx) error {
 		return ta.h.respond(c, Reply{Message: "Saved", Redirect: "/elsewhere"})
@@ -200,6 +208,7 @@ func TestRedirectAfterSuccessfulPost(t *testing.T) {
 }
 
 func TestInternalErrorsDoNotLeak(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	ta.app.Get("/test/fail", func(c *fiber.Ctx) error {
 		return errors.New("pq: relation secret_table does not exist")
@@ -222,6 +231,7 @@ func TestInternalErrorsDoNotLeak(t *testing.T) {
 }
 
 func TestCSRF(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	ta.app.Post("/test/change", func(c *fiber.Ctx) error {
 		return ta.h.respond(c, Reply{Message: "changed"})
@@ -278,6 +288,7 @@ func TestCSRF(t *testing.T) {
 // TestSessionCookie: the session cookie is HttpOnly and SameSite=Lax, and
 // Secure (with HSTS) in production only.
 func TestSessionCookie(t *testing.T) {
+	t.Parallel()
 	for _, production := range []bool{false, true} {
 		cfg := testConfig(t)
 		cfg.Production = production
@@ -309,6 +320,7 @@ func TestSessionCookie(t *testing.T) {
 // TestBearerRequestsMakeNoSession: API clients get no cookie and leave no
 // session row, whatever the handler does (flash, forms, pages).
 func TestBearerRequestsMakeNoSession(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	h := as(ta.token(t, ta.root))
 	for _, req := range []struct{ method, path, body string }{
@@ -335,6 +347,7 @@ func TestBearerRequestsMakeNoSession(t *testing.T) {
 }
 
 func TestSessionCommittedEvenWhenHandlerFails(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	ta.app.Post("/test/flash-then-fail", func(c *fiber.Ctx) error {
 		ta.h.flash(c, "error", "remembered across the failure")

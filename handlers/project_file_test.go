@@ -120,6 +120,7 @@ func counts(t *testing.T, ta *testApp) string {
 // but for its id; applied again, it writes nothing. No vault value ever
 // leaves in the file.
 func TestProjectFileRoundTrip(t *testing.T) {
+	t.Parallel()
 	ta, admin := fileApp(t)
 	file := export(t, ta, "shop", "&records=true", admin)
 	if again := export(t, ta, "shop", "&records=true", admin); again != file {
@@ -223,6 +224,7 @@ func raw(s string) any {
 // only with prune), in the words of the pages; applied with its versions
 // and events; a stale plan refused with nothing written.
 func TestProjectPlanAndApply(t *testing.T) {
+	t.Parallel()
 	ta, admin := fileApp(t)
 	for _, req := range [][2]string{
 		{"/collection/create", `{"project_id":"shop","id":"old","name":"Old"}`},
@@ -349,6 +351,7 @@ func templateID(t *testing.T, ta *testApp, name string) int64 {
 // TestProjectFileRefusals: who may not, and files that cannot be applied,
 // each named by its path in the file; nothing is written.
 func TestProjectFileRefusals(t *testing.T) {
+	t.Parallel()
 	ta, admin := fileApp(t)
 	file := export(t, ta, "shop", "", admin)
 	author := as(ta.token(t, ta.newUser(t, "author", store.RoleAuthor)))
@@ -449,6 +452,7 @@ func TestProjectFileRefusals(t *testing.T) {
 // of a file changing it: every save that answered 200 made its version,
 // and the route is its newest version (no save is written over unseen).
 func TestProjectApplyUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	ta, admin := fileApp(t)
 	file := export(t, ta, "shop", "", admin)
 	const n = 8
@@ -543,6 +547,7 @@ func TestProjectApplyUnderConcurrency(t *testing.T) {
 // project's value stays; a new project gets /project/create's defaults)
 // and any list (read as empty: with prune, its objects go).
 func TestProjectFileLeavesOut(t *testing.T) {
+	t.Parallel()
 	ta, admin := fileApp(t)
 	status, body := ta.call(t, "POST", "/project/plan", fileBody("shop", `{"format":1}`, `,"prune":true`), admin)
 	p := readPlan(t, body)

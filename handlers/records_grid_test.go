@@ -17,6 +17,7 @@ import (
 // cannot hold, a record grown past 64 KiB, a missing record, a reader and
 // an outsider are refused and change nothing.
 func TestRecordCell(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	ctx := context.Background()
 	recs, err := ta.h.store.Records(ctx, "shop", "books", nil, 0, 10)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestUsers(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	h := as(ta.token(t, ta.root))
 	viewer := ta.newUser(t, "viewer", store.RoleViewer)
@@ -68,6 +69,7 @@ func TestUsers(t *testing.T) {
 }
 
 func TestProjects(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	admin := ta.newUser(t, "admin", store.RoleAdmin)
 	outsider := ta.newUser(t, "outsider", store.RoleAdmin)
@@ -123,6 +125,7 @@ func TestProjects(t *testing.T) {
 }
 
 func TestProjectPages(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	ta.newUser(t, "admin", store.RoleAdmin)
 	cookie, csrf := ta.signIn(t, "admin")
@@ -188,6 +191,7 @@ func TestProjectPages(t *testing.T) {
 }
 
 func TestConfigs(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	h := as(ta.token(t, ta.root))
 	ta.run(t, []scenario{
@@ -211,6 +215,7 @@ func TestConfigs(t *testing.T) {
 }
 
 func TestSignInAndOut(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	cookie, csrf := ta.browserSession(t)
 	post := func(path, form, cookie string) (int, string, string, string) {

@@ -61,6 +61,7 @@ func main() {
 // one with typed RETURNs and a path parameter — and every answer has a
 // status and body the document lists (docs/routes.md).
 func TestRouteDocumentGeneratesAWorkingClient(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	sum := runnable{id: "sum", method: "GET", path: "/sum", params: `[{"id":"a","bdtype":"INTEGER"},{"id":"b","bdtype":"STRING"}]`, blocks: []string{
 		fetchBooks,

@@ -22,6 +22,7 @@ import (
 // platform's Spectral ruleset with no error, and every real answer of the
 // routes has its status and body in it.
 func TestProjectDocument(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	ctx := context.Background()
 	if err := ta.h.store.CreateCollection(ctx, &store.Collection{ProjectID: "shop", ID: "members", Name: "Members"}, ta.root.ID); err != nil {

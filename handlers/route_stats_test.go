@@ -16,6 +16,7 @@ import (
 // numbers; a range too fine is refused naming step; a VIEWER member
 // reads them, a non-member does not.
 func TestRouteStatsEqualTheRunLog(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	fail := `{"type":"CONDITION","depth":0,"conditions":[` + cond(ref("n"), "EQUAL_TO", lit("INTEGER", "0")) + `],"action":"FAIL","fail":{"status":404,"message":"none"}}`
 	runnable{id: "find", method: "GET", path: "/find", params: `[{"id":"n","bdtype":"INTEGER"}]`, blocks: []string{

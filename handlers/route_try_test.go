@@ -36,6 +36,7 @@ func traceLines(rows []runs.TraceRow) string {
 // and the trace, with the route's own inputs and checks; a dry run leaves
 // the collections as they were; the run goes to the run log.
 func TestRouteRunTraces(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	runnable{id: "add_book", method: "POST", path: "/books/:shelf", body: `[{"id":"title","bdtype":"STRING"},{"id":"year","bdtype":"INTEGER"}]`, blocks: []string{
 		`{"type":"OBJECT","depth":0,"local_name":"book","pairs":` + pairsOf("title", ref("title"), "year", ref("year"), "shelf", ref("shelf")) + `}`,
@@ -123,6 +124,7 @@ func TestRouteRunTraces(t *testing.T) {
 // vault value and passes it through TEMPLATE, OBJECT and RETURN shows it
 // nowhere in what /route/run answers.
 func TestRouteRunHidesVaultValues(t *testing.T) {
+	t.Parallel()
 	ta, _ := runApp(t)
 	ctx := context.Background()
 	admin, h := adminOf(t, ta, "ada")
@@ -154,6 +156,7 @@ func TestRouteRunHidesVaultValues(t *testing.T) {
 // TestRouteRunDraft: POST /route/run runs an unsaved route document, as a
 // dry run whatever dry_run says, checked as saving would check it.
 func TestRouteRunDraft(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	draft := runnable{id: "draft", method: "POST", path: "/books/:shelf", body: `[{"id":"title","bdtype":"STRING"}]`, blocks: []string{
 		`{"type":"OBJECT","depth":0,"local_name":"o","pairs":` + pairsOf("title", ref("title"), "shelf", ref("shelf")) + `}`,

@@ -37,6 +37,7 @@ func listerTemplate(id int64, v2 bool) string {
 // values given at apply time, asks the new variable, keeps the route's own
 // edit and resolves the conflict either way; bad input changes nothing.
 func TestRouteUpgrade(t *testing.T) {
+	t.Parallel()
 	ta, h, admin := mailApp(t)
 	status, body := ta.call(t, "POST", "/route/template/create", listerTemplate(0, false), h)
 	if status != 201 {
@@ -174,6 +175,7 @@ func TestRouteUpgrade(t *testing.T) {
 // one makes the new version, the others are told it is at the newest; the
 // route gains exactly one version.
 func TestUpgradesAtOnce(t *testing.T) {
+	t.Parallel()
 	ta, h := templateApp(t)
 	status, body := ta.call(t, "POST", "/route/template/create", listerTemplate(0, false), h)
 	if status != 201 {

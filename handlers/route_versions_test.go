@@ -14,6 +14,7 @@ import (
 // reads whole; restore makes a new version equal to an old one, checked as
 // saving is; a kept version runs dry; bad input changes nothing.
 func TestRouteVersionsAPI(t *testing.T) {
+	t.Parallel()
 	ta, h, admin := mailApp(t)
 	viewer := ta.newUser(t, "viewer", store.RoleViewer)
 	if err := ta.h.store.AddMember(context.Background(), "shop", viewer.ID); err != nil {
@@ -125,6 +126,7 @@ func document(t *testing.T, body string) string {
 // TestRestoresAtOnce: sixteen restores of one route at once make sixteen
 // versions, numbered without a gap, through HTTP on real PostgreSQL.
 func TestRestoresAtOnce(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	r := runnable{id: "books", method: "GET", path: "/books", blocks: []string{fetchBooks}}
 	r.save(t, ta, h)
@@ -162,6 +164,7 @@ func TestRestoresAtOnce(t *testing.T) {
 // the one before by default, block by block and as a JSON diff; a version
 // that does not exist is named.
 func TestHistoryPage(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	r := runnable{id: "books", method: "GET", path: "/books", blocks: []string{fetchBooks}}
 	r.save(t, ta, h)
@@ -188,6 +191,7 @@ func TestHistoryPage(t *testing.T) {
 // version reads whole; restore makes a new version equal to an old one; a
 // route made from a template records the version applied and the values.
 func TestTemplateVersions(t *testing.T) {
+	t.Parallel()
 	ta, h := templateApp(t)
 	shop := "shop"
 	status, body := ta.call(t, "POST", "/route/template/create", strings.Replace(fetchByID("fetch_by_id", &shop), `{"name"`, `{"note":"first","name"`, 1), h)

@@ -110,6 +110,7 @@ var (
 )
 
 func TestRunPublicGet(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	runnable{id: "sf_books", method: "GET", path: "/books/sf", params: `[{"id":"limit","bdtype":"INTEGER"}]`, blocks: []string{
 		fetchBooks, sfOnly,
@@ -152,6 +153,7 @@ func TestRunPublicGet(t *testing.T) {
 }
 
 func TestRunPostCreatesAndFailRollsBack(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	create := `{"type":"CREATE","depth":0,"ref_col":"books","ref_object":"book","save":true,"conditions":[]}`
 	object := `{"type":"OBJECT","depth":0,"local_name":"book","pairs":` + pairsOf("title", ref("title"), "year", ref("year")) + `}`
@@ -183,6 +185,7 @@ func TestRunPostCreatesAndFailRollsBack(t *testing.T) {
 }
 
 func TestRunAuthJWT(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	ctx := context.Background()
 	if err := ta.h.store.CreateCollection(ctx, &store.Collection{ProjectID: "shop", ID: "members", Name: "Members"}, ta.root.ID); err != nil {
@@ -235,6 +238,7 @@ func TestRunAuthJWT(t *testing.T) {
 }
 
 func TestRunLoopBreakContinue(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	add := `{"type":"ASSIGNMENT","depth":1,"local_name":"sum","conditions":[],"operations":[{"left":` + ref("sum") + `,"right":` + ref("i") + `,"operation_type":"ADDITION","not":false,"next":"NONE"}]}`
 	runnable{id: "sum", method: "GET", path: "/sum", params: `[{"id":"to","bdtype":"INTEGER"}]`, blocks: []string{
@@ -250,6 +254,7 @@ func TestRunLoopBreakContinue(t *testing.T) {
 }
 
 func TestRunVault(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	ctx := context.Background()
 	admin := ta.newUser(t, "ada", store.RoleAdmin)
@@ -297,6 +302,7 @@ func TestRunVault(t *testing.T) {
 }
 
 func TestRunLimits(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	ta.h.runs.Limits = engine.Limits{Steps: 1000, Time: 300 * time.Millisecond, Records: 3, Answer: 1 << 10}
 	ctx := context.Background()
@@ -333,6 +339,7 @@ func TestRunLimits(t *testing.T) {
 }
 
 func TestRunFromTemplateAndChanges(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	doc := `{"name":"count_col","description":"count a collection","project_id":null,"method":"GET","route_id":"count_{col}","route_path":"/{col}/count",
 		"auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":[],
@@ -370,6 +377,7 @@ func TestRunFromTemplateAndChanges(t *testing.T) {
 }
 
 func TestRunSaveChecks(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	create := func(blocks ...string) string {
 		return `{"project_id":"shop","route":` + runnable{id: "bad", method: "GET", path: "/bad", blocks: blocks}.JSON() + `}`
@@ -391,6 +399,7 @@ func TestRunSaveChecks(t *testing.T) {
 }
 
 func TestRunLog(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	runnable{id: "fails", method: "GET", path: "/fails", blocks: []string{
 		`{"type":"FILTER","depth":0,"local_name":"f","source":"nothing","ref_property":"","filters":[]}`}}.save(t, ta, h)
@@ -474,6 +483,7 @@ func TestRunLog(t *testing.T) {
 // database's notice alone (the first instance's own reload does not reach
 // it), a route renamed too, and so does a project's new api_path.
 func TestRoutesFollowOtherInstances(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	other := newTestAppOn(t, ta.pool)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -542,6 +552,7 @@ func TestRoutesFollowOtherInstances(t *testing.T) {
 // log has it. (app.Test unescapes the path, so these go through a
 // listener as sent.)
 func TestRunPathParameterText(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	runnable{id: "by_title", method: "GET", path: "/books/:title", blocks: []string{
 		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"books","match":[{"id":"title","data":` + ref("title") + `}]}`,
@@ -591,6 +602,7 @@ func TestRunPathParameterText(t *testing.T) {
 // TestLoopStepDefaults: a LOOP's step may be absent or null, and counts by
 // 1 (docs/engine.md); a step of 0 is still a fault.
 func TestLoopStepDefaults(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	body := func(step string) []string {
 		return []string{

@@ -24,6 +24,7 @@ func failBlock(status string) string {
 // waiting and, on a kept-alive connection, made the next answer read as
 // this one's.
 func TestFailStatusIsAnError(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	for _, status := range []string{"100", "101", "199", "204", "302", "399", "600"} {
 		r := runnable{id: "f" + status, method: "GET", path: "/f" + status, blocks: []string{failBlock(status)}}
@@ -54,6 +55,7 @@ func TestFailStatusIsAnError(t *testing.T) {
 // type it does not take, JSON nested too deep, NUL) is the JSON envelope
 // for every client, a browser's Accept or none.
 func TestRouteRefusalsAreJSON(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	runnable{id: "post", method: "POST", path: "/post", body: `[{"id":"a","bdtype":"OTHER"}]`, blocks: []string{
 		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("a", ref("a")) + `,"conditions":[]}`,
@@ -93,6 +95,7 @@ func TestRouteRefusalsAreJSON(t *testing.T) {
 // runs included. What is computed from a secret (its LENGTH, a comparison
 // with the caller's input) is masked in /route/run too.
 func TestFaultsNeverQuoteSecrets(t *testing.T) {
+	t.Parallel()
 	ta, _ := runApp(t)
 	ctx := context.Background()
 	admin := ta.newUser(t, "ada", store.RoleAdmin)
@@ -165,6 +168,7 @@ func adminOf(t *testing.T, ta *testApp, name string) (store.User, map[string]str
 // Retry-After past its burst, runs nothing, logs LIMITED, and holds across
 // instances (two apps on one database share the count).
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	_, ah := adminOf(t, ta, "ada")
 	runnable{id: "add", method: "POST", path: "/add", blocks: []string{
@@ -227,6 +231,7 @@ func TestRateLimit(t *testing.T) {
 // making a new one each turn, each kept in an object chain) faults at the
 // run's memory limit; the service held 1.94 GB for one anonymous call.
 func TestRunMemoryRoute(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	memoryHog.save(t, ta, h)
 	status, body := ta.call(t, "GET", "/x/shop/hog", "", nil)
@@ -251,6 +256,7 @@ var memoryHog = runnable{id: "hog", method: "GET", path: "/hog", blocks: []strin
 // at the run's 5 s limit, not at the next check between blocks (13–22 s
 // before: the limit was read every 256 blocks and never inside FILTER).
 func TestRunTimeLimitInsideFilter(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	ctx := context.Background()
 	if _, err := ta.pool.Exec(ctx, `INSERT INTO records (project_id, collection_id, data)
@@ -283,6 +289,7 @@ func TestRunTimeLimitInsideFilter(t *testing.T) {
 // they waited for the hog runs to end, 3–15 s). Hog runs past their
 // project's share of the runs' pool answer 503 BUSY.
 func TestRunsDoNotStarveOtherProjects(t *testing.T) {
+	t.Parallel()
 	url := storetest.URL(t)
 	sep := "?"
 	if strings.Contains(url, "?") {
@@ -370,6 +377,7 @@ func TestRunsDoNotStarveOtherProjects(t *testing.T) {
 // TestRateLimitForm: the project page's details form sets the rate limit,
 // and a value out of range is named beside its field.
 func TestRateLimitForm(t *testing.T) {
+	t.Parallel()
 	ta, _ := runApp(t)
 	adminOf(t, ta, "ada")
 	b := browser(ta.signIn(t, "ada"))

@@ -22,6 +22,7 @@ const htmlPage = `<script src='/static/vendor/htmx.min.js'></script><div id='tok
 // save, naming the field, and a route saved before that rule has them
 // dropped when it runs.
 func TestRouteAnswersAreSandboxed(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	_, ah := adminOf(t, ta, "ada")
 	runnable{id: "report", method: "GET", path: "/report", blocks: []string{
@@ -83,6 +84,7 @@ func TestRouteAnswersAreSandboxed(t *testing.T) {
 // origin's host and the pages only on the others (404 both ways);
 // health checks answer on both, and the route's links name that origin.
 func TestRoutesOrigin(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.RoutesOrigin = "https://api.example.com"
 	ta := newTestAppWith(t, storetest.Pool(t), cfg)

@@ -25,6 +25,7 @@ import (
 
 // TestSafeNext is the table of post-login destinations (docs/security.md).
 func TestSafeNext(t *testing.T) {
+	t.Parallel()
 	for next, want := range map[string]string{
 		"/":                                  "/",
 		"/web/pats":                          "/web/pats",
@@ -54,6 +55,7 @@ func TestSafeNext(t *testing.T) {
 // TestSignInRedirectWritesNoHeader: a next with a line break neither adds a
 // header nor leaves the site, signing in or already signed in.
 func TestSignInRedirectWritesNoHeader(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	visitor, csrf := ta.browserSession(t)
 	evil := "/\nSet-Cookie: x=1"
@@ -87,6 +89,7 @@ func TestSignInRedirectWritesNoHeader(t *testing.T) {
 // TestLoginCSRF: the sign-in and setup forms need the visitor's token, bound
 // to the visitor's cookie; a cross-site form has neither.
 func TestLoginCSRF(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	visitor, token := ta.browserSession(t)
 	other, otherToken := ta.browserSession(t)
@@ -124,6 +127,7 @@ func TestLoginCSRF(t *testing.T) {
 // of each token; the stored value signs nobody in. Page views of visitors
 // make no rows at all.
 func TestSessionTableHoldsNoUsableToken(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	for range 20 {
 		for _, page := range []string{"/web/login", "/", "/web/projects", "/nope", "/scalar"} {
@@ -169,6 +173,7 @@ func TestSessionTableHoldsNoUsableToken(t *testing.T) {
 // TestThrottleHoldsUnderConcurrency: 30 wrong passwords at once for one
 // account get at most 5 answers of 401; the rest are 429.
 func TestThrottleHoldsUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	base := ta.listen(t)
 	var mu sync.Mutex
@@ -199,6 +204,7 @@ func TestThrottleHoldsUnderConcurrency(t *testing.T) {
 // TestPasswordChange: one's own with the current password, another's as
 // ROOT; the change ends older JWTs and the user's other browser sessions.
 func TestPasswordChange(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	alice := ta.newUser(t, "alice", store.RoleAuthor)
 	oldJWT := ta.token(t, alice)
@@ -245,6 +251,7 @@ func TestPasswordChange(t *testing.T) {
 
 // TestSecretsAreNotCached: answers that carry a secret say no-store.
 func TestSecretsAreNotCached(t *testing.T) {
+	t.Parallel()
 	ta, _, h := vaultApp(t)
 	ta.run(t, []scenario{
 		{name: "create", method: "POST", path: "/vault/create", headers: h, body: `{"project_id":"shop","key":"K","value":"v"}`, status: 201},
@@ -261,6 +268,7 @@ func TestSecretsAreNotCached(t *testing.T) {
 
 // TestHeadReadsNoVaultValue: HEAD returns no value and logs no read.
 func TestHeadReadsNoVaultValue(t *testing.T) {
+	t.Parallel()
 	ta, _, h := vaultApp(t)
 	ta.expectStatus(t, "create", "POST", "/vault/create", `{"project_id":"shop","key":"K","value":"v"}`, h, 201)
 	ta.expectStatus(t, "HEAD one", "HEAD", "/vault/fetch/one?project_id=shop&key=K", "", h, 200)
@@ -277,6 +285,7 @@ func TestHeadReadsNoVaultValue(t *testing.T) {
 // request still gets a connection, and /readyz, on connections of its own,
 // stays 200 even when every pooled connection is taken.
 func TestPoolUnderAHeldLock(t *testing.T) {
+	t.Parallel()
 	url := storetest.URL(t)
 	cfg := testConfig(t)
 	cfg.RequestTimeout = time.Second
@@ -366,6 +375,7 @@ func TestPoolUnderAHeldLock(t *testing.T) {
 // TestFullHashingPoolAnswers503: when every hashing slot stays taken, a
 // sign-in waits its turn, then answers 503 with Retry-After.
 func TestFullHashingPoolAnswers503(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	ta.h.hash.wait = 50 * time.Millisecond
 	for range cap(ta.h.hash.slots) {
@@ -412,6 +422,7 @@ func (s *statementCounter) take() []string {
 // membership, then the read with its log row. Neither reads the password
 // hash, and a JWT's caller statement writes nothing.
 func TestVaultReadRoundTrips(t *testing.T) {
+	t.Parallel()
 	counter := &statementCounter{}
 	pc, err := pgxpool.ParseConfig(storetest.URL(t))
 	if err != nil {
@@ -459,6 +470,7 @@ func TestVaultReadRoundTrips(t *testing.T) {
 // TestMetrics: /metrics is for ROOT, in the Prometheus text format, and
 // counts requests by route pattern, vault reads and sign-in outcomes.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	ta, keeper, h := vaultApp(t)
 	ta.expectStatus(t, "create", "POST", "/vault/create", `{"project_id":"shop","key":"K","value":"v"}`, h, 201)
 	ta.expectStatus(t, "read", "GET", "/vault/fetch/one?project_id=shop&key=K", "", h, 200)
@@ -525,6 +537,7 @@ func TestMetrics(t *testing.T) {
 // TestUnreadableSessionStartsAfresh: a session row this release cannot
 // decode signs nobody in and answers no error.
 func TestUnreadableSessionStartsAfresh(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	sum := sha256.Sum256([]byte("old-token"))
 	if _, err := ta.pool.Exec(context.Background(), "INSERT INTO sessions (token, data, expiry) VALUES ($1, '\\x00ff', now() + interval '1 hour')",
@@ -539,6 +552,7 @@ func TestUnreadableSessionStartsAfresh(t *testing.T) {
 // unknown email would, so the lock tells nothing), and the right password
 // from another address still signs in.
 func TestThrottleScopes(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	base := ta.listen(t)
 	login := func(from, name, password string) int {

@@ -103,6 +103,7 @@ var readCounter = []string{
 // back. Each answer 200 is one increment, and the count ends at exactly
 // 160 (16–27 before runs that write were serializable).
 func TestCounterUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	writes := map[string]string{
 		"SIMPLE_UPDATE": `{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"counters","ref_property":"n","save":true,"targets":[{"field":"name","value":` + lit("STRING", "c") + `}],"set":` + ref("next") + `}`,
 		"UPDATE": `{"type":"UPDATE","depth":0,"ref_col":"counters","ref_property":"n","save":true,"targets":[{"field":"name","conditions":[` +
@@ -137,6 +138,7 @@ func TestCounterUnderConcurrency(t *testing.T) {
 // other, chosen at random; under 32 clients the sum never changes, and
 // each balance moved by exactly what the answered transfers moved.
 func TestTransferUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	newCollection(t, ta, "accounts", `{"name":"a","balance":1000}`, `{"name":"b","balance":1000}`)
 	pick := func(v string) []string {
@@ -184,6 +186,7 @@ func TestTransferUnderConcurrency(t *testing.T) {
 // then answers 503 with Retry-After, writes nothing, and is logged once,
 // BUSY, with its attempts.
 func TestContentionAnswers503(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	newCollection(t, ta, "counters", `{"name":"c","n":0}`)
 	runnable{id: "inc", method: "POST", path: "/inc", blocks: append(append([]string{}, readCounter...),
@@ -226,6 +229,7 @@ func TestContentionAnswers503(t *testing.T) {
 // others of its batch commit. The count ends at exactly the runs answered
 // 200, and the outbox holds one message per such run.
 func TestBatchKeepsEachRunsOutcome(t *testing.T) {
+	t.Parallel()
 	t.Run("batches", func(t *testing.T) { batchKeepsEachRunsOutcome(t, false) })
 	// A batch past its time leaves the runs it has not begun to the next.
 	t.Run("one run a batch", func(t *testing.T) { batchKeepsEachRunsOutcome(t, true) })
@@ -266,6 +270,7 @@ func batchKeepsEachRunsOutcome(t *testing.T, oneByOne bool) {
 // run it belongs to takes back its writes and answers 500, the next run
 // begins again, and the other runs of the batch commit.
 func TestBatchWriteFailsLate(t *testing.T) {
+	t.Parallel()
 	ta, h := runApp(t)
 	newCollection(t, ta, "counters", `{"name":"c","n":0}`)
 	ctx := context.Background()

@@ -9,6 +9,7 @@ import (
 )
 
 func TestTemplateAndRoutePages(t *testing.T) {
+	t.Parallel()
 	ta, h := templateApp(t)
 	_, body := ta.call(t, "POST", "/route/template/create", fetchByID("fetch_by_id", ptr("shop")), h)
 	id := dataID(t, body)

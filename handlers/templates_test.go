@@ -34,6 +34,7 @@ func fetchByID(name string, project *string) string {
 }
 
 func TestTemplatePermissionTable(t *testing.T) {
+	t.Parallel()
 	authors := func(ok int) map[string]int { return byRole(ok, ok, ok, 403) }
 	all := func(s int) map[string]int { return byRole(s, s, s, s) }
 	none := all(403)
@@ -108,6 +109,7 @@ func dataID(t *testing.T, body string) int64 {
 }
 
 func TestTemplateAPI(t *testing.T) {
+	t.Parallel()
 	ta, h := templateApp(t)
 	shop := "shop"
 	status, body := ta.call(t, "POST", "/route/template/create", fetchByID("fetch_by_id", nil), h)
@@ -178,6 +180,7 @@ func TestTemplateAPI(t *testing.T) {
 func ptr(s string) *string { return &s }
 
 func TestTemplateOfAnotherProjectIsNotApplied(t *testing.T) {
+	t.Parallel()
 	ta, h := templateApp(t)
 	other := ta.newUser(t, "other", store.RoleAuthor)
 	p := store.Project{ID: "blog", Name: "Blog", APIPath: "/blog"}
@@ -201,6 +204,7 @@ func TestTemplateOfAnotherProjectIsNotApplied(t *testing.T) {
 // TestRouteSnapshot: a route made from a template keeps its copy when the
 // template is edited and then deleted.
 func TestRouteSnapshot(t *testing.T) {
+	t.Parallel()
 	ta, h := templateApp(t)
 	_, body := ta.call(t, "POST", "/route/template/create", fetchByID("fetch_by_id", ptr("shop")), h)
 	id := dataID(t, body)
@@ -278,6 +282,7 @@ func runnableLiterals(t *testing.T, doc []byte) string {
 }
 
 func TestRouteAPI(t *testing.T) {
+	t.Parallel()
 	ta, h := templateApp(t)
 	all, _ := os.ReadFile("../flow/testdata/all_blocks.json")
 	tmpl, p := flow.DecodeTemplate(all, "")
@@ -339,6 +344,7 @@ func TestRouteAPI(t *testing.T) {
 // buffer reused from list to list, each answer exactly the one it gets
 // alone.
 func TestTemplateListsAtOnce(t *testing.T) {
+	t.Parallel()
 	ta, h := templateApp(t)
 	var paths []string
 	for i := range 6 {
@@ -384,6 +390,7 @@ func TestTemplateListsAtOnce(t *testing.T) {
 // (docs/routes.md and the API document say it): a field neither knows is
 // refused with 422 naming it, an empty name as "", and nothing is saved.
 func TestUnknownFieldsRefused(t *testing.T) {
+	t.Parallel()
 	ta, h := templateApp(t)
 	route := runnable{id: "r", method: "GET", path: "/r", blocks: []string{`{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}`}}.JSON()
 	ta.run(t, []scenario{

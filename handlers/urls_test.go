@@ -15,6 +15,7 @@ import (
 // serves is in the OpenAPI document, and every operation of the document is
 // served.
 func TestRouterAndDocumentListTheSameOperations(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	served := map[string]bool{}
 	for _, r := range ta.app.GetRoutes(true) {
@@ -47,6 +48,7 @@ func TestRouterAndDocumentListTheSameOperations(t *testing.T) {
 }
 
 func TestAPIDocumentIsServed(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	ta.run(t, []scenario{
 		{name: "openapi.json", method: "GET", path: "/openapi.json", status: 200,
@@ -61,6 +63,7 @@ func TestAPIDocumentIsServed(t *testing.T) {
 // each type as the server writes it and refuses malformed ones, so the
 // response checks of the other tests really check blocks.
 func TestBlockSchemaIsStrict(t *testing.T) {
+	t.Parallel()
 	api, err := loadAPIDoc()
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // a refused one (the last ROOT) answers it with the role unchanged and the
 // reason in plain words beside it.
 func TestUsersPageRoles(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	bob := ta.newUser(t, "bob", store.RoleViewer)
 	cookie, csrf := ta.signIn(t, "root")
@@ -36,6 +37,7 @@ func TestUsersPageRoles(t *testing.T) {
 // TestNavigationMarksTheSection: a route's pages mark Routes, a template's
 // mark Templates (though under /web/routes), once each.
 func TestNavigationMarksTheSection(t *testing.T) {
+	t.Parallel()
 	ta := newTestApp(t)
 	cookie, csrf := ta.signIn(t, "root")
 	current := regexp.MustCompile(`href="([^"]+)" class="nav-link-active" aria-current="page"`)

@@ -18,6 +18,7 @@ import (
 // unicode); invalid keys refuse the whole file; delete_missing moves the
 // others deleted for good; an AUTHOR may do none of it.
 func TestVaultEnvImportExport(t *testing.T) {
+	t.Parallel()
 	ta, _, h := vaultApp(t)
 	author := ta.newUser(t, "writer", store.RoleAuthor)
 	if err := ta.h.store.AddMember(context.Background(), "shop", author.ID); err != nil {
@@ -208,6 +209,7 @@ func oneBatch(t *testing.T, ta *testApp, h map[string]string, action string, key
 // each was created — and logged as created — once. A file past 5,000 keys
 // is refused whole.
 func TestVaultImportsAtOnce(t *testing.T) {
+	t.Parallel()
 	ta, _, h := vaultApp(t)
 	var env strings.Builder
 	for i := range 50 {
@@ -257,6 +259,7 @@ func TestVaultImportsAtOnce(t *testing.T) {
 // export and import back unchanged; a bad line is named by its number in
 // the service's words, never a library's.
 func TestVaultExportOfLargeValuesImports(t *testing.T) {
+	t.Parallel()
 	ta, _, h := vaultApp(t)
 	values := map[string]string{
 		"PLAIN": strings.Repeat("p", 65536),

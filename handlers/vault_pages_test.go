@@ -17,6 +17,7 @@ import (
 // an HTML page of the vault (list, log, rows, forms after errors), in the
 // server's log, in an error message, or in plain text in any database column.
 func TestVaultCanary(t *testing.T) {
+	t.Parallel()
 	ta, _, h := vaultApp(t)
 	const canary = "canary-Zq81-unique-secret"
 	ta.expectStatus(t, "create", "POST", "/vault/create", fmt.Sprintf(`{"project_id":"shop","key":"CANARY","value":%q}`, canary), h, 201)
@@ -80,6 +81,7 @@ func TestVaultCanary(t *testing.T) {
 }
 
 func TestVaultPages(t *testing.T) {
+	t.Parallel()
 	ta, keeper, _ := vaultApp(t)
 	for i := 1; i <= 25; i++ {
 		ta.putSecret(t, "shop", fmt.Sprintf("KEY_%02d", i), fmt.Sprintf("value-%02d", i), keeper)
@@ -179,6 +181,7 @@ func TestVaultPages(t *testing.T) {
 // masked CSRF token everywhere the page has one, each reader's navigation
 // names that reader, the token works, and a change shows on the next page.
 func TestCachedPagePartsCarryEachResponsesToken(t *testing.T) {
+	t.Parallel()
 	ta, keeper, _ := vaultApp(t)
 	ta.putSecret(t, "shop", "FIRST_KEY", "v1", keeper)
 	other := ta.newUser(t, "other", store.RoleAdmin)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestVaultPermissionTable(t *testing.T) {
+	t.Parallel()
 	admins := func(member int) map[string]int { return byRole(member, member, 403, 403) }
 	none := byRole(403, 403, 403, 403)
 	runPermissionTable(t, []permCase{
@@ -62,6 +63,7 @@ func vaultAppKeeping(t *testing.T, versions int) (*testApp, store.User, map[stri
 }
 
 func TestVaultBadInputs(t *testing.T) {
+	t.Parallel()
 	ta, _, h := vaultApp(t)
 	entry := func(key, value string) string {
 		b, _ := json.Marshal(map[string]string{"project_id": "shop", "key": key, "value": value})
@@ -105,6 +107,7 @@ func TestVaultBadInputs(t *testing.T) {
 }
 
 func TestVaultLifecycleAndLog(t *testing.T) {
+	t.Parallel()
 	ta, keeper, h := vaultApp(t)
 	ctx := context.Background()
 	patStatus, patBody := ta.call(t, "POST", "/pat/create", `{"name":"ci"}`, h)
@@ -181,6 +184,7 @@ func TestVaultLifecycleAndLog(t *testing.T) {
 // TestVaultReadFailsWithoutItsLogRow: when the read cannot be logged, the
 // value is not returned.
 func TestVaultReadFailsWithoutItsLogRow(t *testing.T) {
+	t.Parallel()
 	ta, keeper, h := vaultApp(t)
 	ta.putSecret(t, "shop", "GUARDED", "canary-guarded-7731", keeper)
 	_, err := ta.pool.Exec(context.Background(), `
@@ -207,6 +211,7 @@ func TestVaultReadFailsWithoutItsLogRow(t *testing.T) {
 // TestVaultCiphertextMovedFailsToOpen: a sealed value copied to another key
 // or another project's entry does not decrypt; the answer is a plain 500.
 func TestVaultCiphertextMovedFailsToOpen(t *testing.T) {
+	t.Parallel()
 	ta, keeper, h := vaultApp(t)
 	ctx := context.Background()
 	other := store.Project{ID: "blog", Name: "Blog", APIPath: "/blog"}

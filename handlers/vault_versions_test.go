@@ -16,6 +16,7 @@ import (
 // once and frees its key; an AUTHOR may do none of it; bad input changes
 // nothing.
 func TestVaultVersionsAndDelete(t *testing.T) {
+	t.Parallel()
 	ta, _, h := vaultAppKeeping(t, 3)
 	author := ta.newUser(t, "writer", store.RoleAuthor)
 	if err := ta.h.store.AddMember(context.Background(), "shop", author.ID); err != nil {
@@ -104,6 +105,7 @@ func TestVaultVersionsAndDelete(t *testing.T) {
 // HTTP on real PostgreSQL: sixteen versions, each keeping the value the one
 // before it replaced — no value lost, none kept twice.
 func TestVaultUpdatesAtOnce(t *testing.T) {
+	t.Parallel()
 	ta, _, h := vaultAppKeeping(t, 100)
 	if status, body := ta.call(t, "POST", "/vault/create", `{"project_id":"shop","key":"K","value":"start"}`, h); status != 201 {
 		t.Fatalf("%d %s", status, body)

@@ -209,6 +209,7 @@ type sample struct {
 }
 
 func TestEveryTemplateRenders(t *testing.T) {
+	t.Parallel()
 	h := newTestApp(t).h
 	engine := views.Engine(false, "", h.templateFuncs())
 	parsed, err := engine.(interface {
