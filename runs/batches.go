@@ -157,8 +157,8 @@ func (t *batches) passLead(route string) {
 // transaction fails, no run of the batch commits and each begins again.
 // The leader then passes the lead on to the run at the head of the queue.
 func (s *Service) leadBatch(route string) {
-	b := &batch{s: s, route: route, runs: s.Batches.next(route)}
-	defer s.Batches.passLead(route)
+	b := &batch{s: s, route: route, runs: s.batches.next(route)}
+	defer s.batches.passLead(route)
 	defer func() {
 		for _, q := range b.runs {
 			q.wake <- struct{}{}
@@ -205,8 +205,8 @@ func (b *batch) runAll() bool {
 	for i := 0; i < len(b.runs); i++ {
 		q := b.runs[i]
 		if !rerun {
-			if i > 0 && time.Since(began) > b.s.Batches.BatchTime {
-				b.s.Batches.putBack(b.route, b.runs[i:])
+			if i > 0 && time.Since(began) > b.s.batches.BatchTime {
+				b.s.batches.putBack(b.route, b.runs[i:])
 				b.runs = b.runs[:i]
 				break
 			}
@@ -239,7 +239,7 @@ func (b *batch) runOne(q *queuedRun) (rerun, ok bool) {
 	// The run's Env is on the batch's transaction: it never begins,
 	// commits or ends one of its own.
 	env := &runEnv{s: b.s, project: b.project, route: q.plan.Route.RouteID, caller: q.caller, tx: b.tx, batch: b.ctx}
-	runCtx, stop := context.WithTimeout(q.ctx, b.s.Batches.RunTime)
+	runCtx, stop := context.WithTimeout(q.ctx, b.s.batches.RunTime)
 	res, err := engine.RunTraced(runCtx, q.plan, q.vars, env, b.s.Limits, q.opts.trace)
 	slow := runCtx.Err() != nil && q.ctx.Err() == nil && (err != nil || res.Fault != nil)
 	stop()
@@ -263,7 +263,7 @@ func (b *batch) runOne(q *queuedRun) (rerun, ok bool) {
 			b.again()
 			return false, false
 		}
-		b.s.Batches.Left.Add(1)
+		b.s.batches.Left.Add(1)
 		q.res, q.err, q.finished = engine.Result{}, errRunAlone, true
 		return false, true
 	case err != nil || !res.Commit():

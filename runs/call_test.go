@@ -241,7 +241,7 @@ func TestHTTPBlockIdempotencyAcrossAttempts(t *testing.T) {
 	rt.collection(t, "counters", `{"name":"c","n":0}`)
 	blocks := append([]string{httpBlock("res", "POST", lit("STRING", up.URL+"/notify"), `"body":`+lit("STRING", "hi"))}, counterBlocks...)
 	rt.route(t, routeDoc("inc", "POST", "/inc", `[{"id":"spin","bdtype":"INTEGER"}]`, blocks...))
-	rt.Batches.Collided("shop/inc") // a route whose runs would queue for batches
+	rt.batches.Collided("shop/inc") // a route whose runs would queue for batches
 	const n = 24
 	statuses := rt.concurrently(t, 8, n, func(int) (string, string, string) { return "POST", "/x/shop/inc", `{"spin":0}` })
 	if statuses[200] != n || rt.records(t, "counters")[0]["n"] != float64(n) {
@@ -254,8 +254,8 @@ func TestHTTPBlockIdempotencyAcrossAttempts(t *testing.T) {
 	if len(keys) != n || len(up.requests()) <= n {
 		t.Fatalf("%d requests with %d keys for %d runs: none began again", len(up.requests()), len(keys), n)
 	}
-	if rt.Batches.Led.Load() != 0 {
-		t.Fatalf("%d batches led for runs that call upstream", rt.Batches.Led.Load())
+	if rt.batches.Led.Load() != 0 {
+		t.Fatalf("%d batches led for runs that call upstream", rt.batches.Led.Load())
 	}
 	t.Logf("%d runs sent %d requests", n, len(up.requests()))
 }

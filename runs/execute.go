@@ -89,7 +89,7 @@ func (s *Service) attempts(ctx context.Context, plan *engine.Plan, vars map[stri
 		if opts.restart != nil {
 			opts.restart()
 		}
-		s.Batches.Collided(route)
+		s.batches.Collided(route)
 		if batched {
 			continue // it queues for a batch
 		}
@@ -110,7 +110,7 @@ func (s *Service) attempts(ctx context.Context, plan *engine.Plan, vars map[stri
 // run holds: the batch takes its own), else by itself, holding *slot.
 func (s *Service) attemptOnce(ctx context.Context, route string, q *queuedRun, batched bool, slot *func()) (engine.Result, error) {
 	if batched {
-		if queued, leads := s.Batches.join(route, q); queued {
+		if queued, leads := s.batches.join(route, q); queued {
 			if *slot != nil {
 				(*slot)()
 				*slot = nil

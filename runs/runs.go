@@ -80,10 +80,10 @@ type Service struct {
 	upstream *projectSlots
 	client   *http.Client
 	egress   *Slots // upstream requests in flight
-	// Slots bound the runs under way at once.
-	Slots *Slots
-	// Batches commits the runs of contended write routes together.
-	Batches *batches
+	// slots bound the runs under way at once.
+	slots *Slots
+	// batches commits the runs of contended write routes together.
+	batches *batches
 }
 
 // New builds the service; Start sets its background work going.
@@ -97,8 +97,8 @@ func New(cfg Config) *Service {
 	egressSlots.Wait, egressSlots.Queue = limits.Time, math.MaxInt64 // every run waits, within its time
 	return &Service{client: cfg.Egress, egress: egressSlots, store: cfg.Store, reads: cfg.Reads, tx: cfg.Tx, vault: cfg.Vault,
 		mailStatus: cfg.MailStatus, MailBacklog: cfg.MailBacklog, Limits: limits,
-		table: newTable(cfg.Store, cfg.Log), log: newLogWriter(cfg.Store, !cfg.NoStats, cfg.Logged, cfg.Log), Slots: NewSlots(cfg.Concurrency),
-		txSlots: newProjectSlots(max(1, cfg.TxConns/2)), upstream: newProjectSlots(max(1, cfg.Concurrency/4)), Batches: newBatches()}
+		table: newTable(cfg.Store, cfg.Log), log: newLogWriter(cfg.Store, !cfg.NoStats, cfg.Logged, cfg.Log), slots: NewSlots(cfg.Concurrency),
+		txSlots: newProjectSlots(max(1, cfg.TxConns/2)), upstream: newProjectSlots(max(1, cfg.Concurrency/4)), batches: newBatches()}
 }
 
 // Start follows route changes made on other instances and writes the run

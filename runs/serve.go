@@ -231,7 +231,7 @@ type options struct {
 // the platform's, logged as a 500 ending in ERROR.
 func (s *Service) runRequest(ctx context.Context, plan *engine.Plan, params map[string]string, req *Request, run *store.Run, opts options) (engine.Result, error) {
 	var res engine.Result
-	release, err := s.Slots.Enter(ctx)
+	release, err := s.slots.Enter(ctx)
 	if err == nil {
 		res, err = s.execute(ctx, plan, params, req, run, opts)
 		release()

@@ -22,7 +22,7 @@ func TestBatchesCountEveryRun(t *testing.T) {
 	if n := rt.records(t, "counters")[0]["n"]; statuses[200] != 160 || n != 160.0 {
 		t.Fatalf("answers %v; the counter is %v", statuses, n)
 	}
-	if rt.Batches.Led.Load() == 0 {
+	if rt.batches.Led.Load() == 0 {
 		t.Error("no batch was led: the runs never collided")
 	}
 	if err := rt.FlushLog(context.Background()); err != nil {
@@ -32,7 +32,7 @@ func TestBatchesCountEveryRun(t *testing.T) {
 	if err := rt.pool.QueryRow(context.Background(), "SELECT count(*) FROM route_runs WHERE route_id = 'inc' AND status = 200").Scan(&logged); err != nil || logged != 160 {
 		t.Fatalf("the run log holds %d runs (%v)", logged, err)
 	}
-	t.Logf("160 runs in %d batches", rt.Batches.Led.Load())
+	t.Logf("160 runs in %d batches", rt.batches.Led.Load())
 }
 
 // TestSlowRunLeavesItsBatch: a run that takes longer than a batch gives
@@ -41,10 +41,10 @@ func TestBatchesCountEveryRun(t *testing.T) {
 // counts once (docs/engine.md).
 func TestSlowRunLeavesItsBatch(t *testing.T) {
 	rt := newTestRuntime(t)
-	rt.Batches.RunTime = 2 * time.Millisecond
+	rt.batches.RunTime = 2 * time.Millisecond
 	rt.collection(t, "counters", `{"name":"c","n":0}`)
 	rt.route(t, routeDoc("inc", "POST", "/inc", `[{"id":"spin","bdtype":"INTEGER"}]`, counterBlocks...))
-	rt.Batches.Collided("shop/inc") // the route's runs queue for batches
+	rt.batches.Collided("shop/inc") // the route's runs queue for batches
 	// Every 20th run reads the counters again 100 times, one statement
 	// after the other (far past 2 ms on any machine: each is a round
 	// trip), yet short enough to commit alone between batches on a busy
@@ -60,13 +60,13 @@ func TestSlowRunLeavesItsBatch(t *testing.T) {
 	if n := rt.records(t, "counters")[0]["n"]; statuses[200] != 120 || n != 120.0 {
 		t.Fatalf("answers %v; the counter is %v", statuses, n)
 	}
-	if left := rt.Batches.Left.Load(); left < 6 {
+	if left := rt.batches.Left.Load(); left < 6 {
 		t.Fatalf("%d runs left their batch; the 6 slow ones must", left)
 	}
-	if b := rt.Batches.Led.Load(); b == 0 || b >= 120 {
+	if b := rt.batches.Led.Load(); b == 0 || b >= 120 {
 		t.Fatalf("%d batches for 120 runs", b)
 	}
-	t.Logf("120 runs in %d batches; %d left theirs", rt.Batches.Led.Load(), rt.Batches.Left.Load())
+	t.Logf("120 runs in %d batches; %d left theirs", rt.batches.Led.Load(), rt.batches.Left.Load())
 }
 
 // TestBusyRunsDoNothing: with every run slot taken, or the memory runs
@@ -96,9 +96,9 @@ func TestBusyRunsDoNothing(t *testing.T) {
 			t.Fatalf("%s: %d %v %s %s", when, a.Status, a.Header, a.Ended, a.Body)
 		}
 	}
-	rt.Slots = NewSlots(1)
-	rt.Slots.Wait = 10 * time.Millisecond
-	release, err := rt.Slots.Enter(context.Background())
+	rt.slots = NewSlots(1)
+	rt.slots.Wait = 10 * time.Millisecond
+	release, err := rt.slots.Enter(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
