@@ -26,13 +26,22 @@ type Secrets struct {
 // shorter one would mask unrelated text.
 const minCore = 8
 
+// maxSpelled is the longest text whose spellings are masked too: a vault
+// value is at most 64 KiB, but a body built from one and sent upstream
+// may be 1 MiB, and is masked as it was sent.
+const maxSpelled = 64 << 10
+
 // Add adds v and its spellings.
 func (s *Secrets) Add(v string) {
 	if v == "" || slices.Contains(s.values, v) {
 		return
 	}
 	s.values = append(s.values, v)
-	for _, f := range spellings(v) {
+	forms := []string{v}
+	if len(v) <= maxSpelled {
+		forms = spellings(v)
+	}
+	for _, f := range forms {
 		if f != "" && !slices.Contains(s.forms, f) {
 			s.forms = append(s.forms, f)
 		}

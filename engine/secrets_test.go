@@ -74,3 +74,14 @@ func TestSecretsMaskURL(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretsLongTextAsSent: a text past 64 KiB (a body sent upstream) is
+// masked as it was sent, without its spellings.
+func TestSecretsLongTextAsSent(t *testing.T) {
+	var s Secrets
+	long := strings.Repeat("a/b ", 20<<10)
+	s.Add(long)
+	if len(s.forms) != 1 || s.Mask("x"+long+"y") != "x"+Mask+"y" {
+		t.Fatalf("%d forms", len(s.forms))
+	}
+}
