@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	mathrand "math/rand/v2"
 	"mime"
 	"mime/multipart"
 	"mime/quotedprintable"
@@ -24,6 +25,7 @@ import (
 	"net/mail"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -97,13 +99,37 @@ func New() (*Server, error) {
 	if err := os.WriteFile(s.CAFile, pemBytes, 0o644); err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := listenBelowEphemeral()
 	if err != nil {
 		return nil, err
 	}
 	s.Addr = ln.Addr().String()
 	s.serve(ln)
 	return s, nil
+}
+
+// listenBelowEphemeral listens on a free loopback port below the
+// kernel's ephemeral range, so that while the server is stopped no
+// outgoing connection and no listener on port 0 is handed its port, and
+// Restart gets it back; where that range cannot be read, any free port.
+func listenBelowEphemeral() (net.Listener, error) {
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				low = n
+			}
+		}
+	}
+	if low > 12000 {
+		for range 100 {
+			port := 10000 + mathrand.IntN(low-10000)
+			if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+				return ln, nil
+			}
+		}
+	}
+	return net.Listen("tcp", "127.0.0.1:0")
 }
 
 // Close stops the server and removes its certificate file.
