@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/authoring"
 	"stencil/store"
 )
 
@@ -48,12 +49,7 @@ func newRecordDTO(r store.Record) recordDTO {
 	return recordDTO{ID: r.ID, ProjectID: r.ProjectID, CollectionID: r.CollectionID, Data: r.Data, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
-type collectionInput struct {
-	ProjectID   string `json:"project_id" form:"project_id" validate:"required"`
-	ID          string `json:"id" form:"id" validate:"required,project_id"`
-	Name        string `json:"name" form:"name" validate:"required,max=100"`
-	Description string `json:"description" form:"description" validate:"max=1000"`
-}
+type collectionInput = authoring.Collection
 
 type collectionUpdateInput struct {
 	ProjectID   string  `json:"project_id" form:"project_id" validate:"required"`
@@ -250,7 +246,7 @@ func (h *Handlers) collectionUpdate(c *fiber.Ctx) error {
 	if err != nil {
 		return collectionMissing(err, in.ID)
 	}
-	col.Name, col.Description = deref(in.Name, col.Name), deref(in.Description, col.Description)
+	col.Name, col.Description = authoring.Deref(in.Name, col.Name), authoring.Deref(in.Description, col.Description)
 	if err := h.store.UpdateCollection(c.UserContext(), &col); err != nil {
 		return collectionMissing(err, in.ID)
 	}

@@ -4,42 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"html"
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/authoring"
 	"stencil/store"
 )
 
 // ValidationError lists the fields that break a rule, by JSON name; it
-// answers 422 with data.fields.
-type ValidationError struct {
-	Fields  map[string]string
-	Missing bool // a required parameter is absent: 400 rather than 422
-}
-
-func (e *ValidationError) Error() string {
-	keys := slices.Sorted(maps.Keys(e.Fields))
-	// A missing parameter is named first: it is the reason for the status.
-	for _, k := range keys {
-		if e.Missing && strings.HasPrefix(e.Fields[k], "is required") {
-			return k + " " + e.Fields[k]
-		}
-	}
-	switch {
-	case len(keys) == 0:
-		return "invalid input"
-	case keys[0] == "":
-		return e.Fields[""]
-	}
-	return keys[0] + " " + e.Fields[keys[0]]
-}
+// answers 422 with data.fields (authoring.Problems).
+type ValidationError = authoring.Problems
 
 // peopleMessage is msg as a page says it: the JSON envelope's "Error: "
 // prefix goes, a missing page is named by its path, and the sentence starts
@@ -112,42 +91,8 @@ func (h *Handlers) ErrorHandler(c *fiber.Ctx, err error) error {
 	return nil
 }
 
-// constraintFields names the input field and message of each unique
-// constraint, so that a conflict reads as a validation failure.
-var constraintFields = map[string][2]string{
-	"users_username_key":        {"username", "is already taken"},
-	"users_email_key":           {"email", "is already registered"},
-	"projects_pkey":             {"id", "is already taken"},
-	"projects_api_path_key":     {"api_path", "is already used by another project"},
-	"projects_api_path_overlap": {"api_path", "overlaps another project's: neither path may lie inside the other"},
-	"project_members_pkey":      {"target_uid", "is already a member of this project"},
-	"configs_pkey":              {"key", "already exists"},
-	"vault_entries_pkey":        {"key", "already exists in this vault"},
-	"email_templates_pkey":      {"name", "is already used by another email template of this project"},
-	"collections_pkey":          {"id", "is already used by another collection of this project"},
-	"route_templates_name_key":  {"name", "is already taken in this scope"},
-	"routes_pkey":               {"route.route_id", "is already taken in this project"},
-	"routes_method_path_key":    {"route.route_path", "is already used with this method by another route"},
-}
-
-// asValidation returns err as a validation failure: a ValidationError, a
-// unique-constraint conflict or a rule of the store; nil for anything else.
-func asValidation(err error) *ValidationError {
-	var verr *ValidationError
-	var conflict *store.ConflictError
-	switch {
-	case errors.As(err, &verr):
-		return verr
-	case errors.As(err, &conflict):
-		if f, ok := constraintFields[conflict.Constraint]; ok {
-			return &ValidationError{Fields: map[string]string{f[0]: f[1]}}
-		}
-		return &ValidationError{Fields: map[string]string{"": "conflicts with an existing entry"}}
-	case errors.Is(err, store.ErrLastRoot):
-		return &ValidationError{Fields: map[string]string{"target_uid": "is the last ROOT user and cannot be demoted or deleted"}}
-	}
-	return nil
-}
+// asValidation returns err as a validation failure (authoring.AsProblems).
+func asValidation(err error) *ValidationError { return authoring.AsProblems(err) }
 
 // classify maps an error to its status, its "Error: …" message and, for
 // validation failures, the envelope's data.

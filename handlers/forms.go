@@ -3,73 +3,15 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"reflect"
 	"regexp"
-	"slices"
 	"strings"
-	"unicode"
 
-	"github.com/go-playground/validator/v10"
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/authoring"
 	"stencil/flow"
-	"stencil/store"
 )
-
-// validate is the one validator; field names follow the json tags.
-var validate = newValidator()
-
-func newValidator() *validator.Validate {
-	v := validator.New(validator.WithRequiredStructEnabled())
-	v.RegisterTagNameFunc(func(f reflect.StructField) string {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			return ""
-		}
-		return name
-	})
-	for tag, r := range stringRules {
-		ok := r.ok
-		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool { return ok(fl.Field().String()) }); err != nil {
-			panic(err)
-		}
-	}
-	return v
-}
-
-// stringRule is a validation tag for strings, with the message that says
-// what a valid value looks like.
-type stringRule struct {
-	ok  func(string) bool
-	msg string
-}
-
-func matches(pattern, msg string) stringRule {
-	return stringRule{ok: regexp.MustCompile(pattern).MatchString, msg: msg}
-}
-
-// stringRules are the string rules of the spec, by validation tag.
-var stringRules = map[string]stringRule{
-	"username":       matches(`^[A-Za-z0-9][A-Za-z0-9_.-]{2,49}$`, "must be 3–50 letters, digits, _ . or -, starting with a letter or digit"),
-	"project_id":     matches(`^[a-z][a-z0-9_]{2,49}$`, "must be 3–50 lowercase letters, digits or _, starting with a letter"),
-	"email_template": matches(`^[a-z][a-z0-9_]{2,49}$`, "must be 3–50 lowercase letters, digits or _, starting with a letter"),
-	// A header's value: a line break in it would start a header of its own.
-	"one_line":   {ok: func(s string) bool { return !strings.ContainsAny(s, "\r\n") }, msg: "must be one line (no line breaks)"},
-	"api_path":   matches(`^/[A-Za-z0-9_/-]{0,199}$`, "must start with / and contain only letters, digits, _, - and / (at most 200 characters)"),
-	"config_key": matches(`^[A-Za-z][A-Za-z0-9_.-]{0,99}$`, "must be 1–100 letters, digits, _ . or -, starting with a letter"),
-	"timestamp": {ok: func(s string) bool { _, err := parseTime(s); return err == nil },
-		msg: "must be a date (YYYY-MM-DD) or an RFC 3339 time"},
-	"run_status": matches(`^[1-5](xx|[0-9]{2})$`, "must be a class such as 4xx or a status such as 404"),
-	"event_type": {ok: func(s string) bool { return slices.Contains(store.EventTypes, s) },
-		msg: "must be an event type such as route_update, vault_create or member_add (see the API reference)"},
-	"vault_key": {ok: flow.VaultKey, msg: flow.VaultKeyRule},
-	"vault_value": {ok: func(s string) bool { return len(s) >= 1 && len(s) <= 65536 },
-		msg: "must be 1 to 65,536 bytes"},
-	// A name people read in lists: no control characters (tabs, escapes, line breaks).
-	"plain_text": {ok: func(s string) bool { return !strings.ContainsFunc(s, unicode.IsControl) },
-		msg: "must not contain control characters"},
-}
 
 // bind decodes the request body (JSON or form-encoded) into dst and validates
 // it: a body that does not decode is 400, a rule broken is 422.
@@ -77,7 +19,7 @@ func bind(c *fiber.Ctx, dst any) error {
 	if err := c.BodyParser(dst); err != nil {
 		return decodeError(err, dst)
 	}
-	return checkPresent(dst, bodyHas(c))
+	return authoring.Check(dst, bodyHas(c))
 }
 
 // bindQuery decodes the query string into dst and validates it.
@@ -85,7 +27,7 @@ func bindQuery(c *fiber.Ctx, dst any) error {
 	if err := c.QueryParser(dst); err != nil {
 		return decodeError(err, dst)
 	}
-	return checkPresent(dst, func(key string) bool { return c.Context().QueryArgs().Has(key) })
+	return authoring.Check(dst, func(key string) bool { return c.Context().QueryArgs().Has(key) })
 }
 
 // bodyHas reports which top-level keys the request body carries.
@@ -156,7 +98,7 @@ func decodeError(err error, dst any) error {
 	switch {
 	case errors.As(err, &typeErr) && typeErr.Field != "":
 		// The decoder's path names embedded structs too; the JSON has none.
-		return badRequest("%s must be %s", fieldPath(dst, "body."+typeErr.Field), jsonKind(typeErr.Type))
+		return badRequest("%s must be %s", authoring.FieldPath(dst, "body."+typeErr.Field), jsonKind(typeErr.Type))
 	case errors.As(err, &typeErr):
 		return badRequest("the request body must be a JSON object")
 	case errors.As(err, &syntaxErr), err.Error() == "unexpected end of JSON input":
@@ -220,111 +162,4 @@ func jsonKind(t reflect.Type) string {
 	default:
 		return "an object"
 	}
-}
-
-// checkPresent validates v. A required top-level field that the request
-// does not carry at all marks the error Missing (400); one that is there but
-// empty is a broken rule (422).
-func checkPresent(v any, has func(string) bool) error {
-	err := validate.Struct(v)
-	var verrs validator.ValidationErrors
-	if !errors.As(err, &verrs) {
-		return err
-	}
-	verr := &ValidationError{Fields: make(map[string]string, len(verrs))}
-	for _, fe := range verrs {
-		path := fieldPath(v, fe.Namespace())
-		if _, seen := verr.Fields[path]; seen {
-			continue
-		}
-		msg := message(fe)
-		if strings.HasPrefix(fe.Tag(), "required") && !strings.Contains(path, ".") {
-			if has(path) {
-				msg = "must not be empty"
-			} else {
-				verr.Missing = true
-			}
-		}
-		verr.Fields[path] = msg
-	}
-	return verr
-}
-
-// fieldPath turns a validator namespace into the field's JSON path: the
-// struct's type name and the names of embedded structs are not part of it.
-func fieldPath(v any, namespace string) string {
-	t := reflect.TypeOf(v)
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	embedded := map[string]bool{}
-	var walk func(reflect.Type)
-	walk = func(t reflect.Type) {
-		for i := 0; t.Kind() == reflect.Struct && i < t.NumField(); i++ {
-			if f := t.Field(i); f.Anonymous {
-				embedded[f.Name] = true
-				walk(f.Type)
-			}
-		}
-	}
-	walk(t)
-	parts := strings.Split(namespace, ".")[1:]
-	kept := parts[:0]
-	for _, p := range parts {
-		if !embedded[p] {
-			kept = append(kept, p)
-		}
-	}
-	return strings.Join(kept, ".")
-}
-
-// message is the human text of one failed rule.
-func message(fe validator.FieldError) string {
-	if r, ok := stringRules[fe.Tag()]; ok {
-		return r.msg
-	}
-	kind := fe.Kind()
-	unit := ""
-	switch kind {
-	case reflect.String:
-		unit = " characters"
-	case reflect.Slice, reflect.Map, reflect.Array:
-		unit = " items"
-	}
-	switch fe.Tag() {
-	case "required", "required_if", "required_unless", "required_with":
-		return "is required"
-	case "required_without":
-		return "is required (or give " + jsonName(fe.Param()) + ")"
-	case "max", "lte":
-		return fmt.Sprintf("must be at most %s%s", fe.Param(), unit)
-	case "min", "gte":
-		return fmt.Sprintf("must be at least %s%s", fe.Param(), unit)
-	case "len":
-		return fmt.Sprintf("must be exactly %s%s", fe.Param(), unit)
-	case "oneof":
-		return "must be one of: " + strings.ReplaceAll(fe.Param(), " ", ", ")
-	case "email":
-		return "must be a valid email address"
-	case "startswith":
-		return fmt.Sprintf("must start with %q", fe.Param())
-	default:
-		return "is invalid"
-	}
-}
-
-// jsonName is the JSON name of a Go field name as this package's inputs
-// spell them (TargetUID is target_uid), for messages that name another
-// field: messages name fields by their JSON names.
-func jsonName(goName string) string {
-	var b strings.Builder
-	runes := []rune(goName)
-	for i, r := range runes {
-		upper := unicode.IsUpper(r)
-		if upper && i > 0 && (unicode.IsLower(runes[i-1]) || i+1 < len(runes) && unicode.IsLower(runes[i+1])) {
-			b.WriteByte('_')
-		}
-		b.WriteRune(unicode.ToLower(r))
-	}
-	return b.String()
 }

@@ -6,14 +6,13 @@ import (
 	"mime"
 	"net"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
-	"stencil/flow"
+	"stencil/authoring"
 	"stencil/jsoncheck"
 )
 
@@ -21,7 +20,6 @@ import (
 const (
 	maxURLBytes      = 8 << 10  // longer request targets are 431
 	maxJSONDepth     = 64       // deeper JSON is 400: no document of ours nests this far
-	maxEchoedChars   = 100      // an input value quoted in a message is cut to this
 	maxHeaderBytes   = 16 << 10 // larger request headers are 431
 	readBufferBytes  = 32 << 10 // room to read them whole and answer in order
 	documentMaxBytes = 1 << 20  // template and route documents
@@ -199,16 +197,8 @@ func checkJSONText(body []byte, root string) error {
 	return badRequest("%s contains a NUL character or invalid UTF-8", where)
 }
 
-// cut shortens an input value for a message (docs/architecture.md), its control
-// characters written as \u escapes: a message never echoes one.
-func cut(s string) string {
-	if utf8.RuneCountInString(s) > maxEchoedChars {
-		s = string([]rune(s)[:maxEchoedChars]) + "…"
-	}
-	return flow.Printable(s)
-}
+// cut shortens an input value for a message (authoring.Cut).
+func cut(s string) string { return authoring.Cut(s) }
 
-// quote is strconv.Quote of an input value, cut first.
-func quote(s string) string {
-	return strconv.Quote(cut(s))
-}
+// quote is strconv.Quote of an input value, cut first (authoring.Quote).
+func quote(s string) string { return authoring.Quote(s) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/authoring"
 	"stencil/mail"
 	"stencil/store"
 )
@@ -30,13 +31,7 @@ func newEmailTemplateDTO(t store.EmailTemplate) emailTemplateDTO {
 		CreatedBy: t.CreatedBy, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 }
 
-type emailTemplateInput struct {
-	ProjectID string `json:"project_id" form:"project_id" validate:"required,project_id"`
-	Name      string `json:"name" form:"name" validate:"required,email_template"`
-	Subject   string `json:"subject" form:"subject" validate:"required,max=200,one_line"`
-	Text      string `json:"text" form:"text" validate:"required,max=65536"`
-	HTML      string `json:"html" form:"html" validate:"max=262144"`
-}
+type emailTemplateInput = authoring.EmailTemplate
 
 type emailTemplateUpdateInput struct {
 	ProjectID string  `json:"project_id" form:"project_id" validate:"required,project_id"`
@@ -194,7 +189,7 @@ func (h *Handlers) emailTemplateUpdate(c *fiber.Ctx) error {
 	if err != nil {
 		return emailTemplateMissing(err, in.Name)
 	}
-	t.Subject, t.Text, t.HTML = deref(in.Subject, t.Subject), deref(in.Text, t.Text), deref(in.HTML, t.HTML)
+	t.Subject, t.Text, t.HTML = authoring.Deref(in.Subject, t.Subject), authoring.Deref(in.Text, t.Text), authoring.Deref(in.HTML, t.HTML)
 	if err := h.store.UpdateEmailTemplate(c.UserContext(), &t); err != nil {
 		return emailTemplateMissing(err, in.Name)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"stencil/auth"
+	"stencil/authoring"
 	"stencil/store"
 )
 
@@ -81,8 +82,8 @@ func (h *Handlers) patCreate(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return h.formError(c, err, page)
 	}
-	from, _ := parseTime(in.ValidFrom)
-	to, _ := parseTime(in.ValidTo)
+	from, _ := authoring.ParseTime(in.ValidFrom)
+	to, _ := authoring.ParseTime(in.ValidTo)
 	if to != nil && !to.After(orNow(from)) {
 		return h.formError(c, &ValidationError{Fields: map[string]string{"valid_to": "must be after valid_from"}}, page)
 	}
@@ -117,18 +118,6 @@ func (h *Handlers) patDelete(c *fiber.Ctx) error {
 	}
 	h.flash(c, "success", "Token revoked.")
 	return h.respond(c, Reply{Message: "Token revoked", Redirect: "/web/pats"})
-}
-
-func parseTime(s string) (*time.Time, error) {
-	if s == "" {
-		return nil, nil
-	}
-	for _, layout := range []string{time.RFC3339, "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return &t, nil
-		}
-	}
-	return nil, &ValidationError{Fields: map[string]string{"": "is not a time"}}
 }
 
 func orNow(t *time.Time) time.Time {

@@ -1,13 +1,12 @@
 package handlers
 
 import (
-	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/authoring"
 	"stencil/egress"
 	"stencil/runs"
 	"stencil/store"
@@ -50,28 +49,18 @@ func newProjectDTO(p store.Project, members []store.Member) projectDTO {
 	return dto
 }
 
-type projectInput struct {
-	ID          string `json:"id" form:"id" validate:"required,project_id"`
-	Name        string `json:"name" form:"name" validate:"required,max=100"`
-	Description string `json:"description" form:"description" validate:"max=1000"`
-	APIPath     string `json:"api_path" form:"api_path" validate:"required,api_path"`
-	XRateLimit  *int   `json:"x_rate_limit" form:"x_rate_limit" validate:"omitnil,min=0,max=100000"`
-	XRateBurst  *int   `json:"x_rate_burst" form:"x_rate_burst" validate:"omitnil,min=1,max=100000"`
-	// CORSOrigins and EgressHosts: a JSON array, or a form's text of one
-	// item a line.
-	CORSOrigins *lineList `json:"x_cors_origins" form:"x_cors_origins"`
-	EgressHosts *lineList `json:"x_egress_hosts" form:"x_egress_hosts"`
-}
+// projectInput is a project's settings as given (authoring.Project).
+type projectInput = authoring.Project
 
 type projectUpdateInput struct {
-	ProjectID   string    `json:"project_id" form:"project_id" validate:"required"`
-	Name        *string   `json:"name" form:"name" validate:"omitnil,min=1,max=100"`
-	Description *string   `json:"description" form:"description" validate:"omitnil,max=1000"`
-	APIPath     *string   `json:"api_path" form:"api_path" validate:"omitnil,api_path"`
-	XRateLimit  *int      `json:"x_rate_limit" form:"x_rate_limit" validate:"omitnil,min=0,max=100000"`
-	XRateBurst  *int      `json:"x_rate_burst" form:"x_rate_burst" validate:"omitnil,min=1,max=100000"`
-	CORSOrigins *lineList `json:"x_cors_origins" form:"x_cors_origins"`
-	EgressHosts *lineList `json:"x_egress_hosts" form:"x_egress_hosts"`
+	ProjectID   string              `json:"project_id" form:"project_id" validate:"required"`
+	Name        *string             `json:"name" form:"name" validate:"omitnil,min=1,max=100"`
+	Description *string             `json:"description" form:"description" validate:"omitnil,max=1000"`
+	APIPath     *string             `json:"api_path" form:"api_path" validate:"omitnil,api_path"`
+	XRateLimit  *int                `json:"x_rate_limit" form:"x_rate_limit" validate:"omitnil,min=0,max=100000"`
+	XRateBurst  *int                `json:"x_rate_burst" form:"x_rate_burst" validate:"omitnil,min=1,max=100000"`
+	CORSOrigins *authoring.LineList `json:"x_cors_origins" form:"x_cors_origins"`
+	EgressHosts *authoring.LineList `json:"x_egress_hosts" form:"x_egress_hosts"`
 }
 
 type projectQuery struct {
@@ -137,12 +126,12 @@ func (h *Handlers) projectCreate(c *fiber.Ctx) error {
 		return h.formError(c, err, page)
 	}
 	p := store.Project{ID: in.ID, Name: in.Name, Description: in.Description, APIPath: in.APIPath,
-		XRateLimit: deref(in.XRateLimit, store.DefaultXRateLimit), XRateBurst: deref(in.XRateBurst, store.DefaultXRateBurst)}
+		XRateLimit: authoring.Deref(in.XRateLimit, store.DefaultXRateLimit), XRateBurst: authoring.Deref(in.XRateBurst, store.DefaultXRateBurst)}
 	var err error
-	if p.XCORSOrigins, err = in.CORSOrigins.check("x_cors_origins", runs.Origins, nil); err != nil {
+	if p.XCORSOrigins, err = in.CORSOrigins.Check("x_cors_origins", runs.Origins, nil); err != nil {
 		return h.formError(c, err, page)
 	}
-	if p.XEgressHosts, err = in.EgressHosts.check("x_egress_hosts", egress.Hosts, nil); err != nil {
+	if p.XEgressHosts, err = in.EgressHosts.Check("x_egress_hosts", egress.Hosts, nil); err != nil {
 		return h.formError(c, err, page)
 	}
 	if err := h.store.CreateProject(c.UserContext(), &p, current(c).User.ID); err != nil {
@@ -230,12 +219,12 @@ func (h *Handlers) projectUpdate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p.Name, p.Description, p.APIPath = deref(in.Name, p.Name), deref(in.Description, p.Description), deref(in.APIPath, p.APIPath)
-	p.XRateLimit, p.XRateBurst = deref(in.XRateLimit, p.XRateLimit), deref(in.XRateBurst, p.XRateBurst)
-	if p.XCORSOrigins, err = in.CORSOrigins.check("x_cors_origins", runs.Origins, p.XCORSOrigins); err != nil {
+	p.Name, p.Description, p.APIPath = authoring.Deref(in.Name, p.Name), authoring.Deref(in.Description, p.Description), authoring.Deref(in.APIPath, p.APIPath)
+	p.XRateLimit, p.XRateBurst = authoring.Deref(in.XRateLimit, p.XRateLimit), authoring.Deref(in.XRateBurst, p.XRateBurst)
+	if p.XCORSOrigins, err = in.CORSOrigins.Check("x_cors_origins", runs.Origins, p.XCORSOrigins); err != nil {
 		return h.formError(c, err, h.projectForm(c, in.ProjectID, "projects/details", details))
 	}
-	if p.XEgressHosts, err = in.EgressHosts.check("x_egress_hosts", egress.Hosts, p.XEgressHosts); err != nil {
+	if p.XEgressHosts, err = in.EgressHosts.Check("x_egress_hosts", egress.Hosts, p.XEgressHosts); err != nil {
 		return h.formError(c, err, h.projectForm(c, in.ProjectID, "projects/details", details))
 	}
 	if err := h.store.UpdateProject(c.UserContext(), &p); err != nil {
@@ -339,54 +328,7 @@ func (h *Handlers) projectForm(c *fiber.Ctx, id, fragment string, field func(*pr
 	}
 }
 
-func deref[T any](p *T, def T) T {
-	if p == nil {
-		return def
-	}
-	return *p
-}
-
 func isStatus(err error, code int) bool {
 	var ferr *fiber.Error
 	return errors.As(err, &ferr) && ferr.Code == code
-}
-
-// lineList is a list setting of a project as given (CORS origins, egress
-// hosts): a JSON array of strings, or a form's text of one item a line.
-type lineList []string
-
-func (o *lineList) UnmarshalJSON(b []byte) error {
-	var list []string
-	if err := json.Unmarshal(b, &list); err != nil {
-		return err
-	}
-	*o = list
-	return nil
-}
-
-func (o *lineList) UnmarshalText(b []byte) error {
-	*o = nil
-	for _, line := range strings.Split(string(b), "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			*o = append(*o, line)
-		}
-	}
-	return nil
-}
-
-// check returns the list given as normal keeps it (runs.Origins,
-// egress.Hosts), or keep when none was given; a list normal refuses is a
-// validation error naming field.
-func (o *lineList) check(field string, normal func([]string) ([]string, string, string), keep []string) ([]string, error) {
-	if o == nil {
-		return keep, nil
-	}
-	list, bad, problem := normal(*o)
-	if bad != "" {
-		problem = quote(bad) + " " + problem
-	}
-	if problem != "" {
-		return nil, &ValidationError{Fields: map[string]string{field: problem}}
-	}
-	return list, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/authoring"
 	"stencil/flow"
 	"stencil/store"
 )
@@ -49,7 +50,8 @@ func saveNote(doc map[string]any) (string, error) {
 	case utf8.RuneCountInString(note) > 500:
 		return "", &ValidationError{Fields: map[string]string{"note": "must be at most 500 characters"}}
 	case strings.ContainsFunc(note, unicode.IsControl):
-		return "", &ValidationError{Fields: map[string]string{"note": stringRules["plain_text"].msg}}
+		_, msg := authoring.Rule("plain_text")
+		return "", &ValidationError{Fields: map[string]string{"note": msg}}
 	}
 	return note, nil
 }

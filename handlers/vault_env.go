@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/authoring"
 	"stencil/dotenv"
 	"stencil/store"
 )
@@ -106,12 +107,12 @@ func (h *Handlers) importEnv(in vaultImportInput, parsed map[string]string, live
 	for _, k := range keys {
 		value := parsed[k]
 		// The rules of a key and a value typed into the vault's form.
-		if rule := stringRules["vault_key"]; !rule.ok(k) {
-			out.invalid(k, "a key "+rule.msg)
+		if ok, msg := authoring.Rule("vault_key"); !ok(k) {
+			out.invalid(k, "a key "+msg)
 			continue
 		}
-		if rule := stringRules["vault_value"]; !rule.ok(value) {
-			out.invalid(k, "the value "+rule.msg)
+		if ok, msg := authoring.Rule("vault_value"); !ok(value) {
+			out.invalid(k, "the value "+msg)
 			continue
 		}
 		e, ok := live[k]

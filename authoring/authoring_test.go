@@ -1,0 +1,63 @@
+package authoring_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"stencil/authoring"
+	"stencil/store"
+	"stencil/store/storetest"
+)
+
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+// TestCheckNamesFields: a rule broken is named by the field's JSON path,
+// under a prefix for a project file's object; a required field not given
+// at all makes the Problems Missing, one given empty does not.
+func TestCheckNamesFields(t *testing.T) {
+	var p *authoring.Problems
+	err := authoring.CheckAt("collections[2].", &authoring.Collection{ProjectID: "shop", ID: "Bad id", Name: ""})
+	if !errors.As(err, &p) || p.Fields["collections[2].id"] == "" || p.Fields["collections[2].name"] != "must not be empty" || p.Missing {
+		t.Fatalf("%v %+v", err, p)
+	}
+	err = authoring.Check(&authoring.EmailTemplate{ProjectID: "shop", Name: "order_done", Subject: "s"}, func(string) bool { return false })
+	if !errors.As(err, &p) || !p.Missing || p.Error() != "text is required" {
+		t.Fatalf("%v %+v", err, p)
+	}
+	if ok, msg := authoring.Rule("vault_key"); ok("lower") || msg == "" {
+		t.Fatal("the vault key rule")
+	}
+}
+
+// TestApplyNamesItsPlan: a file planned for a new project is applied only
+// under the plan's id; another id is ErrPlanStale and creates nothing.
+func TestApplyNamesItsPlan(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(storetest.Pool(t))
+	u := store.User{Username: "ada", Email: "ada@example.com", Role: store.RoleAdmin, FirstName: "A", LastName: "Da", PasswordHash: "x"}
+	if err := st.CreateUser(ctx, &u); err != nil {
+		t.Fatal(err)
+	}
+	doc := []byte(`{"format":1,"id":"shop","name":"Shop","collections":[{"id":"books","name":"Books","description":""}],"vault_keys":["API_KEY"]}`)
+	fp, err := authoring.PlanFile(ctx, st, "shop", doc, false)
+	if err != nil || fp.Have != nil || len(fp.Plan.Add) == 0 || len(fp.PlanID) != 64 {
+		t.Fatalf("plan: %+v %v", fp.Plan, err)
+	}
+	if _, err := authoring.Apply(ctx, st, "shop", doc, false, fp.PlanID[1:]+"0", u.ID); !errors.Is(err, authoring.ErrPlanStale) {
+		t.Fatalf("another plan id: %v", err)
+	}
+	if _, err := st.ProjectContents(ctx, "shop", false); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a stale apply made the project: %v", err)
+	}
+	if _, err := authoring.Apply(ctx, st, "shop", doc, false, fp.PlanID, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Collection(ctx, "shop", "books"); err != nil {
+		t.Fatalf("applied: %v", err)
+	}
+	if _, err := authoring.PlanFile(ctx, st, "shop", []byte(`{"format":1,"vault_keys":["lower"]}`), false); err == nil {
+		t.Fatal("a vault key that breaks the rule was planned")
+	}
+}
