@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/authoring"
 	"stencil/engine"
 	"stencil/flow"
 	"stencil/runs"
@@ -115,7 +116,7 @@ func (h *Handlers) planToRun(c *fiber.Ctx, in *routeRunInput) (*engine.Plan, err
 		var r flow.Route
 		if draft {
 			var err error
-			if r, err = decodeRoute(routeInput{ProjectID: in.ProjectID, Route: in.Route}); err != nil {
+			if r, err = authoring.DecodeRoute(in.Route, in.ProjectID); err != nil {
 				return nil, err
 			}
 		} else {

@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
+	"stencil/authoring"
 	"stencil/flow"
 	"stencil/store"
 )
@@ -154,7 +155,7 @@ func (h *Handlers) upgradePlan(c *fiber.Ctx, r store.StoredRoute, given map[stri
 	// What is known so far comes back with the values' problems, for the
 	// page to ask them.
 	theirs, p := flow.ApplySized(t.Template, r.ProjectID, values, t.DocumentSize)
-	if err := problems(p); err != nil {
+	if err := authoring.ProblemsOf(p); err != nil {
 		return out, err
 	}
 	theirs.Normalize()

@@ -2,17 +2,15 @@ package handlers
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
-	"stencil/engine"
+	"stencil/authoring"
 	"stencil/flow"
-	"stencil/mail"
 	"stencil/runs"
 	"stencil/store"
 )
@@ -41,123 +39,15 @@ type routeInput struct {
 	Note string `json:"note" validate:"max=500,plain_text"`
 }
 
-// decodeRoute reads and checks the route of in for its project.
-func decodeRoute(in routeInput) (flow.Route, error) {
-	r, p := flow.DecodeRoute(in.Route, "route")
-	if err := problems(p); err != nil {
-		return r, err
-	}
-	if r.ProjectID != "" && r.ProjectID != in.ProjectID {
-		return r, problems(flow.Problems{"route.project_id": "must be the project_id of the request, or left out"})
-	}
-	r.ProjectID = in.ProjectID
-	r.Normalize()
-	return r, problems(flow.ValidateRoute(r, "route"))
-}
-
-// checkRunnable refuses what a route's run would refuse anyway (docs/engine.md):
-// literals that do not convert to their rtype, BREAK and
-// CONTINUE outside a LOOP, and so on (422, by path); and a VAULT block
-// saved by a caller below ADMIN (403, naming the block). What it finds
-// doubtful it returns as warnings, by path: variables used before any
-// block sets them, collections the project does not have.
+// checkRunnable checks r as saving does (authoring.CheckRoute), for a
+// caller who may read the vault when ADMIN or ROOT.
 func (h *Handlers) checkRunnable(c *fiber.Ctx, r flow.Route) ([]string, error) {
-	plan, p := engine.Compile(r, engine.PathParams(r.RoutePath))
-	if len(p) > 0 {
-		prefixed := flow.Problems{}
-		for path, msg := range p {
-			prefixed["route."+path] = msg
-		}
-		return nil, problems(prefixed)
+	warnings, err := authoring.CheckRoute(c.UserContext(), h.store, r, callerAtLeast(c, store.RoleAdmin))
+	var refused *authoring.Refused
+	if errors.As(err, &refused) {
+		return nil, forbidden(refused.Reason)
 	}
-	if !callerAtLeast(c, store.RoleAdmin) {
-		for i, b := range r.Flow.Blocks {
-			if b.Type == "VAULT" {
-				return nil, forbidden(fmt.Sprintf("route.flow.blocks[%d] (VAULT) reads the vault: only an ADMIN or ROOT member of the project can save or try a route that does", i))
-			}
-		}
-	}
-	ids, err := h.store.CollectionIDs(c.UserContext(), r.ProjectID)
-	if err != nil {
-		return nil, err
-	}
-	uses := plan.Collections
-	if r.AuthJWT.Active {
-		uses = append(uses, engine.CollectionUse{Name: r.AuthJWT.RefCol, Path: "auth_jwt.ref_col"})
-	}
-	warnings := []string{}
-	for _, w := range plan.Warnings {
-		warnings = append(warnings, strings.Replace(w, "(flow.", "(route.flow.", 1))
-	}
-	for _, u := range uses {
-		if !slices.Contains(ids, u.Name) {
-			warnings = append(warnings, fmt.Sprintf("collection %s does not exist in this project yet (route.%s)", u.Name, u.Path))
-		}
-	}
-	// A VAULT block whose key the vault does not hold faults on every run.
-	// Only ADMIN and ROOT members get here with one, and they may list keys.
-	var keys, keyPaths []string
-	for i, b := range r.Flow.Blocks {
-		if b.Type == "VAULT" {
-			keys, keyPaths = append(keys, b.Key), append(keyPaths, fmt.Sprintf("route.flow.blocks[%d].key", i))
-		}
-	}
-	missing, err := h.store.MissingVaultKeys(c.UserContext(), r.ProjectID, keys)
-	if err != nil {
-		return nil, err
-	}
-	for i, k := range keys {
-		if slices.Contains(missing, k) {
-			warnings = append(warnings, fmt.Sprintf("vault key %s does not exist in this project yet: every run would fault (%s)", k, keyPaths[i]))
-		}
-	}
-	mailWarnings, err := h.emailWarnings(c, r)
-	if err != nil {
-		return nil, err
-	}
-	return flow.CapWarnings(append(warnings, mailWarnings...)), nil
-}
-
-// emailWarnings are what saving says of a route's EMAIL blocks: a template
-// the project does not have (each message would fail), and placeholders
-// of its template that no pair of the block fills (sent as they are).
-func (h *Handlers) emailWarnings(c *fiber.Ctx, r flow.Route) ([]string, error) {
-	var warnings []string
-	var templates map[string]store.EmailTemplate
-	for i, b := range r.Flow.Blocks {
-		if b.Type != "EMAIL" {
-			continue
-		}
-		// A literal recipient that is no address fails every message.
-		for j, to := range b.Recipients {
-			if !to.RefVar {
-				if err := mail.CheckAddress(to.Data); err != nil {
-					warnings = append(warnings, fmt.Sprintf("recipient %q %s: every message would fail (route.flow.blocks[%d].recipients[%d].data)", flow.Printable(to.Data), err, i, j))
-				}
-			}
-		}
-		if templates == nil {
-			list, err := h.store.EmailTemplates(c.UserContext(), r.ProjectID)
-			if err != nil {
-				return nil, err
-			}
-			templates = map[string]store.EmailTemplate{}
-			for _, t := range list {
-				templates[t.Name] = t
-			}
-		}
-		t, ok := templates[b.EmailTemplate]
-		if !ok {
-			warnings = append(warnings, fmt.Sprintf("email template %s does not exist in this project yet: every message would fail (route.flow.blocks[%d].template)", b.EmailTemplate, i))
-			continue
-		}
-		for _, key := range mail.Placeholders(t.Subject, t.Text, t.HTML) {
-			if !slices.ContainsFunc(b.Pairs, func(p flow.Pair) bool { return p.ID == key }) {
-				warnings = append(warnings, fmt.Sprintf("email template %s uses {%s}, which no pair of the block fills: it is sent as it is (route.flow.blocks[%d].pairs)", t.Name, key, i))
-			}
-		}
-	}
-	return warnings, nil
+	return warnings, err
 }
 
 // routeToSave reads a route document from the body, for a member of its
@@ -180,7 +70,7 @@ func (h *Handlers) routeToSave(c *fiber.Ctx, needID bool) (routeInput, flow.Rout
 	if _, err := h.member(c, in.ProjectID); err != nil {
 		return in, flow.Route{}, nil, err
 	}
-	r, err := decodeRoute(in)
+	r, err := authoring.DecodeRoute(in.Route, in.ProjectID)
 	if err != nil {
 		return in, r, nil, err
 	}

@@ -71,14 +71,6 @@ func decodeBody(c *fiber.Ctx) (map[string]any, error) {
 	return doc, nil
 }
 
-// problems turns document faults into a validation failure (422).
-func problems(p flow.Problems) error {
-	if len(p) == 0 {
-		return nil
-	}
-	return &ValidationError{Fields: p}
-}
-
 // templateSave answers POST /route/template/create: a new template (201), or
 // with id an update of that template (200); lint warnings either way.
 func (h *Handlers) templateSave(c *fiber.Ctx) error {
@@ -91,11 +83,11 @@ func (h *Handlers) templateSave(c *fiber.Ctx) error {
 		return err
 	}
 	var t flow.Template
-	if err := problems(flow.DecodeValue(doc, &t, "")); err != nil {
+	if err := authoring.ProblemsOf(flow.DecodeValue(doc, &t, "")); err != nil {
 		return err
 	}
 	t.Normalize()
-	if err := problems(flow.ValidateTemplate(t, "")); err != nil {
+	if err := authoring.ProblemsOf(flow.ValidateTemplate(t, "")); err != nil {
 		return err
 	}
 	if t.ProjectID != nil {
@@ -337,12 +329,12 @@ func (h *Handlers) templateApply(c *fiber.Ctx) error {
 		}
 	}
 	route, p := flow.ApplySized(t.Template, in.ProjectID, values, t.DocumentSize)
-	if err := problems(p); err != nil {
+	if err := authoring.ProblemsOf(p); err != nil {
 		return err
 	}
 	route.Normalize()
 	// The result must be a route that could be saved (docs/routes.md rule 6).
-	if err := problems(flow.ValidateRoute(route, "")); err != nil {
+	if err := authoring.ProblemsOf(flow.ValidateRoute(route, "")); err != nil {
 		return err
 	}
 	// The route remembers the version applied and the values given, for
