@@ -71,100 +71,19 @@ func readUpgradeForm(args *fasthttp.Args, in *upgradeInput) {
 	})
 }
 
-// upgradeDTO is an upgrade's answer: what it merges, and, applied, the
-// route's new version.
-type upgradeDTO struct {
-	RouteID      string           `json:"route_id"`
-	Template     flow.TemplateRef `json:"template"` // the newest version, with the values it is applied with
-	FromVersion  int64            `json:"from_version"`
-	ToVersion    int64            `json:"to_version"`
-	NewVariables []flow.Variable  `json:"new_variables"`
-	Changes      flow.RouteDiff   `json:"changes"`
-	Local        flow.RouteDiff   `json:"local"`
-	Conflicts    []flow.Conflict  `json:"conflicts"`
-	Unresolved   int              `json:"unresolved"`
-	Route        flow.Route       `json:"route"`
-	Applied      bool             `json:"applied"`
-	Version      int64            `json:"version"` // the route's version: the new one when applied
+// upgradeDTO is an upgrade's answer (authoring.Upgrade).
+type upgradeDTO = authoring.Upgrade
 
-	base, theirs flow.Route      // the older and the newest version applied
-	variables    []flow.Variable // the newest version's
-}
-
-// upgradePlan merges the route with its template's newest version; given
-// are values for variables and resolve chooses conflicts' sides.
+// upgradePlan merges the route with its template's newest version as
+// visible in the route's project (authoring.PlanUpgrade).
 func (h *Handlers) upgradePlan(c *fiber.Ctx, r store.StoredRoute, given map[string]*string, resolve func(flow.Conflict) string) (upgradeDTO, error) {
-	refuse := func(msg string) error {
-		return &ValidationError{Fields: map[string]string{"route_id": msg}}
-	}
-	ref := r.Template
-	if ref == nil {
-		return upgradeDTO{}, refuse("was not made from a template: there is nothing to upgrade from")
-	}
-	if ref.Version == 0 {
-		return upgradeDTO{}, refuse("was made before templates kept versions: make it again from template " + quote(ref.Name))
-	}
-	t, err := h.templateFor(c, ref.ID, r.ProjectID)
-	if err != nil {
-		return upgradeDTO{}, refuse(fmt.Sprintf("was made from template %s (#%d), which no longer exists here", quote(ref.Name), ref.ID))
-	}
-	if t.Version <= ref.Version {
-		return upgradeDTO{}, refuse(fmt.Sprintf("is at version %d of template %s, its newest", ref.Version, quote(t.Name)))
-	}
-	old, err := h.store.TemplateVersionOf(c.UserContext(), t, ref.Version)
-	if errors.Is(err, store.ErrNotFound) {
-		return upgradeDTO{}, refuse(fmt.Sprintf("was made from version %d of template %s, which is no longer kept", ref.Version, quote(t.Name)))
-	} else if err != nil {
-		return upgradeDTO{}, err
-	}
-	base, p := flow.Apply(old.Template.Template, r.ProjectID, ref.Values)
-	if len(p) > 0 {
-		return upgradeDTO{}, refuse(fmt.Sprintf("was made with values that version %d of template %s no longer takes: %s", ref.Version, quote(t.Name), p.Error()))
-	}
-	base.Normalize()
-	// The kept values the newest version still declares, then those given.
-	declared := map[string]bool{}
-	for _, v := range t.Variables {
-		declared[v.Key] = true
-	}
-	values := map[string]string{}
-	for k, v := range ref.Values {
-		if declared[k] {
-			values[k] = v
+	var t *store.RouteTemplate
+	if r.Template != nil {
+		if found, err := h.templateFor(c, r.Template.ID, r.ProjectID); err == nil {
+			t = &found
 		}
 	}
-	for k, v := range given {
-		if v != nil {
-			values[k] = *v
-		}
-	}
-	out := upgradeDTO{RouteID: r.RouteID, Template: flow.TemplateRef{ID: t.ID, Name: t.Name, Version: t.Version, Values: values},
-		FromVersion: ref.Version, ToVersion: t.Version, NewVariables: []flow.Variable{}, Version: r.Version, variables: t.Variables}
-	if len(values) == 0 {
-		out.Template.Values = nil
-	}
-	had := map[string]bool{}
-	for _, v := range old.Template.Variables {
-		had[v.Key] = true
-	}
-	for _, v := range t.Variables {
-		if !had[v.Key] {
-			out.NewVariables = append(out.NewVariables, v)
-		}
-	}
-	// What is known so far comes back with the values' problems, for the
-	// page to ask them.
-	theirs, p := flow.ApplySized(t.Template, r.ProjectID, values, t.DocumentSize)
-	if err := authoring.ProblemsOf(p); err != nil {
-		return out, err
-	}
-	theirs.Normalize()
-	m := flow.MergeRoutes(base, theirs, r.Route, resolve)
-	ref2 := out.Template
-	m.Route.Template = &ref2
-	out.Changes, out.Local, out.Conflicts, out.Unresolved, out.Route = m.Template, m.Local, m.Conflicts, m.Unresolved, m.Route
-	out.base, out.theirs = base, theirs
-	return out, nil
+	return authoring.PlanUpgrade(c.UserContext(), h.store, r, t, given, resolve)
 }
 
 // routeUpgrade answers POST /route/upgrade: the merge, previewed with
@@ -311,8 +230,8 @@ func (h *Handlers) routeUpgradePage(c *fiber.Ctx) error {
 	if view.Problems != nil {
 		return h.respond(c, Reply{Page: "routes/upgrade", View: view})
 	}
-	view.Template = newDiffView(plan.FromVersion, plan.ToVersion, plan.base, plan.theirs, nil)
-	view.Local = newDiffView(0, r.Version, plan.base, r.Route, nil)
+	view.Template = newDiffView(plan.FromVersion, plan.ToVersion, plan.Base, plan.Theirs, nil)
+	view.Local = newDiffView(0, r.Version, plan.Base, r.Route, nil)
 	view.Result = newDiffView(r.Version, r.Version+1, r.Route, plan.Route, nil)
 	view.Conflicts, view.FirstOpen = upgradeConflicts(plan, r, chosen, previewed)
 	if previewed && view.FirstOpen < 0 {
@@ -335,7 +254,7 @@ func upgradeVariables(plan upgradeDTO, r store.StoredRoute, in upgradeInput, pro
 	for _, v := range plan.NewVariables {
 		isNew[v.Key] = true
 	}
-	for _, v := range plan.variables {
+	for _, v := range plan.Variables {
 		uv := upgradeVariable{Variable: v, New: isNew[v.Key]}
 		if previewed {
 			uv.Problem = problems["values."+v.Key]
@@ -359,7 +278,7 @@ func upgradeVariables(plan upgradeDTO, r store.StoredRoute, in upgradeInput, pro
 // not chosen yet on a preview (-1: none).
 func upgradeConflicts(plan upgradeDTO, r store.StoredRoute, chosen map[string]string, previewed bool) (out []conflictView, firstOpen int) {
 	firstOpen = -1
-	ours, theirs := blockViews(r.Flow, nil), blockViews(plan.theirs.Flow, nil)
+	ours, theirs := blockViews(r.Flow, nil), blockViews(plan.Theirs.Flow, nil)
 	for _, cf := range plan.Conflicts {
 		key := conflictKey(cf.Block, cf.Field)
 		cv := conflictView{Conflict: cf, Name: formResolve + key, Chosen: chosen[key]}
