@@ -55,24 +55,19 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 
 // sandboxPolicy is every answer's at /x (docs/security.md): what a route
 // serves runs no script, submits no form and shares no origin with the
-// pages, whatever its RETURN says.
+// pages. No RETURN replaces it: the runtime drops the headers a route may
+// not set (flow.ReservedAnswerHeader), this one and nosniff among them.
 const sandboxPolicy = "sandbox; default-src 'none'; frame-ancestors 'none'"
 
 // routePath says whether path is one of /x's, where projects' routes answer.
 func routePath(path string) bool { return path == "/x" || strings.HasPrefix(path, "/x/") }
 
-// sandbox sets the headers that keep an answer at /x inert in a browser;
-// the runtime's answers set them again after a route's own headers.
-func sandbox(c *fiber.Ctx) {
-	c.Set("Content-Security-Policy", sandboxPolicy)
-	c.Set("X-Content-Type-Options", "nosniff")
-}
-
 func (h *Handlers) securityHeaders(c *fiber.Ctx) error {
-	c.Set("Content-Security-Policy", contentSecurityPolicy)
+	policy := contentSecurityPolicy
 	if routePath(c.Path()) {
-		c.Set("Content-Security-Policy", sandboxPolicy)
+		policy = sandboxPolicy
 	}
+	c.Set("Content-Security-Policy", policy)
 	c.Set("X-Content-Type-Options", "nosniff")
 	c.Set("X-Frame-Options", "DENY")
 	c.Set("Referrer-Policy", "same-origin")

@@ -40,7 +40,6 @@ func (h *Handlers) runRoute(c *fiber.Ctx) error {
 	for k, v := range a.Header {
 		c.Set(k, strings.Join(v, ", "))
 	}
-	sandbox(c)
 	return c.Status(a.Status).Send(a.Body)
 }
 
