@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"stencil/store"
 	"stencil/store/storetest"
 )
 
@@ -89,12 +90,19 @@ func TestRoutesOrigin(t *testing.T) {
 	cfg.RoutesOrigin = "https://api.example.com"
 	ta := newTestAppWith(t, storetest.Pool(t), cfg)
 	ta.root = ta.newUser(t, "root", "ROOT")
+	if err := ta.h.store.CreateProject(t.Context(), &store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}, ta.root.ID); err != nil {
+		t.Fatal(err)
+	}
+	runnable{id: "ping", method: "GET", path: "/ping", blocks: []string{
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("ok", lit("BOOLEAN", "true")) + `,"conditions":[]}`}}.save(t, ta, as(ta.token(t, ta.root)))
 	for _, c := range []struct {
 		host, path string
 		status     int
 	}{
-		{"api.example.com", "/x/shop/anything", 404}, // no such project: the runtime's 404
-		{"app.example.com", "/x/shop/anything", 404},
+		{"api.example.com", "/x/shop/ping", 200},
+		{"API.example.com:443", "/x/shop/ping", 200},
+		{"api.example.com:8443", "/x/shop/ping", 404}, // another port: another origin
+		{"app.example.com", "/x/shop/ping", 404},
 		{"api.example.com", "/web/login", 404},
 		{"API.example.com:443", "/web/login", 404},
 		{"app.example.com", "/web/login", 200},
@@ -107,11 +115,11 @@ func TestRoutesOrigin(t *testing.T) {
 		if resp.StatusCode != c.status {
 			t.Errorf("%s%s: %d %s", c.host, c.path, resp.StatusCode, body)
 		}
-		if c.status == 404 && strings.HasPrefix(c.path, "/x") && resp.Header.Get("Content-Security-Policy") != wantSandbox {
+		if strings.HasPrefix(c.path, "/x") && resp.Header.Get("Content-Security-Policy") != wantSandbox {
 			t.Errorf("%s%s: not sandboxed", c.host, c.path)
 		}
 	}
-	req := httptest.NewRequest("GET", "/x/shop/anything", nil)
+	req := httptest.NewRequest("GET", "/x/shop/ping", nil)
 	req.Host = "app.example.com"
 	req.Header.Set("Accept", "application/json")
 	if _, body := ta.do(t, req); !strings.Contains(body, "Error: not found") {
