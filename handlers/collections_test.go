@@ -78,6 +78,8 @@ func TestCollectionsAPI(t *testing.T) {
 		{name: "one record", method: "GET", path: "/data/fetch/one?project_id=shop&collection_id=books&id=1", headers: h, status: 200, want: []string{`"id":1,`}},
 		{name: "update without id", method: "PATCH", path: "/data/update", headers: h, body: `{"project_id":"shop","collection_id":"books","data":{}}`, status: 400},
 		{name: "update of an unknown record", method: "PATCH", path: "/data/update", headers: h, body: `{"project_id":"shop","collection_id":"books","id":999,"data":{}}`, status: 404},
+		{name: "update to a number past float64", method: "PATCH", path: "/data/update", headers: h, body: `{"project_id":"shop","collection_id":"books","id":1,"data":{"n":1e400}}`,
+			status: 422, want: []string{`"data":"holds a number a 64-bit float cannot keep`}},
 		{name: "update replaces", method: "PATCH", path: "/data/update", headers: h, body: `{"project_id":"shop","collection_id":"books","id":1,"data":{"title":"Dune Messiah"}}`,
 			status: 200, want: []string{`"data":{"title":"Dune Messiah"}`}},
 		{name: "rename", method: "PATCH", path: "/collection/update", headers: a, body: `{"project_id":"shop","id":"books","name":"Library"}`,

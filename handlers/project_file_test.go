@@ -414,6 +414,9 @@ func TestProjectFileRefusals(t *testing.T) {
 		{"a record that is no object", "collections[0].records[0]", func(doc map[string]any) {
 			item(doc, "collections", "id", "books")["records"] = []any{1}
 		}},
+		{"a record with a number past float64", "collections[0].records[0]", func(doc map[string]any) {
+			item(doc, "collections", "id", "books")["records"] = []any{json.RawMessage(`{"n":1e400}`)}
+		}},
 		{"an email subject of two lines", "email_templates[0].subject", func(doc map[string]any) {
 			item(doc, "email_templates", "name", "welcome")["subject"] = "a\nb"
 		}},

@@ -111,14 +111,20 @@ func bodyInputs(vars map[string]any, declared []flow.Param, body []byte) error {
 	if len(body) > bodyMaxBytes {
 		return &Refusal{http.StatusRequestEntityTooLarge, "Error: the body is too large (at most 1 MiB)"}
 	}
-	var fields map[string]any
+	// Each field is decoded on its own, so that a value no Go type holds
+	// (a number past float64's range) is named by its field.
+	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 		return &Refusal{http.StatusBadRequest, "Error: the body must be a JSON object"}
 	}
 	for _, p := range declared {
-		v, ok := fields[p.ID]
+		raw, ok := fields[p.ID]
 		if !ok {
 			return &Refusal{http.StatusBadRequest, fmt.Sprintf("Error: body field %s is required", p.ID)}
+		}
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return &Refusal{http.StatusBadRequest, fmt.Sprintf("Error: body field %s holds a number past a 64-bit float's range", p.ID)}
 		}
 		v, err := engine.ConvertJSON(v, p.BDType)
 		if err != nil {

@@ -163,3 +163,27 @@ func TestTracedRunMasksVaultValues(t *testing.T) {
 		t.Fatalf("the read's log row: %q %q %v", channel, route, err)
 	}
 }
+
+// TestBodyNumberPastFloat: a body field holding a number no 64-bit float
+// can carry (1e400) is refused 400 naming the field, and writes nothing;
+// the other fields of such a body are not read.
+func TestBodyNumberPastFloat(t *testing.T) {
+	rt := newTestRuntime(t)
+	rt.collection(t, "nums")
+	rt.route(t, routeDoc("add", "POST", "/add", `[{"id":"n","bdtype":"FLOAT"}]`,
+		`{"type":"OBJECT","depth":0,"local_name":"o","pairs":`+pairsOf("n", ref("n"))+`}`,
+		`{"type":"CREATE","depth":0,"ref_col":"nums","ref_object":"o","save":true,"conditions":[]}`,
+		`{"type":"RETURN","depth":0,"pairs":`+pairsOf("n", ref("n"))+`,"conditions":[]}`))
+	for _, body := range []string{`{"n":1e400}`, `{"n":-1e309,"other":1}`} {
+		a := rt.serve(t, Request{Method: "POST", Path: "/x/shop/add", Body: []byte(body)})
+		if a.Status != 400 || !strings.Contains(string(a.Body), "Error: body field n ") {
+			t.Errorf("%s: %d %s", body, a.Status, a.Body)
+		}
+	}
+	if recs := rt.records(t, "nums"); len(recs) != 0 {
+		t.Fatalf("written: %v", recs)
+	}
+	if a := rt.serve(t, Request{Method: "POST", Path: "/x/shop/add", Body: []byte(`{"n":1e308}`)}); a.Status != 200 {
+		t.Fatalf("1e308: %d %s", a.Status, a.Body)
+	}
+}
