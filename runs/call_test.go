@@ -518,29 +518,48 @@ func TestUpstreamWaitsHoldAQuarterOfTheSlots(t *testing.T) {
 	var arrived atomic.Int64
 	slow := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		arrived.Add(1)
-		<-release
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
 	})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the upstream closes: a failed test leaves no call hanging
 	rt.allow(t, slow)
 	rt.route(t, routeDoc("wait", "GET", "/wait", "", httpBlock("res", "GET", lit("STRING", slow.URL+"/"), `"timeout_ms":`+lit("INTEGER", "4000")),
 		`{"type":"RETURN","depth":0,"pairs":`+pairsOf("s", ref("res.status"))+`,"conditions":[]}`))
 	answers := make(chan Answer, 80)
 	for range 80 {
-		go func() { answers <- rt.serve(t, Request{Method: "GET", Path: "/x/shop/wait"}) }()
+		go func() {
+			a, err := rt.Serve(context.Background(), Request{Method: "GET", Path: "/x/shop/wait", Client: "127.0.0.1"})
+			if err != nil {
+				a.Status = 500
+			}
+			answers <- a
+		}()
 	}
-	busy := 0
-	for busy < 16 {
-		a := <-answers
-		if a.Status != 503 || a.Header.Get("Retry-After") == "" {
+	next := func() Answer {
+		t.Helper()
+		select {
+		case a := <-answers:
+			return a
+		case <-time.After(20 * time.Second):
+			t.Fatal("no answer within 20 s")
+			return Answer{}
+		}
+	}
+	for range 16 {
+		if a := next(); a.Status != 503 || a.Header.Get("Retry-After") == "" {
 			t.Fatalf("a run past the quarter: %d %v %s", a.Status, a.Header, a.Body)
 		}
-		busy++
 	}
 	if n := arrived.Load(); n > 64 {
 		t.Fatalf("%d calls reached the upstream", n)
 	}
-	close(release)
+	free()
 	for range 64 {
-		if a := <-answers; a.Status != 200 {
+		if a := next(); a.Status != 200 {
 			t.Fatalf("a waiting run: %d %s", a.Status, a.Body)
 		}
 	}
