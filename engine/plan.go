@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"stencil/flow"
@@ -412,6 +413,9 @@ func (c *compiler) block(b *flow.Block, i int, inLoop bool) step {
 	case kReturn:
 		s.pairs = c.pairs(b.Pairs, at+".pairs")
 		s.headers = c.pairs(b.Headers, at+".headers")
+		// A route saved before a rule of answer headers keeps none it now
+		// breaks (docs/security.md): they are dropped once, here.
+		s.headers = slices.DeleteFunc(s.headers, func(p pair) bool { return flow.ReservedAnswerHeader(p.id) })
 		s.status = b.Status
 		if s.status == 0 {
 			s.status = 200

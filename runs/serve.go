@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"stencil/engine"
-	"stencil/flow"
 	"stencil/store"
 )
 
@@ -136,9 +135,6 @@ func (s *Service) runPlan(ctx context.Context, plan *engine.Plan, params map[str
 	a := Answer{Status: res.Status, Body: res.Body, Ended: res.Ended,
 		Attempts: max(1, run.Attempts), Duration: run.Duration}
 	for _, h := range res.Header {
-		if flow.ReservedAnswerHeader(h.Name) {
-			continue // a route saved before a rule keeps none it now breaks
-		}
 		a.set(h.Name, h.Value)
 		a.exposed = append(a.exposed, h.Name)
 	}
