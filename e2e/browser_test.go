@@ -44,29 +44,74 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
+// chromium is the one Chromium the journeys share: each journey opens a tab
+// of its own in a browser context of its own (as a private window: its own
+// cookies and storage), so that journeys on 127.0.0.1's many ports never
+// share a session cookie. Starting it once saves a browser start a journey.
+var chromium struct {
+	once   sync.Once
+	ctx    context.Context // the first tab's; new tabs are made from it
+	err    error
+	cancel func()
+}
+
+// startChromium starts the shared browser the first time a journey asks.
+func startChromium(t *testing.T) context.Context {
+	t.Helper()
+	path := chromiumPath(t)
+	chromium.once.Do(func() {
+		dir, err := os.MkdirTemp("", "stencil-e2e-chromium-")
+		if err != nil {
+			chromium.err = err
+			return
+		}
+		opts := []chromedp.ExecAllocatorOption{
+			chromedp.ExecPath(path),
+			chromedp.Headless,
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.NoFirstRun,
+			chromedp.NoDefaultBrowserCheck,
+			chromedp.UserDataDir(dir),
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.Flag("disable-quic", true),
+			chromedp.Flag("disable-dev-shm-usage", true),
+			chromedp.WindowSize(1280, 900),
+		}
+		allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelCtx := chromedp.NewContext(allocCtx)
+		// Run starts the browser; it must not run under a timeout
+		// context, which would end the browser with it.
+		if err := chromedp.Do(ctx); err != nil {
+			chromium.err = err
+		}
+		chromium.ctx = ctx
+		chromium.cancel = func() { cancelCtx(); cancelAlloc(); os.RemoveAll(dir) }
+	})
+	if chromium.err != nil {
+		t.Fatalf("start Chromium: %v", chromium.err)
+	}
+	return chromium.ctx
+}
+
+// stopChromium ends the shared browser, if a journey started it.
+func stopChromium() {
+	if chromium.cancel != nil {
+		chromium.cancel()
+	}
+}
+
+// newBrowser opens a tab of the shared Chromium in a browser context of its
+// own, closed when the test ends.
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(1280, 900),
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
+	ctx, cancelCtx := chromedp.NewContext(startChromium(t), chromedp.WithNewBrowserContext())
+	t.Cleanup(cancelCtx)
 	b := &browser{ctx: ctx, t: t}
-	// Listen starts the browser; it must not run under a timeout context,
-	// which would end the browser with it.
+	// Listen opens the tab; it must not run under a timeout context, which
+	// would close the tab with it.
 	err := chromedp.Listen(ctx, func(ev any) {
 		if ev, ok := ev.(*network.EventRequestWillBeSent); ok {
 			b.mu.Lock()

@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	code := storetest.Main(m)
+	stopChromium()
 	if binaryPath != "" {
 		os.RemoveAll(filepath.Dir(binaryPath))
 	}
