@@ -7,7 +7,7 @@ OAPI_CODEGEN := $(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codeg
 # Go packages of this module; node_modules may ship Go files of its own.
 PKGS = $$($(GO) list ./... | grep -v /node_modules/)
 
-.PHONY: lighthouse run build test check-format vet staticcheck api-check unit bench bench-scale fuzz assets assets-check deps-system deps-node clean
+.PHONY: lighthouse run build test check-format vet staticcheck lint-js test-js api-check unit bench bench-scale fuzz assets assets-check deps-system deps-node clean
 
 run: deps-pg
 	$(GO) run . serve
@@ -16,7 +16,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/stencil .
 
 ## test: every check CI runs. Installs PostgreSQL and Chromium when missing.
-test: deps-system deps-node check-format vet staticcheck assets-check api-check unit
+test: deps-system deps-node check-format vet staticcheck lint-js test-js assets-check api-check unit
 
 ## unit: the Go tests, after every module they need is downloaded, in a
 ## network namespace with loopback only (.ci/loopback-only, docs/testing.md).
@@ -71,6 +71,21 @@ vet:
 staticcheck:
 	$(STATICCHECK) $(PKGS)
 
+## lint-js: ESLint with the committed config (eslint.config.mjs) over the
+## pages' scripts and the repository's other JavaScript.
+lint-js: deps-node
+	npx --no-install eslint --max-warnings 0 .
+
+## test-js: the unit tests of the pages' scripts (static/src/js/test), by
+## Node's own test runner.
+test-js:
+	node --test static/src/js/test/
+
+## The pages' scripts: one bundle per page (static/src/js/*.js, each with
+## the modules it imports from lib/, editor/ and grid/), built by esbuild.
+JS_ENTRIES = $(wildcard static/src/js/*.js)
+JS_BUILD = npx --no-install esbuild $(JS_ENTRIES) --bundle --format=iife --minify --target=es2019 --log-level=warning
+
 ## api-check: the served API document passes Spectral's oas ruleset with no
 ## error, and clients generated from it with default flags work for a
 ## program that creates a record and saves a route with a query parameter:
@@ -91,7 +106,7 @@ api-check: deps-node
 ## assets: rebuild the committed CSS and vendored scripts from package.json's pins.
 assets: deps-node
 	npm run --silent build:css
-	npm run --silent build:js
+	$(JS_BUILD) --outdir=static/js
 	cp node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js
 	mkdir -p static/vendor/scalar static/vendor/uplot
 	node static/src/vendor-scalar.js static/vendor/scalar/standalone.js
@@ -102,8 +117,9 @@ assets-check: deps-node
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	npx --no-install tailwindcss -c tailwind.config.js -i static/src/app.css -o $$tmp/app.css --minify 2>/dev/null; \
 	cmp -s $$tmp/app.css static/css/app.css || { echo "static/css/app.css is stale: run 'make assets' and commit"; exit 1; }; \
-	npx --no-install esbuild static/src/js/*.js --minify --target=es2019 --outdir=$$tmp/js --log-level=warning; \
+	$(JS_BUILD) --outdir=$$tmp/js; \
 	for f in $$tmp/js/*.js; do cmp -s $$f static/js/$$(basename $$f) || { echo "static/js/$$(basename $$f) is stale: run 'make assets' and commit"; exit 1; }; done; \
+	for f in static/js/*.js; do [ -f $$tmp/js/$$(basename $$f) ] || { echo "$$f has no source in static/src/js: remove it"; exit 1; }; done; \
 	cmp -s node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js || { echo "static/vendor/htmx.min.js differs from package.json's pin: run 'make assets'"; exit 1; }; \
 	for f in uPlot.iife.min.js uPlot.min.css; do cmp -s node_modules/uplot/dist/$$f static/vendor/uplot/$$f || { echo "static/vendor/uplot/$$f differs from package.json's pin: run 'make assets'"; exit 1; }; done; \
 	node static/src/vendor-scalar.js $$tmp/scalar.js; \
@@ -112,7 +128,7 @@ assets-check: deps-node
 
 deps-node:
 	@[ -d node_modules/tailwindcss ] && [ -d node_modules/htmx.org ] && [ -d node_modules/@scalar/api-reference ] && [ -d node_modules/@stoplight/spectral-cli ] && [ -d node_modules/axe-core ] && [ -d node_modules/uplot ] && \
-	  [ -d node_modules/openapi-typescript ] && [ -d node_modules/openapi-fetch ] && [ -d node_modules/typescript ] || npm ci --no-audit --no-fund
+	  [ -d node_modules/openapi-typescript ] && [ -d node_modules/openapi-fetch ] && [ -d node_modules/typescript ] && [ -d node_modules/eslint ] && [ -d node_modules/@eslint/js ] && [ -d node_modules/globals ] || npm ci --no-audit --no-fund
 
 ## deps-system: Debian's PostgreSQL server and Chromium, installed when missing.
 deps-system: deps-pg

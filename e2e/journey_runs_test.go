@@ -162,6 +162,7 @@ func TestJourneyRunLog(t *testing.T) {
 	b.waitText("dry run")
 	b.click(`a[aria-label^="Open run"]`)
 	b.waitText("yes: nothing was written")
+	b.do(chromedp.WaitVisible(`[data-testid="run-trace"]`))
 	if n := eval[int](b, `document.querySelectorAll('[data-testid="run-trace"] li').length`); n != 1 {
 		t.Fatalf("the playground run's page shows %d trace rows, want the FAIL's one", n)
 	}

@@ -4,39 +4,10 @@
 // form when changed (data-autosubmit), secret value fields, confirmations
 // in a styled dialog, busy feedback while a request runs, messages (#flash)
 // that go when done with, and the focus after a swap.
-// window.stencil.el builds elements and window.stencil.post sends JSON for
-// the pages' own scripts (the editor, the route playground), which load
-// after this one.
-(function () {
-  "use strict";
-  // el makes a tag with attributes ("class", "text", "on<event>" handlers;
-  // null, undefined and false left out) and children (nodes or text).
-  function el(tag, attrs, children) {
-    var e = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) {
-      var v = attrs[k];
-      if (v === null || v === undefined || v === false) return;
-      if (k === "class") e.className = v;
-      else if (k === "text") e.textContent = v;
-      else if (k.slice(0, 2) === "on") e.addEventListener(k.slice(2), v);
-      else e.setAttribute(k, v === true ? "" : v);
-    });
-    (children || []).forEach(function (c) {
-      if (c) e.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
-    });
-    return e;
-  }
+import { el } from "./lib/dom.js";
+
+function main() {
   var meta = document.querySelector('meta[name="csrf-token"]');
-  // post sends body as JSON (POST unless method says otherwise) with the
-  // session's CSRF token, and gives the envelope the server answers.
-  function post(url, body, method) {
-    return fetch(url, {
-      method: method || "POST", credentials: "same-origin",
-      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": meta ? meta.content : "" },
-      body: JSON.stringify(body)
-    }).then(function (r) { return r.json(); });
-  }
-  window.stencil = { el: el, post: post };
   document.addEventListener("htmx:configRequest", function (evt) {
     if (meta && meta.content) {
       evt.detail.headers["X-CSRF-Token"] = meta.content;
@@ -590,4 +561,6 @@
       cancel.click();
     }
   });
-})();
+}
+
+main();

@@ -2,8 +2,14 @@
 // edited is one JSON value (state); the form is rendered from it and every
 // input writes back into it by path. The block forms come from the server's
 // field table (data.blocks), so they always match what the server accepts.
-(function () {
-  "use strict";
+import { el } from "./lib/dom.js";
+import { post } from "./lib/api.js";
+import { ms, traceList } from "./lib/trace.js";
+import { parts, get as getAt, set as setAt, holds, where as whereIn } from "./editor/paths.js";
+import { maxDepth, moveBlock as moveIn } from "./editor/outline.js";
+import { UndoLog, canon } from "./editor/undo.js";
+
+function main() {
 
   var data = JSON.parse(document.getElementById("editor-data").textContent);
   var root = document.getElementById("editor");
@@ -19,8 +25,6 @@
 
   // ---------- small helpers ----------
 
-  var el = window.stencil.el, post = window.stencil.post;
-
   // atPath is the form's element bound to path.
   function atPath(path) {
     return formPane.querySelector('[data-path="' + CSS.escape(path) + '"]');
@@ -28,17 +32,11 @@
 
   // get and set read and write the value at a path such as
   // "flow.blocks[2].conditions[0].left.data".
-  function parts(path) {
-    return path.replace(/\[(\d+)\]/g, ".$1").split(".").filter(Boolean);
-  }
   function get(path) {
-    return parts(path).reduce(function (o, k) { return o == null ? undefined : o[k]; }, state);
+    return getAt(state, path);
   }
   function set(path, value) {
-    var ps = parts(path);
-    var o = state;
-    for (var i = 0; i < ps.length - 1; i++) o = o[ps[i]];
-    o[ps[ps.length - 1]] = value;
+    setAt(state, path, value);
     clearProblem(path);
     changed(false);
   }
@@ -48,7 +46,7 @@
   // message, its red outline, its line in the checks and, with the last
   // one gone, the save's summary.
   function clearProblem(path) {
-    var gone = Object.keys(problems).filter(function (p) { return p === path || path.indexOf(p + ".") === 0; });
+    var gone = Object.keys(problems).filter(function (p) { return holds(p, path); });
     if (!gone.length) return;
     gone.forEach(function (p) {
       delete problems[p];
@@ -528,47 +526,13 @@
     ], { "data-section": "variables" });
   }
 
-  // maxDepth is the deepest block i may be: one level under a LOOP before it.
-  function maxDepth(i) {
-    if (i === 0) return 0;
-    var prev = state.flow.blocks[i - 1];
-    return prev.depth + (prev.type === "LOOP" ? 1 : 0);
-  }
-
-  // extentEnd is the index after block i and its body: the blocks after
-  // it that are deeper (a LOOP's body, with the bodies of loops in it).
-  function extentEnd(i) {
-    var blocks = state.flow.blocks, e = i + 1;
-    while (e < blocks.length && blocks[e].depth > blocks[i].depth) e++;
-    return e;
-  }
-
-  // moveBlock moves block i, with its body, one place up (dir -1) or down
-  // (dir 1) among the blocks of its own level, as an outliner does: past
-  // the whole of the neighbouring block and its body. At the edge of its
-  // loop's body (or of the flow) it stays. It returns the block's new
-  // index, or -1 when it did not move.
+  // moveBlock moves block i with its body one place up (dir -1) or down
+  // (dir 1) among the blocks of its level (editor/outline.js): the block's
+  // new index, or -1 when it did not move.
   function moveBlock(i, dir) {
-    var blocks = state.flow.blocks, depth = blocks[i].depth, end = extentEnd(i);
-    var from, to, moved;
-    if (dir < 0) {
-      var k = i - 1;
-      while (k >= 0 && blocks[k].depth > depth) k--;
-      if (k < 0 || blocks[k].depth < depth) return -1;
-      // The neighbour [k, i) goes after the block's extent [i, end).
-      moved = blocks.splice(i, end - i);
-      blocks.splice.apply(blocks, [k, 0].concat(moved));
-      to = k;
-    } else {
-      if (end >= blocks.length || blocks[end].depth < depth) return -1;
-      var next = extentEnd(end);
-      moved = blocks.splice(end, next - end);
-      blocks.splice.apply(blocks, [i, 0].concat(moved));
-      to = i + (next - end);
-    }
-    from = i;
+    var to = moveIn(state.flow.blocks, i, dir);
     changed(false);
-    return from === to ? -1 : to;
+    return to;
   }
 
   // focusInBlock puts the focus back where the work goes on after an action
@@ -614,7 +578,7 @@
     var controls = el("div", { class: "flex flex-wrap justify-end gap-1" }, [
       control("↑", "up", "Move block " + n + " up", function () { at = moveBlock(i, -1); }, function () { return at < 0 ? i : at; }),
       control("↓", "down", "Move block " + n + " down", function () { at = moveBlock(i, 1); }, function () { return at < 0 ? i : at; }),
-      control("→", "indent", "Indent block " + n, function () { if (b.depth < maxDepth(i)) { b.depth++; changed(false); } }, function () { return i; }),
+      control("→", "indent", "Indent block " + n, function () { if (b.depth < maxDepth(state.flow.blocks, i)) { b.depth++; changed(false); } }, function () { return i; }),
       control("←", "outdent", "Outdent block " + n, function () { if (b.depth > 0) { b.depth--; changed(false); } }, function () { return i; })
     ]);
     // Remove is at the block's foot, away from the moves: after a removal
@@ -771,43 +735,21 @@
   // "flow.blocks[1].conditions[0].left.data" is "Block 2 (CONDITION) ·
   // Condition 1 · Left value".
   function where(path) {
-    path = path.replace(/\?$/, ""); // an optional part's switch names the part
-    var ps = parts(path), out = [], all = ps, skip = 0;
-    var numeric = function (p) { return /^\d+$/.test(p || ""); };
-    // The path of ps's first n parts, as the form's data-path writes it.
-    var prefix = function (n) {
-      return all.slice(0, n).reduce(function (s, p) { return numeric(p) ? s + "[" + p + "]" : s ? s + "." + p : p; }, "");
-    };
-    if (ps[0] === "flow" && ps[1] === "blocks" && numeric(ps[2])) {
-      var b = (state.flow && state.flow.blocks || [])[+ps[2]];
-      out.push("Block " + (+ps[2] + 1) + (b && b.type ? " (" + b.type + ")" : ""));
-      skip = 3;
-    } else if (ps[0] === "params" && ps[1] === "pairs" && numeric(ps[2])) {
-      out.push("URL parameter " + (+ps[2] + 1));
-      skip = 3;
-    } else if (ps[0] === "body" && numeric(ps[1])) {
-      out.push("Body field " + (+ps[1] + 1));
-      skip = 2;
-    }
-    ps = ps.slice(skip);
-    for (var i = 1; i < ps.length; i++) {
-      if (numeric(ps[i]) && !numeric(ps[i - 1])) {
-        // A list's rows are named as the form names them ("Field 2" of a
-        // RETURN's pairs), else by the path.
-        var list = atPath(prefix(skip + i));
-        var item = (list && list.getAttribute("data-item")) || ps[i - 1].replace(/_/g, " ").replace(/s$/, "");
-        out.push(item.charAt(0).toUpperCase() + item.slice(1) + " " + (+ps[i] + 1));
+    return whereIn(state, path, {
+      item: function (p) {
+        var list = atPath(p);
+        return list && list.getAttribute("data-item");
+      },
+      label: function (p) {
+        var field = atPath(p);
+        var label = field && field.getAttribute("aria-label");
+        if (!label && field) {
+          var span = field.querySelector(".label") || field.querySelector(":scope > label");
+          label = span && span.textContent;
+        }
+        return label;
       }
-    }
-    var field = atPath(path);
-    var label = field && field.getAttribute("aria-label");
-    if (!label && field) {
-      var span = field.querySelector(".label") || field.querySelector(":scope > label");
-      label = span && span.textContent;
-    }
-    if (!label && ps.length && !/^\d+$/.test(ps[ps.length - 1])) label = ps[ps.length - 1].replace(/_/g, " ");
-    if (label) out.push(label.trim().charAt(0).toUpperCase() + label.trim().slice(1));
-    return out.join(" · ") || path;
+    });
   }
 
   // goTo focuses the field at path (or the nearest one holding it).
@@ -820,7 +762,7 @@
   // A lint warning ends with the path it is about, in parentheses: shown
   // as the field's name, and a link to it.
   function warningLine(w) {
-    var m = /^(.*) \(([A-Za-z_][\w.\[\]]*)\)$/.exec(w);
+    var m = /^(.*) \(([A-Za-z_][\w.[\]]*)\)$/.exec(w);
     if (!m) return el("li", { class: "rounded bg-amber-50 px-2 py-1", "data-testid": "lint-warning", text: w });
     return el("li", { class: "rounded bg-amber-50 px-2 py-1", "data-testid": "lint-warning" }, [
       m[1] + " — ", el("button", { type: "button", class: "link tap text-left text-amber-900", onclick: function () { goTo(m[2]); }, text: where(m[2]) })
@@ -861,7 +803,7 @@
 
   // warningPath is the path a warning ends with, or the warning itself.
   function warningPath(w) {
-    var m = /\(([A-Za-z_][\w.\[\]]*)\)$/.exec(w);
+    var m = /\(([A-Za-z_][\w.[\]]*)\)$/.exec(w);
     return m ? m[1] : w;
   }
 
@@ -931,9 +873,8 @@
   // change was, for Undo (Ctrl/⌘+Z) and Redo (Ctrl/⌘+Shift+Z): every
   // change goes through changed(), which compares the document with the
   // last one it saw. Typing in one field is one change until the author
-  // pauses (typingPause) or moves to another field.
-  var undoLog = { undo: [], redo: [], current: JSON.stringify(state), typing: null };
-  var undoKept = 200, typingPause = 1500;
+  // pauses or moves to another field.
+  var undoLog = new UndoLog(JSON.stringify(state), { kept: 200, pause: 1500 });
   var nextChange = null; // what the change under way is, and the control that made it
   var undoMessage = ""; // what the last undo, redo or removal did: the save bar says it
   // announce is where that is said to screen readers: a live region made
@@ -965,29 +906,12 @@
     return !!el;
   }
 
-  function remember(label, path, action) {
-    var now = Date.now();
-    var t = undoLog.typing;
-    if (path && t && t.path === path && now - t.at < typingPause && undoLog.undo.length) {
-      t.at = now;
-      return;
-    }
-    undoLog.undo.push({ doc: undoLog.current, label: label, path: path || null, action: action || null });
-    if (undoLog.undo.length > undoKept) undoLog.undo.shift();
-    undoLog.redo = [];
-    undoLog.typing = path ? { path: path, at: now } : null;
-  }
-
-  // step undoes (from: undoLog.undo) or redoes (from: undoLog.redo) one
-  // change: the form shows the document as it was, unsaved, and the save
+  // step shows the change undone (undoLog.back) or redone
+  // (undoLog.forward): the form shows the document as it was, unsaved, and the save
   // bar says what was undone.
-  function step(from, to, verb) {
-    var e = from.pop();
+  function step(e, verb) {
     if (!e) return;
-    to.push({ doc: undoLog.current, label: e.label, path: e.path, action: e.action });
     state = JSON.parse(e.doc);
-    undoLog.current = e.doc;
-    undoLog.typing = null;
     problems = {};
     saveMessage = "";
     say(verb + ": " + e.label);
@@ -1001,8 +925,8 @@
     if (e.path && atPath(e.path)) atPath(e.path).focus();
     else focusControl(e.action);
   }
-  function undo() { step(undoLog.undo, undoLog.redo, "Undone"); }
-  function redo() { step(undoLog.redo, undoLog.undo, "Redone"); }
+  function undo() { step(undoLog.back(), "Undone"); }
+  function redo() { step(undoLog.forward(), "Redone"); }
 
   // A saved route's history waits in the tab's sessionStorage for its
   // editor to open again: undo after a save goes on from there, and gives
@@ -1010,14 +934,9 @@
   // when the route opens as it was saved (canon), so that nobody's later
   // save is undone unseen.
   function historyKey(projectID, routeID) { return "stencil.editor.history:" + projectID + "/" + routeID; }
-  function canon(v) {
-    return JSON.stringify(v, function (k, x) {
-      return x && typeof x === "object" && !Array.isArray(x) ? Object.keys(x).sort().reduce(function (o, key) { o[key] = x[key]; return o; }, {}) : x;
-    });
-  }
   function keepHistory(projectID, routeID) {
     try {
-      sessionStorage.setItem(historyKey(projectID, routeID), JSON.stringify({ undo: undoLog.undo, redo: undoLog.redo, saved: canon(state) }));
+      sessionStorage.setItem(historyKey(projectID, routeID), JSON.stringify(Object.assign(undoLog.keep(), { saved: canon(state) })));
     } catch (e) { /* storage full or off: undo starts afresh */ }
   }
   function takeHistory() {
@@ -1028,8 +947,7 @@
       sessionStorage.removeItem(key);
     } catch (e) { return; }
     if (kept && kept.saved === canon(state)) {
-      undoLog.undo = kept.undo;
-      undoLog.redo = kept.redo;
+      undoLog.take(kept);
     }
   }
 
@@ -1044,8 +962,7 @@
         path = fromRaw ? "raw-json" : document.activeElement && document.activeElement.getAttribute("data-path");
         label = fromRaw ? "edited the raw JSON" : "edited " + (path ? where(path) : "the route");
       }
-      remember(label, path, nextChange && nextChange.action);
-      undoLog.current = doc;
+      undoLog.record(doc, { label: label, path: path, action: nextChange && nextChange.action });
       undoMessage = "";
     }
     nextChange = null;
@@ -1364,19 +1281,10 @@
           out.replaceChildren(
             el("p", { class: "flex flex-wrap items-center gap-2 text-sm" }, [
               el("span", { class: "badge " + (d.response.status >= 400 ? "bg-amber-100 text-amber-800" : "bg-emerald-100 text-emerald-800"), "data-testid": "draft-status", text: String(d.response.status) }),
-              el("span", { class: "text-slate-600", text: (d.duration_ms < 0.1 ? "< 0.1" : d.duration_ms.toFixed(1)) + " ms · dry run, nothing written" })
+              el("span", { class: "text-slate-600", text: ms(d.duration_ms) + " · dry run, nothing written" })
             ]),
             el("pre", { class: "max-h-64 overflow-auto whitespace-pre-wrap break-words rounded bg-slate-50 p-2 font-mono text-xs text-slate-800", "data-testid": "draft-body", text: JSON.stringify(d.response.body, null, 2) }),
-            el("ol", { class: "divide-y divide-slate-100 text-xs", "data-testid": "draft-trace" }, d.trace.map(function (row) {
-              var failed = row.outcome === "FAIL" || row.outcome === "FAULT";
-              return el("li", { class: "flex flex-wrap items-baseline gap-2 py-1" + (failed ? " text-red-800" : " text-slate-800"), style: "padding-left:" + Math.min(row.depth, 6) + "rem" }, [
-                row.block >= 0 ? el("button", { type: "button", class: "link tap", onclick: function () { goTo("flow.blocks[" + row.block + "]"); }, text: "#" + (row.block + 1) }) : null,
-                el("span", { class: "font-mono", text: row.type }),
-                row.variable ? el("code", { class: "min-w-0 break-all", text: row.variable + " = " + row.preview }) : !row.held ? el("span", { class: "text-slate-600", text: "conditions did not hold" }) : null,
-                row.outcome && row.outcome !== row.type ? el("span", { class: "font-medium", text: row.outcome }) : null,
-                row.message ? el("span", { class: "basis-full break-words", text: row.message.replace(/flow\.blocks\[(\d+)\]/g, function (_, n) { return "#" + (Number(n) + 1); }) }) : null
-              ]);
-            }))
+            traceList(d.trace, { testid: "draft", open: function (i) { goTo("flow.blocks[" + i + "]"); } })
           );
         }).catch(function () {
           run.removeAttribute("data-busy");
@@ -1460,4 +1368,6 @@
     var field = card.querySelector("input, select, textarea");
     if (field) field.focus({ preventScroll: true });
   }
-})();
+}
+
+main();

@@ -7,10 +7,10 @@
 // (PATCH /web/data/cell): a change of another field meanwhile stays.
 // Also here: a column added to the grid, and the filter built from a
 // column, a test and a value.
-(function () {
-  "use strict";
+import { post } from "./lib/api.js";
+import { cellValue, filterOf, keyAction, kindOfValue } from "./grid/cells.js";
 
-  var post = window.stencil.post;
+function main() {
   var status = document.getElementById("grid-status");
 
   function say(text) {
@@ -67,11 +67,7 @@
       }).filter(function (x) { return x !== undefined; });
       v = seen[0];
     }
-    if (typeof v === "number") return "number";
-    if (typeof v === "boolean") return "boolean";
-    if (v !== null && typeof v === "object") return "json";
-    if (v === null) return "json";
-    return "text";
+    return kindOfValue(v);
   }
 
   function edit(td, first) {
@@ -117,20 +113,6 @@
     if (keepFocus) visit(td);
   }
 
-  // valueOf is the JSON text a cell's editor holds, or an Error.
-  function valueOf(input) {
-    var kind = input.getAttribute("data-cell-editor");
-    var text = input.value;
-    if (kind === "text") return JSON.stringify(text);
-    if (kind === "boolean") return text;
-    if (kind === "number") {
-      if (!/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(text.trim())) return new Error("is not a number");
-      return text.trim();
-    }
-    try { JSON.parse(text); } catch (e) { return new Error("is not JSON: " + e.message); }
-    return text;
-  }
-
   function problem(td, message, quiet) {
     var old = td.querySelector("[data-cell-error]");
     if (old) old.remove();
@@ -149,7 +131,7 @@
   // unless quiet: the focus is elsewhere already.
   function save(td, next, quiet) {
     var input = td.querySelector("[data-cell-editor]");
-    var value = valueOf(input);
+    var value = cellValue(input.getAttribute("data-cell-editor"), input.value);
     var field = td.getAttribute("data-field");
     if (value instanceof Error) {
       problem(td, field + " " + value.message, quiet);
@@ -207,27 +189,18 @@
     var td = e.target.closest && e.target.closest("table[data-grid] td[data-field]");
     if (!td) return;
     var editing = e.target.hasAttribute("data-cell-editor");
-    if (editing) {
-      if (e.key === "Escape") {
-        e.preventDefault();
-        stop(td, true);
-      } else if (e.key === "Enter") {
-        e.preventDefault();
-        save(td, null);
-      } else if (e.key === "Tab") {
-        e.preventDefault();
-        save(td, neighbour(td, e.shiftKey ? -1 : 1, 0));
-      }
-      return;
-    }
-    var moves = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
-    if (moves[e.key] && !e.altKey && !e.ctrlKey && !e.metaKey) {
-      e.preventDefault();
-      visit(neighbour(td, moves[e.key][0], moves[e.key][1]));
-    } else if (e.key === "Enter" || e.key === "F2") {
+    var act = keyAction(e.key, editing, e);
+    if (!act) return;
+    e.preventDefault();
+    if (act.cancel) {
+      stop(td, true);
+    } else if (act.save) {
+      save(td, act.move ? neighbour(td, act.move[0], act.move[1]) : null);
+    } else if (act.move) {
+      visit(neighbour(td, act.move[0], act.move[1]));
+    } else if (act.open) {
       // The cell opens when the key comes up, so that nothing of the key
       // press reaches its editor (an Enter would open a true/false list).
-      e.preventDefault();
       opening = td;
     }
   });
@@ -281,14 +254,9 @@
       say("Column " + name + " added: its cells are empty until one is saved.");
       visit(rows(table).length ? table.querySelector('td[data-field="' + CSS.escape(name) + '"]') : null);
     } else if (form.hasAttribute("data-filter-builder")) {
-      // A column, a test and a value become the containment filter: a value
-      // that reads as JSON (3, true, "3") is that value, anything else text.
+      // A column, a test and a value become the containment filter.
       e.preventDefault();
-      var text = form.elements.value.value.trim();
-      var value;
-      try { value = JSON.parse(text); } catch (err) { value = text; }
-      var where = {};
-      where[form.elements.column.value] = form.elements.test.value === "includes" ? [value] : value;
+      var where = filterOf(form.elements.column.value, form.elements.test.value, form.elements.value.value);
       var box = document.getElementById("where");
       box.value = JSON.stringify(where);
       box.form.requestSubmit();
@@ -297,4 +265,6 @@
 
   ready();
   document.addEventListener("htmx:afterSettle", ready);
-})();
+}
+
+main();

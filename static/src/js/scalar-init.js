@@ -1,7 +1,6 @@
 // Mounts the Scalar API reference on the document named by data-url, with every feature that
 // would reach another host (fonts, telemetry, request proxy, AI agent) off.
-(function () {
-  "use strict";
+function main() {
   var el = document.getElementById("api-docs");
   // Scalar declares its web fonts from its own CDN whatever withDefaultFonts
   // says; a font is only fetched when used, so use the system's fonts instead.
@@ -40,4 +39,6 @@
     metaData: { title: el.dataset.title },
     customCss: systemFonts + authBox + contrast,
   });
-})();
+}
+
+main();

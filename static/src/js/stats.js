@@ -2,8 +2,7 @@
 // numbers the page carries, which its tables show too: requests stacked
 // by status class, and p50/p95/p99. A tooltip follows the cursor; the
 // charts follow their boxes' width.
-(function () {
-  "use strict";
+function main() {
   var source = document.getElementById("stats-data");
   if (!source || !window.uPlot) return;
   var data = JSON.parse(source.textContent);
@@ -136,4 +135,6 @@
       series: [{}].concat(lines.map(function (l) { return { label: l.label, stroke: l.color, width: 2, spanGaps: false, points: { size: 6, fill: l.color } }; }))
     }, [xs].concat(values));
   }
-})();
+}
+
+main();

@@ -1,9 +1,11 @@
 // The route playground: reads the form made from the route's declarations,
 // sends POST /route/run, and shows the answer and the trace. The last five
 // requests stay in this browser (localStorage) to be sent again.
-(function () {
-  "use strict";
+import { el } from "./lib/dom.js";
+import { post } from "./lib/api.js";
+import { heading, ms, traceList } from "./lib/trace.js";
 
+function main() {
   var form = document.getElementById("try-form");
   if (!form) return;
   var answer = document.getElementById("try-answer");
@@ -14,8 +16,6 @@
   var project = form.dataset.project, route = form.dataset.route;
   var storeKey = "stencil.try." + project + "." + route;
   var editURL = "/web/routes/edit?project_id=" + encodeURIComponent(project) + "&route_id=" + encodeURIComponent(route);
-
-  var el = window.stencil.el;
 
   function inputs(prefix) {
     return Array.prototype.slice.call(form.querySelectorAll('[data-field^="' + prefix + ':"] [name]'));
@@ -177,45 +177,9 @@
 
   // ---------- the answer ----------
 
-  // people is a message as the trace's rows name blocks: "#2", not the
-  // document's flow.blocks[1].
-  function people(text) {
-    return String(text).replace(/flow\.blocks\[(\d+)\]/g, function (_, n) { return "#" + (Number(n) + 1); });
-  }
-
   function badge(status) {
     var tone = status >= 500 ? "bg-red-100 text-red-800" : status >= 400 ? "bg-amber-100 text-amber-800" : "bg-emerald-100 text-emerald-800";
     return el("span", { class: "badge " + tone, "data-testid": "try-status", text: String(status) });
-  }
-
-  function traceRow(row) {
-    var failed = row.outcome === "FAIL" || row.outcome === "FAULT";
-    var parts = [];
-    if (row.block >= 0) parts.push(el("a", { class: "link tap shrink-0 text-xs", href: editURL + "#block-" + (row.block + 1), "aria-label": "Block " + (row.block + 1) + " (" + row.type + ") in the editor", text: "#" + (row.block + 1) }));
-    parts.push(el("span", { class: "badge shrink-0 font-mono " + (failed ? "bg-red-100 text-red-800" : "bg-slate-100 text-slate-700"), text: row.type }));
-    var text;
-    if (row.more_turns) text = "… " + row.more_turns + " more turn" + (row.more_turns === 1 ? "" : "s") + " (" + row.more_blocks + " block" + (row.more_blocks === 1 ? "" : "s") + ") not listed";
-    else if (row.turn) text = "turn " + row.turn + (row.variable ? ": " + row.variable + " = " + row.preview : "");
-    else if (row.variable) text = row.variable + " = " + row.preview;
-    else if (!row.held) text = row.type === "LOOP" ? "no turn" : "conditions did not hold";
-    if (row.call) parts.push(el("code", { class: "min-w-0 break-all text-xs text-slate-800", "data-testid": "try-call",
-      text: row.call.method + " " + row.call.url + " → " + (row.call.status ? row.call.status + " · " + row.call.bytes + " B" : "no answer") }));
-    if (text) parts.push(el("code", { class: "min-w-0 break-all text-xs " + (row.held ? "text-slate-800" : "text-slate-600"), text: text }));
-    // A RETURN that answered says so once, not "RETURN RETURN".
-    if (row.outcome) parts.push(el("span", { class: "badge shrink-0 " + (failed ? "bg-red-600 text-white" : "bg-brand-100 text-brand-800"), text: row.outcome === row.type ? "answered" : row.outcome }));
-    if (row.took_ms !== undefined) parts.push(el("span", { class: "ml-auto shrink-0 text-xs tabular-nums text-slate-600", "data-testid": "took", text: (row.took_ms < 0.1 ? "< 0.1" : row.took_ms.toFixed(1)) + " ms" }));
-    var li = el("li", {
-      class: "flex flex-wrap items-baseline gap-2 py-1.5 pr-2 " + (failed ? "rounded border-l-4 border-red-600 bg-red-50" : ""),
-      style: "padding-left:" + (0.5 + Math.min(row.depth, 8) * 1.25) + "rem",
-      "data-block": row.block, "data-outcome": row.outcome || null
-    }, parts);
-    if (row.message) li.appendChild(el("p", { class: "basis-full break-words text-xs " + (failed ? "text-red-800" : "text-slate-700"), text: people(row.message) }));
-    // A preview that was cut opens to the whole value.
-    if (row.value) li.appendChild(el("details", { class: "basis-full" }, [
-      el("summary", { class: "cursor-pointer text-xs font-medium text-brand-800", text: "Show the whole value" }),
-      el("pre", { class: "mt-1 max-h-96 overflow-auto whitespace-pre-wrap break-all rounded bg-slate-50 p-2 font-mono text-xs text-slate-800", text: row.value })
-    ]));
-    return li;
   }
 
   function show(d) {
@@ -225,7 +189,7 @@
     answer.appendChild(el("div", { class: "card space-y-3 p-4" }, [
       el("div", { class: "flex flex-wrap items-center gap-3 text-sm" }, [
         badge(d.response.status),
-        el("span", { class: "text-slate-600", "data-testid": "try-time", text: (d.duration_ms < 0.1 ? "< 0.1" : d.duration_ms.toFixed(1)) + " ms" }),
+        el("span", { class: "text-slate-600", "data-testid": "try-time", text: ms(d.duration_ms) }),
         el("span", { class: "text-slate-600", text: "ended: " + d.ended }),
         d.dry_run ? el("span", { class: "badge bg-slate-100 text-slate-700", text: "dry run: nothing written" }) : el("span", { class: "badge bg-amber-100 text-amber-800", text: "written" })
       ]),
@@ -233,10 +197,9 @@
         new Blob([JSON.stringify(d.response.body)]).size + " bytes") + Object.keys(d.response.headers || {}).sort().map(function (k) { return " · " + k + ": " + d.response.headers[k]; }).join("") }),
       el("pre", { class: "max-h-96 overflow-auto whitespace-pre-wrap break-words rounded bg-slate-50 p-3 font-mono text-xs leading-5 text-slate-800 [overflow-wrap:anywhere]", "data-testid": "try-body", tabindex: "0", "aria-label": "Answer body", text: body })
     ]));
-    var trace = el("ol", { class: "divide-y divide-slate-100", "data-testid": "try-trace", "aria-label": "Blocks run, in order" }, d.trace.map(traceRow));
     answer.appendChild(el("div", { class: "card p-4" }, [
-      el("h3", { class: "mb-2 text-sm font-semibold text-slate-900", text: "Trace · " + d.trace.length + " row" + (d.trace.length === 1 ? "" : "s") + (d.trace_cut ? " (cut at 2,000)" : "") }),
-      d.trace.length ? trace : el("p", { class: "text-sm text-slate-600", text: "No block ran: the request was answered before the flow." })
+      el("h3", { class: "mb-2 text-sm font-semibold text-slate-900", text: heading(d.trace, d.trace_cut) }),
+      traceList(d.trace, { testid: "try", href: function (n) { return editURL + "#block-" + n; } })
     ]));
     // A refused input is named beside its field too.
     var m = /^Error: (body field|query parameter) (\S+) (.*)$/.exec((d.response.body && d.response.body.message) || "");
@@ -268,7 +231,7 @@
     sending = true;
     send.setAttribute("aria-disabled", "true");
     send.textContent = "Sending…";
-    window.stencil.post("/route/run", request(v)).then(function (env) {
+    post("/route/run", request(v)).then(function (env) {
       if (env.status !== 200) {
         var fields = (env.data && env.data.fields) || {};
         problem((env.message || "Error: the run failed").replace(/^Error: /, "") + Object.keys(fields).map(function (k) { return " " + k + " " + fields[k]; }).join(";"));
@@ -291,4 +254,6 @@
   // A run replayed from the run log fills the form with its inputs.
   var replay = document.getElementById("try-replay");
   if (replay) { fill(JSON.parse(replay.textContent)); showAddress(); }
-})();
+}
+
+main();

@@ -1,0 +1,56 @@
+// The records grid's model (docs/collections.md, "The grid"): how a key
+// acts on a cell, how a cell is edited by its value, what its editor's
+// text saves as, and the filter a column, a test and a value make.
+
+// keyAction is what key does in a cell: {move: [dx, dy]} to a neighbour,
+// {open: true} to edit it, and in its editor {cancel: true}, {save: true}
+// or {save: true, move: [dx, 0]} (Tab). mods holds the event's altKey,
+// ctrlKey, metaKey and shiftKey. Any other key does nothing here (null).
+export function keyAction(key, editing, mods) {
+  mods = mods || {};
+  if (editing) {
+    if (key === "Escape") return { cancel: true };
+    if (key === "Enter") return { save: true };
+    if (key === "Tab") return { save: true, move: [mods.shiftKey ? -1 : 1, 0] };
+    return null;
+  }
+  const moves = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+  if (moves[key] && !mods.altKey && !mods.ctrlKey && !mods.metaKey) return { move: moves[key] };
+  if (key === "Enter" || key === "F2") return { open: true };
+  return null;
+}
+
+// kindOfValue is how a cell holding v is edited: "number", "boolean",
+// "json" (a list, an object or null) or "text".
+export function kindOfValue(v) {
+  if (typeof v === "number") return "number";
+  if (typeof v === "boolean") return "boolean";
+  if (v !== null && typeof v === "object") return "json";
+  if (v === null) return "json";
+  return "text";
+}
+
+// cellValue is the JSON text an editor of kind holding text saves, or an
+// Error saying why it cannot be saved.
+export function cellValue(kind, text) {
+  if (kind === "text") return JSON.stringify(text);
+  if (kind === "boolean") return text;
+  if (kind === "number") {
+    if (!/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(text.trim())) return new Error("is not a number");
+    return text.trim();
+  }
+  try { JSON.parse(text); } catch (e) { return new Error("is not JSON: " + e.message); }
+  return text;
+}
+
+// filterOf is the containment filter of a column, a test ("is" or
+// "includes") and a value: a value that reads as JSON (3, true, "3") is
+// that value, anything else text.
+export function filterOf(column, test, text) {
+  text = text.trim();
+  let value;
+  try { value = JSON.parse(text); } catch (e) { value = text; }
+  const where = {};
+  where[column] = test === "includes" ? [value] : value;
+  return where;
+}
