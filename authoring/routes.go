@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"stencil/engine"
 	"stencil/flow"
@@ -17,10 +16,10 @@ import (
 // anyway is refused, what is doubtful is a warning by path.
 
 // Refused is a save the caller's role does not allow (an HTTP answer
-// gives it 403), with the reason naming what in the document needs more.
-type Refused struct{ Reason string }
+// gives it 403): the place in the document that needs more, and why.
+type Refused struct{ flow.Warning }
 
-func (e *Refused) Error() string { return e.Reason }
+func (e *Refused) Error() string { return e.String() }
 
 // ProblemsOf is p (document faults by path) as an error, nil when p is
 // empty.
@@ -53,7 +52,7 @@ func DecodeRoute(doc json.RawMessage, project string) (flow.Route, error) {
 // block). What it finds doubtful it returns as warnings, by path:
 // variables used before any block sets them, collections, vault keys and
 // email templates the project does not have.
-func CheckRoute(ctx context.Context, st *store.Store, r flow.Route, readsVault bool) ([]string, error) {
+func CheckRoute(ctx context.Context, st *store.Store, r flow.Route, readsVault bool) ([]flow.Warning, error) {
 	plan, p := engine.Compile(r, engine.PathParams(r.RoutePath))
 	if len(p) > 0 {
 		prefixed := flow.Problems{}
@@ -65,7 +64,8 @@ func CheckRoute(ctx context.Context, st *store.Store, r flow.Route, readsVault b
 	if !readsVault {
 		for i, b := range r.Flow.Blocks {
 			if b.Type == "VAULT" {
-				return nil, &Refused{Reason: fmt.Sprintf("route.flow.blocks[%d] (VAULT) reads the vault: only an ADMIN or ROOT member of the project can save or try a route that does", i)}
+				w := flow.WarnBlock(fmt.Sprintf("route.flow.blocks[%d]", i), "VAULT", "reads the vault: only an ADMIN or ROOT member of the project can save or try a route that does")
+				return nil, &Refused{flow.Named([]flow.Warning{w}, r.Flow.Blocks)[0]}
 			}
 		}
 	}
@@ -77,13 +77,13 @@ func CheckRoute(ctx context.Context, st *store.Store, r flow.Route, readsVault b
 	if r.AuthJWT.Active {
 		uses = append(uses, engine.CollectionUse{Name: r.AuthJWT.RefCol, Path: "auth_jwt.ref_col"})
 	}
-	warnings := []string{}
+	warnings := []flow.Warning{}
 	for _, w := range plan.Warnings {
-		warnings = append(warnings, strings.Replace(w, "(flow.", "(route.flow.", 1))
+		warnings = append(warnings, w.Under("route."))
 	}
 	for _, u := range uses {
 		if !slices.Contains(ids, u.Name) {
-			warnings = append(warnings, fmt.Sprintf("collection %s does not exist in this project yet (route.%s)", u.Name, u.Path))
+			warnings = append(warnings, flow.Warn("route."+u.Path, fmt.Sprintf("collection %s does not exist in this project yet", u.Name)))
 		}
 	}
 	// A VAULT block whose key the vault does not hold faults on every run.
@@ -100,21 +100,21 @@ func CheckRoute(ctx context.Context, st *store.Store, r flow.Route, readsVault b
 	}
 	for i, k := range keys {
 		if slices.Contains(missing, k) {
-			warnings = append(warnings, fmt.Sprintf("vault key %s does not exist in this project yet: every run would fault (%s)", k, keyPaths[i]))
+			warnings = append(warnings, flow.Warn(keyPaths[i], fmt.Sprintf("vault key %s does not exist in this project yet: every run would fault", k)))
 		}
 	}
 	mailWarnings, err := emailWarnings(ctx, st, r)
 	if err != nil {
 		return nil, err
 	}
-	return flow.CapWarnings(append(warnings, mailWarnings...)), nil
+	return flow.Named(flow.CapWarnings(append(warnings, mailWarnings...)), r.Flow.Blocks), nil
 }
 
 // emailWarnings are what saving says of a route's EMAIL blocks: a template
 // the project does not have (each message would fail), and placeholders
 // of its template that no pair of the block fills (sent as they are).
-func emailWarnings(ctx context.Context, st *store.Store, r flow.Route) ([]string, error) {
-	var warnings []string
+func emailWarnings(ctx context.Context, st *store.Store, r flow.Route) ([]flow.Warning, error) {
+	var warnings []flow.Warning
 	var templates map[string]store.EmailTemplate
 	for i, b := range r.Flow.Blocks {
 		if b.Type != "EMAIL" {
@@ -124,7 +124,7 @@ func emailWarnings(ctx context.Context, st *store.Store, r flow.Route) ([]string
 		for j, to := range b.Recipients {
 			if !to.RefVar {
 				if err := mail.CheckAddress(to.Data); err != nil {
-					warnings = append(warnings, fmt.Sprintf("recipient %q %s: every message would fail (route.flow.blocks[%d].recipients[%d].data)", flow.Printable(to.Data), err, i, j))
+					warnings = append(warnings, flow.Warn(fmt.Sprintf("route.flow.blocks[%d].recipients[%d].data", i, j), fmt.Sprintf("recipient %q %s: every message would fail", flow.Printable(to.Data), err)))
 				}
 			}
 		}
@@ -140,12 +140,12 @@ func emailWarnings(ctx context.Context, st *store.Store, r flow.Route) ([]string
 		}
 		t, ok := templates[b.EmailTemplate]
 		if !ok {
-			warnings = append(warnings, fmt.Sprintf("email template %s does not exist in this project yet: every message would fail (route.flow.blocks[%d].template)", b.EmailTemplate, i))
+			warnings = append(warnings, flow.Warn(fmt.Sprintf("route.flow.blocks[%d].template", i), fmt.Sprintf("email template %s does not exist in this project yet: every message would fail", b.EmailTemplate)))
 			continue
 		}
 		for _, key := range mail.Placeholders(t.Subject, t.Text, t.HTML) {
 			if !slices.ContainsFunc(b.Pairs, func(p flow.Pair) bool { return p.ID == key }) {
-				warnings = append(warnings, fmt.Sprintf("email template %s uses {%s}, which no pair of the block fills: it is sent as it is (route.flow.blocks[%d].pairs)", t.Name, key, i))
+				warnings = append(warnings, flow.Warn(fmt.Sprintf("route.flow.blocks[%d].pairs", i), fmt.Sprintf("email template %s uses {%s}, which no pair of the block fills: it is sent as it is", t.Name, key)))
 			}
 		}
 	}

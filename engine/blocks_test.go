@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"stencil/flow"
 )
 
 // blockCase runs blocks against an env holding a collection "books" and a
@@ -548,8 +550,8 @@ func TestCompileWarns(t *testing.T) {
 		"item is used before any block sets it (flow.blocks[7].set.data)",
 		"draft is used before any block sets it (flow.blocks[8].ref_object)",
 	}
-	if strings.Join(plan.Warnings, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(plan.Warnings, "\n"), strings.Join(want, "\n"))
+	if strings.Join(flow.Lines(plan.Warnings), "\n") != strings.Join(want, "\n") {
+		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(flow.Lines(plan.Warnings), "\n"), strings.Join(want, "\n"))
 	}
 	cols := fmt.Sprint(plan.Collections)
 	if cols != "[{books flow.blocks[5].ref_col} {shelves flow.blocks[7].ref_col} {books flow.blocks[8].ref_col}]" {
@@ -663,8 +665,8 @@ func TestDeleteBlock(t *testing.T) {
 
 func TestSaveFalseWarns(t *testing.T) {
 	plan := compile(t, `{"type":"DELETE","depth":0,"ref_col":"books","targets":[{"field":"year","value":`+num("1")+`}],"conditions":[],"save":false,"local_name":""}`)
-	if len(plan.Warnings) != 1 || plan.Warnings[0] != "flow.blocks[0] (DELETE) has save: false: it writes nothing" || !plan.Writes {
-		t.Fatalf("warnings %q, writes %v", plan.Warnings, plan.Writes)
+	if len(plan.Warnings) != 1 || plan.Warnings[0].String() != "flow.blocks[0] (DELETE) has save: false: it writes nothing" || !plan.Writes {
+		t.Fatalf("warnings %q, writes %v", flow.Lines(plan.Warnings), plan.Writes)
 	}
 }
 
@@ -677,12 +679,12 @@ func TestBlocksThatAlwaysDoTheSameWarn(t *testing.T) {
 		{`{"type":"ASSIGNMENT","depth":0,"local_name":"x","conditions":[],"operations":[]}`, "flow.blocks[0] (ASSIGNMENT) has no operations: x is always null"},
 	} {
 		plan := compile(t, c.block)
-		if len(plan.Warnings) != 1 || plan.Warnings[0] != c.want {
-			t.Errorf("%s: warnings %q, want %q", c.block, plan.Warnings, c.want)
+		if len(plan.Warnings) != 1 || plan.Warnings[0].String() != c.want {
+			t.Errorf("%s: warnings %q, want %q", c.block, flow.Lines(plan.Warnings), c.want)
 		}
 	}
 	plan := compile(t, `{"type":"CONDITION","depth":0,"conditions":[`+cond(num("1"), "EQUAL_TO", num("2"), "")+`],"action":"FAIL","fail":null}`)
 	if len(plan.Warnings) != 0 {
-		t.Errorf("a CONDITION with a condition warns %q", plan.Warnings)
+		t.Errorf("a CONDITION with a condition warns %q", flow.Lines(plan.Warnings))
 	}
 }

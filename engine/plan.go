@@ -239,7 +239,7 @@ type Plan struct {
 	// Warnings are what Compile finds doubtful but runs all the same:
 	// variables used before any block sets them. Collections are the
 	// collections the flow names, with where, for the caller to check.
-	Warnings    []string
+	Warnings    []flow.Warning
 	Collections []CollectionUse
 	broken      string // why the route does not compile, for a plan that only faults
 }
@@ -280,7 +280,7 @@ type compiler struct {
 func (c *compiler) use(name, path string) {
 	if !c.set[name] && !c.warned[name] {
 		c.warned[name] = true
-		c.plan.Warnings = append(c.plan.Warnings, fmt.Sprintf("%s is used before any block sets it (%s)", name, path))
+		c.plan.Warnings = append(c.plan.Warnings, flow.Warn(path, name+" is used before any block sets it"))
 	}
 }
 
@@ -479,15 +479,15 @@ func (c *compiler) block(b *flow.Block, i int, inLoop bool) step {
 	// Blocks that do the same on every request whatever it holds.
 	switch {
 	case b.Type == "CONDITION" && len(b.Conditions) == 0:
-		c.plan.Warnings = append(c.plan.Warnings, fmt.Sprintf("%s (CONDITION) has no conditions: it does %s on every request", at, b.Action))
+		c.plan.Warnings = append(c.plan.Warnings, flow.WarnBlock(at, "CONDITION", "has no conditions: it does "+b.Action+" on every request"))
 	case b.Type == "ASSIGNMENT" && len(b.Operations) == 0:
-		c.plan.Warnings = append(c.plan.Warnings, fmt.Sprintf("%s (ASSIGNMENT) has no operations: %s is always null", at, b.LocalName))
+		c.plan.Warnings = append(c.plan.Warnings, flow.WarnBlock(at, "ASSIGNMENT", "has no operations: "+b.LocalName+" is always null"))
 	}
 	switch s.kind {
 	case kCreate, kUpdate, kSimpleUpdate, kDelete:
 		c.plan.Writes = true
 		if !b.Save {
-			c.plan.Warnings = append(c.plan.Warnings, fmt.Sprintf("%s (%s) has save: false: it writes nothing", at, b.Type))
+			c.plan.Warnings = append(c.plan.Warnings, flow.WarnBlock(at, b.Type, "has save: false: it writes nothing"))
 		}
 	}
 	return s

@@ -438,8 +438,41 @@ func TestLint(t *testing.T) {
 	tmpl.Flow.Blocks[12].Pairs[0].Data = Operand{RefVar: true, RType: "STRING", Data: "{ignored_ref}"}
 	w := Lint(tmpl)
 	want := []string{"placeholder {table} is used but not declared (flow.blocks[0].ref_col)", "variable unused is declared but never used"}
-	if !reflect.DeepEqual(w, want) {
-		t.Fatalf("lint = %q, want %q", w, want)
+	if !reflect.DeepEqual(Lines(w), want) {
+		t.Fatalf("lint = %q, want %q", Lines(w), want)
+	}
+	// The editor reads each by its place, not by its words.
+	if w[0].Path != "flow.blocks[0].ref_col" || w[0].Block != "Block 1 (FETCH)" || w[0].Message != "placeholder {table} is used but not declared" || w[1].Path != "" {
+		t.Fatalf("structured: %+v", w)
+	}
+}
+
+// TestWarningLines: a warning's line is the text answers have always given,
+// its place kept apart for the editor.
+func TestWarningLines(t *testing.T) {
+	many := Warn("a", "placeholder {x} is used but not declared")
+	many.Also, many.More = []string{"b", "c"}, 2
+	blocks := []Block{{Type: "FETCH"}, {Type: "CONDITION"}}
+	for _, c := range []struct {
+		w          Warning
+		line, path string
+		block      string
+	}{
+		{Warn("flow.blocks[1].conditions[0].left.data", "n is used before any block sets it").Under("route."),
+			"n is used before any block sets it (route.flow.blocks[1].conditions[0].left.data)", "route.flow.blocks[1].conditions[0].left.data", "Block 2 (CONDITION)"},
+		{WarnBlock("flow.blocks[1]", "CONDITION", "has no conditions: it does FAIL on every request").Under("route."),
+			"route.flow.blocks[1] (CONDITION) has no conditions: it does FAIL on every request", "route.flow.blocks[1]", "Block 2 (CONDITION)"},
+		{many.Under("route."), "placeholder {x} is used but not declared (route.a, route.b, route.c and 2 more)", "route.a", ""},
+		{Warn("", "variable v is declared but never used"), "variable v is declared but never used", "", ""},
+		{Warn("flow.blocks[7].key", "beyond the flow"), "beyond the flow (flow.blocks[7].key)", "flow.blocks[7].key", ""},
+	} {
+		w := Named([]Warning{c.w}, blocks)[0]
+		if w.String() != c.line || w.Path != c.path || w.Block != c.block {
+			t.Errorf("%+v: line %q, path %q, block %q; want %q, %q, %q", c.w, w.String(), w.Path, w.Block, c.line, c.path, c.block)
+		}
+	}
+	if Lines(nil) != nil {
+		t.Error("no warnings are no lines")
 	}
 }
 

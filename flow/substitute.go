@@ -205,7 +205,7 @@ func clonePtr[T any](p *T) *T {
 
 // Lint reports placeholders used in the template but not declared, and
 // variables declared but never used. The template is saved all the same.
-func Lint(t Template) []string {
+func Lint(t Template) []Warning {
 	declared := map[string]bool{}
 	for _, v := range t.Variables {
 		declared[v.Key] = true
@@ -220,7 +220,7 @@ func Lint(t Template) []string {
 			}
 		}
 	})
-	warnings := []string{}
+	warnings := []Warning{}
 	names := make([]string, 0, len(undeclared))
 	for name := range undeclared {
 		names = append(names, name)
@@ -228,26 +228,28 @@ func Lint(t Template) []string {
 	sort.Strings(names)
 	for _, name := range names {
 		paths := undeclared[name]
-		where := strings.Join(paths[:min(len(paths), maxLintPaths)], ", ")
-		if len(paths) > maxLintPaths {
-			where += fmt.Sprintf(" and %d more", len(paths)-maxLintPaths)
+		w := Warn(paths[0], fmt.Sprintf("placeholder {%s} is used but not declared", name))
+		w.Also = paths[1:min(len(paths), maxLintPaths)]
+		w.More = max(len(paths)-maxLintPaths, 0)
+		if len(w.Also) == 0 {
+			w.Also = nil
 		}
-		warnings = append(warnings, fmt.Sprintf("placeholder {%s} is used but not declared (%s)", name, where))
+		warnings = append(warnings, w)
 	}
 	for _, v := range t.Variables {
 		if !used[v.Key] {
-			warnings = append(warnings, fmt.Sprintf("variable %s is declared but never used", v.Key))
+			warnings = append(warnings, Warn("", fmt.Sprintf("variable %s is declared but never used", v.Key)))
 		}
 	}
-	return CapWarnings(warnings)
+	return Named(CapWarnings(warnings), t.Flow.Blocks)
 }
 
 // CapWarnings keeps the first warnings of a long list and says how many
 // more there were.
-func CapWarnings(warnings []string) []string {
+func CapWarnings(warnings []Warning) []Warning {
 	if len(warnings) > maxLintWarnings {
 		n := len(warnings) - maxLintWarnings
-		warnings = append(warnings[:maxLintWarnings], fmt.Sprintf("and %d more warnings", n))
+		warnings = append(warnings[:maxLintWarnings], Warn("", fmt.Sprintf("and %d more warnings", n)))
 	}
 	return warnings
 }

@@ -105,6 +105,12 @@ func classify(err error) (int, string, any) {
 		}
 		return status, "Error: " + verr.Error(), fiber.Map{"fields": verr.Fields}
 	}
+	// A save the caller's role does not allow names the place that needs
+	// more, as a warning does, for the editor to show beside it.
+	var refused *authoring.Refused
+	if errors.As(err, &refused) {
+		return fiber.StatusForbidden, "Error: " + refused.Error(), fiber.Map{"refused": refused.Warning}
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return fiber.StatusNotFound, "Error: not found", nil

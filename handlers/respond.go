@@ -8,23 +8,25 @@ import (
 	"unicode"
 
 	"github.com/gofiber/fiber/v2"
+
+	"stencil/flow"
 )
 
 // Reply is everything one response may need; respond turns it into the JSON
 // envelope, an htmx fragment or a full page, whichever the caller wants.
 type Reply struct {
-	Status   int      // HTTP status; 0 means 200
-	Message  string   // the envelope's message; empty means the status text
-	Data     any      // the JSON value: an explicit data-transfer value, never View
-	Amount   *int     // list responses: matching items before paging
-	Warnings []string // non-nil: a top-level warnings array in the envelope
-	Page     string   // template of the page's main content
-	Fragment string   // template rendered alone for htmx; empty: Page with nav and flash
-	Body     any      // JSON only: a whole body in place of the envelope (login)
-	View     any      // the view model of Page and Fragment
-	Redirect string   // browsers go here after success (303, or HX-Location when no Fragment)
-	Reload   bool     // htmx: load Redirect as a whole page (HX-Redirect): who is signed in changed
-	Event    string   // htmx: an event to trigger on the page (HX-Trigger), e.g. to refresh a list
+	Status   int            // HTTP status; 0 means 200
+	Message  string         // the envelope's message; empty means the status text
+	Data     any            // the JSON value: an explicit data-transfer value, never View
+	Amount   *int           // list responses: matching items before paging
+	Warnings []flow.Warning // non-nil: a top-level warnings array in the envelope, each as its line
+	Page     string         // template of the page's main content
+	Fragment string         // template rendered alone for htmx; empty: Page with nav and flash
+	Body     any            // JSON only: a whole body in place of the envelope (login)
+	View     any            // the view model of Page and Fragment
+	Redirect string         // browsers go here after success (303, or HX-Location when no Fragment)
+	Reload   bool           // htmx: load Redirect as a whole page (HX-Redirect): who is signed in changed
+	Event    string         // htmx: an event to trigger on the page (HX-Trigger), e.g. to refresh a list
 }
 
 // envelope is the JSON shape of every response (docs/architecture.md).
@@ -88,7 +90,7 @@ func (h *Handlers) respond(c *fiber.Ctx, r Reply) error {
 		if raw, ok := r.Data.(rawJSON); ok {
 			return writeRawEnvelope(c, r, raw)
 		}
-		return c.Status(r.Status).JSON(envelope{Status: r.Status, Message: r.Message, Data: r.Data, Amount: r.Amount, Warnings: r.Warnings})
+		return c.Status(r.Status).JSON(envelope{Status: r.Status, Message: r.Message, Data: r.Data, Amount: r.Amount, Warnings: flow.Lines(r.Warnings)})
 	case rep == asFragment && r.Fragment != "":
 		return h.renderFragment(c, r)
 	case r.Redirect != "" && rep == asFragment && r.Reload:
@@ -121,7 +123,7 @@ func (h *Handlers) render(c *fiber.Ctx, status int, page string, view any, layou
 type rawJSON []byte
 
 func writeRawEnvelope(c *fiber.Ctx, r Reply, data rawJSON) error {
-	head, err := json.Marshal(envelope{Status: r.Status, Message: r.Message, Amount: r.Amount, Warnings: r.Warnings})
+	head, err := json.Marshal(envelope{Status: r.Status, Message: r.Message, Amount: r.Amount, Warnings: flow.Lines(r.Warnings)})
 	if err != nil {
 		return err
 	}

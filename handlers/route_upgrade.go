@@ -171,7 +171,7 @@ type upgradeView struct {
 	Local      *diffView // what the route's edits changed
 	Result     *diffView // the route today against the result
 	Conflicts  []conflictView
-	Warnings   []string
+	Warnings   []flow.Warning
 	ValueField string
 	// After a preview the keyboard goes on at the first conflict still
 	// open (FirstOpen, -1 for none), else at Upgrade (Focus "upgrade").

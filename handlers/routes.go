@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -41,19 +40,14 @@ type routeInput struct {
 
 // checkRunnable checks r as saving does (authoring.CheckRoute), for a
 // caller who may read the vault when ADMIN or ROOT.
-func (h *Handlers) checkRunnable(c *fiber.Ctx, r flow.Route) ([]string, error) {
-	warnings, err := authoring.CheckRoute(c.UserContext(), h.store, r, callerAtLeast(c, store.RoleAdmin))
-	var refused *authoring.Refused
-	if errors.As(err, &refused) {
-		return nil, forbidden(refused.Reason)
-	}
-	return warnings, err
+func (h *Handlers) checkRunnable(c *fiber.Ctx, r flow.Route) ([]flow.Warning, error) {
+	return authoring.CheckRoute(c.UserContext(), h.store, r, callerAtLeast(c, store.RoleAdmin))
 }
 
 // routeToSave reads a route document from the body, for a member of its
 // project, and checks it as saving does: it returns the input, the route
 // and its warnings. An update names the route it replaces (needID).
-func (h *Handlers) routeToSave(c *fiber.Ctx, needID bool) (routeInput, flow.Route, []string, error) {
+func (h *Handlers) routeToSave(c *fiber.Ctx, needID bool) (routeInput, flow.Route, []flow.Warning, error) {
 	var in routeInput
 	if err := bind(c, &in); err != nil {
 		return in, flow.Route{}, nil, err
@@ -86,7 +80,7 @@ func (h *Handlers) routeLint(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.respond(c, Reply{Message: "Checked", Warnings: warnings})
+	return h.respond(c, Reply{Message: "Checked", Data: fiber.Map{"checks": warnings}, Warnings: warnings})
 }
 
 // routesChanged reloads routes of a project on this instance at once

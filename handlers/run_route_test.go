@@ -282,7 +282,12 @@ func TestRunVault(t *testing.T) {
 		{name: "a vault key the project holds is none", method: "POST", path: "/web/routes/lint", headers: as(ta.token(t, admin)),
 			body: `{"project_id":"shop","route":` + route.JSON() + `}`, status: 200, want: []string{`"warnings":[]`}},
 		{name: "an AUTHOR's checks name the VAULT block", method: "POST", path: "/web/routes/lint", headers: h,
-			body: `{"project_id":"shop","route":` + route.JSON() + `}`, status: 403, want: []string{"route.flow.blocks[0] (VAULT) reads the vault"}},
+			body: `{"project_id":"shop","route":` + route.JSON() + `}`, status: 403, want: []string{"route.flow.blocks[0] (VAULT) reads the vault",
+				`"data":{"refused":{"path":"route.flow.blocks[0]","message":"reads the vault: only an ADMIN or ROOT member of the project can save or try a route that does","block":"Block 1 (VAULT)"}}`}},
+		{name: "the checks give each warning by its place", method: "POST", path: "/web/routes/lint", headers: as(ta.token(t, admin)),
+			body: `{"project_id":"shop","route":` + missing.JSON() + `}`, status: 200,
+			want: []string{`"data":{"checks":[{"path":"route.flow.blocks[0].key","message":"vault key NOT_THERE does not exist in this project yet: every run would fault","block":"Block 1 (VAULT)"}]}`,
+				`"warnings":["vault key NOT_THERE does not exist in this project yet: every run would fault (route.flow.blocks[0].key)"]`}},
 	})
 	ta.run(t, []scenario{
 		{name: "an AUTHOR cannot change it either", method: "PATCH", path: "/route/update", headers: h,

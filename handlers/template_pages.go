@@ -291,5 +291,6 @@ func (h *Handlers) templateLint(c *fiber.Ctx) error {
 			p[path] = msg
 		}
 	}
-	return h.respond(c, Reply{Message: "Checked", Data: fiber.Map{"fields": p}, Warnings: flow.Lint(t)})
+	warnings := flow.Lint(t)
+	return h.respond(c, Reply{Message: "Checked", Data: fiber.Map{"fields": p, "checks": warnings}, Warnings: warnings})
 }

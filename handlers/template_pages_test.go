@@ -74,7 +74,8 @@ func TestTemplateAndRoutePages(t *testing.T) {
 	doc = strings.Replace(doc, `"description":"Fetch one item",`, `"description":"",`, 1)
 	status, out := ta.call(t, "POST", "/web/routes/templates/lint", doc, lint)
 	if status != 200 || !strings.Contains(out, "placeholder {table} is used but not declared (flow.blocks[0].ref_col)") ||
-		!strings.Contains(out, `"description":"is required"`) {
+		!strings.Contains(out, `"description":"is required"`) ||
+		!strings.Contains(out, `"checks":[{"path":"flow.blocks[0].ref_col","message":"placeholder {table} is used but not declared","block":"Block 1 (FETCH)"}]`) {
 		t.Fatalf("lint: %d %s", status, out)
 	}
 	ta.expectStatus(t, "lint without CSRF", "POST", "/web/routes/templates/lint", doc, map[string]string{"Cookie": cookie}, 403)

@@ -8,6 +8,7 @@ import { ms, traceList } from "./lib/trace.js";
 import { parts, get as getAt, set as setAt, holds, where as whereIn } from "./editor/paths.js";
 import { maxDepth, moveBlock as moveIn } from "./editor/outline.js";
 import { UndoLog, canon } from "./editor/undo.js";
+import { answerChecks } from "./editor/checks.js";
 
 function main() {
 
@@ -759,13 +760,12 @@ function main() {
     if (target) target.focus();
   }
 
-  // A lint warning ends with the path it is about, in parentheses: shown
-  // as the field's name, and a link to it.
+  // A check's warning ({path, message}, editor/checks) shows its message and
+  // the place it is about, named as the form names it and linked to it.
   function warningLine(w) {
-    var m = /^(.*) \(([A-Za-z_][\w.[\]]*)\)$/.exec(w);
-    if (!m) return el("li", { class: "rounded bg-amber-50 px-2 py-1", "data-testid": "lint-warning", text: w });
+    if (!w.path) return el("li", { class: "rounded bg-amber-50 px-2 py-1", "data-testid": "lint-warning", text: w.message });
     return el("li", { class: "rounded bg-amber-50 px-2 py-1", "data-testid": "lint-warning" }, [
-      m[1] + " — ", el("button", { type: "button", class: "link tap text-left text-amber-900", onclick: function () { goTo(m[2]); }, text: where(m[2]) })
+      w.message + " — ", el("button", { type: "button", class: "link tap text-left text-amber-900", onclick: function () { goTo(w.path); }, text: where(w.path) })
     ]);
   }
 
@@ -797,14 +797,8 @@ function main() {
 
   // byFormOrder sorts warnings by the place in the form each names.
   function byFormOrder(list) {
-    var order = inFormOrder(list.map(warningPath));
-    return list.slice().sort(function (a, b) { return order.indexOf(warningPath(a)) - order.indexOf(warningPath(b)); });
-  }
-
-  // warningPath is the path a warning ends with, or the warning itself.
-  function warningPath(w) {
-    var m = /\(([A-Za-z_][\w.[\]]*)\)$/.exec(w);
-    return m ? m[1] : w;
+    var order = inFormOrder(list.map(function (w) { return w.path; }));
+    return list.slice().sort(function (a, b) { return order.indexOf(a.path) - order.indexOf(b.path); });
   }
 
   function rawPanel() {
@@ -982,13 +976,6 @@ function main() {
     lintTimer = setTimeout(lint, 300);
   }
 
-  // blockRefusal is a refusal that is not about fields but names a block
-  // first (a VAULT block below ADMIN): [the block's path, the message].
-  function blockRefusal(env, fields) {
-    var m = env.status >= 400 && !Object.keys(fields).length && /^(?:Error: )?(?:route\.)?(flow\.blocks\[\d+\])(?: \(\w+\))? (.*)$/.exec(env.message || "");
-    return m ? [m[1], m[2]] : null;
-  }
-
   var lintSent = 0; // the checks asked last: an older answer arriving later is dropped
   function lint() {
     var sent = ++lintSent;
@@ -996,13 +983,9 @@ function main() {
       : post("/web/routes/lint", { project_id: data.project_id, route: state });
     call.then(function (env) {
       if (sent !== lintSent) return;
-      // A route's warnings and problems name places in the request: route.flow…
-      warnings = (env.warnings || []).map(function (w) { return w.replace("(route.", "("); });
-      pending = {};
-      var fields = (env.data && env.data.fields) || {};
-      Object.keys(fields).forEach(function (p) { pending[p.replace(/^route\./, "")] = fields[p]; });
-      var about = blockRefusal(env, fields);
-      if (about) pending[about[0]] = about[1];
+      var c = answerChecks(env);
+      warnings = c.warnings;
+      pending = c.problems;
       refreshChecks();
     });
   }
@@ -1033,12 +1016,8 @@ function main() {
               : "/web/routes/view?project_id=" + encodeURIComponent(d.project_id) + "&route_id=" + encodeURIComponent(d.route_id);
             return;
           }
-          problems = {};
-          var fields = (env.data && env.data.fields) || {};
-          Object.keys(fields).forEach(function (p) { problems[p.replace(/^route\./, "")] = fields[p]; });
           // A refusal about a block marks that block, as a field's would.
-          var about = blockRefusal(env, fields);
-          if (about) problems[about[0]] = about[1];
+          problems = answerChecks(env).problems;
           var n = Object.keys(problems).length;
           // Field problems are named beside their fields and in the checks;
           // other refusals (a name taken, no permission) speak for themselves.
@@ -1260,10 +1239,9 @@ function main() {
         post("/route/run", req).then(function (env) {
           run.removeAttribute("data-busy");
           if (env.status !== 200) {
-            var fields = (env.data && env.data.fields) || {};
-            if (Object.keys(fields).length) {
-              problems = {};
-              Object.keys(fields).forEach(function (p) { problems[p.replace(/^route\./, "")] = fields[p]; });
+            var refused = answerChecks(env).problems;
+            if (Object.keys(refused).length) {
+              problems = refused;
               saveMessage = draftRefused;
               render();
             }
