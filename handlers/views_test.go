@@ -14,6 +14,7 @@ import (
 	"stencil/projectfile"
 	"stencil/runs"
 	"stencil/store"
+	"stencil/vault"
 	"stencil/views"
 )
 
@@ -39,7 +40,7 @@ func sampleViews() map[string]sample {
 	configs := configsView{Base: base, Configs: []store.Config{{Key: "site.name", Value: "Stencil"}}, Pager: pager, Form: form}
 	login := loginView{Base: base, Form: form, Message: "Error: nope", Next: "/web/pats"}
 	entry := store.VaultEntry{ProjectID: "shop", Key: "API_KEY", UpdatedAt: now}
-	vault := vaultView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Rows: []vaultRowView{newVaultRow(entry)}, Pager: pager, Form: form}
+	vaultPage := vaultView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Rows: []vaultRowView{newVaultRow(entry)}, Pager: pager, Form: form}
 	row := newVaultRow(entry)
 	row.Editing, row.Form = true, form
 	revealed := vaultEntryView{Base: base, Entry: entry, Value: "s3cret"}
@@ -136,10 +137,10 @@ func sampleViews() map[string]sample {
 		"configs/index":       {page: true, view: configs},
 		"configs/form":        {view: configs},
 		"vault/projects":      {page: true, view: vaultsView{Base: base, Projects: []store.VaultProject{{ID: "shop", Name: "Shop", Entries: 3}}, Pager: pager}},
-		"vault/index":         {page: true, view: vault},
-		"vault/table":         {view: vault},
-		"vault/create":        {view: vault},
-		"vault/header":        {view: vault},
+		"vault/index":         {page: true, view: vaultPage},
+		"vault/table":         {view: vaultPage},
+		"vault/create":        {view: vaultPage},
+		"vault/header":        {view: vaultPage},
 		"vault/row":           {view: row},
 		"vault/row_page":      {page: true, view: vaultRowView{Base: base, Entry: entry, Query: newVaultRow(entry).Query}},
 		"vault/revealed":      {view: revealed},
@@ -187,8 +188,8 @@ func sampleViews() map[string]sample {
 			Conflicts: []conflictView{{Conflict: flow.Conflict{Block: 0, Type: "RETURN", Field: "pairs", Label: "Fields", Template: "[]", Route: "[1]", RouteBlock: 1}, Name: "resolve:0:pairs", Where: "Block #2 RETURN"}},
 			FirstOpen: 0, Next: 3}},
 		"vault/import": {page: true, view: vaultImportView{Base: base, Project: shop}},
-		"vault/import_preview": {view: vaultImportView{Base: base, Project: shop, Result: vaultImportDTO{Added: []string{"A"}, Changed: []string{"B"}, Deleted: []string{"C"},
-			Unchanged: []string{"D"}, Invalid: []invalidEnvKey{{Key: "e", Reason: "lower case"}}}}},
+		"vault/import_preview": {view: vaultImportView{Base: base, Project: shop, Result: vault.ImportOutcome{Added: []string{"A"}, Changed: []string{"B"}, Deleted: []string{"C"},
+			Unchanged: []string{"D"}, Invalid: []vault.InvalidKey{{Key: "e", Reason: "lower case"}}}}},
 		"projects/apply": {page: true, view: projectFileView{Base: base, Project: shop}},
 		"projects/plan": {view: projectFileView{Base: base, Project: shop, Plan: &planView{planDTO: planDTO{Plan: projectfile.Plan{
 			Add: []projectfile.Item{{Kind: "route", ID: "pong", Fields: []string{"GET /pong"}}}, Remove: []projectfile.Item{{Kind: "email_template", ID: "old"}},

@@ -183,10 +183,3 @@ func (v *Vault) Versions() int { return v.versions }
 func (v *Vault) Restore(ctx context.Context, project, key string, n int64, by store.VaultAccess) (store.VaultEntry, error) {
 	return v.store.RestoreVaultVersion(ctx, project, key, n, by, v.versions)
 }
-
-// Import applies, in one transaction logged as by, what plan makes of
-// project's live entries (sealed with Seal, compared after Open); a dry
-// run writes nothing.
-func (v *Vault) Import(ctx context.Context, project string, by store.VaultAccess, dryRun bool, plan store.VaultImportPlan) (store.VaultImport, error) {
-	return v.store.ImportVault(ctx, project, by, v.versions, dryRun, plan)
-}
