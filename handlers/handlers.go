@@ -12,9 +12,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"runtime"
-	"runtime/debug"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,7 +40,7 @@ type Handlers struct {
 	assets    *assets
 	api       *apiDoc
 	vault     *vault.Vault // seals and opens every secret
-	hash      hasher
+	hasher    *auth.Hasher // bounds argon2id work (sign-ins, password changes)
 	csrf      struct {
 		key         []byte // signs visitors' CSRF tokens
 		placeholder string // stands for a response's CSRF token (fillCSRF)
@@ -57,23 +54,6 @@ type Handlers struct {
 	routesHost, routesPort string
 }
 
-// hasher bounds the argon2id work under way and keeps the runtime's soft
-// memory limit above what it holds (Handlers.hashing).
-type hasher struct {
-	params auth.PasswordParams
-	decoy  struct { // a hash under params, for unknown accounts
-		once sync.Once
-		hash string
-	}
-	slots chan struct{} // bounds concurrent argon2id work
-	wait  time.Duration // how long a request waits for a slot
-	// memoryLimit is the runtime's soft memory limit at start; inFlight
-	// hashes raise it while they run.
-	memoryLimit   int64
-	memoryLimitMu sync.Mutex // applyMemoryLimit, one at a time
-	inFlight      atomic.Int64
-}
-
 // Parts are what main builds for the handlers and runs itself: the
 // platform's store, readiness's own, the metrics, the route runtime and
 // the mailer, with their background work.
@@ -83,6 +63,7 @@ type Parts struct {
 	Runs         *runs.Service
 	Mail         *mail.Mailer
 	Vault        *vault.Vault
+	Hasher       *auth.Hasher
 }
 
 // New builds the handlers on parts. It fails when the embedded API
@@ -98,11 +79,8 @@ func New(cfg config.Config, parts Parts, log *slog.Logger) (*Handlers, error) {
 	}
 	h := &Handlers{cfg: cfg, jwts: auth.NewJWTVerifier(cfg.JWTSecret), store: parts.Store, probe: parts.Probe, metrics: parts.Metrics,
 		sessions: newSessions(parts.Store.Sessions(), cfg.Production), log: log, assets: a, api: api, vault: parts.Vault,
-		runs: parts.Runs, mail: parts.Mail}
-	h.hash.params, h.hash.slots, h.hash.wait = auth.DefaultPasswordParams, make(chan struct{}, max(2, runtime.NumCPU())), defaultHashWait
-	h.hash.memoryLimit = debug.SetMemoryLimit(-1)
+		runs: parts.Runs, mail: parts.Mail, hasher: parts.Hasher}
 	h.csrf.key, h.csrf.placeholder = derivedKey(cfg.JWTSecret, "stencil visitor csrf"), newCSRFPlaceholder()
-	parts.Runs.Limits.Shared.Watch(runMemoryStep, h.applyMemoryLimit)
 	if u, err := url.Parse(cfg.RoutesOrigin); err == nil && cfg.RoutesOrigin != "" {
 		h.routesHost, h.routesPort = u.Hostname(), u.Port()
 		if h.routesPort == "" {

@@ -1,89 +1,29 @@
 package handlers
 
 import (
-	"context"
-	"math"
-	"runtime/debug"
-	"time"
-
 	"github.com/gofiber/fiber/v2"
 
 	"stencil/auth"
 	"stencil/store"
 )
 
-// defaultHashWait is how long a request waits for a free hashing slot
-// before it is answered 503.
-const defaultHashWait = 5 * time.Second
+var errHashingBusy = fiber.NewError(fiber.StatusServiceUnavailable, auth.ErrBusy.Error())
 
-var errHashingBusy = fiber.NewError(fiber.StatusServiceUnavailable, "too many sign-ins at once; try again in a moment")
-
-// hashing runs fn — an argon2id hash or check — in one of the bounded slots
-// (one per core, at least two; docs/security.md allows two per core): each holds
-// 64 MiB while it runs and keeps two cores busy, so a burst of sign-ins waits
-// its turn instead of exhausting memory.
+// hashing runs fn — an argon2id hash or check — in one of the hasher's
+// bounded slots (auth.Hasher): a request that finds none free in time is
+// answered 503 with Retry-After.
 func (h *Handlers) hashing(c *fiber.Ctx, fn func()) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), h.hash.wait)
-	defer cancel()
-	select {
-	case h.hash.slots <- struct{}{}:
-	case <-ctx.Done():
+	if err := h.hasher.Do(c.UserContext(), fn); err != nil {
 		c.Set(fiber.HeaderRetryAfter, "1")
 		return errHashingBusy
 	}
-	defer func() { <-h.hash.slots }()
-	h.makeRoomForHash(1)
-	defer h.makeRoomForHash(-1)
-	fn()
 	return nil
-}
-
-// makeRoomForHash raises the runtime's soft memory limit, when one is set,
-// by the memory of each hash in flight (and lowers it again after): the
-// limit keeps ordinary bursts small, and hashes, bounded by their slots,
-// should not make the collector run without pause. When the last hash in
-// flight ends, its memory goes back to the system at once rather than over
-// the next minutes, so that the service stays as small as its requests
-// between sign-ins.
-func (h *Handlers) makeRoomForHash(delta int64) {
-	n := h.hash.inFlight.Add(delta)
-	h.applyMemoryLimit()
-	if n == 0 && delta < 0 {
-		go debug.FreeOSMemory()
-	}
-}
-
-// runMemoryStep is how finely the soft memory limit follows the memory
-// that routes' runs hold: ordinary runs hold less than one step, and never
-// move it.
-const runMemoryStep = 32 << 20
-
-// applyMemoryLimit sets the runtime's soft memory limit, when one is set,
-// to its value at start, raised by the hashes in flight and by the whole
-// runMemoryStep steps that runs hold of their shared memory: the limit
-// keeps ordinary work small, and the collector should not run without
-// pause while bounded work it cannot shrink is under way. Runs holding
-// less than a step (a load of small runs, a chunk each) leave the limit
-// where it is, so the service's peak does not follow how many are in
-// flight (docs/performance.md).
-func (h *Handlers) applyMemoryLimit() {
-	base := h.hash.memoryLimit
-	if base <= 0 || base == math.MaxInt64 {
-		return
-	}
-	h.hash.memoryLimitMu.Lock()
-	defer h.hash.memoryLimitMu.Unlock()
-	runs := int64(0)
-	if h.runs.Limits.Shared != nil {
-		runs = h.runs.Limits.Shared.Held() / runMemoryStep * runMemoryStep
-	}
-	debug.SetMemoryLimit(base + h.hash.inFlight.Load()*int64(h.hash.params.Memory)*1024 + runs)
 }
 
 // hashPassword hashes password in a slot.
 func (h *Handlers) hashPassword(c *fiber.Ctx, password string) (string, error) {
 	var hash string
-	err := h.hashing(c, func() { hash = auth.HashPassword(password, h.hash.params) })
+	err := h.hashing(c, func() { hash = auth.HashPassword(password, h.hasher.Params) })
 	return hash, err
 }
 

@@ -377,16 +377,25 @@ func TestPoolUnderAHeldLock(t *testing.T) {
 func TestFullHashingPoolAnswers503(t *testing.T) {
 	t.Parallel()
 	ta := newTestApp(t)
-	ta.h.hash.wait = 50 * time.Millisecond
-	for range cap(ta.h.hash.slots) {
-		ta.h.hash.slots <- struct{}{}
+	ta.h.hasher.Wait = 50 * time.Millisecond
+	// Hashes that hold every slot until released.
+	release := make(chan struct{})
+	var holding sync.WaitGroup
+	for range 2 {
+		holding.Add(1)
+		go func() {
+			defer holding.Done()
+			_ = ta.h.hasher.Do(context.Background(), func() { <-release })
+		}()
+	}
+	for ta.h.hasher.InFlight() < 2 {
+		time.Sleep(time.Millisecond)
 	}
 	ta.run(t, []scenario{{name: "sign-in", method: "POST", path: "/user/login", headers: asJSONHeaders,
 		body: `{"auth_data":"root","password":"` + testPassword + `"}`, status: 503,
 		want: []string{"Error: too many sign-ins at once"}, header: map[string]string{"Retry-After": "1"}}})
-	for range cap(ta.h.hash.slots) {
-		<-ta.h.hash.slots
-	}
+	close(release)
+	holding.Wait()
 	var attempts int
 	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM login_attempts").Scan(&attempts); err != nil || attempts != 0 {
 		t.Fatalf("an attempt whose password was never checked counted: %d rows (%v)", attempts, err)

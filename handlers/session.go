@@ -93,7 +93,7 @@ func (h *Handlers) checkLogin(c *fiber.Ctx, in loginInput) (store.User, error) {
 	err = h.hashing(c, func() {
 		hash := user.PasswordHash
 		if user.ID == 0 {
-			hash = h.decoyHash() // made once, in a slot too
+			hash = h.hasher.Decoy() // made once, in a slot too
 		}
 		perr = auth.CheckPassword(in.Password, hash)
 	})
@@ -108,13 +108,6 @@ func (h *Handlers) checkLogin(c *fiber.Ctx, in loginInput) (store.User, error) {
 	}
 	h.metrics.logins.WithLabelValues("success").Inc()
 	return user, h.store.ForgetLoginAttempts(ctx, ids, pair)
-}
-
-// decoyHash is checked against when the account does not exist, so that the
-// answer takes as long as for a real account.
-func (h *Handlers) decoyHash() string {
-	h.hash.decoy.once.Do(func() { h.hash.decoy.hash = auth.HashPassword("decoy", h.hash.params) })
-	return h.hash.decoy.hash
 }
 
 type loginView struct {

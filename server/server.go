@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -270,6 +271,10 @@ func reportMail(ctx context.Context, cfg config.Config, log *slog.Logger) {
 // platform's own API needs.
 type pools struct{ probe, runReads, runTx *pgxpool.Pool }
 
+// hashWait is how long a sign-in waits for a free hashing slot before it
+// is answered 503.
+const hashWait = 5 * time.Second
+
 // newHandlers builds the route runtime, the mailer and the handlers on
 // st and the pools, and sets the runtime's and the mailer's background work
 // going until ctx ends: following route changes made on other instances,
@@ -288,7 +293,10 @@ func newHandlers(ctx context.Context, cfg config.Config, st *store.Store, keyrin
 	runner := runs.New(runs.Config{Store: st, Reads: store.New(p.runReads), Tx: store.New(p.runTx), TxConns: int(p.runTx.Config().MaxConns),
 		Vault: secrets, MailStatus: mailer.Status, MailBacklog: cfg.MailBacklog, Concurrency: cfg.RunConcurrency, Memory: cfg.RunMemory,
 		Egress: guard.Client(), EgressConcurrency: cfg.EgressConcurrency, NoStats: !cfg.RouteStats, Logged: metrics.RunsLogged, Log: log})
-	h, err := handlers.New(cfg, handlers.Parts{Store: st, Probe: store.New(p.probe), Metrics: metrics, Runs: runner, Mail: mailer, Vault: secrets}, log)
+	hasher := auth.NewHasher(auth.DefaultPasswordParams, max(2, runtime.NumCPU()), hashWait)
+	followMemory(hasher, runner.Limits.Shared)
+	h, err := handlers.New(cfg, handlers.Parts{Store: st, Probe: store.New(p.probe), Metrics: metrics, Runs: runner, Mail: mailer, Vault: secrets,
+		Hasher: hasher}, log)
 	if err != nil {
 		return nil, err
 	}
