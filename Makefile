@@ -79,7 +79,7 @@ lint-js: deps-node
 ## test-js: the unit tests of the pages' scripts (static/src/js/test), by
 ## Node's own test runner.
 test-js:
-	node --test static/src/js/test/
+	node --test --test-reporter=dot static/src/js/test/
 
 ## The pages' scripts: one bundle per page (static/src/js/*.js, each with
 ## the modules it imports from lib/, editor/ and grid/), built by esbuild.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 
 	"stencil/authoring"
@@ -59,5 +60,44 @@ func TestApplyNamesItsPlan(t *testing.T) {
 	}
 	if _, err := authoring.PlanFile(ctx, st, "shop", []byte(`{"format":1,"vault_keys":["lower"]}`), false); err == nil {
 		t.Fatal("a vault key that breaks the rule was planned")
+	}
+}
+
+// TestRecordData: typed data's faults name the field and where the JSON
+// breaks; a body's data that is no object stays a wrong parameter.
+func TestRecordData(t *testing.T) {
+	for _, c := range []struct {
+		raw   string
+		typed bool
+		want  string
+	}{
+		{`{"a": 1}`, true, ""},
+		{"{\n  \"a\": 1,\n  \"b\": }", true, "data is not valid JSON: look at line 3, column 8"},
+		{`{"a": 1`, true, "data is not valid JSON: look at line 1, column 7"},
+		{`[1]`, true, "data must be a JSON object"},
+		{`[1]`, false, store.ErrRecordNotObject.Error()},
+		{`{"n": 1e400}`, true, "data"},
+	} {
+		_, err := authoring.RecordData([]byte(c.raw), c.typed)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.raw, err)
+		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
+			t.Errorf("%s (typed %v): %v, want %q", c.raw, c.typed, err, c.want)
+		}
+	}
+}
+
+// TestSaveNote: a save's note is taken out of the document, within its
+// rules.
+func TestSaveNote(t *testing.T) {
+	doc := map[string]any{"name": "x", "note": "fixed the filter"}
+	if note, err := authoring.SaveNote(doc); err != nil || note != "fixed the filter" || doc["note"] != nil {
+		t.Fatalf("%q %v %v", note, err, doc)
+	}
+	for _, bad := range []any{3, strings.Repeat("n", 501), "a\x07b"} {
+		if _, err := authoring.SaveNote(map[string]any{"note": bad}); authoring.AsProblems(err) == nil || authoring.AsProblems(err).Fields["note"] == "" {
+			t.Errorf("note %q: %v", bad, err)
+		}
 	}
 }

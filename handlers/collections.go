@@ -553,39 +553,11 @@ func recordData(c *fiber.Ctx, in recordInput) (json.RawMessage, error) {
 			return nil, err
 		}
 	}
-	data, err := store.RecordData(in.Data)
-	var syntax *json.SyntaxError
-	switch {
-	case err == nil:
-		return data, nil
-	case !form && errors.Is(err, store.ErrRecordNotObject):
+	data, err := authoring.RecordData(in.Data, form)
+	if errors.Is(err, store.ErrRecordNotObject) {
 		return nil, badRequest("data must be a JSON object")
-	case errors.As(err, &syntax):
-		// Compacting reports no position; decoding does.
-		var probe any
-		if errors.As(json.Unmarshal(in.Data, &probe), &syntax) {
-			line, col := position(in.Data, syntax.Offset)
-			return nil, &ValidationError{Fields: map[string]string{"data": fmt.Sprintf("is not valid JSON: look at line %d, column %d", line, col)}}
-		}
-		line, col := position(in.Data, int64(len(in.Data)))
-		return nil, &ValidationError{Fields: map[string]string{"data": fmt.Sprintf("is not valid JSON: look at line %d, column %d", line, col)}}
-	case errors.Is(err, store.ErrRecordNotObject), errors.Is(err, store.ErrRecordTooLarge), errors.Is(err, store.ErrNumberRange):
-		return nil, &ValidationError{Fields: map[string]string{"data": err.Error()}}
-	default:
-		return nil, err
 	}
-}
-
-// position turns a byte offset of text into its line and column (both from
-// 1).
-func position(text []byte, offset int64) (line, col int) {
-	if offset > int64(len(text)) {
-		offset = int64(len(text))
-	}
-	before := text[:offset]
-	line = bytes.Count(before, []byte("\n")) + 1
-	col = utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:])
-	return line, max(col, 1)
+	return data, err
 }
 
 // recordCreate answers POST /data/create.

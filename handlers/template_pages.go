@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/authoring"
 	"stencil/flow"
 	"stencil/store"
 )
@@ -283,14 +284,6 @@ func (h *Handlers) templateLint(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var t flow.Template
-	p := flow.DecodeValue(doc, &t, "")
-	t.Normalize()
-	for path, msg := range flow.ValidateTemplate(t, "") {
-		if _, ok := p[path]; !ok {
-			p[path] = msg
-		}
-	}
-	warnings := flow.Lint(t)
+	p, warnings := authoring.CheckTemplate(doc)
 	return h.respond(c, Reply{Message: "Checked", Data: fiber.Map{"fields": p, "checks": warnings}, Warnings: warnings})
 }

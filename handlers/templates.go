@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -31,31 +28,6 @@ func newTemplateDTO(t store.RouteTemplate) templateDTO {
 	return templateDTO{Template: t.Template, CreatedBy: t.CreatedBy, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Version: t.Version}
 }
 
-// readOnlyFields may come back in a document a client fetched; they are
-// ignored on input, as is the compatibility field uid.
-var readOnlyFields = []string{"uid", "created_by", "created_at", "updated_at", "version"}
-
-// saveNote takes the note of a save (docs/routes.md) out of a document body: at
-// most 500 characters, no control characters.
-func saveNote(doc map[string]any) (string, error) {
-	raw, ok := doc["note"]
-	delete(doc, "note")
-	if !ok || raw == nil {
-		return "", nil
-	}
-	note, isText := raw.(string)
-	switch {
-	case !isText:
-		return "", &ValidationError{Fields: map[string]string{"note": "must be a string"}}
-	case utf8.RuneCountInString(note) > 500:
-		return "", &ValidationError{Fields: map[string]string{"note": "must be at most 500 characters"}}
-	case strings.ContainsFunc(note, unicode.IsControl):
-		_, msg := authoring.Rule("plain_text")
-		return "", &ValidationError{Fields: map[string]string{"note": msg}}
-	}
-	return note, nil
-}
-
 // decodeBody parses a JSON document body into a map, less the read-only
 // fields; a body that is no JSON object is 400.
 func decodeBody(c *fiber.Ctx) (map[string]any, error) {
@@ -65,7 +37,7 @@ func decodeBody(c *fiber.Ctx) (map[string]any, error) {
 	if err := dec.Decode(&doc); err != nil || doc == nil {
 		return nil, badRequest("the request body must be a JSON object")
 	}
-	for _, f := range readOnlyFields {
+	for _, f := range authoring.ReadOnlyFields {
 		delete(doc, f)
 	}
 	return doc, nil
@@ -78,16 +50,12 @@ func (h *Handlers) templateSave(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	note, err := saveNote(doc)
+	note, err := authoring.SaveNote(doc)
 	if err != nil {
 		return err
 	}
-	var t flow.Template
-	if err := authoring.ProblemsOf(flow.DecodeValue(doc, &t, "")); err != nil {
-		return err
-	}
-	t.Normalize()
-	if err := authoring.ProblemsOf(flow.ValidateTemplate(t, "")); err != nil {
+	t, err := authoring.Template(doc)
+	if err != nil {
 		return err
 	}
 	if t.ProjectID != nil {
@@ -322,26 +290,9 @@ func (h *Handlers) templateApply(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	values := make(map[string]string, len(in.Values))
-	for k, v := range in.Values {
-		if v != nil {
-			values[k] = *v
-		}
-	}
-	route, p := flow.ApplySized(t.Template, in.ProjectID, values, t.DocumentSize)
-	if err := authoring.ProblemsOf(p); err != nil {
+	route, err := authoring.ApplyTemplate(t, in.ProjectID, in.Values)
+	if err != nil {
 		return err
-	}
-	route.Normalize()
-	// The result must be a route that could be saved (docs/routes.md rule 6).
-	if err := authoring.ProblemsOf(flow.ValidateRoute(route, "")); err != nil {
-		return err
-	}
-	// The route remembers the version applied and the values given, for
-	// an upgrade to a newer version to apply them again.
-	route.Template.Version = t.Version
-	if len(values) > 0 {
-		route.Template.Values = values
 	}
 	return h.respond(c, Reply{Message: "Template applied", Data: route})
 }
