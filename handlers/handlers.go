@@ -21,6 +21,7 @@ import (
 	"stencil/auth"
 	"stencil/config"
 	"stencil/mail"
+	"stencil/metrics"
 	"stencil/runs"
 	"stencil/store"
 	"stencil/vault"
@@ -34,7 +35,7 @@ type Handlers struct {
 	store     *store.Store
 	probe     *store.Store // readiness checks: its own connections
 	templates templateCache
-	metrics   *Metrics
+	metrics   *metrics.Metrics
 	sessions  *scs.SessionManager
 	log       *slog.Logger
 	assets    *assets
@@ -59,7 +60,7 @@ type Handlers struct {
 // the mailer, with their background work.
 type Parts struct {
 	Store, Probe *store.Store
-	Metrics      *Metrics
+	Metrics      *metrics.Metrics
 	Runs         *runs.Service
 	Mail         *mail.Mailer
 	Vault        *vault.Vault

@@ -28,6 +28,7 @@ import (
 	"stencil/auth"
 	"stencil/config"
 	"stencil/mail"
+	"stencil/metrics"
 	"stencil/runs"
 	"stencil/store"
 	"stencil/store/storetest"
@@ -122,7 +123,7 @@ func newTestAppPools(t testing.TB, pools testPools, cfg config.Config) *testApp 
 	if err != nil {
 		t.Fatal(err)
 	}
-	metrics := NewMetrics(st)
+	metrics := metrics.New(st)
 	secrets := vault.New(vault.Config{Store: st, Keyring: keyring, Versions: cfg.VaultVersions, Reads: metrics.VaultReads})
 	mailer, err := mail.New(st, cfg, secrets, log)
 	if err != nil {

@@ -2,66 +2,12 @@ package handlers
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
-
-	"stencil/stats"
-	"stencil/store"
 )
-
-// Metrics are the service's Prometheus metrics, on a registry of their own,
-// served at /metrics.
-type Metrics struct {
-	registry   *prometheus.Registry
-	requests   *prometheus.CounterVec
-	latency    *prometheus.HistogramVec
-	vaultReads *prometheus.CounterVec
-	logins     *prometheus.CounterVec
-	// Runs of routes at /x, by project and route (docs/routes.md).
-	xRequests *prometheus.CounterVec
-	xLatency  *prometheus.HistogramVec
-}
-
-// NewMetrics makes the metrics of a service on st.
-func NewMetrics(st *store.Store) *Metrics {
-	m := &Metrics{
-		registry: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "stencil_http_requests_total", Help: "HTTP requests answered, by route pattern, method and status.",
-		}, []string{"route", "method", "status"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "stencil_http_request_duration_seconds", Help: "Time to answer HTTP requests, by route pattern and method.",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 15},
-		}, []string{"route", "method"}),
-		vaultReads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "stencil_vault_reads_total", Help: "Vault values returned (each one logged), by channel.",
-		}, []string{"channel"}),
-		logins: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "stencil_logins_total", Help: "Sign-in attempts by outcome: success, failure, throttled, busy.",
-		}, []string{"outcome"}),
-		xRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "stencil_x_requests_total", Help: "Requests to routes at /x, by project, route and class: 2xx, 3xx, 4xx, 5xx, LIMITED, BUSY.",
-		}, []string{"project", "route", "class"}),
-		xLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "stencil_x_request_duration_seconds", Help: "Time routes at /x took to answer, by project and route (refusals by the rate limit left out).",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 15},
-		}, []string{"project", "route"}),
-	}
-	readStatements := prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "stencil_vault_read_statements_total",
-		Help: "Statements that read and logged vault values; reads that overlap share one, so stencil_vault_reads_total over this is the reads per statement.",
-	}, func() float64 { return float64(st.VaultReadStatements()) })
-	m.registry.MustRegister(m.requests, m.latency, m.vaultReads, m.logins, m.xRequests, m.xLatency, readStatements,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), poolCollector{st})
-	return m
-}
 
 // observe records every request by its route pattern (never its concrete
 // path, which would make a series per id) once ErrorHandler has answered.
@@ -81,80 +27,18 @@ func (h *Handlers) observe(c *fiber.Ctx) error {
 	if p := strings.TrimRight(c.Path(), "/"); len(h.allowed(p)) > 0 || c.Path() == "/" {
 		route = strings.Clone(c.Path())
 	}
-	h.metrics.requests.WithLabelValues(route, method, strconv.Itoa(c.Response().StatusCode())).Inc()
-	h.metrics.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
+	h.metrics.Request(route, method, c.Response().StatusCode(), time.Since(start).Seconds())
 	return nil
 }
 
 // MetricsHandler serves the metrics in the Prometheus text format, for
 // METRICS_ADDR's own listener.
 func (h *Handlers) MetricsHandler() http.Handler {
-	return promhttp.HandlerFor(h.metrics.registry, promhttp.HandlerOpts{})
+	return h.metrics.Handler()
 }
 
 // metricsShow answers GET /metrics (ROOT only on the main listener).
 func (h *Handlers) metricsShow(c *fiber.Ctx) error {
 	fasthttpadaptor.NewFastHTTPHandler(h.MetricsHandler())(c.Context())
 	return nil
-}
-
-// poolCollector reports the connection pool: connections in use, idle and
-// open, and how often and how long requests waited for one.
-type poolCollector struct{ st *store.Store }
-
-var (
-	poolInUse   = prometheus.NewDesc("stencil_db_pool_in_use", "Connections in use.", nil, nil)
-	poolIdle    = prometheus.NewDesc("stencil_db_pool_idle", "Idle connections.", nil, nil)
-	poolOpen    = prometheus.NewDesc("stencil_db_pool_open", "Open connections.", nil, nil)
-	poolMax     = prometheus.NewDesc("stencil_db_pool_max", "Largest number of connections.", nil, nil)
-	poolWaits   = prometheus.NewDesc("stencil_db_pool_waits_total", "Acquisitions that had to wait for a connection.", nil, nil)
-	poolWaitSec = prometheus.NewDesc("stencil_db_pool_wait_seconds_total", "Time spent waiting for a connection.", nil, nil)
-)
-
-func (p poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{poolInUse, poolIdle, poolOpen, poolMax, poolWaits, poolWaitSec} {
-		ch <- d
-	}
-}
-
-func (p poolCollector) Collect(ch chan<- prometheus.Metric) {
-	s := p.st.PoolStat()
-	ch <- prometheus.MustNewConstMetric(poolInUse, prometheus.GaugeValue, float64(s.AcquiredConns()))
-	ch <- prometheus.MustNewConstMetric(poolIdle, prometheus.GaugeValue, float64(s.IdleConns()))
-	ch <- prometheus.MustNewConstMetric(poolOpen, prometheus.GaugeValue, float64(s.TotalConns()))
-	ch <- prometheus.MustNewConstMetric(poolMax, prometheus.GaugeValue, float64(s.MaxConns()))
-	ch <- prometheus.MustNewConstMetric(poolWaits, prometheus.CounterValue, float64(s.EmptyAcquireCount()))
-	ch <- prometheus.MustNewConstMetric(poolWaitSec, prometheus.CounterValue, s.EmptyAcquireWaitTime().Seconds())
-}
-
-// VaultReads counts n vault values read on channel (vault.Config.Reads).
-func (m *Metrics) VaultReads(channel string, n int) {
-	m.vaultReads.WithLabelValues(channel).Add(float64(n))
-}
-
-// RunsLogged counts runs at /x once the run log has them (off the
-// requests' path); dry runs of the playground are not traffic.
-func (m *Metrics) RunsLogged(runs []store.Run) {
-	for _, r := range runs {
-		if r.DryRun {
-			continue
-		}
-		class := stats.Class(r.Status, r.Ended)
-		m.xRequests.WithLabelValues(r.ProjectID, r.RouteID, class).Inc()
-		if class != stats.ClassLimited {
-			m.xLatency.WithLabelValues(r.ProjectID, r.RouteID).Observe(r.Duration.Seconds())
-		}
-	}
-}
-
-// forget drops the series of a route that is gone (route "": of every
-// route of a project that is gone), so that /metrics holds the routes
-// that exist.
-func (m *Metrics) forget(project, route string) {
-	labels := prometheus.Labels{"project": project}
-	if route != "" {
-		labels["route"] = route
-	}
-	m.xRequests.DeletePartialMatch(labels)
-	m.xLatency.DeletePartialMatch(labels)
 }

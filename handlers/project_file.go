@@ -176,7 +176,7 @@ func (h *Handlers) projectApply(c *fiber.Ctx) error {
 		h.routesChanged(c, in.ProjectID)
 		for _, it := range fp.Plan.Remove {
 			if it.Kind == projectfile.KindRoute {
-				h.metrics.forget(in.ProjectID, it.ID)
+				h.metrics.Forget(in.ProjectID, it.ID)
 			}
 		}
 	}

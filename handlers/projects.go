@@ -248,7 +248,7 @@ func (h *Handlers) projectDelete(c *fiber.Ctx) error {
 		return err
 	}
 	h.routesChanged(c, q.ProjectID)
-	h.metrics.forget(q.ProjectID, "")
+	h.metrics.Forget(q.ProjectID, "")
 	h.flash(c, "success", "Project "+q.ProjectID+" deleted.")
 	return h.respond(c, Reply{Message: "Project deleted", Redirect: "/web/projects"})
 }

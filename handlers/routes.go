@@ -242,7 +242,7 @@ func (h *Handlers) routeDelete(c *fiber.Ctx) error {
 		return err
 	}
 	h.routesChanged(c, q.ProjectID, q.RouteID)
-	h.metrics.forget(q.ProjectID, q.RouteID)
+	h.metrics.Forget(q.ProjectID, q.RouteID)
 	h.flash(c, "success", "Route "+q.RouteID+" deleted.")
 	return h.respond(c, Reply{Message: "Route deleted", Redirect: "/web/routes?id=" + q.ProjectID})
 }

@@ -80,7 +80,7 @@ func (h *Handlers) checkLogin(c *fiber.Ctx, in loginInput) (store.User, error) {
 		return store.User{}, err
 	}
 	if locked != nil {
-		h.metrics.logins.WithLabelValues("throttled").Inc()
+		h.metrics.Login("throttled")
 		wait := max(int(math.Ceil(locked.Oldest.Add(loginWindow).Sub(now).Seconds())), 1)
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(wait))
 		return store.User{}, fiber.NewError(fiber.StatusTooManyRequests, "too many failed sign-ins; try again in "+strconv.Itoa(wait)+" seconds")
@@ -99,14 +99,14 @@ func (h *Handlers) checkLogin(c *fiber.Ctx, in loginInput) (store.User, error) {
 	})
 	if err != nil {
 		// No password was checked: the attempt does not count.
-		h.metrics.logins.WithLabelValues("busy").Inc()
+		h.metrics.Login("busy")
 		return user, errors.Join(err, h.store.ForgetLoginAttempts(ctx, ids, ""))
 	}
 	if perr != nil || user.ID == 0 {
-		h.metrics.logins.WithLabelValues("failure").Inc()
+		h.metrics.Login("failure")
 		return user, errBadLogin
 	}
-	h.metrics.logins.WithLabelValues("success").Inc()
+	h.metrics.Login("success")
 	return user, h.store.ForgetLoginAttempts(ctx, ids, pair)
 }
 

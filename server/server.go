@@ -27,6 +27,7 @@ import (
 	"stencil/egress"
 	"stencil/handlers"
 	"stencil/mail"
+	"stencil/metrics"
 	"stencil/runs"
 	"stencil/store"
 	"stencil/store/localpg"
@@ -280,7 +281,7 @@ const hashWait = 5 * time.Second
 // going until ctx ends: following route changes made on other instances,
 // writing the run log, delivering mail.
 func newHandlers(ctx context.Context, cfg config.Config, st *store.Store, keyring *vaultcrypt.Keyring, p pools, self []netip.AddrPort, log *slog.Logger) (*handlers.Handlers, error) {
-	metrics := handlers.NewMetrics(st)
+	metrics := metrics.New(st)
 	secrets := vault.New(vault.Config{Store: st, Keyring: keyring, Versions: cfg.VaultVersions, Reads: metrics.VaultReads})
 	mailer, err := mail.New(st, cfg, secrets, log)
 	if err != nil {
