@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"stencil/engine"
 	"stencil/store"
 )
 
@@ -304,43 +303,6 @@ func TestRunVault(t *testing.T) {
 	ta.expectStatus(t, "admin", "PATCH", "/route/update", `{"project_id":"shop","route_id":"secret","route":`+route.JSON()+`}`, as(ta.token(t, admin)), 200)
 	ta.run(t, []scenario{{name: "a missing key", method: "GET", path: "/x/shop/secret", status: 500,
 		want: []string{`{"status":500,"message":"Error: flow.blocks[0] (VAULT): vault key MISSING does not exist"}`}}})
-}
-
-func TestRunLimits(t *testing.T) {
-	t.Parallel()
-	ta, h := runApp(t)
-	ta.h.runs.Limits = engine.Limits{Steps: 1000, Time: 300 * time.Millisecond, Records: 3, Answer: 1 << 10}
-	ctx := context.Background()
-	if err := ta.h.store.CreateCollection(ctx, &store.Collection{ProjectID: "shop", ID: "many", Name: "Many"}, ta.root.ID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ta.pool.Exec(ctx, `INSERT INTO records (project_id, collection_id, data) SELECT 'shop', 'many', jsonb_build_object('n', i) FROM generate_series(1, 4) i`); err != nil {
-		t.Fatal(err)
-	}
-	loop := func(max string, body ...string) []string {
-		return append([]string{`{"type":"LOOP","depth":0,"local_name":"i","min":` + lit("INTEGER", "0") + `,"max":` + lit("INTEGER", max) + `,"step":` + lit("INTEGER", "1") + `}`}, body...)
-	}
-	for _, r := range []runnable{
-		{id: "steps", method: "GET", path: "/steps", blocks: loop("1000000000")},
-		{id: "records", method: "GET", path: "/records", blocks: []string{`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"many"}`}},
-		{id: "answer", method: "GET", path: "/answer", blocks: []string{`{"type":"RETURN","depth":0,"pairs":` + pairsOf("big", lit("STRING", strings.Repeat("x", 2000))) + `,"conditions":[]}`}},
-		{id: "time", method: "GET", path: "/time", blocks: loop("100000000", `{"type":"FETCH","depth":1,"local_name":"rows","ref_col":"books"}`,
-			`{"type":"FILTER","depth":1,"local_name":"f","source":"rows","ref_property":"","filters":[]}`)},
-	} {
-		r.save(t, ta, h)
-	}
-	ta.h.runs.Limits.Steps = 1000
-	ta.run(t, []scenario{
-		{name: "block executions", method: "GET", path: "/x/shop/steps", status: 500, want: []string{"Error: flow.blocks[0] (LOOP): the run passed its limit of 1000 block executions"}},
-		{name: "records", method: "GET", path: "/x/shop/records", status: 500, want: []string{"Error: flow.blocks[0] (FETCH): collection many has more than 3 records"}},
-		{name: "answer", method: "GET", path: "/x/shop/answer", status: 500, want: []string{"Error: flow.blocks[0] (RETURN): the answer passes its limit"}},
-	})
-	ta.h.runs.Limits.Steps = 1 << 30
-	ta.run(t, []scenario{
-		{name: "time", method: "GET", path: "/x/shop/time", status: 500, want: []string{"the run passed its time limit of 300ms"}},
-		// The server is unharmed: the next run answers.
-		{name: "after the limits", method: "GET", path: "/x/shop/records", status: 500, want: []string{"more than 3 records"}},
-	})
 }
 
 func TestRunFromTemplateAndChanges(t *testing.T) {
