@@ -66,7 +66,7 @@ func TestOneStatusForOneMistake(t *testing.T) {
 func TestDocumentSaysWhatIsRefused(t *testing.T) {
 	t.Parallel()
 	ta := newTestApp(t)
-	doc := ta.h.api.doc
+	doc := ta.h.api.Doc
 	uid := doc.Components.Parameters["Uid"].Value.Schema.Value
 	if uid.Format != "int64" || uid.Min == nil || *uid.Min != 1 {
 		t.Errorf("uid: format %q, minimum %v", uid.Format, uid.Min)
@@ -95,41 +95,5 @@ func TestDocumentSaysWhatIsRefused(t *testing.T) {
 	pat := doc.Paths.Value("/pat/create").Post.RequestBody.Value.Content["application/json"].Schema.Value.Properties
 	if vf := pat["valid_from"].Value; !vf.Type.Includes("null") || len(vf.AnyOf) != 3 {
 		t.Errorf("valid_from: %v %d", vf.Type, len(vf.AnyOf))
-	}
-}
-
-// TestCreateAnswersLink: every create operation's 201 answer links to the
-// operations that read and delete what it made, each link naming
-// parameters the target operation has.
-func TestCreateAnswersLink(t *testing.T) {
-	t.Parallel()
-	ta := newTestApp(t)
-	ops := map[string]*openapi3.Operation{}
-	for _, item := range ta.h.api.doc.Paths.Map() {
-		for _, op := range item.Operations() {
-			ops[op.OperationID] = op
-		}
-	}
-	for id := range createdLinks {
-		created := ops[id].Responses.Value("201")
-		if created == nil || len(created.Value.Links) == 0 {
-			t.Errorf("%s: the 201 answer has no links", id)
-			continue
-		}
-		for name, link := range created.Value.Links {
-			target := ops[link.Value.OperationID]
-			if target == nil {
-				t.Errorf("%s links to %s, no such operation", id, name)
-				continue
-			}
-			for param := range link.Value.Parameters {
-				if target.Parameters.GetByInAndName("query", param) == nil {
-					t.Errorf("%s → %s: %s is no query parameter of it", id, name, param)
-				}
-			}
-		}
-	}
-	if len(ops["projectShow"].Responses.Value("200").Value.Links) != 0 {
-		t.Error("the shared answer of other operations took the links")
 	}
 }

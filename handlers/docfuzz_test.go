@@ -53,7 +53,7 @@ func TestDocumentFuzz(t *testing.T) {
 		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"books","match":null,"sort":null,"limit":null}`,
 		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("rows", ref("rows")) + `,"conditions":[]}`,
 	}}.save(t, ta, h)
-	doc := ta.h.api.doc
+	doc := ta.h.api.Doc
 	router, err := gorillamux.NewRouter(doc)
 	if err != nil {
 		t.Fatal(err)
@@ -512,7 +512,7 @@ func pickRune(rng *rand.Rand, ranges []rune) rune {
 func TestDocumentRefusesWhatTheServiceRefuses(t *testing.T) {
 	t.Parallel()
 	ta, _, a := mailApp(t)
-	router, err := gorillamux.NewRouter(ta.h.api.doc)
+	router, err := gorillamux.NewRouter(ta.h.api.Doc)
 	if err != nil {
 		t.Fatal(err)
 	}

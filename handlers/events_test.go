@@ -66,7 +66,7 @@ func TestEventPerChange(t *testing.T) {
 	// An operation's id by its method and path, from the served document.
 	opOf := map[string]string{}
 	var mutating []string
-	for path, item := range ta.h.api.doc.Paths.Map() {
+	for path, item := range ta.h.api.Doc.Paths.Map() {
 		for method, o := range item.Operations() {
 			opOf[method+" "+path] = o.OperationID
 			if method != http.MethodGet && !strings.HasPrefix(path, "/web/") && path != "/x/{path}" && !slices.Contains(noEventOperations, o.OperationID) {
@@ -414,7 +414,7 @@ func TestEventTypesDocumented(t *testing.T) {
 	t.Parallel()
 	ta := newTestApp(t)
 	var listed []string
-	for _, v := range ta.h.api.doc.Components.Schemas["EventType"].Value.Enum {
+	for _, v := range ta.h.api.Doc.Components.Schemas["EventType"].Value.Enum {
 		listed = append(listed, v.(string))
 	}
 	if !slices.Equal(listed, store.EventTypes) {

@@ -18,6 +18,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/apidoc"
 	"stencil/auth"
 	"stencil/config"
 	"stencil/mail"
@@ -39,7 +40,7 @@ type Handlers struct {
 	sessions  *scs.SessionManager
 	log       *slog.Logger
 	assets    *assets
-	api       *apiDoc
+	api       *apidoc.Document
 	vault     *vault.Vault // seals and opens every secret
 	hasher    *auth.Hasher // bounds argon2id work (sign-ins, password changes)
 	csrf      struct {
@@ -70,7 +71,7 @@ type Parts struct {
 // New builds the handlers on parts. It fails when the embedded API
 // description does not load, so a broken document never ships.
 func New(cfg config.Config, parts Parts, log *slog.Logger) (*Handlers, error) {
-	api, err := loadAPIDoc()
+	api, err := apidoc.Load()
 	if err != nil {
 		return nil, err
 	}

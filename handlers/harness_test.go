@@ -25,6 +25,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"stencil/apidoc"
 	"stencil/auth"
 	"stencil/config"
 	"stencil/mail"
@@ -320,11 +321,11 @@ var (
 // checkAgainstDoc validates a JSON answer against the OpenAPI document. An
 // answer of a path the document does not describe is an error unless the path
 // is unknown to the app too (404) or only exists in tests.
-func checkAgainstDoc(t testing.TB, api *apiDoc, req *http.Request, resp *http.Response, raw []byte) {
+func checkAgainstDoc(t testing.TB, api *apidoc.Document, req *http.Request, resp *http.Response, raw []byte) {
 	t.Helper()
 	docRouterOnce.Do(func() {
 		var err error
-		docRouter, err = gorillamux.NewRouter(api.doc)
+		docRouter, err = gorillamux.NewRouter(api.Doc)
 		if err != nil {
 			t.Fatalf("openapi router: %v", err)
 		}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"stencil/apidoc"
 	"stencil/auth"
 	"stencil/config"
 	"stencil/egress"
@@ -61,7 +62,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, logOut 
 	case "serve", "migrate", "vault rotate":
 	case "openapi":
 		// The API document as served, for linters and client generators.
-		doc, err := handlers.APIDocument()
+		doc, err := apidoc.JSON()
 		if err == nil {
 			_, err = os.Stdout.Write(doc)
 		}

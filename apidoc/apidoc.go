@@ -1,0 +1,243 @@
+// Package apidoc is the platform's API document (OpenAPI 3.1): the
+// written openapi.yaml completed at load with what the code knows — one
+// schema per block type from flow's field table, the answers every path
+// may give, the links between operations — and validated, so a broken
+// document never ships. The HTTP layer serves it; tests check every answer
+// against it. It holds no state but the document.
+package apidoc
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"stencil/flow"
+)
+
+//go:embed openapi.yaml
+var yamlText []byte
+
+// Document is the API document, checked and as JSON.
+type Document struct {
+	Doc  *openapi3.T
+	JSON []byte
+}
+
+// Load parses, completes and validates the embedded document once a
+// process: it never changes, and every app (a test makes one each) reads
+// the same.
+var Load = sync.OnceValues(func() (*Document, error) {
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(yamlText)
+	if err != nil {
+		return nil, fmt.Errorf("openapi.yaml: %w", err)
+	}
+	addBlockSchemas(doc)
+	addTransportResponses(doc)
+	addLinks(doc)
+	if err := doc.Validate(loader.Context); err != nil {
+		return nil, fmt.Errorf("openapi.yaml: %w", err)
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return &Document{Doc: doc, JSON: b}, nil
+})
+
+// JSON returns the document as the server serves it.
+func JSON() ([]byte, error) {
+	d, err := Load()
+	if err != nil {
+		return nil, err
+	}
+	return d.JSON, nil
+}
+
+// addBlockSchemas writes one schema per block type, from the flow package's
+// own field table, and makes Block the choice between them by type: the
+// document cannot drift from what the server accepts.
+func addBlockSchemas(doc *openapi3.T) {
+	schemas := doc.Components.Schemas
+	ref := func(name string) *openapi3.SchemaRef {
+		return &openapi3.SchemaRef{Ref: "#/components/schemas/" + name, Value: schemas[name].Value}
+	}
+	array := func(item *openapi3.SchemaRef) *openapi3.SchemaRef {
+		return &openapi3.SchemaRef{Value: &openapi3.Schema{Type: &openapi3.Types{"array"}, Items: item}}
+	}
+	orNull := func(r *openapi3.SchemaRef) *openapi3.SchemaRef {
+		return &openapi3.SchemaRef{Value: &openapi3.Schema{OneOf: openapi3.SchemaRefs{r, {Value: &openapi3.Schema{Type: &openapi3.Types{"null"}}}}}}
+	}
+	byKind := map[string]func() *openapi3.SchemaRef{
+		"text":            func() *openapi3.SchemaRef { return &openapi3.SchemaRef{Value: openapi3.NewStringSchema()} },
+		"bool":            func() *openapi3.SchemaRef { return &openapi3.SchemaRef{Value: openapi3.NewBoolSchema()} },
+		"operand":         func() *openapi3.SchemaRef { return ref("Operand") },
+		"operand-or-null": func() *openapi3.SchemaRef { return orNull(ref("Operand")) },
+		"operands":        func() *openapi3.SchemaRef { return array(ref("Operand")) },
+		"conditions":      func() *openapi3.SchemaRef { return array(ref("Condition")) },
+		"operations":      func() *openapi3.SchemaRef { return array(ref("Operation")) },
+		"filters":         func() *openapi3.SchemaRef { return array(ref("Filter")) },
+		"filter-or-null":  func() *openapi3.SchemaRef { return orNull(ref("Filter")) },
+		"pairs":           func() *openapi3.SchemaRef { return array(ref("Pair")) },
+		"update-targets":  func() *openapi3.SchemaRef { return array(ref("UpdateTarget")) },
+		"simple-targets":  func() *openapi3.SchemaRef { return array(ref("SimpleTarget")) },
+		"fail-or-null":    func() *openapi3.SchemaRef { return orNull(ref("Fail")) },
+		"sort-or-null":    func() *openapi3.SchemaRef { return orNull(ref("Sort")) },
+		"headers": func() *openapi3.SchemaRef {
+			pairs := array(ref("Pair"))
+			pairs.Value.Description = "Header name (a token) and value; not Content-Length, Transfer-Encoding, Connection, Host; for an HTTP block not Referer or Stencil-Hop; for RETURN none of the headers a browser acts on (Set-Cookie, Access-Control-*, Cross-Origin-*, Content-Security-Policy, X-Content-Type-Options, Clear-Site-Data, Refresh, Link, Content-Encoding and the rest docs/security.md lists). Every answer at /x carries Content-Security-Policy: sandbox; default-src 'none'; frame-ancestors 'none' and X-Content-Type-Options: nosniff."
+			return pairs
+		},
+		"status": func() *openapi3.SchemaRef {
+			return &openapi3.SchemaRef{Value: openapi3.NewIntegerSchema().WithMin(200).WithMax(308).
+				WithDefault(200)}
+		},
+	}
+	no := false
+	block := schemas["Block"].Value
+	block.Discriminator = &openapi3.Discriminator{PropertyName: "type", Mapping: map[string]openapi3.MappingRef{}}
+	for _, t := range flow.BlockTypes {
+		name := "Block_" + t
+		s := &openapi3.Schema{Type: &openapi3.Types{"object"}, Required: []string{"type", "depth"},
+			AdditionalProperties: openapi3.AdditionalProperties{Has: &no},
+			Properties: openapi3.Schemas{
+				"type":  {Value: &openapi3.Schema{Type: &openapi3.Types{"string"}, Const: t}},
+				"depth": {Value: openapi3.NewIntegerSchema().WithMin(0)},
+			}}
+		for _, f := range flow.BlockFields(t) {
+			if f.Kind == "enum" {
+				s.Properties[f.Name] = &openapi3.SchemaRef{Value: openapi3.NewStringSchema().WithEnum(toAny(f.Enum)...)}
+			} else {
+				s.Properties[f.Name] = byKind[f.Kind]()
+			}
+			if f.Required || f.Kind == "enum" {
+				s.Required = append(s.Required, f.Name)
+			}
+		}
+		schemas[name] = &openapi3.SchemaRef{Value: s}
+		block.OneOf = append(block.OneOf, &openapi3.SchemaRef{Ref: "#/components/schemas/" + name, Value: s})
+		block.Discriminator.Mapping[t] = openapi3.MappingRef{Ref: "#/components/schemas/" + name}
+	}
+}
+
+// addTransportResponses documents the answers that every operation can get
+// from the layers in front of its handler: a malformed request, a method the
+// path does not take, oversized headers, a body that is too large or of the
+// wrong type, and an unavailable database. A flat JSON body (scalars only)
+// is also taken form-encoded, as browser forms send it; documents with
+// nested parts are JSON only.
+func addTransportResponses(doc *openapi3.T) {
+	add := func(op *openapi3.Operation, status, name string) {
+		if op.Responses.Value(status) == nil {
+			op.Responses.Set(status, &openapi3.ResponseRef{Ref: "#/components/responses/" + name, Value: doc.Components.Responses[name].Value})
+		}
+	}
+	for path, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			add(op, "400", "BadRequest")
+			add(op, "405", "MethodNotAllowed")
+			add(op, "431", "HeadersTooLarge")
+			if op.RequestBody != nil {
+				add(op, "413", "PayloadTooLarge")
+				add(op, "415", "UnsupportedMediaType")
+				content := op.RequestBody.Value.Content
+				if mt := content.Get("application/json"); mt != nil && flatObject(mt.Schema) && content.Get(formType) == nil {
+					content[formType] = &openapi3.MediaType{Schema: mt.Schema}
+				}
+			}
+			if path != "/healthz" {
+				add(op, "503", "Unavailable")
+			}
+		}
+	}
+}
+
+// formType is the media type of an HTML form's body: every operation
+// whose JSON body is flat takes one too.
+const formType = "application/x-www-form-urlencoded"
+
+// flatObject reports whether s is an object whose properties are all
+// scalars, which a form can carry.
+func flatObject(s *openapi3.SchemaRef) bool {
+	if s == nil || s.Value == nil || len(s.Value.Properties) == 0 {
+		return false
+	}
+	for _, p := range s.Value.Properties {
+		if !scalar(p) {
+			return false
+		}
+	}
+	return true
+}
+
+func scalar(s *openapi3.SchemaRef) bool {
+	if s == nil || s.Value == nil {
+		return false
+	}
+	if len(s.Value.OneOf) > 0 {
+		for _, o := range s.Value.OneOf {
+			if !scalar(o) {
+				return false
+			}
+		}
+		return true
+	}
+	return s.Value.Type != nil && !s.Value.Type.Includes("object") && !s.Value.Type.Includes("array")
+}
+
+func toAny(values []string) []any {
+	out := make([]any, len(values))
+	for i, v := range values {
+		out[i] = v
+	}
+	return out
+}
+
+// createdLinks says, for each operation that creates something, which
+// operations its 201 answer leads to and which of the answer's fields fill
+// their parameters: OpenAPI links, for clients and stateful fuzzers.
+var createdLinks = map[string]struct {
+	to     []string
+	params map[string]string // parameter → field of the answer's data
+}{
+	"userCreate":       {[]string{"userShow", "userDelete"}, map[string]string{"target_uid": "id"}},
+	"projectCreate":    {[]string{"projectShow", "projectDelete"}, map[string]string{"project_id": "id"}},
+	"patCreate":        {[]string{"patDelete"}, map[string]string{"id": "id"}},
+	"configCreate":     {[]string{"configShow", "configDelete"}, map[string]string{"key": "key"}},
+	"vaultCreate":      {[]string{"vaultShow", "vaultDelete"}, map[string]string{"project_id": "project_id", "key": "key"}},
+	"templateSave":     {[]string{"templateShow", "templateDelete"}, map[string]string{"id": "id"}},
+	"routeCreate":      {[]string{"routeShow", "routeDelete"}, map[string]string{"project_id": "project_id", "route_id": "route_id"}},
+	"collectionCreate": {[]string{"collectionShow", "collectionDelete"}, map[string]string{"project_id": "project_id", "id": "id"}},
+	"recordCreate":     {[]string{"recordShow", "recordDelete"}, map[string]string{"project_id": "project_id", "collection_id": "collection_id", "id": "id"}},
+}
+
+// addLinks writes createdLinks into the 201 answers of the create
+// operations (a copy of the shared answer, so that the other operations
+// using it carry no links).
+func addLinks(doc *openapi3.T) {
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			l, ok := createdLinks[op.OperationID]
+			if !ok || op.Responses == nil {
+				continue
+			}
+			created := op.Responses.Value("201")
+			if created == nil || created.Value == nil {
+				continue
+			}
+			answer := *created.Value
+			answer.Links = openapi3.Links{}
+			for _, to := range l.to {
+				params := map[string]any{}
+				for name, field := range l.params {
+					params[name] = "$response.body#/data/" + field
+				}
+				answer.Links[to] = &openapi3.LinkRef{Value: &openapi3.Link{OperationID: to, Parameters: params}}
+			}
+			op.Responses.Set("201", &openapi3.ResponseRef{Value: &answer})
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package apidoc
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// TestBlockSchemaIsStrict: the generated Block schema accepts a block of
+// each type as the server writes it and refuses malformed ones, so the
+// response checks of the other tests really check blocks.
+func TestBlockSchemaIsStrict(t *testing.T) {
+	api, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := api.Doc.Components.Schemas["Block"].Value
+	check := func(doc string) error {
+		var v any
+		if err := json.Unmarshal([]byte(doc), &v); err != nil {
+			t.Fatal(err)
+		}
+		return schema.VisitJSON(v, openapi3.EnableJSONSchema2020())
+	}
+	if err := check(`{"type":"FETCH","depth":0,"local_name":"a","ref_col":"b"}`); err != nil {
+		t.Fatalf("a valid block is refused: %v", err)
+	}
+	for name, doc := range map[string]string{
+		"missing field":    `{"type":"FETCH","depth":0,"local_name":"a"}`,
+		"field of another": `{"type":"FETCH","depth":0,"local_name":"a","ref_col":"b","pairs":[]}`,
+		"unknown type":     `{"type":"GOTO","depth":0}`,
+		"bad enum":         `{"type":"CONDITION","depth":0,"conditions":[],"action":"RETRY","fail":null}`,
+		"negative depth":   `{"type":"VAULT","depth":-1,"local_name":"a","key":"K"}`,
+		"operand shape":    `{"type":"PROPERTY","depth":0,"local_name":"a","data":{"ref_var":1},"apply":"LENGTH","additional":""}`,
+	} {
+		if check(doc) == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestCreateAnswersLink: every create operation's 201 answer links to the
+// operations that read and delete what it made, each link naming
+// parameters the target operation has.
+func TestCreateAnswersLink(t *testing.T) {
+	api, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]*openapi3.Operation{}
+	for _, item := range api.Doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			ops[op.OperationID] = op
+		}
+	}
+	for id := range createdLinks {
+		created := ops[id].Responses.Value("201")
+		if created == nil || len(created.Value.Links) == 0 {
+			t.Errorf("%s: the 201 answer has no links", id)
+			continue
+		}
+		for name, link := range created.Value.Links {
+			target := ops[link.Value.OperationID]
+			if target == nil {
+				t.Errorf("%s links to %s, no such operation", id, name)
+				continue
+			}
+			for param := range link.Value.Parameters {
+				if target.Parameters.GetByInAndName("query", param) == nil {
+					t.Errorf("%s → %s: %s is no query parameter of it", id, name, param)
+				}
+			}
+		}
+	}
+	if len(ops["projectShow"].Responses.Value("200").Value.Links) != 0 {
+		t.Error("the shared answer of other operations took the links")
+	}
+}
