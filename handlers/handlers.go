@@ -18,6 +18,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/accounts"
 	"stencil/apidoc"
 	"stencil/auth"
 	"stencil/config"
@@ -41,8 +42,9 @@ type Handlers struct {
 	log       *slog.Logger
 	assets    *assets
 	api       *apidoc.Document
-	vault     *vault.Vault // seals and opens every secret
-	hasher    *auth.Hasher // bounds argon2id work (sign-ins, password changes)
+	vault     *vault.Vault      // seals and opens every secret
+	hasher    *auth.Hasher      // bounds argon2id work (sign-ins, password changes)
+	accounts  *accounts.Service // sign-ins and the one-time links mailed
 	csrf      struct {
 		key         []byte // signs visitors' CSRF tokens
 		placeholder string // stands for a response's CSRF token (fillCSRF)
@@ -82,6 +84,7 @@ func New(cfg config.Config, parts Parts, log *slog.Logger) (*Handlers, error) {
 	h := &Handlers{cfg: cfg, jwts: auth.NewJWTVerifier(cfg.JWTSecret), store: parts.Store, probe: parts.Probe, metrics: parts.Metrics,
 		sessions: newSessions(parts.Store.Sessions(), cfg.Production), log: log, assets: a, api: api, vault: parts.Vault,
 		runs: parts.Runs, mail: parts.Mail, hasher: parts.Hasher}
+	h.accounts = accounts.New(parts.Store, parts.Vault, parts.Mail, parts.Hasher, cfg.PublicURL)
 	h.csrf.key, h.csrf.placeholder = derivedKey(cfg.JWTSecret, "stencil visitor csrf"), newCSRFPlaceholder()
 	if u, err := url.Parse(cfg.RoutesOrigin); err == nil && cfg.RoutesOrigin != "" {
 		h.routesHost, h.routesPort = u.Hostname(), u.Port()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"stencil/accounts"
 	"stencil/auth"
 	"stencil/store"
 )
@@ -103,20 +104,20 @@ func TestLoginThrottle(t *testing.T) {
 		resp, body := ta.do(t, req)
 		return resp.StatusCode, resp.Header.Get("Retry-After"), body
 	}
-	for i := 0; i < loginAccountLimit; i++ {
+	for i := 0; i < accounts.LoginAccountLimit; i++ {
 		if status, _, _ := attempt("root", "wrong"); status != 401 {
 			t.Fatalf("failure %d answered %d", i+1, status)
 		}
 	}
 	status, retry, body := attempt("root", testPassword)
 	if status != 429 || retry == "" || !strings.Contains(body, "Error: too many failed sign-ins") {
-		t.Fatalf("after %d failures even the right password must wait: %d Retry-After=%q %s", loginAccountLimit, status, retry, body)
+		t.Fatalf("after %d failures even the right password must wait: %d Retry-After=%q %s", accounts.LoginAccountLimit, status, retry, body)
 	}
-	if secs, err := strconv.Atoi(retry); err != nil || secs < 1 || secs > int(loginWindow.Seconds()) {
+	if secs, err := strconv.Atoi(retry); err != nil || secs < 1 || secs > int(accounts.Window.Seconds()) {
 		t.Fatalf("Retry-After = %q", retry)
 	}
 	var rows int
-	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM login_attempts WHERE scope LIKE 'login:root|%'").Scan(&rows); err != nil || rows != loginAccountLimit {
+	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM login_attempts WHERE scope LIKE 'login:root|%'").Scan(&rows); err != nil || rows != accounts.LoginAccountLimit {
 		t.Fatalf("failures are counted in PostgreSQL: %d rows (%v)", rows, err)
 	}
 	// Another account is not affected; an address failing with many accounts is.
@@ -124,7 +125,7 @@ func TestLoginThrottle(t *testing.T) {
 	if status, _, _ := attempt(other.Username, testPassword); status != 200 {
 		t.Fatalf("another account: %d", status)
 	}
-	for i := 0; i < loginAddressLimit; i++ {
+	for i := 0; i < accounts.LoginAddressLimit; i++ {
 		attempt(fmt.Sprintf("ghost%d", i), "x")
 	}
 	if status, _, _ := attempt(other.Username, testPassword); status != 429 {
@@ -135,7 +136,7 @@ func TestLoginThrottle(t *testing.T) {
 	if _, err := ta.pool.Exec(context.Background(), "DELETE FROM login_attempts WHERE scope LIKE 'addr:%'"); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < loginAccountLimit-1; i++ {
+	for i := 0; i < accounts.LoginAccountLimit-1; i++ {
 		attempt(other.Username, "wrong")
 	}
 	attempt(other.Username, testPassword)

@@ -1,48 +1,17 @@
 package handlers
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
-	"html"
-	"math"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/accounts"
 	"stencil/auth"
 	"stencil/store"
 )
-
-// How long invitation and reset links stay good (docs/mail.md).
-const (
-	invitationTTL = 7 * 24 * time.Hour
-	resetTTL      = time.Hour
-)
-
-// Reset requests are throttled as sign-ins are: per address typed and
-// client, per address typed, per client.
-const (
-	resetPairLimit    = 5
-	resetEmailLimit   = 20
-	resetAddressLimit = 30
-)
-
-// newLinkToken is a token for a one-time link: 32 random bytes.
-func newLinkToken() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// link is an absolute address of the service: PUBLIC_URL, never a
-// request's Host, which a caller chooses.
-func (h *Handlers) link(path string, q url.Values) string {
-	return h.cfg.PublicURL + path + "?" + q.Encode()
-}
 
 // invitationDTO is an invitation as the API shows it; Link only when no
 // mail server is configured (the inviter passes it on).
@@ -59,29 +28,6 @@ type invitationDTO struct {
 
 func newInvitationDTO(v store.Invitation) invitationDTO {
 	return invitationDTO{ID: v.ID, ProjectID: v.ProjectID, Email: v.Email, Role: v.Role, InvitedBy: v.InvitedBy, CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt}
-}
-
-// invitationPlace binds a sealed invitation token to its address, as a
-// vault value is bound to its key.
-func invitationPlace(email string) string { return "invitation " + strings.ToLower(email) }
-
-// invitationLinks gives each pending invitation of the list made while
-// mail was held its link again, while mail is still held: the token kept
-// sealed (a token sealed under a key since retired gives none).
-func (h *Handlers) invitationLinks(list []store.Invitation) map[int64]string {
-	links := map[int64]string{}
-	if !h.mail.Held() {
-		return links
-	}
-	for _, v := range list {
-		if v.LinkKeyID == nil {
-			continue
-		}
-		if token, err := h.vault.OpenLink(*v.LinkKeyID, v.ProjectID, invitationPlace(v.Email), v.LinkSealed); err == nil {
-			links[v.ID] = h.link("/web/invite", url.Values{"token": {token}})
-		}
-	}
-	return links
 }
 
 type inviteInput struct {
@@ -132,38 +78,12 @@ func (h *Handlers) projectInvite(c *fiber.Ctx) error {
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	token := newLinkToken()
-	link := h.link("/web/invite", url.Values{"token": {token}})
-	subject := me.Username + " invites you to " + p.Name + " on Stencil"
-	text := "Hello,\n\n" + me.Username + " invites you to the project " + p.Name + " on Stencil, as " + in.Role + ".\n\n" +
-		"Choose a username and a password here (the link works once, for 7 days):\n" + store.LinkMarker + "\n\nIf you did not expect this, ignore this message.\n"
-	htmlBody := "<p>Hello,</p><p>" + html.EscapeString(me.Username) + " invites you to the project <b>" + html.EscapeString(p.Name) +
-		"</b> on Stencil, as " + in.Role + ".</p><p><a href=\"" + store.LinkMarker + "\">Choose a username and a password</a> (the link works once, for 7 days).</p>" +
-		"<p>If you did not expect this, ignore this message.</p>"
-	v := store.Invitation{ProjectID: p.ID, Email: in.Email, Role: in.Role, InvitedBy: &me.ID}
-	if h.mail.Held() {
-		// Kept sealed for the project's page to show again until used.
-		keyID, sealed, err := h.vault.SealLink(p.ID, invitationPlace(in.Email), token)
-		if err != nil {
-			return err
-		}
-		v.LinkKeyID, v.LinkSealed = &keyID, sealed
-	}
-	// The message keeps its link sealed until it is sent (docs/mail.md).
-	linkKey, linkSealed, err := h.vault.SealLink(p.ID, store.LinkPlace(in.Email), link)
+	v, link, err := h.accounts.Invite(ctx, p, me, in.Email, in.Role)
 	if err != nil {
 		return err
 	}
-	m := store.Email{ProjectID: &p.ID, Kind: store.EmailOfInvite, Recipients: []string{in.Email}, Status: h.mail.Status(),
-		Subject: &subject, Text: &text, HTML: &htmlBody, LinkKeyID: &linkKey, LinkSealed: linkSealed}
-	if err := h.store.CreateInvitation(ctx, &v, token, invitationTTL, &m); err != nil {
-		return err
-	}
-	h.mail.Wake()
 	dto := newInvitationDTO(v)
-	if h.mail.Held() {
-		dto.Link = link
-	}
+	dto.Link = link
 	if representationOf(c) == asJSON {
 		return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Invitation created", Data: dto})
 	}
@@ -196,7 +116,7 @@ func (h *Handlers) invitationList(c *fiber.Ctx) error {
 		return err
 	}
 	dtos := make([]invitationDTO, len(list))
-	links := h.invitationLinks(list)
+	links := h.accounts.InvitationLinks(list)
 	for i, v := range list {
 		dtos[i] = newInvitationDTO(v)
 		dtos[i].Link = links[v.ID]
@@ -348,36 +268,14 @@ func (h *Handlers) passwordForgot(c *fiber.Ctx) error {
 			return Reply{Page: "session/forgot", Fragment: "session/forgot_form", View: &view}, &view.Form, nil
 		})
 	}
-	ctx := c.UserContext()
-	// Both answers do the same work in one transaction (the counts, the
-	// account's lookup, the reset's statement, one commit), so that the
-	// time taken does not tell whether the account exists.
-	scope := "reset:" + strings.ToLower(in.Email)
-	now := time.Now()
-	token := newLinkToken()
-	link := h.link("/web/reset", url.Values{"token": {token}})
-	m := store.ResetMail{Status: h.mail.Status(), Subject: "Choose a new Stencil password",
-		Text: "Hello {username},\n\nSomeone asked to reset the password of your Stencil account. Choose a new one here (the link works once, for an hour):\n" +
-			store.LinkMarker + "\n\nIf it was not you, ignore this message: your password stays as it is.\n",
-		HTML: "<p>Hello {username},</p><p>Someone asked to reset the password of your Stencil account. <a href=\"" +
-			store.LinkMarker + "\">Choose a new one</a> (the link works once, for an hour).</p><p>If it was not you, ignore this message: your password stays as it is.</p>"}
-	var err error
-	if m.LinkKeyID, m.LinkSealed, err = h.vault.SealLink("", store.LinkPlace(in.Email), link); err != nil {
-		return err
+	err := h.accounts.RequestReset(c.UserContext(), in.Email, c.IP())
+	var wait *accounts.Throttled
+	if errors.As(err, &wait) {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(wait.RetryAfter))
+		return fiber.NewError(fiber.StatusTooManyRequests, wait.Error())
 	}
-	locked, found, err := h.store.RequestPasswordReset(ctx, []store.LoginLimit{
-		{Scope: scope + "|" + c.IP(), Max: resetPairLimit}, {Scope: scope, Max: resetEmailLimit}, {Scope: "reset-addr:" + c.IP(), Max: resetAddressLimit},
-	}, now.Add(-loginWindow), in.Email, token, resetTTL, m)
 	if err != nil {
 		return err
-	}
-	if locked != nil {
-		wait := max(int(math.Ceil(locked.Oldest.Add(loginWindow).Sub(now).Seconds())), 1)
-		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(wait))
-		return fiber.NewError(fiber.StatusTooManyRequests, "too many reset requests; try again in "+strconv.Itoa(wait)+" seconds")
-	}
-	if found {
-		h.mail.Wake()
 	}
 	return h.respond(c, Reply{Message: forgotAnswer, Page: "session/forgot",
 		View: resetView{Base: h.base(c, "Forgot your password?"), Sent: in.Email}, Fragment: "session/forgot_form"})

@@ -200,7 +200,7 @@ func (h *Handlers) projectPage(c *fiber.Ctx, id string) (projectView, error) {
 		if view.Invitations, err = h.store.Invitations(c.UserContext(), id); err != nil {
 			return view, err
 		}
-		view.InviteLinks = h.invitationLinks(view.Invitations)
+		view.InviteLinks = h.accounts.InvitationLinks(view.Invitations)
 	}
 	return view, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/common/expfmt"
 
+	"stencil/accounts"
 	"stencil/store"
 	"stencil/store/storetest"
 )
@@ -196,7 +197,7 @@ func TestThrottleHoldsUnderConcurrency(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if counts[401] > loginAccountLimit || counts[401]+counts[429] != 30 {
+	if counts[401] > accounts.LoginAccountLimit || counts[401]+counts[429] != 30 {
 		t.Fatalf("answers by status: %v", counts)
 	}
 }
@@ -575,7 +576,7 @@ func TestThrottleScopes(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	for range loginAccountLimit {
+	for range accounts.LoginAccountLimit {
 		login("127.0.0.2", "root", "wrong")
 	}
 	for _, c := range []struct {

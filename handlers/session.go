@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"errors"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -11,20 +10,12 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/accounts"
 	"stencil/auth"
 	"stencil/store"
 )
 
-// Login throttling: failures counted per account and per client address
-// over a sliding window (rows in PostgreSQL, shared by every instance).
-const (
-	loginWindow       = 15 * time.Minute
-	loginAccountLimit = 5  // per login name and address
-	loginNameLimit    = 50 // per login name, from anywhere
-	loginAddressLimit = 30 // per address, whatever the name
-)
-
-var errBadLogin = fiber.NewError(fiber.StatusUnauthorized, "invalid username, email or password")
+var errBadLogin = fiber.NewError(fiber.StatusUnauthorized, accounts.ErrBadLogin.Error())
 
 type loginInput struct {
 	AuthData string `json:"auth_data" form:"auth_data" validate:"required,max=254"`
@@ -59,55 +50,28 @@ func (h *Handlers) userLogin(c *fiber.Ctx) error {
 	return h.respond(c, Reply{Body: loginResponse{Status: fiber.StatusOK, Message: "Login successful", UID: user.ID, JWT: token, User: newUserDTO(user)}})
 }
 
-// checkLogin verifies credentials under the throttle. The attempt is
-// counted before the password is checked, so concurrent guesses cannot pass
-// the limit; unknown accounts and wrong passwords take the same time and get
-// the same answer.
-//
-// Failures are counted per login name as typed and client address (5), per
-// login name (50) and per address (30): a lock set through a username says
-// nothing about its email, and an attacker elsewhere cannot lock a user out
-// with a handful of guesses.
+// checkLogin verifies credentials under the throttle (accounts.SignIn),
+// counting each outcome: a throttled client is told when to try again.
 func (h *Handlers) checkLogin(c *fiber.Ctx, in loginInput) (store.User, error) {
-	ctx := c.UserContext()
-	name := "login:" + strings.ToLower(strings.TrimSpace(in.AuthData))
-	pair := name + "|" + c.IP()
-	now := time.Now()
-	ids, locked, err := h.store.ReserveLoginAttempt(ctx, []store.LoginLimit{
-		{Scope: pair, Max: loginAccountLimit}, {Scope: name, Max: loginNameLimit}, {Scope: "addr:" + c.IP(), Max: loginAddressLimit},
-	}, now.Add(-loginWindow))
-	if err != nil {
-		return store.User{}, err
-	}
-	if locked != nil {
+	user, err := h.accounts.SignIn(c.UserContext(), in.AuthData, in.Password, c.IP())
+	var wait *accounts.Throttled
+	switch {
+	case errors.As(err, &wait):
 		h.metrics.Login("throttled")
-		wait := max(int(math.Ceil(locked.Oldest.Add(loginWindow).Sub(now).Seconds())), 1)
-		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(wait))
-		return store.User{}, fiber.NewError(fiber.StatusTooManyRequests, "too many failed sign-ins; try again in "+strconv.Itoa(wait)+" seconds")
-	}
-	user, err := h.store.UserByLogin(ctx, in.AuthData)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return user, err
-	}
-	var perr error
-	err = h.hashing(c, func() {
-		hash := user.PasswordHash
-		if user.ID == 0 {
-			hash = h.hasher.Decoy() // made once, in a slot too
-		}
-		perr = auth.CheckPassword(in.Password, hash)
-	})
-	if err != nil {
-		// No password was checked: the attempt does not count.
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(wait.RetryAfter))
+		return user, fiber.NewError(fiber.StatusTooManyRequests, wait.Error())
+	case errors.Is(err, auth.ErrBusy):
 		h.metrics.Login("busy")
-		return user, errors.Join(err, h.store.ForgetLoginAttempts(ctx, ids, ""))
-	}
-	if perr != nil || user.ID == 0 {
+		c.Set(fiber.HeaderRetryAfter, "1")
+		return user, errors.Join(errHashingBusy, err)
+	case errors.Is(err, accounts.ErrBadLogin):
 		h.metrics.Login("failure")
 		return user, errBadLogin
+	case err != nil:
+		return user, err
 	}
 	h.metrics.Login("success")
-	return user, h.store.ForgetLoginAttempts(ctx, ids, pair)
+	return user, nil
 }
 
 type loginView struct {
