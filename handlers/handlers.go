@@ -25,6 +25,7 @@ import (
 	"stencil/mail"
 	"stencil/metrics"
 	"stencil/runs"
+	"stencil/static"
 	"stencil/store"
 	"stencil/vault"
 	"stencil/views"
@@ -40,7 +41,7 @@ type Handlers struct {
 	metrics   *metrics.Metrics
 	sessions  *scs.SessionManager
 	log       *slog.Logger
-	assets    *assets
+	assets    *static.Assets
 	api       *apidoc.Document
 	vault     *vault.Vault      // seals and opens every secret
 	hasher    *auth.Hasher      // bounds argon2id work (sign-ins, password changes)
@@ -77,7 +78,7 @@ func New(cfg config.Config, parts Parts, log *slog.Logger) (*Handlers, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := newAssets()
+	a, err := static.NewAssets()
 	if err != nil {
 		return nil, err
 	}

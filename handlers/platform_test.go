@@ -95,7 +95,7 @@ func TestSecurityHeaders(t *testing.T) {
 func TestStaticFiles(t *testing.T) {
 	t.Parallel()
 	ta := newTestApp(t)
-	url, err := ta.h.assets.url("css/app.css")
+	url, err := ta.h.assets.URL("css/app.css")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestStaticFiles(t *testing.T) {
 		{name: "htmx", method: "GET", path: "/static/vendor/htmx.min.js", status: 200, want: []string{"htmx"}},
 		{name: "missing file", method: "GET", path: "/static/nope.js", headers: asJSONHeaders, status: 404},
 	})
-	if _, err := ta.h.assets.url("nope.css"); err == nil {
+	if _, err := ta.h.assets.URL("nope.css"); err == nil {
 		t.Error("asset URL of a missing file must fail")
 	}
 }

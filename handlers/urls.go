@@ -12,7 +12,7 @@ import (
 // a path, grouped as docs/architecture.md lists them.
 func mount(app *fiber.App, h *Handlers) {
 	app.Use(h.observe, h.recoverPanics, h.securityHeaders, h.splitOrigins, h.compressAnswers(), h.checkInput, h.deadline)
-	app.Use("/static", h.staticFiles())
+	app.Use("/static", h.assets.Handler(h.cfg.Production))
 
 	// Operations: always JSON, no session.
 	app.Get("/healthz", h.healthShow)

@@ -3,23 +3,15 @@ package handlers
 import (
 	"bytes"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
-	"html/template"
-	"io/fs"
-	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/filesystem"
 
 	"stencil/auth"
-	"stencil/static"
 	"stencil/store"
 )
 
@@ -233,7 +225,7 @@ func (h *Handlers) csrfToken(c *fiber.Ctx) string {
 
 func (h *Handlers) templateFuncs() map[string]any {
 	return map[string]any{
-		"asset": h.assets.url,
+		"asset": h.assets.URL,
 		"dict":  dict,
 		// kind names a kind of object of a project's file ("email template").
 		"kind": func(k string) string { return strings.ReplaceAll(k, "_", " ") },
@@ -283,71 +275,4 @@ func dict(kv ...any) (map[string]any, error) {
 		m[k] = kv[i+1]
 	}
 	return m, nil
-}
-
-// assets versions static URLs by content hash, so they can be cached for a
-// year and still change on deploy.
-type assets struct {
-	fsys    fs.FS
-	version map[string]string
-}
-
-func newAssets() (*assets, error) {
-	a := &assets{fsys: static.FS, version: map[string]string{}}
-	err := fs.WalkDir(a.fsys, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(a.fsys, path)
-		if err != nil {
-			return err
-		}
-		sum := sha256.Sum256(b)
-		a.version[path] = hex.EncodeToString(sum[:6])
-		return nil
-	})
-	return a, err
-}
-
-// url returns the versioned URL of a file under static/.
-func (a *assets) url(path string) (template.URL, error) {
-	v, ok := a.version[strings.TrimPrefix(path, "/")]
-	if !ok {
-		return "", errors.New("no static file " + path)
-	}
-	return template.URL("/static/" + path + "?v=" + v), nil
-}
-
-// staticFiles serves static/. Pages link each file with its content hash
-// (?v=, see assets.url): such a URL always means the same bytes, so in
-// production it may be kept for a year without asking again; any other URL
-// of a file is checked on every use. In development with the folder
-// present, files come from disk and are never kept, so edits show on
-// reload.
-func (h *Handlers) staticFiles() fiber.Handler {
-	var root fs.FS = static.FS
-	fromDisk := false
-	if st, err := os.Stat("static"); !h.cfg.Production && err == nil && st.IsDir() {
-		root, fromDisk = os.DirFS("static"), true
-	}
-	serve := filesystem.New(filesystem.Config{Root: http.FS(root)})
-	return func(c *fiber.Ctx) error {
-		if err := serve(c); err != nil {
-			return err
-		}
-		path := strings.TrimPrefix(c.Path(), "/static/")
-		if st, err := fs.Stat(root, path); err == nil {
-			staticEncoded.encode(c, path, st.Size(), st.ModTime().UnixNano())
-		}
-		switch {
-		case c.Response().StatusCode() != fiber.StatusOK:
-		case fromDisk:
-			c.Set(fiber.HeaderCacheControl, "no-store")
-		case c.Query("v") != "" && c.Query("v") == h.assets.version[path]:
-			c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
-		default:
-			c.Set(fiber.HeaderCacheControl, "no-cache")
-		}
-		return nil
-	}
 }
