@@ -146,7 +146,7 @@ func TestLargeTemplatesAreCachedByVersion(t *testing.T) {
 		ta.run(t, []scenario{{name: "apply", method: "POST", path: "/route/template/apply", headers: h, body: apply, status: 200,
 			want: []string{`"route_id":"first"`, `"ref_col":"books"`}}})
 	}
-	if _, ok := ta.h.templates.entries[id]; !ok {
+	if !ta.h.templates.Kept(id) {
 		t.Fatal("the large template was not kept")
 	}
 	updated := strings.Replace(doc("second"), `{"name"`, fmt.Sprintf(`{"id":%d,"name"`, id), 1)

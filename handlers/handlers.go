@@ -21,6 +21,7 @@ import (
 	"stencil/accounts"
 	"stencil/apidoc"
 	"stencil/auth"
+	"stencil/authoring"
 	"stencil/config"
 	"stencil/mail"
 	"stencil/metrics"
@@ -37,7 +38,7 @@ type Handlers struct {
 	jwts      *auth.JWTVerifier // checks bearer JWTs with cfg.JWTSecret
 	store     *store.Store
 	probe     *store.Store // readiness checks: its own connections
-	templates templateCache
+	templates authoring.TemplateCache
 	metrics   *metrics.Metrics
 	sessions  *scs.SessionManager
 	log       *slog.Logger

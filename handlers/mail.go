@@ -248,34 +248,6 @@ func newEmailDTO(m store.Email) emailDTO {
 	return d
 }
 
-// rendered is m as it was or would be sent: stored once it was taken,
-// otherwise rendered from its project's template now (Missing: none).
-type rendered struct {
-	mail.Message
-	Missing bool
-}
-
-func renderedOf(m store.Email) rendered {
-	var r rendered
-	switch {
-	case m.Subject != nil:
-		r.Subject = *m.Subject
-		if m.Text != nil {
-			r.Text = *m.Text
-		}
-		if m.HTML != nil {
-			r.HTML = *m.HTML
-		}
-	case m.Found != nil:
-		var pairs map[string]any
-		_ = json.Unmarshal(m.Pairs, &pairs)
-		r.Message = mail.Render(m.Found.Subject, m.Found.Text, m.Found.HTML, pairs)
-	default:
-		r.Missing = true
-	}
-	return r
-}
-
 type outboxQuery struct {
 	listQuery
 	ProjectID string `query:"project_id" json:"project_id" validate:"required,project_id"`
@@ -306,7 +278,7 @@ type outboxMessageView struct {
 	Base
 	Project  store.Project
 	Message  store.Email
-	Rendered rendered
+	Rendered mail.Rendered
 	Held     bool
 }
 
@@ -353,7 +325,7 @@ func (h *Handlers) outboxShow(c *fiber.Ctx) error {
 	if err != nil {
 		return messageMissing(err, q.ID)
 	}
-	r := renderedOf(m)
+	r := mail.RenderedOf(m)
 	dto := newEmailDTO(m)
 	if !r.Missing {
 		dto.Subject, dto.Text, dto.HTML = &r.Subject, &r.Text, &r.HTML

@@ -66,18 +66,9 @@ type statsDTO struct {
 	Routes []statsRoute `json:"routes,omitempty"`
 }
 
-// ms is a quantile of h in milliseconds, or nil when h counts nothing.
-func ms(h stats.Histogram, q float64) *float64 {
-	if h.Total() == 0 {
-		return nil
-	}
-	v := math.Round(float64(h.Quantile(q).Microseconds())) / 1000
-	return &v
-}
-
 func numbers(c store.Counts, h stats.Histogram) statsNumbers {
 	return statsNumbers{Requests: c.Requests(), Errors4xx: c.N4xx, Errors5xx: c.N5xx + c.Busy, Limited: c.Limited, Busy: c.Busy,
-		P50: ms(h, 0.5), P95: ms(h, 0.95), P99: ms(h, 0.99)}
+		P50: h.Millis(0.5), P95: h.Millis(0.95), P99: h.Millis(0.99)}
 }
 
 // statsRange reads a query's range and step: from and to RFC 3339, cut
@@ -171,7 +162,7 @@ func (h *Handlers) statsOf(c *fiber.Ctx, project, route string, from, to time.Ti
 	out.Routes = make([]statsRoute, len(byRoute))
 	for i, r := range byRoute {
 		n := r.Counts.Requests()
-		out.Routes[i] = statsRoute{RouteID: r.RouteID, Requests: n, P99: ms(r.Latency, 0.99)}
+		out.Routes[i] = statsRoute{RouteID: r.RouteID, Requests: n, P99: r.Latency.Millis(0.99)}
 		if n > 0 {
 			out.Routes[i].ErrorRate = math.Round(float64(r.Counts.N5xx+r.Counts.Busy)/float64(n)*10000) / 10000
 		}
@@ -316,54 +307,13 @@ func (h *Handlers) healthOf(c *fiber.Ctx, project string, routes []string) (map[
 			total.Add(r.Counts)
 			latency.Merge(r.Latency)
 			if i := int(r.At.Sub(from) / time.Hour); i >= 0 && i < 24 {
-				p99[i] = ms(r.Latency, 0.99)
+				p99[i] = r.Latency.Millis(0.99)
 			}
 		}
 		n := numbers(total, latency)
 		health := routeHealth{Requests: n.Requests, Rate: n.Rate(), P99: n.Show(n.P99)}
-		health.Line, health.Range = sparkline(p99)
+		health.Line, health.Range = stats.Sparkline(p99)
 		out[route] = health
 	}
 	return out, nil
-}
-
-// sparkline draws values (nil: no data that hour) as an SVG path 96 wide
-// and 24 high, the lowest at the bottom, broken where data is missing;
-// span says the lowest and highest.
-func sparkline(values []*float64) (path, span string) {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, v := range values {
-		if v != nil {
-			lo, hi = min(lo, *v), max(hi, *v)
-		}
-	}
-	if math.IsInf(lo, 1) {
-		return "", ""
-	}
-	var b []byte
-	pen := false
-	for i, v := range values {
-		if v == nil {
-			pen = false
-			continue
-		}
-		y := 12.0
-		if hi > lo {
-			y = 22 - (*v-lo)/(hi-lo)*20
-		}
-		x := float64(i) * 96 / float64(len(values)-1)
-		cmd := byte('L')
-		if !pen {
-			cmd = 'M'
-			if i+1 >= len(values) || values[i+1] == nil {
-				// A lone hour: a short stroke, so that it shows.
-				b = fmt.Appendf(b, "M%.1f %.1fh2", x-1, y)
-				pen = false
-				continue
-			}
-		}
-		b = fmt.Appendf(b, "%c%.1f %.1f", cmd, x, y)
-		pen = true
-	}
-	return string(b), fmt.Sprintf("%.1f to %.1f ms", lo, hi)
 }

@@ -169,7 +169,7 @@ type tryView struct {
 	PathParams []string
 	Query      []tryField
 	Body       []tryField
-	Replay     template.JS // a run's inputs to fill the form with (replayValues), or empty
+	Replay     template.JS // a run's inputs to fill the form with (runs.ReplayValues), or empty
 	ReplayOf   int64       // that run's id
 	ReplayBody bool        // the run kept its body
 	Version    int64       // a kept version tried instead of the live one (always dry), or 0
@@ -227,7 +227,7 @@ func (h *Handlers) routeTryPage(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		raw, _ := json.Marshal(replayValues(run, r.Route, p.APIPath))
+		raw, _ := json.Marshal(runs.ReplayValues(run, r.Route, p.APIPath))
 		view.Replay, view.ReplayOf, view.ReplayBody = template.JS(raw), run.ID, run.Body != nil
 	}
 	return h.respond(c, Reply{Page: "routes/try", View: view})

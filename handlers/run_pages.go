@@ -4,16 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
-	"stencil/engine"
-	"stencil/flow"
 	"stencil/runs"
 	"stencil/store"
 )
@@ -169,51 +165,4 @@ func (h *Handlers) runPage(c *fiber.Ctx) error {
 		_ = json.Unmarshal(r.Trace, &view.Trace)
 	}
 	return h.respond(c, Reply{Data: view.Run, Page: "routes/run", View: view})
-}
-
-// replayValues are the playground's inputs of run r of route: its path
-// parameters matched from the path, its query split on the route's
-// delimiter and, when the run kept it, its body's fields, in the form the
-// playground's inputs hold them (text, a switch's state, JSON text).
-func replayValues(r store.Run, route flow.Route, apiPath string) map[string]any {
-	path := map[string]string{}
-	want := engine.Segments(route.RoutePath)
-	got := engine.Segments(strings.TrimPrefix(r.Path, "/x"+strings.TrimSuffix(apiPath, "/")))
-	for i, seg := range want {
-		if name, ok := strings.CutPrefix(seg, ":"); ok && i < len(got) {
-			v, err := url.PathUnescape(got[i])
-			if err != nil {
-				v = got[i]
-			}
-			path[name] = v
-		}
-	}
-	query := map[string]string{}
-	if r.Query != "" {
-		for _, part := range strings.Split(strings.ReplaceAll(r.Query, route.Params.Delimiter, "&"), "&") {
-			k, v, _ := strings.Cut(part, "=")
-			k, _ = url.QueryUnescape(k)
-			v, _ = url.QueryUnescape(v)
-			query[k] = v
-		}
-	}
-	body := map[string]any{}
-	if r.Body != nil {
-		var fields map[string]json.RawMessage
-		if json.Unmarshal([]byte(*r.Body), &fields) == nil {
-			for name, raw := range fields {
-				var text string
-				var flag bool
-				switch {
-				case json.Unmarshal(raw, &text) == nil:
-					body[name] = text
-				case json.Unmarshal(raw, &flag) == nil:
-					body[name] = flag
-				default:
-					body[name] = string(raw)
-				}
-			}
-		}
-	}
-	return map[string]any{"path": path, "query": query, "body": body, "dry": true}
 }

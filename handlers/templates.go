@@ -300,7 +300,7 @@ func (h *Handlers) templateApply(c *fiber.Ctx) error {
 // templateFor loads template id for use in project: a global template or
 // one of that project.
 func (h *Handlers) templateFor(c *fiber.Ctx, id int64, project string) (store.RouteTemplate, error) {
-	t, err := h.templates.load(c.UserContext(), h.store, id)
+	t, err := h.templates.Load(c.UserContext(), h.store, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && t.ProjectID != nil && *t.ProjectID != project {
 		return t, fiber.NewError(fiber.StatusNotFound, "template "+strconv.FormatInt(id, 10)+" is not available in project "+project)
 	}

@@ -89,7 +89,7 @@ func sampleViews() map[string]sample {
 			Users: []store.Member{{UserID: 1, Username: "ada"}}, Query: eventQuery{Type: "route_update"},
 			Events: []eventRow{{Event: store.Event{ID: 1, At: now, UserID: &uid, Username: "ada", TokenID: &uid, Type: "route_update", ProjectID: &shop.ID,
 				Object: "books", Summary: "GET /books updated, version 2"}, Href: "/web/routes/history?project_id=shop&route_id=books"}}}},
-		"mail/message":        {page: true, view: outboxMessageView{Base: base, Project: shop, Message: message, Rendered: rendered{Message: mail.Message{Subject: "s", Text: "t", HTML: "<b>h</b>"}}}},
+		"mail/message":        {page: true, view: outboxMessageView{Base: base, Project: shop, Message: message, Rendered: mail.Rendered{Message: mail.Message{Subject: "s", Text: "t", HTML: "<b>h</b>"}}}},
 		"projects/invite":     {view: project},
 		"session/forgot":      {page: true, view: reset},
 		"session/forgot_form": {view: reset},

@@ -482,3 +482,33 @@ func (m *Mailer) retryOrFail(d *store.Delivery, e store.Email, err error) {
 	wait = wait/2 + rand.N(wait/2+1)
 	d.Status, d.Next = store.EmailQueued, time.Now().Add(wait)
 }
+
+// Rendered is message m as it was or would be sent: stored once it was
+// taken, otherwise rendered from its project's template now (Missing: the
+// template is gone).
+type Rendered struct {
+	Message
+	Missing bool
+}
+
+// RenderedOf is m as it was or would be sent.
+func RenderedOf(m store.Email) Rendered {
+	var r Rendered
+	switch {
+	case m.Subject != nil:
+		r.Subject = *m.Subject
+		if m.Text != nil {
+			r.Text = *m.Text
+		}
+		if m.HTML != nil {
+			r.HTML = *m.HTML
+		}
+	case m.Found != nil:
+		var pairs map[string]any
+		_ = json.Unmarshal(m.Pairs, &pairs)
+		r.Message = Render(m.Found.Subject, m.Found.Text, m.Found.HTML, pairs)
+	default:
+		r.Missing = true
+	}
+	return r
+}

@@ -4,6 +4,7 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -139,4 +140,55 @@ func Decode(v []int64) Histogram {
 		return Histogram{}
 	}
 	return Histogram{First: int(v[0]), Counts: slices.Clone(v[1:])}
+}
+
+// Millis is quantile q of h in milliseconds to the microsecond, or nil
+// when h counts nothing.
+func (h Histogram) Millis(q float64) *float64 {
+	if h.Total() == 0 {
+		return nil
+	}
+	v := math.Round(float64(h.Quantile(q).Microseconds())) / 1000
+	return &v
+}
+
+// Sparkline draws values (nil: no data that hour) as an SVG path 96 wide
+// and 24 high, the lowest at the bottom, broken where data is missing;
+// span says the lowest and highest.
+func Sparkline(values []*float64) (path, span string) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range values {
+		if v != nil {
+			lo, hi = min(lo, *v), max(hi, *v)
+		}
+	}
+	if math.IsInf(lo, 1) {
+		return "", ""
+	}
+	var b []byte
+	pen := false
+	for i, v := range values {
+		if v == nil {
+			pen = false
+			continue
+		}
+		y := 12.0
+		if hi > lo {
+			y = 22 - (*v-lo)/(hi-lo)*20
+		}
+		x := float64(i) * 96 / float64(len(values)-1)
+		cmd := byte('L')
+		if !pen {
+			cmd = 'M'
+			if i+1 >= len(values) || values[i+1] == nil {
+				// A lone hour: a short stroke, so that it shows.
+				b = fmt.Appendf(b, "M%.1f %.1fh2", x-1, y)
+				pen = false
+				continue
+			}
+		}
+		b = fmt.Appendf(b, "%c%.1f %.1f", cmd, x, y)
+		pen = true
+	}
+	return string(b), fmt.Sprintf("%.1f to %.1f ms", lo, hi)
 }

@@ -72,3 +72,24 @@ func BenchmarkAdd(b *testing.B) {
 		h.Add(time.Duration(i%5000) * time.Microsecond)
 	}
 }
+
+// TestSparkline: hours with data are joined, a lone hour is a short
+// stroke, a missing hour breaks the line; the span names the extremes.
+func TestSparkline(t *testing.T) {
+	v := func(f float64) *float64 { return &f }
+	path, span := Sparkline([]*float64{v(1), v(3), nil, v(2), nil})
+	if path != "M0.0 22.0L24.0 2.0M71.0 12.0h2" || span != "1.0 to 3.0 ms" {
+		t.Fatalf("%q %q", path, span)
+	}
+	if path, span := Sparkline([]*float64{nil, nil}); path != "" || span != "" {
+		t.Fatalf("no data: %q %q", path, span)
+	}
+	var h Histogram
+	if h.Millis(0.99) != nil {
+		t.Fatal("an empty histogram has no quantile")
+	}
+	h.Add(3 * time.Millisecond)
+	if p := h.Millis(0.5); p == nil || *p <= 0 {
+		t.Fatalf("median %v", p)
+	}
+}

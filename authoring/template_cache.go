@@ -1,4 +1,4 @@
-package handlers
+package authoring
 
 import (
 	"context"
@@ -7,11 +7,11 @@ import (
 	"stencil/store"
 )
 
-// templateCache keeps large templates decoded, by id and version (their
+// TemplateCache keeps large templates decoded, by id and version (their
 // update time): applying one then costs a look at its version instead of
 // moving and decoding its whole document. Small templates are not kept:
 // reading them is as cheap as the look.
-type templateCache struct {
+type TemplateCache struct {
 	mu      sync.Mutex
 	entries map[int64]store.RouteTemplate
 	bytes   int
@@ -22,9 +22,9 @@ const (
 	templateCacheBudget = 4 << 20  // total stored size of the templates kept
 )
 
-// load returns template id, from the cache when its version there is
+// Load returns template id, from the cache when its version there is
 // current.
-func (tc *templateCache) load(ctx context.Context, st *store.Store, id int64) (store.RouteTemplate, error) {
+func (tc *TemplateCache) Load(ctx context.Context, st *store.Store, id int64) (store.RouteTemplate, error) {
 	tc.mu.Lock()
 	cached, ok := tc.entries[id]
 	tc.mu.Unlock()
@@ -49,7 +49,7 @@ func (tc *templateCache) load(ctx context.Context, st *store.Store, id int64) (s
 // put keeps t, dropping others (any) while over the budget. Kept
 // templates are shared: their users copy before they change anything
 // (flow.Apply clones).
-func (tc *templateCache) put(t store.RouteTemplate) {
+func (tc *TemplateCache) put(t store.RouteTemplate) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	if tc.entries == nil {
@@ -69,4 +69,12 @@ func (tc *templateCache) put(t store.RouteTemplate) {
 			tc.bytes -= e.DocumentSize
 		}
 	}
+}
+
+// Kept says whether template id is kept decoded.
+func (tc *TemplateCache) Kept(id int64) bool {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	_, ok := tc.entries[id]
+	return ok
 }
