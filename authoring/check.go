@@ -213,3 +213,61 @@ func ParseTime(s string) (*time.Time, error) {
 	}
 	return nil, &Problems{Fields: map[string]string{"": "is not a time"}}
 }
+
+// FieldKind is the kind of value the field of struct pointer dst whose
+// json, query or form name is name takes, as messages name it ("an
+// integer"), looking into embedded structs.
+func FieldKind(dst any, name string) (string, bool) {
+	t := reflect.TypeOf(dst)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	ft, ok := structField(t, name)
+	if !ok {
+		return "", false
+	}
+	return KindOf(ft), true
+}
+
+func structField(t reflect.Type, name string) (reflect.Type, bool) {
+	if t.Kind() != reflect.Struct {
+		return nil, false
+	}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous {
+			if ft, ok := structField(f.Type, name); ok {
+				return ft, true
+			}
+			continue
+		}
+		for _, tag := range []string{"json", "query", "form"} {
+			if n, _, _ := strings.Cut(f.Tag.Get(tag), ","); n == name {
+				return f.Type, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// KindOf is the kind of JSON value type t takes, as messages name it.
+func KindOf(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"stencil/auth"
+	"stencil/authoring"
 	"stencil/store"
 )
 
@@ -229,10 +230,10 @@ func (h *Handlers) member(c *fiber.Ctx, id string) (store.Project, error) {
 		project, err = h.store.Project(c.UserContext(), id, p.User.ID)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return project, fiber.NewError(fiber.StatusNotFound, "project "+quote(id)+" not found")
+		return project, fiber.NewError(fiber.StatusNotFound, "project "+authoring.Quote(id)+" not found")
 	}
 	if err == nil && !project.IsMember {
-		return project, forbidden("you are not a member of project " + quote(id))
+		return project, forbidden("you are not a member of project " + authoring.Quote(id))
 	}
 	return project, err
 }

@@ -1,20 +1,18 @@
 package handlers
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"slices"
-	"sort"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
 	"stencil/authoring"
 	"stencil/store"
+	"stencil/views"
 )
 
 // collectionDTO is a collection as the API shows it (docs/collections.md).
@@ -196,10 +194,7 @@ func (h *Handlers) collectionShow(c *fiber.Ctx) error {
 
 // collectionMissing names the collection a not-found error is about.
 func collectionMissing(err error, id string) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, "collection "+quote(id)+" not found")
-	}
-	return err
+	return notFound(err, "collection "+authoring.Quote(id)+" not found")
 }
 
 // collectionCreate answers POST /collection/create.
@@ -276,7 +271,7 @@ type recordsView struct {
 	Base
 	Project    store.Project
 	Collection store.Collection
-	Records    []recordRow
+	Records    []views.RecordRow
 	Columns    []string
 	Where      string
 	WhereError string
@@ -289,13 +284,6 @@ type recordsView struct {
 	Sort       string
 	Desc       bool
 	Heads      []sortHead
-}
-
-// recordRow is a record as the table shows it: a cell per column, cut.
-type recordRow struct {
-	store.Record
-	Cells  []string
-	Pretty string // the data, indented, for the edit box
 }
 
 // recordList answers GET /data/fetch.
@@ -380,13 +368,13 @@ func (h *Handlers) recordsPage(c *fiber.Ctx, q recordListQuery) (recordsView, er
 		}
 	}
 	view.Pager = newPager(c, page, len(recs), total)
-	view.Records, view.Columns = recordRows(recs)
+	view.Records, view.Columns = views.RecordRows(recs)
 	view.Matching = total
 	view.Sort, view.Desc = q.order.By, q.order.Descending
 	if q.order.By != "" && q.order.By != "_created" && q.order.By != "_updated" && !slices.Contains(view.Columns, q.order.By) {
 		view.Columns = append(view.Columns, q.order.By) // the sorted column stays in view
 		for i := range view.Records {
-			view.Records[i].Cells = append(view.Records[i].Cells, cellOf(view.Records[i].Data, q.order.By))
+			view.Records[i].Cells = append(view.Records[i].Cells, views.CellOf(view.Records[i].Data, q.order.By))
 		}
 	}
 	view.Heads = sortHeads(c, view)
@@ -456,91 +444,6 @@ func whereObject(s string) (json.RawMessage, error) {
 	return where, nil
 }
 
-// maxColumns and maxCell bound the records table: the page's first
-// top-level keys, each cell cut.
-const (
-	maxColumns = 6
-	maxCell    = 60
-)
-
-// recordRows turns a page of records into table rows; the columns are the
-// top-level keys of the page's records in the order they were first
-// written: by the oldest record holding each, and within a record as it
-// keeps them (jsonb orders keys by length, then bytes).
-func recordRows(recs []store.Record) ([]recordRow, []string) {
-	seen := map[string]bool{}
-	order := []string{}
-	decoded := make([]map[string]json.RawMessage, len(recs))
-	byAge := make([]int, len(recs))
-	for i, r := range recs {
-		_ = json.Unmarshal(r.Data, &decoded[i])
-		byAge[i] = i
-	}
-	sort.SliceStable(byAge, func(a, b int) bool { return recs[byAge[a]].ID < recs[byAge[b]].ID })
-	for _, i := range byAge {
-		for _, k := range keysInOrder(recs[i].Data) {
-			if !seen[k] {
-				seen[k] = true
-				order = append(order, k)
-			}
-		}
-	}
-	if len(order) > maxColumns {
-		order = order[:maxColumns]
-	}
-	rows := make([]recordRow, len(recs))
-	for i, r := range recs {
-		row := recordRow{Record: r, Cells: make([]string, len(order))}
-		for j, k := range order {
-			if v, ok := decoded[i][k]; ok {
-				row.Cells[j] = cellText(v)
-			}
-		}
-		var pretty bytes.Buffer
-		_ = json.Indent(&pretty, r.Data, "", "  ")
-		row.Pretty = pretty.String()
-		rows[i] = row
-	}
-	return rows, order
-}
-
-// keysInOrder is the top-level keys of a JSON object as its text has them.
-func keysInOrder(data json.RawMessage) []string {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil
-	}
-	var keys []string
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return keys
-		}
-		k, _ := t.(string)
-		keys = append(keys, k)
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return keys
-		}
-	}
-	return keys
-}
-
-// cellText shows a JSON value in a cell: strings without quotes, the rest
-// as JSON, cut to maxCell characters.
-func cellText(v json.RawMessage) string {
-	var s string
-	text := string(v)
-	if json.Unmarshal(v, &s) == nil {
-		text = s
-	}
-	if utf8.RuneCountInString(text) > maxCell {
-		r := []rune(text)
-		text = string(r[:maxCell-1]) + "…"
-	}
-	return text
-}
-
 // recordData checks the data of a record request. In a JSON body it must
 // be an object (else 400, a wrongly typed parameter); typed into a form, it
 // is JSON text whose faults are named beside the field (422).
@@ -608,7 +511,7 @@ func (h *Handlers) recordFormError(c *fiber.Ctx, err error, in recordInput, id i
 			Self: collectionURL(in.ProjectID, in.CollectionID)}
 		fragment := "data/record_form"
 		if id != 0 {
-			view.Records = []recordRow{{Record: store.Record{ID: id}}}
+			view.Records = []views.RecordRow{{Record: store.Record{ID: id}}}
 			fragment = "data/record_edit"
 		}
 		return Reply{Page: "data/collection", Fragment: fragment, View: &view}, &view.Form, nil
@@ -629,17 +532,14 @@ func (h *Handlers) recordShow(c *fiber.Ctx) error {
 		return recordMissing(err, q.ID)
 	}
 	// In the records table, Edit swaps the row for this form.
-	rows, _ := recordRows([]store.Record{r})
+	rows, _ := views.RecordRows([]store.Record{r})
 	view := recordsView{Base: h.base(c, ""), Project: store.Project{ID: r.ProjectID}, Collection: store.Collection{ID: r.CollectionID},
 		Records: rows, CanWrite: true, Self: collectionURL(r.ProjectID, r.CollectionID)}
 	return h.respond(c, Reply{Data: newRecordDTO(r), Fragment: "data/record_edit", View: view, Redirect: view.Self})
 }
 
 func recordMissing(err error, id int64) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("record %d not found", id))
-	}
-	return err
+	return notFound(err, fmt.Sprintf("record %d not found", id))
 }
 
 // recordUpdate answers PATCH /data/update: data replaces the record's.
@@ -696,7 +596,7 @@ func (h *Handlers) recordCell(c *fiber.Ctx) error {
 	case err != nil:
 		return recordMissing(err, in.ID)
 	}
-	return h.respond(c, Reply{Message: fmt.Sprintf("Record %d: %s set", r.ID, in.Field), Data: cellDTO{Record: newRecordDTO(r), Text: cellOf(r.Data, in.Field)}})
+	return h.respond(c, Reply{Message: fmt.Sprintf("Record %d: %s set", r.ID, in.Field), Data: cellDTO{Record: newRecordDTO(r), Text: views.CellOf(r.Data, in.Field)}})
 }
 
 // cellDTO is the answer to a cell's edit: the record, and the cell as the
@@ -720,16 +620,4 @@ func (h *Handlers) recordDelete(c *fiber.Ctx) error {
 	}
 	h.flash(c, "success", fmt.Sprintf("Record %d deleted.", q.ID))
 	return h.respond(c, Reply{Message: "Record deleted", Fragment: "partials/gone", Event: dataChanged, Redirect: collectionURL(q.ProjectID, q.CollectionID)})
-}
-
-// cellOf is the cell of data's top-level key for the records table.
-func cellOf(data json.RawMessage, key string) string {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(data, &fields) != nil {
-		return ""
-	}
-	if v, ok := fields[key]; ok {
-		return cellText(v)
-	}
-	return ""
 }

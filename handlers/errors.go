@@ -29,7 +29,7 @@ func peopleMessage(c *fiber.Ctx, status int, msg string) string {
 		return "Something went wrong on our side. Try again in a moment."
 	}
 	if status == fiber.StatusNotFound && strings.HasPrefix(msg, "not found: ") {
-		return "There is no page at " + cut(c.Path()) + "."
+		return "There is no page at " + authoring.Cut(c.Path()) + "."
 	}
 	if r, size := utf8.DecodeRuneInString(msg); size > 0 {
 		msg = string(unicode.ToUpper(r)) + msg[size:]
@@ -129,7 +129,7 @@ func errorMessage(e *fiber.Error) string {
 	msg := e.Message
 	switch {
 	case e.Code == fiber.StatusNotFound && strings.HasPrefix(msg, "Cannot "):
-		msg = "not found: " + cut(html.UnescapeString(strings.TrimPrefix(msg, "Cannot ")))
+		msg = "not found: " + authoring.Cut(html.UnescapeString(strings.TrimPrefix(msg, "Cannot ")))
 	case e.Code == fiber.StatusMethodNotAllowed:
 		msg = "method not allowed"
 	case msg == "" || msg == http.StatusText(e.Code): // Fiber's default message
@@ -139,6 +139,15 @@ func errorMessage(e *fiber.Error) string {
 		return msg
 	}
 	return "Error: " + msg
+}
+
+// notFound answers 404 with msg (what was not found) when err is the
+// store's not found, and is err otherwise.
+func notFound(err error, msg string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return fiber.NewError(fiber.StatusNotFound, msg)
+	}
+	return err
 }
 
 // badRequest answers 400 with msg.

@@ -91,14 +91,14 @@ func decodeError(err error, dst any) error {
 	var syntaxErr *json.SyntaxError
 	var ferr *fiber.Error
 	if m := conversionError.FindStringSubmatch(err.Error()); m != nil {
-		if t, ok := fieldType(dst, m[1]); ok {
-			return badRequest("%s must be %s", m[1], jsonKind(t))
+		if kind, ok := authoring.FieldKind(dst, m[1]); ok {
+			return badRequest("%s must be %s", m[1], kind)
 		}
 	}
 	switch {
 	case errors.As(err, &typeErr) && typeErr.Field != "":
 		// The decoder's path names embedded structs too; the JSON has none.
-		return badRequest("%s must be %s", authoring.FieldPath(dst, "body."+typeErr.Field), jsonKind(typeErr.Type))
+		return badRequest("%s must be %s", authoring.FieldPath(dst, "body."+typeErr.Field), authoring.KindOf(typeErr.Type))
 	case errors.As(err, &typeErr):
 		return badRequest("the request body must be a JSON object")
 	case errors.As(err, &syntaxErr), err.Error() == "unexpected end of JSON input":
@@ -109,57 +109,5 @@ func decodeError(err error, dst any) error {
 		return badRequest("the request body nests too deeply")
 	default:
 		return badRequest("the request could not be read: check the parameters' types")
-	}
-}
-
-// fieldType finds the type of the field of struct pointer dst whose json,
-// query or form name is name, looking into embedded structs.
-func fieldType(dst any, name string) (reflect.Type, bool) {
-	t := reflect.TypeOf(dst)
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	return structField(t, name)
-}
-
-func structField(t reflect.Type, name string) (reflect.Type, bool) {
-	if t.Kind() != reflect.Struct {
-		return nil, false
-	}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if f.Anonymous {
-			if ft, ok := structField(f.Type, name); ok {
-				return ft, true
-			}
-			continue
-		}
-		for _, tag := range []string{"json", "query", "form"} {
-			if n, _, _ := strings.Cut(f.Tag.Get(tag), ","); n == name {
-				return f.Type, true
-			}
-		}
-	}
-	return nil, false
-}
-
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	default:
-		return "an object"
 	}
 }

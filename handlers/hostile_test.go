@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"stencil/authoring"
+
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
@@ -77,7 +79,7 @@ func TestHostileInputOnEveryOperation(t *testing.T) {
 					}
 					if problem := judge(status, ctype, raw, err); problem != "" {
 						failures++
-						t.Errorf("%s %s [%s] signed in=%v: %s", hr.method, cut(hr.path), hr.class, tok != "", problem)
+						t.Errorf("%s %s [%s] signed in=%v: %s", hr.method, authoring.Cut(hr.path), hr.class, tok != "", problem)
 					}
 				}
 			}

@@ -165,7 +165,7 @@ func checkArgs(args *fasthttp.Args, what string) error {
 		case !cleanText(k):
 			bad = badRequest("a %s name contains a NUL character or invalid UTF-8", what)
 		case !cleanText(v):
-			bad = badRequest("%s contains a NUL character or invalid UTF-8", cut(string(k)))
+			bad = badRequest("%s contains a NUL character or invalid UTF-8", authoring.Cut(string(k)))
 		}
 	})
 	return bad
@@ -186,7 +186,7 @@ func checkJSONText(body []byte, root string) error {
 	}
 	where := "the request body"
 	if bad.Path != "" {
-		where = cut(bad.Path)
+		where = authoring.Cut(bad.Path)
 	}
 	switch {
 	case bad.TooDeep:
@@ -196,9 +196,3 @@ func checkJSONText(body []byte, root string) error {
 	}
 	return badRequest("%s contains a NUL character or invalid UTF-8", where)
 }
-
-// cut shortens an input value for a message (authoring.Cut).
-func cut(s string) string { return authoring.Cut(s) }
-
-// quote is strconv.Quote of an input value, cut first (authoring.Quote).
-func quote(s string) string { return authoring.Quote(s) }

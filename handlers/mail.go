@@ -136,10 +136,7 @@ func (h *Handlers) emailTemplatePage(c *fiber.Ctx, project, name string) (emailT
 }
 
 func emailTemplateMissing(err error, name string) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, "email template "+quote(name)+" not found")
-	}
-	return err
+	return notFound(err, "email template "+authoring.Quote(name)+" not found")
 }
 
 // emailTemplateCreate answers POST /email/template/create.

@@ -11,6 +11,7 @@ import (
 	"stencil/flow"
 	"stencil/projectfile"
 	"stencil/store"
+	"stencil/views"
 )
 
 // A project as a file (docs/projects.md, SPEC 15): export, plan, apply.
@@ -98,7 +99,7 @@ type planView struct {
 
 type planChange struct {
 	projectfile.Item
-	Diff *diffView
+	Diff *views.Diff
 }
 
 func newPlanView(fp authoring.FilePlan, prune bool) *planView {
@@ -109,12 +110,12 @@ func newPlanView(fp authoring.FilePlan, prune bool) *planView {
 		case projectfile.KindRoute:
 			i := slices.IndexFunc(fp.Have.Routes, func(r store.StoredRoute) bool { return r.RouteID == it.ID })
 			j := slices.IndexFunc(fp.Want.Routes, func(r projectfile.Route) bool { return r.RouteID == it.ID })
-			pc.Diff = newDiffView(0, 0, fp.Have.Routes[i].Route, fp.Want.Routes[j].In(fp.Want.ID), nil)
+			pc.Diff = views.DiffOf(0, 0, fp.Have.Routes[i].Route, fp.Want.Routes[j].In(fp.Want.ID), nil)
 		case projectfile.KindTemplate:
 			i := slices.IndexFunc(fp.Have.Templates, func(t store.RouteTemplate) bool { return t.Name == it.ID })
 			j := slices.IndexFunc(fp.Want.Templates, func(t projectfile.Template) bool { return t.Name == it.ID })
 			a, b := fp.Have.Templates[i].Template, fp.Want.Templates[j]
-			pc.Diff = newDiffView(0, 0, flow.Route{RouteID: a.RouteID, RoutePath: a.RoutePath, Method: a.Method, AuthJWT: a.AuthJWT, Params: a.Params, Body: a.Body, Flow: a.Flow},
+			pc.Diff = views.DiffOf(0, 0, flow.Route{RouteID: a.RouteID, RoutePath: a.RoutePath, Method: a.Method, AuthJWT: a.AuthJWT, Params: a.Params, Body: a.Body, Flow: a.Flow},
 				flow.Route{RouteID: b.RouteID, RoutePath: b.RoutePath, Method: b.Method, AuthJWT: b.AuthJWT, Params: b.Params, Body: b.Body, Flow: b.Flow}, nil)
 		}
 		v.Changes = append(v.Changes, pc)
@@ -167,7 +168,7 @@ func (h *Handlers) projectApply(c *fiber.Ctx) error {
 	}
 	fp, err := authoring.Apply(c.UserContext(), h.store, in.ProjectID, in.Document, in.Prune, in.PlanID, current(c).User.ID)
 	if errors.Is(err, authoring.ErrPlanStale) || errors.Is(err, authoring.ErrChangedMeanwhile) {
-		return fiber.NewError(fiber.StatusConflict, "project "+quote(in.ProjectID)+" "+err.Error())
+		return fiber.NewError(fiber.StatusConflict, "project "+authoring.Quote(in.ProjectID)+" "+err.Error())
 	}
 	if err != nil {
 		return err

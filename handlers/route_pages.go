@@ -10,6 +10,7 @@ import (
 	"stencil/flow"
 	"stencil/runs"
 	"stencil/store"
+	"stencil/views"
 )
 
 type routesView struct {
@@ -62,8 +63,8 @@ func (h *Handlers) routesIndex(c *fiber.Ctx) error {
 type routeView struct {
 	Base
 	Route    store.StoredRoute
-	Blocks   []blockView
-	Request  requestView
+	Blocks   []views.Block
+	Request  views.Request
 	CanWrite bool
 	Address  string // the URL the route answers at
 	Curl     string // a cURL command that calls it

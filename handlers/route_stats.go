@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/authoring"
 	"stencil/stats"
 	"stencil/store"
 )
@@ -23,13 +24,6 @@ type statsQuery struct {
 	To        string `query:"to" json:"to"`
 	Step      string `query:"step" json:"step" validate:"omitempty,oneof=minute hour day"`
 }
-
-// stepResolutions are the rollups' resolutions by the API's steps.
-var stepResolutions = map[string]byte{"minute": store.Minute, "hour": store.Hour, "day": store.Day}
-
-// maxPoints bounds the points of a series: 90 days by hour, or 48 hours
-// by minute, fit.
-const maxPoints = 5000
 
 // statsNumbers are a point's or a range's figures.
 type statsNumbers struct {
@@ -71,41 +65,6 @@ func numbers(c store.Counts, h stats.Histogram) statsNumbers {
 		P50: h.Millis(0.5), P95: h.Millis(0.95), P99: h.Millis(0.99)}
 }
 
-// statsRange reads a query's range and step: from and to RFC 3339, cut
-// to whole steps (to rounded up, so the step under way is in), by
-// default the last 24 hours by minute.
-func statsRange(q statsQuery, now time.Time) (from, to time.Time, step string, err error) {
-	step = cmp.Or(q.Step, "minute")
-	res := stepResolutions[step]
-	bad := map[string]string{}
-	to = now
-	if q.To != "" {
-		if to, err = time.Parse(time.RFC3339, q.To); err != nil {
-			bad["to"] = "must be a time in RFC 3339, like 2026-11-27T10:00:00Z"
-		}
-	}
-	to = store.Ceil(to, res)
-	from = to.Add(-24 * time.Hour)
-	if q.From != "" {
-		if from, err = time.Parse(time.RFC3339, q.From); err != nil {
-			bad["from"] = "must be a time in RFC 3339, like 2026-11-26T10:00:00Z"
-		}
-	}
-	from = store.Truncate(from, res)
-	switch {
-	case len(bad) > 0:
-	case !from.Before(to):
-		bad["from"] = "must be before to"
-	case store.Steps(from, to, res) > maxPoints:
-		bad["step"] = fmt.Sprintf("gives %d points from %s to %s: at most %d; choose a larger step or a shorter range",
-			store.Steps(from, to, res), from.Format(time.RFC3339), to.Format(time.RFC3339), maxPoints)
-	}
-	if len(bad) > 0 {
-		return from, to, step, &ValidationError{Fields: bad}
-	}
-	return from, to, step, nil
-}
-
 // routeStats answers GET /route/stats: a project's (or one route's)
 // requests by status class and latency percentiles over a range, by step,
 // with the range's totals and, for the whole project, its routes by
@@ -119,7 +78,7 @@ func (h *Handlers) routeStats(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	from, to, step, err := statsRange(q, time.Now())
+	from, to, step, err := authoring.StatsRange(q.From, q.To, q.Step, time.Now())
 	if err != nil {
 		return err
 	}
@@ -132,7 +91,7 @@ func (h *Handlers) routeStats(c *fiber.Ctx) error {
 
 // statsOf reads the figures of project (route "": all its routes).
 func (h *Handlers) statsOf(c *fiber.Ctx, project, route string, from, to time.Time, step string) (statsDTO, error) {
-	res := stepResolutions[step]
+	res := authoring.StepResolutions[step]
 	rows, err := h.store.StatsSeries(c.UserContext(), project, route, res, from, to)
 	if err != nil {
 		return statsDTO{}, err
@@ -221,7 +180,7 @@ func (h *Handlers) statsPage(c *fiber.Ctx) error {
 	q.Range, q.Sort = cmp.Or(q.Range, "24h"), cmp.Or(q.Sort, "requests")
 	i := slices.IndexFunc(statsRanges, func(r pageRange) bool { return r.Key == q.Range })
 	rg := statsRanges[i]
-	res := stepResolutions[rg.Step]
+	res := authoring.StepResolutions[rg.Step]
 	to := store.Ceil(time.Now(), res)
 	data, err := h.statsOf(c, p.ID, q.RouteID, to.Add(-rg.Span), to, rg.Step)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"stencil/flow"
 	"stencil/runs"
 	"stencil/store"
+	"stencil/views"
 )
 
 type routeRunInput struct {
@@ -135,7 +136,7 @@ func (h *Handlers) planToRun(c *fiber.Ctx, in *routeRunInput) (*engine.Plan, err
 	}
 	plan, err := h.runs.Plan(c.UserContext(), in.ProjectID, in.RouteID)
 	if err == nil && plan == nil {
-		err = fiber.NewError(fiber.StatusNotFound, "route "+quote(in.RouteID)+" not found in project "+quote(in.ProjectID))
+		err = fiber.NewError(fiber.StatusNotFound, "route "+authoring.Quote(in.RouteID)+" not found in project "+authoring.Quote(in.ProjectID))
 	}
 	return plan, err
 }
@@ -167,37 +168,12 @@ type tryView struct {
 	Route      store.StoredRoute
 	APIPath    string
 	PathParams []string
-	Query      []tryField
-	Body       []tryField
+	Query      []views.TryField
+	Body       []views.TryField
 	Replay     template.JS // a run's inputs to fill the form with (runs.ReplayValues), or empty
 	ReplayOf   int64       // that run's id
 	ReplayBody bool        // the run kept its body
 	Version    int64       // a kept version tried instead of the live one (always dry), or 0
-}
-
-// tryField is one input of the form, by its bdtype.
-type tryField struct {
-	ID, BDType string
-	Kind       string // number, decimal, switch, json, text
-}
-
-func tryFields(params []flow.Param) []tryField {
-	out := make([]tryField, len(params))
-	for i, p := range params {
-		kind := "text"
-		switch p.BDType {
-		case "INTEGER":
-			kind = "number"
-		case "FLOAT":
-			kind = "decimal"
-		case "BOOLEAN":
-			kind = "switch"
-		case "ARRAY", "OTHER":
-			kind = "json"
-		}
-		out[i] = tryField{ID: p.ID, BDType: p.BDType, Kind: kind}
-	}
-	return out
 }
 
 // routeTryPage renders /web/routes/try?project_id=&route_id= (AUTHOR and
@@ -220,7 +196,7 @@ func (h *Handlers) routeTryPage(c *fiber.Ctx) error {
 		version = 0
 	}
 	view := tryView{Base: h.base(c, "Try "+r.RouteID), Route: r, Version: version, APIPath: strings.TrimSuffix(p.APIPath, "/"),
-		PathParams: engine.PathParams(r.RoutePath), Query: tryFields(r.Params.Pairs), Body: tryFields(r.Body)}
+		PathParams: engine.PathParams(r.RoutePath), Query: views.TryFields(r.Params.Pairs), Body: views.TryFields(r.Body)}
 	// ?run= replays a run of the run log: its inputs fill the form.
 	if id := c.QueryInt("run"); id > 0 {
 		run, err := h.store.Run(c.UserContext(), p.ID, int64(id))

@@ -14,6 +14,7 @@ import (
 	"stencil/authoring"
 	"stencil/flow"
 	"stencil/store"
+	"stencil/views"
 )
 
 // Upgrading a route from its template (docs/routes.md): the template's newest
@@ -111,7 +112,7 @@ func (h *Handlers) routeUpgrade(c *fiber.Ctx) error {
 			return h.routeNotFound(err, in.ProjectID, in.RouteID)
 		}
 		if in.Version > 0 && r.Version != in.Version {
-			return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("route %s changed since the preview (version %d, now %d): preview the upgrade again", quote(r.RouteID), in.Version, r.Version))
+			return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("route %s changed since the preview (version %d, now %d): preview the upgrade again", authoring.Quote(r.RouteID), in.Version, r.Version))
 		}
 		used := map[string]bool{}
 		plan, err := h.upgradePlan(c, r, in.Values, func(cf flow.Conflict) string {
@@ -146,7 +147,7 @@ func (h *Handlers) routeUpgrade(c *fiber.Ctx) error {
 		if errors.Is(err, store.ErrStale) && attempt < 3 && in.Version == 0 {
 			continue
 		} else if errors.Is(err, store.ErrStale) {
-			return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("route %s keeps changing while it is upgraded: try again", quote(r.RouteID)))
+			return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("route %s keeps changing while it is upgraded: try again", authoring.Quote(r.RouteID)))
 		} else if err != nil {
 			return err
 		}
@@ -167,9 +168,9 @@ type upgradeView struct {
 	Refused    string // why the route cannot be upgraded
 	Problems   map[string]string
 	Variables  []upgradeVariable
-	Template   *diffView // what the template changed
-	Local      *diffView // what the route's edits changed
-	Result     *diffView // the route today against the result
+	Template   *views.Diff // what the template changed
+	Local      *views.Diff // what the route's edits changed
+	Result     *views.Diff // the route today against the result
 	Conflicts  []conflictView
 	Warnings   []flow.Warning
 	ValueField string
@@ -230,9 +231,9 @@ func (h *Handlers) routeUpgradePage(c *fiber.Ctx) error {
 	if view.Problems != nil {
 		return h.respond(c, Reply{Page: "routes/upgrade", View: view})
 	}
-	view.Template = newDiffView(plan.FromVersion, plan.ToVersion, plan.Base, plan.Theirs, nil)
-	view.Local = newDiffView(0, r.Version, plan.Base, r.Route, nil)
-	view.Result = newDiffView(r.Version, r.Version+1, r.Route, plan.Route, nil)
+	view.Template = views.DiffOf(plan.FromVersion, plan.ToVersion, plan.Base, plan.Theirs, nil)
+	view.Local = views.DiffOf(0, r.Version, plan.Base, r.Route, nil)
+	view.Result = views.DiffOf(r.Version, r.Version+1, r.Route, plan.Route, nil)
 	view.Conflicts, view.FirstOpen = upgradeConflicts(plan, r, chosen, previewed)
 	if previewed && view.FirstOpen < 0 {
 		view.Focus = "upgrade"
@@ -278,7 +279,7 @@ func upgradeVariables(plan upgradeDTO, r store.StoredRoute, in upgradeInput, pro
 // not chosen yet on a preview (-1: none).
 func upgradeConflicts(plan upgradeDTO, r store.StoredRoute, chosen map[string]string, previewed bool) (out []conflictView, firstOpen int) {
 	firstOpen = -1
-	ours, theirs := blockViews(r.Flow, nil), blockViews(plan.Theirs.Flow, nil)
+	ours, theirs := views.Blocks(r.Flow, nil), views.Blocks(plan.Theirs.Flow, nil)
 	for _, cf := range plan.Conflicts {
 		key := conflictKey(cf.Block, cf.Field)
 		cv := conflictView{Conflict: cf, Name: formResolve + key, Chosen: chosen[key]}

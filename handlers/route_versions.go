@@ -4,17 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
 	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/aymanbagabas/go-udiff"
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/authoring"
 	"stencil/flow"
 	"stencil/store"
+	"stencil/views"
 )
 
 // Route versions (docs/routes.md): every save keeps the whole document; members
@@ -69,7 +67,7 @@ type historyView struct {
 	CanWrite       bool
 	From, To       int64
 	Numbers        []int64 // every version, newest first, for choosing two
-	Diff           *diffView
+	Diff           *views.Diff
 }
 
 type hiddenField struct{ Name, Value string }
@@ -95,46 +93,6 @@ func newHistoryView(c *fiber.Ctx, base Base, page store.Page, list []versionDTO,
 		}
 	}
 	return v
-}
-
-// diffView is a comparison of two versions: the request's fields and the
-// blocks in the outline's words, and the documents' JSON diff.
-type diffView struct {
-	From, To int64
-	Request  []flow.FieldChange
-	Blocks   []blockChangeView
-	JSON     []diffLine
-	Same     bool
-}
-
-type blockChangeView struct {
-	flow.BlockChange
-	Summary template.HTML // the block as the outline reads it, in the newer version (the older when removed)
-	Before  template.HTML // a changed block as the outline read it in the older version, when that reads otherwise
-	Changed []fieldChangeView
-}
-
-// fieldChangeView is a changed field of a block in the outline's words
-// (the API's FieldChange keeps its values as compact JSON).
-type fieldChangeView struct {
-	Label, Old, New string
-}
-
-// N is the block's place as people count it, from 1, in the version it
-// is shown from.
-func (b blockChangeView) N() int {
-	if b.To >= 0 {
-		return b.To + 1
-	}
-	return b.From + 1
-}
-
-// FromN is the block's place in the older version, from 1.
-func (b blockChangeView) FromN() int { return b.From + 1 }
-
-type diffLine struct {
-	Text  string
-	Class string // added, removed, hunk or empty
 }
 
 // routeVersionList answers GET /route/versions and renders
@@ -182,7 +140,7 @@ func (h *Handlers) routeVersionList(c *fiber.Ctx) error {
 			}
 			docs[i] = v.Route
 		}
-		view.Diff = newDiffView(view.From, view.To, docs[0], docs[1], nil)
+		view.Diff = views.DiffOf(view.From, view.To, docs[0], docs[1], nil)
 	}
 	return h.respond(c, Reply{Data: dtos, Amount: &total, Page: "routes/history", View: view})
 }
@@ -198,67 +156,7 @@ func versionMissing(err error, i int, n int64) error {
 
 // routeNotFound names the route when err is the store's not found.
 func (h *Handlers) routeNotFound(err error, project, route string) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, "route "+quote(route)+" not found in project "+quote(project))
-	}
-	return err
-}
-
-// orNone is a field's text, or "none" for an empty one.
-func orNone(text string) string {
-	if text == "" {
-		return "none"
-	}
-	return text
-}
-
-// newDiffView compares a, version from, with b, version to; extra are
-// changes of fields beside the route's parts (a template's name, its
-// variables).
-func newDiffView(from, to int64, a, b flow.Route, extra []flow.FieldChange) *diffView {
-	d := flow.DiffRoutes(a, b)
-	view := &diffView{From: from, To: to, Request: append(extra, d.Request...)}
-	view.Same = len(view.Request) == 0 && len(d.Blocks) == 0
-	older, newer := blockViews(a.Flow, nil), blockViews(b.Flow, nil)
-	for _, bc := range d.Blocks {
-		cv := blockChangeView{BlockChange: bc}
-		if bc.To >= 0 {
-			cv.Summary = newer[bc.To].Summary
-		} else {
-			cv.Summary = older[bc.From].Summary
-		}
-		if bc.Kind == "changed" && older[bc.From].Summary != cv.Summary {
-			cv.Before = older[bc.From].Summary
-		}
-		for _, f := range bc.Fields {
-			fc := fieldChangeView{Label: f.Label, Old: f.Old, New: f.New}
-			if f.Field != "depth" {
-				fc.Old, fc.New = orNone(flow.FieldText(a.Flow.Blocks[bc.From], f.Field)), orNone(flow.FieldText(b.Flow.Blocks[bc.To], f.Field))
-			}
-			cv.Changed = append(cv.Changed, fc)
-		}
-		view.Blocks = append(view.Blocks, cv)
-	}
-	da, _ := json.MarshalIndent(a, "", "  ")
-	db, _ := json.MarshalIndent(b, "", "  ")
-	unified := udiff.Unified("version "+strconv.FormatInt(from, 10), "version "+strconv.FormatInt(to, 10), string(da)+"\n", string(db)+"\n")
-	for line := range strings.SplitSeq(strings.TrimSuffix(unified, "\n"), "\n") {
-		class := ""
-		switch {
-		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
-			class = "file"
-		case strings.HasPrefix(line, "@@"):
-			class = "hunk"
-		case strings.HasPrefix(line, "+"):
-			class = "added"
-		case strings.HasPrefix(line, "-"):
-			class = "removed"
-		}
-		if line != "" {
-			view.JSON = append(view.JSON, diffLine{Text: line, Class: class})
-		}
-	}
-	return view
+	return notFound(err, "route "+authoring.Quote(route)+" not found in project "+authoring.Quote(project))
 }
 
 type routeVersionQuery struct {
@@ -292,7 +190,7 @@ func (h *Handlers) routeVersion(c *fiber.Ctx, project, route string, n int64) (s
 		if _, err := h.store.Route(c.UserContext(), project, route); err != nil {
 			return v, h.routeNotFound(err, project, route)
 		}
-		return v, fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("route %s has no version %d", quote(route), n))
+		return v, fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("route %s has no version %d", authoring.Quote(route), n))
 	}
 	return v, err
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"stencil/authoring"
 	"stencil/store"
 )
 
@@ -29,7 +30,7 @@ func TestRouteVersionsAPI(t *testing.T) {
 	second := first
 	second.blocks = []string{fetchBooks, sfOnly, `{"type":"RETURN","depth":0,"pairs":` + pairsOf("rows", ref("sf")) + `,"conditions":[]}`}
 	update := func(r runnable, note string, headers map[string]string) (int, string) {
-		return ta.call(t, "PATCH", "/route/update", `{"project_id":"shop","route_id":"books","note":`+quote(note)+`,"route":`+r.JSON()+`}`, headers)
+		return ta.call(t, "PATCH", "/route/update", `{"project_id":"shop","route_id":"books","note":`+authoring.Quote(note)+`,"route":`+r.JSON()+`}`, headers)
 	}
 	if status, body := update(second, "science fiction only", h); status != 200 || !strings.Contains(body, `"version":2`) {
 		t.Fatalf("update: %d %s", status, body)

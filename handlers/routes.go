@@ -12,6 +12,7 @@ import (
 	"stencil/flow"
 	"stencil/runs"
 	"stencil/store"
+	"stencil/views"
 )
 
 // routeDTO is a route as the API shows it (docs/routes.md), with its metadata.
@@ -172,7 +173,7 @@ func (h *Handlers) routeShow(c *fiber.Ctx) error {
 		return err
 	}
 	req := flow.Template{RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT, Params: r.Params, Body: r.Body}
-	view := routeView{Base: h.base(c, r.RouteID), Route: r, Blocks: blockViews(r.Flow, nil), Request: newRequestView(req, nil),
+	view := routeView{Base: h.base(c, r.RouteID), Route: r, Blocks: views.Blocks(r.Flow, nil), Request: views.RequestOf(req, nil),
 		CanWrite: callerAtLeast(c, store.RoleAuthor), Address: h.routeAddress(c, p.APIPath, r.Route)}
 	view.Curl = runs.CurlCommand(view.Address, r.Route)
 	if representationOf(c) != asJSON {
@@ -186,7 +187,7 @@ func (h *Handlers) routeShow(c *fiber.Ctx) error {
 				if err != nil {
 					return err
 				}
-				view.Blocks, view.Shown = blockViews(v.Route.Flow, nil), n
+				view.Blocks, view.Shown = views.Blocks(v.Route.Flow, nil), n
 			}
 		}
 		view.Newer = h.templateNewer(c, r)

@@ -2,17 +2,14 @@ package handlers
 
 import (
 	"encoding/json"
-	"fmt"
 	"html/template"
-	"regexp"
-	"strconv"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"stencil/authoring"
 	"stencil/flow"
 	"stencil/store"
+	"stencil/views"
 )
 
 type templatesView struct {
@@ -57,136 +54,10 @@ func (h *Handlers) templatesIndex(c *fiber.Ctx) error {
 type templateView struct {
 	Base
 	Template store.RouteTemplate
-	Blocks   []blockView
-	Request  requestView
+	Blocks   []views.Block
+	Request  views.Request
 	CanWrite bool
 	Projects []string // where the author may use a global template
-}
-
-// blockView is one block of a read-only flow.
-type blockView struct {
-	N       int
-	Type    string
-	Depth   int
-	Indent  template.CSS  // left margin by depth
-	Summary template.HTML // one line of its key fields, placeholders marked
-	Fields  template.HTML // the block's fields as JSON, placeholders marked
-}
-
-// blockViews renders each block's own fields as indented JSON.
-func blockViews(f flow.Flow, declared map[string]bool) []blockView {
-	out := make([]blockView, len(f.Blocks))
-	for i, b := range f.Blocks {
-		raw, _ := json.Marshal(b)
-		var fields map[string]json.RawMessage
-		_ = json.Unmarshal(raw, &fields)
-		delete(fields, "type")
-		delete(fields, "depth")
-		out[i] = blockView{N: i + 1, Type: b.Type, Depth: b.Depth, Indent: template.CSS(fmt.Sprintf("margin-left: %.1frem", 1.5*float64(b.Depth))),
-			Summary: highlight(flow.Summary(b), declared), Fields: highlight(prettyJSON(fields, b.Type), declared)}
-	}
-	return out
-}
-
-// requestView is a request as the template and route pages show it: the
-// method and path, an outline for people and the JSON behind a disclosure,
-// placeholders marked.
-type requestView struct {
-	Method  string
-	Path    template.HTML
-	Outline []outlineItem
-	Raw     template.HTML
-}
-
-// outlineItem is one line of a request's outline.
-type outlineItem struct {
-	Label string
-	Value template.HTML
-}
-
-// newRequestView shows t's request: its id, who may call it, its URL
-// parameters and its body fields. With no declared map (a route), nothing
-// is marked.
-func newRequestView(t flow.Template, declared map[string]bool) requestView {
-	params := func(ps []flow.Param) string {
-		out := make([]string, len(ps))
-		for i, p := range ps {
-			out[i] = p.ID + " (" + p.BDType + ")"
-		}
-		return strings.Join(out, ", ")
-	}
-	auth := "anyone"
-	if t.AuthJWT.Active {
-		auth = "a valid JWT; the caller is " + t.AuthJWT.Field + " in " + t.AuthJWT.RefCol
-	}
-	items := []outlineItem{
-		{"Route id", highlight(t.RouteID, declared)},
-		{"Who may call", highlight(auth, declared)},
-	}
-	if len(t.Params.Pairs) > 0 {
-		items = append(items, outlineItem{"URL parameters", highlight(params(t.Params.Pairs)+", joined by "+strconv.Quote(t.Params.Delimiter), declared)})
-	}
-	if len(t.Body) > 0 {
-		items = append(items, outlineItem{"Body fields", highlight(params(t.Body), declared)})
-	}
-	parts := map[string]any{"route_id": t.RouteID, "route_path": t.RoutePath, "method": t.Method, "auth_jwt": t.AuthJWT, "params": t.Params, "body": t.Body}
-	return requestView{Method: t.Method, Path: highlight(t.RoutePath, declared), Outline: items, Raw: highlight(prettyJSON(parts, ""), declared)}
-}
-
-// prettyJSON writes v indented; a block's fields in the order of its type.
-// It does not escape HTML characters: the result is escaped where shown.
-func prettyJSON(v any, blockType string) string {
-	if m, ok := v.(map[string]json.RawMessage); ok && blockType != "" {
-		var b strings.Builder
-		b.WriteString("{\n")
-		fields := flow.BlockFields(blockType)
-		for i, f := range fields {
-			var val any
-			_ = json.Unmarshal(m[f.Name], &val)
-			b.WriteString("  \"" + f.Name + "\": " + indentJSON(val, "  "))
-			if i < len(fields)-1 {
-				b.WriteString(",")
-			}
-			b.WriteString("\n")
-		}
-		b.WriteString("}")
-		return b.String()
-	}
-	return indentJSON(v, "")
-}
-
-func indentJSON(v any, prefix string) string {
-	var buf strings.Builder
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent(prefix, "  ")
-	_ = enc.Encode(v)
-	return strings.TrimSuffix(buf.String(), "\n")
-}
-
-var placeholderPattern = regexp.MustCompile(`\{[A-Za-z_][A-Za-z0-9_]{0,63}\}`)
-
-// highlight escapes s and marks each {placeholder}: declared ones as
-// variables, others as undeclared. With no declared map (a route), nothing
-// is marked: braces there are URL parameters.
-func highlight(s string, declared map[string]bool) template.HTML {
-	if declared == nil {
-		return template.HTML(template.HTMLEscapeString(s))
-	}
-	var b strings.Builder
-	last := 0
-	for _, m := range placeholderPattern.FindAllStringIndex(s, -1) {
-		b.WriteString(template.HTMLEscapeString(s[last:m[0]]))
-		name := s[m[0]+1 : m[1]-1]
-		class := "placeholder"
-		if !declared[name] {
-			class = "placeholder placeholder-undeclared"
-		}
-		b.WriteString(`<mark class="` + class + `">` + template.HTMLEscapeString(s[m[0]:m[1]]) + `</mark>`)
-		last = m[1]
-	}
-	b.WriteString(template.HTMLEscapeString(s[last:]))
-	return template.HTML(b.String())
 }
 
 // editorData is what the editor script starts from, embedded in the page as

@@ -10,6 +10,7 @@ import (
 
 	"stencil/flow"
 	"stencil/store"
+	"stencil/views"
 )
 
 // Template versions (docs/routes.md): every save of a template keeps it whole;
@@ -76,7 +77,7 @@ func (h *Handlers) templateVersionList(c *fiber.Ctx) error {
 				extra = append(extra, flow.FieldChange{Field: f.name, Label: f.label, Old: string(o), New: string(n)})
 			}
 		}
-		view.Diff = newDiffView(view.From, view.To, templateAsRoute(a.Template), templateAsRoute(b.Template), extra)
+		view.Diff = views.DiffOf(view.From, view.To, templateAsRoute(a.Template), templateAsRoute(b.Template), extra)
 	}
 	return h.respond(c, Reply{Data: dtos, Amount: &total, Page: "routes/history", View: view})
 }

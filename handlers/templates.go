@@ -13,6 +13,7 @@ import (
 	"stencil/authoring"
 	"stencil/flow"
 	"stencil/store"
+	"stencil/views"
 )
 
 // templateDTO is a template as the API shows it (docs/routes.md).
@@ -239,7 +240,7 @@ func (h *Handlers) templateShow(c *fiber.Ctx) error {
 		declared[v.Key] = true
 	}
 	view := templateView{Base: h.base(c, t.Name), Template: t, CanWrite: callerAtLeast(c, store.RoleAuthor),
-		Blocks: blockViews(t.Flow, declared), Request: newRequestView(t.Template, declared)}
+		Blocks: views.Blocks(t.Flow, declared), Request: views.RequestOf(t.Template, declared)}
 	if view.CanWrite && t.ProjectID == nil && representationOf(c) != asJSON {
 		if view.Projects, err = h.store.MemberProjects(c.UserContext(), current(c).User.ID); err != nil {
 			return err

@@ -1,11 +1,12 @@
 package handlers
 
 import (
-	"github.com/gofiber/fiber/v2"
 	"html/template"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/gofiber/fiber/v2"
 
 	"stencil/store"
 	"stencil/views"

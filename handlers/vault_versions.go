@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/authoring"
 	"stencil/store"
 )
 
@@ -61,7 +62,7 @@ func (h *Handlers) vaultVersionList(c *fiber.Ctx) error {
 // vaultNotFound names the key an entry was not found by.
 func vaultNotFound(err error, key string) error {
 	if errors.Is(err, store.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, "vault entry "+quote(key)+" not found")
+		return fiber.NewError(fiber.StatusNotFound, "vault entry "+authoring.Quote(key)+" not found")
 	}
 	return err
 }
@@ -82,7 +83,7 @@ func (h *Handlers) vaultVersionShow(c *fiber.Ctx, q vaultReadQuery) error {
 	n := *q.Version
 	e, v, err := h.vault.ReadVersion(c.UserContext(), q.ProjectID, q.Key, n, vaultAccess(c, q.ProjectID, q.Key))
 	if errors.Is(err, store.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("vault entry %s has no version %d", quote(q.Key), n))
+		return fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("vault entry %s has no version %d", authoring.Quote(q.Key), n))
 	}
 	if err != nil {
 		return err
@@ -112,7 +113,7 @@ func (h *Handlers) vaultRestore(c *fiber.Ctx) error {
 		if _, err := h.store.VaultEntryInfo(c.UserContext(), in.ProjectID, in.Key); err != nil {
 			return vaultNotFound(err, in.Key)
 		}
-		return fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("vault entry %s keeps no older version %d (the live one cannot be restored)", quote(in.Key), in.Version))
+		return fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("vault entry %s keeps no older version %d (the live one cannot be restored)", authoring.Quote(in.Key), in.Version))
 	}
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"stencil/auth"
 	"stencil/store"
+	"stencil/views"
 )
 
 // Base is what the layout needs on every page; page view models embed it.
@@ -223,56 +223,10 @@ func (h *Handlers) csrfToken(c *fiber.Ctx) string {
 	return auth.MaskToken(raw)
 }
 
+// templateFuncs are the views' functions and asset, which versions
+// static URLs.
 func (h *Handlers) templateFuncs() map[string]any {
-	return map[string]any{
-		"asset": h.assets.URL,
-		"dict":  dict,
-		// kind names a kind of object of a project's file ("email template").
-		"kind": func(k string) string { return strings.ReplaceAll(k, "_", " ") },
-		// lines writes a list one item a line, for a textarea.
-		"lines": func(list []string) string { return strings.Join(list, "\n") },
-		// statusClass colours an outbox message's status badge.
-		"statusClass": func(status string) string {
-			switch status {
-			case store.EmailSent:
-				return "bg-emerald-100 text-emerald-800"
-			case store.EmailFailed:
-				return "bg-red-100 text-red-800"
-			case store.EmailHeld:
-				return "bg-amber-100 text-amber-900"
-			case store.EmailQueued:
-				return "bg-sky-100 text-sky-800"
-			}
-			return "bg-slate-100 text-slate-700"
-		},
-		// eventClass colours an event's type: removals red, additions
-		// green, the rest blue.
-		"eventClass": func(kind string) string {
-			_, verb, _ := strings.Cut(kind, "_")
-			switch verb[strings.LastIndex(verb, "_")+1:] {
-			case "delete", "destroy", "revoke", "remove":
-				return "bg-red-100 text-red-800"
-			case "create", "add", "accept":
-				return "bg-emerald-100 text-emerald-800"
-			}
-			return "bg-sky-100 text-sky-800"
-		},
-	}
-}
-
-// dict builds a map from alternating keys and values, to pass several named
-// arguments to a partial.
-func dict(kv ...any) (map[string]any, error) {
-	if len(kv)%2 != 0 {
-		return nil, errors.New("dict takes key, value pairs")
-	}
-	m := make(map[string]any, len(kv)/2)
-	for i := 0; i < len(kv); i += 2 {
-		k, ok := kv[i].(string)
-		if !ok {
-			return nil, errors.New("dict keys must be strings")
-		}
-		m[k] = kv[i+1]
-	}
-	return m, nil
+	funcs := views.Funcs()
+	funcs["asset"] = h.assets.URL
+	return funcs
 }

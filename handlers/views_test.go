@@ -47,7 +47,7 @@ func sampleViews() map[string]sample {
 	uid := int64(1)
 	tmplDoc := store.RouteTemplate{Template: flow.Template{ID: 7, Name: "fetch_by_id", Description: "d", Method: "GET", RoutePath: "/{c}",
 		Variables: []flow.Variable{{Key: "c", Description: "collection"}, {Key: "d", Description: "x", DefaultValue: &entry.Key}}}}
-	blocks := []blockView{{N: 1, Type: "FETCH", Depth: 1, Indent: "margin-left: 1.5rem", Fields: highlight(`{"ref_col": "{c}"}`, map[string]bool{"c": true})}}
+	blocks := []views.Block{{N: 1, Type: "FETCH", Depth: 1, Indent: "margin-left: 1.5rem", Fields: views.Highlight(`{"ref_col": "{c}"}`, map[string]bool{"c": true})}}
 	route := store.StoredRoute{Route: flow.Route{ProjectID: "shop", RouteID: "r", RoutePath: "/r", Method: "GET", Template: &flow.TemplateRef{ID: 7, Name: "t"}}}
 	vaultLog := vaultLogView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Pager: pager, Action: "read", Actions: []string{"create", "read"},
 		Log: []store.VaultAccess{{ID: 1, At: now, UserID: &uid, Username: "ada", TokenID: &uid, Key: "API_KEY", Action: "read", Channel: "api"}}}
@@ -61,7 +61,7 @@ func sampleViews() map[string]sample {
 			Totals: statsNumbers{Requests: 5, Errors5xx: 1, P99: &p99}, Routes: []statsRoute{{RouteID: "books", Requests: 5, ErrorRate: 0.2, P99: &p99}}}}
 	collections := collectionsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Pager: pager, Form: form, CanManage: true,
 		Collections: []store.Collection{{ProjectID: "shop", ID: "books", Name: "Books", Description: "All of them", Records: 3}}}
-	recRows, recColumns := recordRows([]store.Record{{ID: 7, ProjectID: "shop", CollectionID: "books", Data: []byte(`{"title":"Dune","tags":["sf"],"year":1965}`)}})
+	recRows, recColumns := views.RecordRows([]store.Record{{ID: 7, ProjectID: "shop", CollectionID: "books", Data: []byte(`{"title":"Dune","tags":["sf"],"year":1965}`)}})
 	records := recordsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Collection: store.Collection{ProjectID: "shop", ID: "books", Name: "Books", Records: 1},
 		Records: recRows, Columns: recColumns, Where: `{"year":1965}`, Pager: pager, Form: form, CanWrite: true, CanManage: true, Self: "/web/data/collection?project_id=shop&id=books"}
 	project.Invite, project.InviteRoles, project.InviteLinks, project.Invited = form, roles, map[int64]string{1: "http://localhost:8080/web/invite?token=x"}, 1
@@ -103,7 +103,7 @@ func sampleViews() map[string]sample {
 		"partials/nav":        {view: base},
 		"partials/nav_links":  {view: map[string]any{"Nav": base.Nav, "Common": true}},
 		"partials/nav_more":   {view: base},
-		"partials/request":    {view: requestView{Method: "GET", Path: "/x", Outline: []outlineItem{{"Route id", "r"}}, Raw: "{}"}},
+		"partials/request":    {view: views.Request{Method: "GET", Path: "/x", Outline: []views.OutlineItem{{Label: "Route id", Value: "r"}}, Raw: "{}"}},
 		"users/role":          {view: userRoleView{User: user, Roles: roles, Error: "The last ROOT account must stay ROOT."}},
 		"partials/nav_user":   {view: base},
 		"partials/flash":      {view: base.Flash},
@@ -114,7 +114,7 @@ func sampleViews() map[string]sample {
 		"partials/lines":      {view: map[string]any{"Name": "n", "Label": "N", "Error": "bad", "Has": true, "Given": "a\nb", "Hint": "h"}},
 		"partials/filter":     {view: map[string]any{"Action": "/web/users", "Value": "a", "Target": "#t", "Label": "Filter"}},
 		"partials/pager":      {view: map[string]any{"Pager": pager, "Target": "#t"}},
-		"partials/try_field":  {view: map[string]any{"Prefix": "query", "Field": tryField{ID: "all", BDType: "BOOLEAN", Kind: "switch"}}},
+		"partials/try_field":  {view: map[string]any{"Prefix": "query", "Field": views.TryField{ID: "all", BDType: "BOOLEAN", Kind: "switch"}}},
 
 		"session/login":       {page: true, view: login},
 		"session/login_form":  {view: login},
@@ -165,7 +165,7 @@ func sampleViews() map[string]sample {
 		"routes/run":       {page: true, view: runView{Base: base, Project: project.Project, Run: runDTO{ID: 7, At: "2026-11-24T10:00:00.000Z", RouteID: "read_books", Method: "GET", Path: "/x/shop/books", Status: 422, Ended: "FAIL", Query: "q=1", Message: "no such book", Attempts: 1}, Trace: []runs.TraceRow{{Block: 0, Type: "FETCH", Held: true, Variable: "rows", Preview: "[]"}, {Block: 1, Type: "CONDITION", Held: true, Outcome: "FAIL", Message: "no such book"}}, CanRetry: true}},
 		"partials/blocks":  {view: blocks},
 		"templates/index":  {page: true, view: templatesView{Base: base, Templates: []store.RouteTemplate{tmplDoc}, Pager: pager, ProjectID: "shop", Projects: []string{"shop"}, CanWrite: true}},
-		"templates/view":   {page: true, view: templateView{Base: base, Template: tmplDoc, Blocks: blocks, Request: requestView{Method: "GET", Path: "/x", Raw: "<b>x</b>"}, CanWrite: true}},
+		"templates/view":   {page: true, view: templateView{Base: base, Template: tmplDoc, Blocks: blocks, Request: views.Request{Method: "GET", Path: "/x", Raw: "<b>x</b>"}, CanWrite: true}},
 		"templates/editor": {page: true, view: editorView{Base: base, Heading: "New", Data: `{"mode":"template"}`, Back: "/"}},
 		"routes/index":     {page: true, view: routesView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Routes: []store.StoredRoute{route}, Pager: pager, CanWrite: true}},
 		"routes/view":      {page: true, view: routeView{Base: base, Route: route, Blocks: blocks, CanWrite: true}},
@@ -174,17 +174,17 @@ func sampleViews() map[string]sample {
 			RestoreVals: `"project_id":"shop","route_id":"r"`, TryURL: "/web/routes/try?project_id=shop&route_id=r&version=", Live: 3,
 			Pager: pager, CanWrite: true, Next: 4, From: 1, To: 3,
 			Numbers: []int64{3, 2, 1}, Versions: []versionDTO{{Version: 3, Note: "sf only", CreatedByName: "ada", CreatedAt: now}, {Version: 1, CreatedAt: now}},
-			Diff: &diffView{From: 1, To: 3, Request: []flow.FieldChange{{Field: "route_path", Label: "Path", Old: `"/a"`, New: `"/b"`}},
-				Blocks: []blockChangeView{{BlockChange: flow.BlockChange{Kind: "changed", From: 0, To: 0, Type: "FETCH", Fields: []flow.FieldChange{{Field: "ref_col", Label: "Collection", Old: `"a"`, New: `"b"`}}}, Summary: "rows ← books"},
+			Diff: &views.Diff{From: 1, To: 3, Request: []flow.FieldChange{{Field: "route_path", Label: "Path", Old: `"/a"`, New: `"/b"`}},
+				Blocks: []views.BlockChange{{BlockChange: flow.BlockChange{Kind: "changed", From: 0, To: 0, Type: "FETCH", Fields: []flow.FieldChange{{Field: "ref_col", Label: "Collection", Old: `"a"`, New: `"b"`}}}, Summary: "rows ← books"},
 					{BlockChange: flow.BlockChange{Kind: "moved", From: 2, To: 1, Type: "RETURN"}}},
-				JSON: []diffLine{{Text: "--- version 1", Class: "file"}, {Text: "@@ -1 +1 @@", Class: "hunk"}, {Text: `-  "a"`, Class: "removed"}, {Text: `+  "b"`, Class: "added"}}}}},
-		"partials/changes": {view: &diffView{Request: []flow.FieldChange{{Field: "route_path", Label: "Path", Old: `"/a"`, New: `"/b"`}},
-			Blocks: []blockChangeView{{BlockChange: flow.BlockChange{Kind: "added", From: -1, To: 0, Type: "FETCH"}, Summary: "rows ← books"}}}},
+				JSON: []views.DiffLine{{Text: "--- version 1", Class: "file"}, {Text: "@@ -1 +1 @@", Class: "hunk"}, {Text: `-  "a"`, Class: "removed"}, {Text: `+  "b"`, Class: "added"}}}}},
+		"partials/changes": {view: &views.Diff{Request: []flow.FieldChange{{Field: "route_path", Label: "Path", Old: `"/a"`, New: `"/b"`}},
+			Blocks: []views.BlockChange{{BlockChange: flow.BlockChange{Kind: "added", From: -1, To: 0, Type: "FETCH"}, Summary: "rows ← books"}}}},
 		"routes/upgrade": {page: true, view: upgradeView{Base: base, Route: store.StoredRoute{Route: flow.Route{ProjectID: "shop", RouteID: "r", Method: "GET", RoutePath: "/r",
 			Template: &flow.TemplateRef{ID: 1, Name: "lister", Version: 1}}, Version: 2},
 			Plan:      upgradeDTO{FromVersion: 1, ToVersion: 2, Template: flow.TemplateRef{ID: 1, Name: "lister", Version: 2}, Unresolved: 1},
 			Variables: []upgradeVariable{{Variable: flow.Variable{Key: "label", Description: "Who"}, New: true, Problem: "has no value"}},
-			Template:  &diffView{Same: true}, Local: &diffView{Same: true}, Result: &diffView{Same: true},
+			Template:  &views.Diff{Same: true}, Local: &views.Diff{Same: true}, Result: &views.Diff{Same: true},
 			Conflicts: []conflictView{{Conflict: flow.Conflict{Block: 0, Type: "RETURN", Field: "pairs", Label: "Fields", Template: "[]", Route: "[1]", RouteBlock: 1}, Name: "resolve:0:pairs", Where: "Block #2 RETURN"}},
 			FirstOpen: 0, Next: 3}},
 		"vault/import": {page: true, view: vaultImportView{Base: base, Project: shop}},
@@ -194,11 +194,11 @@ func sampleViews() map[string]sample {
 		"projects/plan": {view: projectFileView{Base: base, Project: shop, Plan: &planView{planDTO: planDTO{Plan: projectfile.Plan{
 			Add: []projectfile.Item{{Kind: "route", ID: "pong", Fields: []string{"GET /pong"}}}, Remove: []projectfile.Item{{Kind: "email_template", ID: "old"}},
 			MissingSecrets: []string{"API_KEY"}}, PlanID: "ab"}, Changes: []planChange{{Item: projectfile.Item{Kind: "setting", ID: "name", Fields: []string{"name: a → b"}}},
-			{Item: projectfile.Item{Kind: "route", ID: "books"}, Diff: newDiffView(0, 0, route.Route, route.Route, nil)}}}}},
+			{Item: projectfile.Item{Kind: "route", ID: "books"}, Diff: views.DiffOf(0, 0, route.Route, route.Route, nil)}}}}},
 		"vault/import_keys": {view: map[string]any{"Title": "To add", "Keys": []string{"A"}, "Class": "", "ID": "added"}},
 		"routes/try": {page: true, view: tryView{Base: base, Route: route, APIPath: "/shop", PathParams: []string{"id"}, Version: 2,
-			Query: tryFields([]flow.Param{{ID: "limit", BDType: "INTEGER"}, {ID: "all", BDType: "BOOLEAN"}}),
-			Body:  tryFields([]flow.Param{{ID: "title", BDType: "STRING"}, {ID: "price", BDType: "FLOAT"}, {ID: "tags", BDType: "ARRAY"}, {ID: "ok", BDType: "BOOLEAN"}, {ID: "x", BDType: "OTHER"}})}},
+			Query: views.TryFields([]flow.Param{{ID: "limit", BDType: "INTEGER"}, {ID: "all", BDType: "BOOLEAN"}}),
+			Body:  views.TryFields([]flow.Param{{ID: "title", BDType: "STRING"}, {ID: "price", BDType: "FLOAT"}, {ID: "tags", BDType: "ARRAY"}, {ID: "ok", BDType: "BOOLEAN"}, {ID: "x", BDType: "OTHER"}})}},
 	}
 }
 
