@@ -18,16 +18,15 @@ build:
 ## test: every check CI runs. Installs PostgreSQL and Chromium when missing.
 test: deps-system deps-node check-format vet staticcheck lint-js test-js assets-check api-check unit
 
-## unit: the Go tests under the race detector (.ci/unit: the browser
-## journeys beside the other packages), after every module they need is
-## downloaded, in a network namespace with loopback only
-## (.ci/loopback-only, docs/testing.md). The route client's test runs
-## oapi-codegen, built here while the registries can be reached.
+## unit: the Go tests, after every module they need is downloaded, in a
+## network namespace with loopback only (.ci/loopback-only, docs/testing.md).
+## The route client's test runs oapi-codegen, built here while the
+## registries can be reached.
 unit:
 	@$(GO) mod download && (cd .ci/apiclient && $(GO) mod download)
 	@GOBIN=$(CURDIR)/.cache/bin $(GO) install github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
 	@.ci/loopback-only ip -brief addr
-	OAPI_CODEGEN_BIN=$(CURDIR)/.cache/bin/oapi-codegen GO=$(GO) .ci/loopback-only .ci/unit
+	OAPI_CODEGEN_BIN=$(CURDIR)/.cache/bin/oapi-codegen .ci/loopback-only $(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 ## bench: Go benchmarks, then the load harness: the service on a private
 ## cluster, loaded by wrk, beside pgbench running the same SQL (about 6
