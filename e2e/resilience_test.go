@@ -57,7 +57,11 @@ type child struct {
 	URL  string
 	cmd  *exec.Cmd
 	logs *lockedBuffer
-	done chan error
+	// done is closed when the process has exited, with err its exit:
+	// every reader sees it, the test that killed the process and the
+	// cleanup after it alike.
+	done chan struct{}
+	err  error
 }
 
 var servingAddr = regexp.MustCompile(`msg=serving addr=(\S+)`)
@@ -79,12 +83,12 @@ func startChild(t *testing.T, vars map[string]string, nofile int) *child {
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	c := &child{cmd: cmd, logs: &lockedBuffer{}, done: make(chan error, 1)}
+	c := &child{cmd: cmd, logs: &lockedBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = c.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { c.done <- cmd.Wait() }()
+	go func() { c.err = cmd.Wait(); close(c.done) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -100,8 +104,8 @@ func startChild(t *testing.T, vars map[string]string, nofile int) *child {
 			return c
 		}
 		select {
-		case err := <-c.done:
-			t.Fatalf("child exited: %v\n%s", err, c.logs)
+		case <-c.done:
+			t.Fatalf("child exited: %v\n%s", c.err, c.logs)
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -196,8 +200,8 @@ func TestSurvivesDescriptorExhaustion(t *testing.T) {
 		conn.Close()
 	}
 	select {
-	case err := <-c.done:
-		t.Fatalf("the server exited: %v\n%s", err, c.logs)
+	case <-c.done:
+		t.Fatalf("the server exited: %v\n%s", c.err, c.logs)
 	default:
 	}
 	deadline := time.Now().Add(30 * time.Second)
