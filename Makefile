@@ -4,10 +4,11 @@ SHELL := /bin/bash
 GO ?= go
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 OAPI_CODEGEN := $(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
-# Go packages of this module; node_modules may ship Go files of its own.
-PKGS = $$($(GO) list ./... | grep -v /node_modules/)
+# Go packages of this module; node_modules may ship Go files of its own (and
+# may be half-installed while prebuild lists the packages).
+PKGS = $$($(GO) list -e ./... 2>/dev/null | grep -v /node_modules/)
 
-.PHONY: lighthouse run build test check-format vet staticcheck lint-js test-js api-check unit bench bench-scale fuzz assets assets-check deps-system deps-node clean
+.PHONY: lighthouse run build test go-checks prebuild check-format vet staticcheck lint-js test-js api-check unit bench bench-scale fuzz assets assets-check deps-system deps-node clean
 
 run: deps-pg
 	$(GO) run . serve
@@ -16,7 +17,21 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/stencil .
 
 ## test: every check CI runs. Installs PostgreSQL and Chromium when missing.
-test: deps-system deps-node check-format vet staticcheck lint-js test-js assets-check api-check unit
+## The npm packages install (mostly a wait on the disk) while the Go checks
+## run and the tests' race-detecting builds are made (prebuild); then the
+## JavaScript and API checks, then the tests.
+test: deps-system
+	@$(MAKE) --no-print-directory -j3 --output-sync=target deps-node go-checks prebuild
+	@$(MAKE) --no-print-directory lint-js test-js assets-check api-check unit
+
+go-checks: check-format vet staticcheck
+
+## prebuild: every module downloaded and every test binary built with the
+## race detector, run by nothing (-exec true): what `unit` then runs is in
+## the build cache.
+prebuild:
+	@$(GO) mod download && (cd .ci/apiclient && $(GO) mod download)
+	@$(GO) test -race -count=1 -run '^$$' -exec true $(PKGS) >/dev/null
 
 ## unit: the Go tests, after every module they need is downloaded, in a
 ## network namespace with loopback only (.ci/loopback-only, docs/testing.md).
