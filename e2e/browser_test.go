@@ -403,7 +403,7 @@ func memberBrowserWith(t *testing.T, username, role string, vars map[string]stri
 	for k, v := range vars {
 		env[k] = v
 	}
-	app := startInstance(t, env)
+	app := startServer(t, env)
 	root := apiLogin(t, app.URL, "root", "root-password-1")
 	password := username + "-password-1"
 	for _, call := range [][2]string{

@@ -16,7 +16,7 @@ import (
 // revoke it, sign out.
 func TestJourneyIdentity(t *testing.T) {
 	t.Parallel()
-	app := startInstance(t, map[string]string{"DATABASE_URL": storetest.URL(t)})
+	app := startServer(t, map[string]string{"DATABASE_URL": storetest.URL(t)})
 	b := newBrowser(t)
 
 	b.do(chromedp.Navigate(app.URL + "/web/projects"))

@@ -26,7 +26,7 @@ func mailInstance(t *testing.T) (*instance, *smtptest.Server) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	app := startInstance(t, map[string]string{"DATABASE_URL": storetest.URL(t), "PORT": fmt.Sprint(port),
+	app := startServer(t, map[string]string{"DATABASE_URL": storetest.URL(t), "PORT": fmt.Sprint(port),
 		"ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com",
 		"SMTP_URL": srv.URL(), "SMTP_CA_FILE": srv.CAFile, "MAIL_FROM": "Stencil <noreply@example.com>",
 		"PUBLIC_URL": fmt.Sprintf("http://127.0.0.1:%d", port)})

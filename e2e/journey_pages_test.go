@@ -127,54 +127,21 @@ func TestJourneyEveryPage(t *testing.T) {
 		"route-new": `[aria-label="Method"]`, "route-edit": `[aria-label="Method"]`, "template-editor": `[aria-label="Name"]`,
 		"template-new": `[aria-label="Name"]`, "template": "#use-in", "route-try": "#try-caller", "events": "#events-project",
 	}
-	// Each width in a tab of its own, side by side.
+	// Each width and half of the pages in a tab of its own, side by side.
 	t.Run("pages", func(t *testing.T) {
 		for _, width := range []int64{1280, 390} {
-			t.Run(fmt.Sprint(width), func(t *testing.T) {
-				t.Parallel()
-				b := newBrowser(t)
-				b.signIn(app, "ada", "ada-password-1")
-				b.resize(width, 844)
-				for _, p := range pages {
-					b.do(chromedp.Navigate(app.URL + p.path))
-					b.waitText(p.shows)
-					state := fmt.Sprintf("%s (%s)", p.name, p.path)
-					if width == 1280 {
-						// Tab, Enter: the skip link lands on the page's main task,
-						// inside the content, and nothing else happens.
-						b.loaded()
-						b.press("\t")
-						if !eval[bool](b, `document.activeElement.matches("a[data-skip]")`) && p.path != "/scalar" {
-							t.Errorf("%s: the first Tab is not on the skip link", state)
-						}
-						b.press("\r")
-						want := mainTask[p.name]
-						if want == "" {
-							want = "#main, #main *"
-						}
-						if p.path != "/scalar" && !eval[bool](b, fmt.Sprintf(`document.activeElement.matches(%q)`, want)) {
-							t.Errorf("%s: the skip link lands on %s, want %s", state, eval[string](b, `document.activeElement.outerHTML.slice(0, 120)`), want)
-						}
-					}
-					b.audit(state)
-					// On a phone every control is a finger's size and fields use
-					// 16 px text (the viewer of API documents is Scalar's own).
-					if width == 390 && !strings.Contains(p.path, "docs") && p.path != "/scalar" {
-						for _, small := range b.smallTargets() {
-							t.Errorf("%s at 390 px: %s", state, small)
-						}
-					}
-					b.screenshot(fmt.Sprintf("%s-%d", p.name, width))
-				}
-				// The vault with a value revealed.
-				b.do(chromedp.Navigate(app.URL + "/web/vault?project_id=shop"))
-				b.click(`button[aria-label="Reveal STRIPE_SECRET_KEY"]`)
-				b.waitText("sk_live_0123456789")
-				b.audit("vault with a value revealed")
-				b.screenshot(fmt.Sprintf("vault-revealed-%d", width))
-			})
+			for half, list := range [][]struct{ name, path, shows string }{pages[:len(pages)/2], pages[len(pages)/2:]} {
+				t.Run(fmt.Sprintf("%d-%d", width, half+1), func(t *testing.T) {
+					t.Parallel()
+					b := newBrowser(t)
+					b.signIn(app, "ada", "ada-password-1")
+					b.resize(width, 844)
+					everyPage(t, b, app, width, list, mainTask, half == 1)
+				})
+			}
 		}
 	})
+
 	// "Use this template": from a global template's view to a route of a
 	// chosen project, the template's values asked first.
 	b.resize(1280, 844)
@@ -222,4 +189,51 @@ func TestJourneyEveryPage(t *testing.T) {
 	if !strings.Contains(b.text(), "Sign in") {
 		t.Fatal("not signed out")
 	}
+}
+
+// everyPage visits each of pages at width in b: the skip link by keyboard
+// at 1280 px, the page's layout and axe-core's audit, touch targets at
+// 390 px, a screenshot; with revealed, the vault with a value shown too.
+func everyPage(t *testing.T, b *browser, app *instance, width int64, pages []struct{ name, path, shows string }, mainTask map[string]string, revealed bool) {
+	t.Helper()
+	for _, p := range pages {
+		b.do(chromedp.Navigate(app.URL + p.path))
+		b.waitText(p.shows)
+		state := fmt.Sprintf("%s (%s)", p.name, p.path)
+		if width == 1280 {
+			// Tab, Enter: the skip link lands on the page's main task,
+			// inside the content, and nothing else happens.
+			b.loaded()
+			b.press("\t")
+			if !eval[bool](b, `document.activeElement.matches("a[data-skip]")`) && p.path != "/scalar" {
+				t.Errorf("%s: the first Tab is not on the skip link", state)
+			}
+			b.press("\r")
+			want := mainTask[p.name]
+			if want == "" {
+				want = "#main, #main *"
+			}
+			if p.path != "/scalar" && !eval[bool](b, fmt.Sprintf(`document.activeElement.matches(%q)`, want)) {
+				t.Errorf("%s: the skip link lands on %s, want %s", state, eval[string](b, `document.activeElement.outerHTML.slice(0, 120)`), want)
+			}
+		}
+		b.audit(state)
+		// On a phone every control is a finger's size and fields use
+		// 16 px text (the viewer of API documents is Scalar's own).
+		if width == 390 && !strings.Contains(p.path, "docs") && p.path != "/scalar" {
+			for _, small := range b.smallTargets() {
+				t.Errorf("%s at 390 px: %s", state, small)
+			}
+		}
+		b.screenshot(fmt.Sprintf("%s-%d", p.name, width))
+	}
+	if !revealed {
+		return
+	}
+	// The vault with a value revealed.
+	b.do(chromedp.Navigate(app.URL + "/web/vault?project_id=shop"))
+	b.click(`button[aria-label="Reveal STRIPE_SECRET_KEY"]`)
+	b.waitText("sk_live_0123456789")
+	b.audit("vault with a value revealed")
+	b.screenshot(fmt.Sprintf("vault-revealed-%d", width))
 }

@@ -15,7 +15,7 @@ import (
 // listed, with no request leaving the machine.
 func TestJourneyStartPageAndAPIReference(t *testing.T) {
 	t.Parallel()
-	app := startInstance(t, map[string]string{"DATABASE_URL": storetest.URL(t),
+	app := startServer(t, map[string]string{"DATABASE_URL": storetest.URL(t),
 		"ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"})
 	b := newBrowser(t)
 

@@ -114,6 +114,25 @@ func startChild(t *testing.T, vars map[string]string, nofile int) *child {
 	}
 }
 
+// startServer is the service for a browser journey: the binary `make
+// build` makes, in a process of its own as in production, with vars on
+// top of a fresh DATA_DIR. The journeys exercise pages in a browser; the
+// race detector watches the same code in-process in handlers/ and in the
+// instances of this package's other tests (startInstance), and a binary
+// without it serves a journey at its real cost.
+func startServer(t *testing.T, vars map[string]string) *instance {
+	t.Helper()
+	c := startChild(t, vars, 0)
+	return &instance{URL: c.URL, logs: c.logs, stop: func() {
+		_ = c.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-c.done:
+		case <-time.After(40 * time.Second):
+			t.Error("the server did not stop")
+		}
+	}}
+}
+
 // peakRSS is the child's high-water mark of resident memory, in MiB.
 func (c *child) peakRSS(t *testing.T) int {
 	t.Helper()
