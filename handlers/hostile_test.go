@@ -44,7 +44,10 @@ var parserWords = []string{"schema:", "multipart:", "json:", "strconv", "unmarsh
 // TestHostileInputOnEveryOperation walks every operation of the served
 // OpenAPI document with the classes of hostile input and checks each answer:
 // a JSON envelope whose status is the HTTP status, an "Error: " message, no
-// 5xx, no parser text, and an answer within 2 seconds.
+// 5xx, no parser text, and an answer at all: within 10 s, which no answer
+// comes near (the service answers in milliseconds: make bench measures
+// it) but which is below the server's 30 s read timeout, so that an answer
+// that waited for a body never sent still fails.
 func TestHostileInputOnEveryOperation(t *testing.T) {
 	t.Parallel()
 	ta, keeper, _ := vaultApp(t)
@@ -62,7 +65,7 @@ func TestHostileInputOnEveryOperation(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("%d %v", resp.StatusCode, err)
 	}
-	client := &http.Client{Timeout: 2 * time.Second}
+	client := &http.Client{Timeout: hostileWait}
 	sent, failures := 0, 0
 	for _, path := range doc.Paths.InMatchingOrder() {
 		for method, op := range doc.Paths.Value(path).Operations() {
@@ -90,6 +93,10 @@ func TestHostileInputOnEveryOperation(t *testing.T) {
 		t.Fatalf("only %d hostile requests were built", sent)
 	}
 }
+
+// hostileWait is how long a hostile request may wait for its answer: a
+// bound on hangs, not a speed figure.
+const hostileWait = 10 * time.Second
 
 // judge returns what is wrong with an answer, or "".
 func judge(status int, ctype string, raw []byte, err error) string {
@@ -157,7 +164,7 @@ func sendHeadOnly(base string, hr hostileRequest, token string) (int, string, []
 		return 0, "", nil, err
 	}
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+	_ = conn.SetDeadline(time.Now().Add(hostileWait))
 	fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nAuthorization: Bearer %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n",
 		hr.method, hr.path, token, hr.contentType, hr.declared)
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
