@@ -5,12 +5,13 @@
 // in a styled dialog, busy feedback while a request runs, messages (#flash)
 // that go when done with, and the focus after a swap.
 import { el } from "./lib/dom.js";
+import { csrfToken } from "./lib/api.js";
 
 function main() {
-  var meta = document.querySelector('meta[name="csrf-token"]');
+  var token = csrfToken();
   document.addEventListener("htmx:configRequest", function (evt) {
-    if (meta && meta.content) {
-      evt.detail.headers["X-CSRF-Token"] = meta.content;
+    if (token) {
+      evt.detail.headers["X-CSRF-Token"] = token;
     }
   });
   document.addEventListener("change", function (evt) {

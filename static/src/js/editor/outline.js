@@ -1,5 +1,5 @@
 // The flow's blocks as an outline: a block's depth puts it in the body of
-// the LOOP above it (docs/routes.md, "Loops"). These functions read and
+// the LOOP above it (docs/engine.md). These functions read and
 // change a document's flow.blocks array and nothing else.
 
 // maxDepth is the deepest block i may be: one level under a LOOP before

@@ -1,4 +1,4 @@
-// The records grid's model (docs/collections.md, "The grid"): how a key
+// The records grid's model (docs/collections.md): how a key
 // acts on a cell, how a cell is edited by its value, what its editor's
 // text saves as, and the filter a column, a test and a value make.
 

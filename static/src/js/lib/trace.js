@@ -1,6 +1,6 @@
 // A run's trace, drawn the same way wherever one is shown: the run log's
 // run page, the playground and the editor's draft run. A row is one of
-// POST /route/run's trace rows (docs/routes.md, "Traces").
+// POST /route/run's trace rows (docs/routes.md).
 import { el } from "./dom.js";
 
 // people is a message as the trace's rows name blocks: "#2", not the
