@@ -242,6 +242,10 @@ type Plan struct {
 	Warnings    []flow.Warning
 	Collections []CollectionUse
 	broken      string // why the route does not compile, for a plan that only faults
+	// quick: every block does work bounded by its inputs and no loop
+	// repeats one (RETURN, ASSIGNMENT, CONDITION, TEMPLATE, OBJECT); such
+	// a run checks its time between blocks only.
+	quick bool
 }
 
 // Broken is the plan of a route that does not compile (saved before a
@@ -350,6 +354,13 @@ func Compile(r flow.Route, pathParams []string) (*Plan, flow.Problems) {
 	for _, l := range loops {
 		c.plan.steps[l].end = len(blocks)
 	}
+	c.plan.quick = !slices.ContainsFunc(c.plan.steps, func(s step) bool {
+		switch s.kind {
+		case kReturn, kAssignment, kCondition, kTemplate, kObject:
+			return false
+		}
+		return true
+	})
 	if len(c.problems) > 0 {
 		return nil, c.problems
 	}

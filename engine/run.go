@@ -205,15 +205,24 @@ func Run(ctx context.Context, plan *Plan, vars map[string]any, env Env, limits L
 // RunTraced is Run telling trace, when not nil, of each block it executes,
 // in order, as it executes them.
 func RunTraced(ctx context.Context, plan *Plan, vars map[string]any, env Env, limits Limits, trace Trace) (Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, limits.Time)
-	defer cancel()
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > limits.Time {
+		// A runtime that bounds its runs (package runs) has set a
+		// deadline within the limit already: a second timer would cost
+		// every run and change nothing.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limits.Time)
+		defer cancel()
+	}
 	r := &runner{ctx: ctx, plan: plan, env: env, limits: limits, vars: make([]any, len(plan.slots)), lazy: make([]bool, len(plan.slots)), trace: trace}
 	if limits.Memory > 0 {
 		r.fresh = make([]int64, len(plan.slots))
 	}
-	// Work that visits many items reads this flag rather than the clock.
-	stop := context.AfterFunc(ctx, func() { r.late.Store(true) })
-	defer stop()
+	// Work that visits many items reads this flag rather than the clock;
+	// a quick plan has none, and its blocks read the context.
+	if !plan.quick {
+		stop := context.AfterFunc(ctx, func() { r.late.Store(true) })
+		defer stop()
+	}
 	defer r.releaseDecoder()
 	defer r.releaseMemory()
 	if plan.Calls {
@@ -306,7 +315,7 @@ func (r *runner) tick(s *step) error {
 	if r.steps > r.limits.Steps {
 		return r.fault(s, "the run passed its limit of %d block executions", r.limits.Steps)
 	}
-	if r.late.Load() {
+	if r.late.Load() || r.plan.quick && r.ctx.Err() != nil {
 		return r.timeout(s)
 	}
 	return nil

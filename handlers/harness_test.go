@@ -131,7 +131,7 @@ func newTestAppPools(t testing.TB, pools testPools, cfg config.Config) *testApp 
 		t.Fatal(err)
 	}
 	runner := runs.New(runs.Config{Store: st, Reads: st, Tx: runTx, TxConns: txConns, Vault: secrets, MailStatus: mailer.Status,
-		MailBacklog: cfg.MailBacklog, Concurrency: cfg.RunConcurrency, Memory: cfg.RunMemory, Logged: metrics.RunsLogged, Log: log})
+		MailBacklog: cfg.MailBacklog, Concurrency: cfg.RunConcurrency, Memory: cfg.RunMemory, Counted: metrics.RunsCounted, Log: log})
 	// Real argon2id at a test-sized cost; production uses DefaultPasswordParams.
 	hasher := auth.NewHasher(testPasswordParams, 2, 5*time.Second)
 	h, err := New(cfg, Parts{Store: st, Probe: probe, Metrics: metrics, Runs: runner, Mail: mailer, Vault: secrets, Hasher: hasher}, log)

@@ -140,6 +140,20 @@ func (b *bench) measure(ctx context.Context) error {
 		add(route, routeScript, "≥ 0.5, p99 < 20 ms", route.rps >= 0.5*routeScript.rps && route.p99 < 20 && route.errors == 0)
 		return nil
 	}
+	// returnLoad loads a route of one RETURN beside a bare Fiber handler
+	// answering the same bytes: what a run costs beside serving HTTP.
+	returnLoad := func() error {
+		route, bare, err := alternate(b.rounds, func() (result, error) {
+			return b.wrk("GET /x/… (one RETURN)", "/x/bench/ok", "Accept: application/json")
+		}, func() (result, error) {
+			return b.wrk("a bare Fiber handler", "http://"+b.bare+"/ok", "Accept: application/json")
+		})
+		if err != nil {
+			return err
+		}
+		add(route, bare, "≥ 0.5, p99 ≤ 3× its", route.rps >= 0.5*bare.rps && route.p99 <= 3*bare.p99 && route.errors == 0)
+		return nil
+	}
 	// counterLoad loads the counter route (POST, serializable, every run
 	// on one record) beside its transaction run by pgbench with retries,
 	// and counts increments the answers acknowledged but the counter
@@ -296,14 +310,14 @@ func (b *bench) measure(ctx context.Context) error {
 		return nil
 	}
 	if b.only != "" {
-		load := map[string]func() error{"route": routeLoad, "vault": vaultReads, "page": vaultPage, "counter": counterLoad, "match": matchLoad, "mail": mailLoad,
+		load := map[string]func() error{"route": routeLoad, "return": returnLoad, "vault": vaultReads, "page": vaultPage, "counter": counterLoad, "match": matchLoad, "mail": mailLoad,
 			"upstream": upstreamLoad, "stats": statsLoad}[b.only]
 		if err := load(); err != nil {
 			return err
 		}
 		return b.finish(ctx, rows)
 	}
-	for _, load := range []func() error{routeLoad, counterLoad, matchLoad, upstreamLoad, statsLoad, mailLoad} {
+	for _, load := range []func() error{routeLoad, returnLoad, counterLoad, matchLoad, upstreamLoad, statsLoad, mailLoad} {
 		if err := load(); err != nil {
 			return err
 		}

@@ -6,41 +6,87 @@ import (
 	"sync"
 	"time"
 
+	"stencil/stats"
 	"stencil/store"
 )
 
-// logWriter collects the runs of routes and writes them in batches (one COPY
-// a second, or sooner when many wait), so that a run's answer never waits
-// for its log row. While the database cannot take them it keeps at most
-// logMax runs, the oldest going first.
+// logWriter takes every run as it answers (add) and, off the requests'
+// path, counts it for route analytics and writes the runs the log keeps
+// (docs/routes.md):
+//
+//   - Analytics count every run: add counts it into a tally of route
+//     minutes, written once a second in a transaction of its own. A
+//     tally that cannot be written is kept and added to the next, so
+//     rollups stay exact across a database that is away for a while.
+//   - The log keeps every run that did not succeed (status other than
+//     2xx), every dry run and traced run, and each route's first
+//     logKeepAll successful runs of a second; past those, one successful
+//     run in logSampleRate, which carries that rate (the page shows "1 in
+//     100 kept"). What the log then cannot take (a database away, a storm
+//     of failures) waits, up to logMax runs; past that the oldest waiting
+//     go and are counted in the warning, which counts nothing else.
 type logWriter struct {
-	store  *store.Store
-	log    *slog.Logger
-	count  bool              // count the runs for route analytics (ROUTE_STATS)
-	logged func([]store.Run) // told of the runs written, when set
+	store   *store.Store
+	log     *slog.Logger
+	count   bool              // write the tally to route analytics (ROUTE_STATS)
+	counted func(store.Tally) // told of each second's tally, when set (metrics)
+
+	max     int // runs waiting at most (logMax)
+	keepAll int // successful runs of a route a second kept as themselves (logKeepAll)
 
 	mu      sync.Mutex
-	pending []store.Run
-	first   int64 // the sequence number of pending[0]
-	dropped int
+	tally   store.Tally
+	pending []store.Run // kept runs waiting for the log, oldest first
+	seconds map[routeKey]*second
+	dropped int // kept runs dropped since the last warning
+	lost    int // runs analytics could not count since the last warning
 	kick    chan struct{}
+
+	// unwritten is what earlier tallies counted that route analytics could
+	// not take yet (the writer's alone).
+	unwritten store.Tally
 }
 
 const (
 	logBatch = 1000
 	logMax   = 100_000
+	// logKeepAll is how many successful runs of a route a second the log
+	// keeps; past them it keeps 1 in logSampleRate.
+	logKeepAll    = 100
+	logSampleRate = 100
+	// tallyMax bounds the route minutes a tally holds while it cannot be
+	// written (1,000 routes for over an hour and a half).
+	tallyMax = 100_000
 )
 
-func newLogWriter(st *store.Store, count bool, logged func([]store.Run), log *slog.Logger) *logWriter {
-	return &logWriter{store: st, count: count, logged: logged, log: log, kick: make(chan struct{}, 1)}
+// routeKey names a route for the sampling of its runs.
+type routeKey struct{ project, route string }
+
+// second counts a route's successful runs in one second.
+type second struct {
+	at int64 // Unix seconds
+	n  int
 }
 
-// add queues a run for writing.
+func newLogWriter(st *store.Store, count bool, counted func(store.Tally), log *slog.Logger) *logWriter {
+	return &logWriter{store: st, count: count, counted: counted, log: log, max: logMax, keepAll: logKeepAll, seconds: map[routeKey]*second{}, kick: make(chan struct{}, 1)}
+}
+
+// add counts r and queues it for the log when the log keeps it.
 func (l *logWriter) add(r store.Run) {
 	l.mu.Lock()
-	if len(l.pending) >= logMax {
+	if !l.tally.Count(r, tallyMax) {
+		l.lost++
+	}
+	rate := l.sample(&r)
+	if rate == 0 {
+		l.mu.Unlock()
+		return
+	}
+	r.SampleRate = rate
+	if len(l.pending) >= l.max {
+		l.pending[0] = store.Run{} // its strings go with it
 		l.pending = l.pending[1:]
-		l.first++
 		l.dropped++
 	}
 	l.pending = append(l.pending, r)
@@ -54,7 +100,42 @@ func (l *logWriter) add(r store.Run) {
 	}
 }
 
-// run writes the queued runs until ctx ends, and then once more.
+// sample is how many runs r stands for in the log: 1 for a run kept as
+// itself, logSampleRate for one kept of a sample, 0 for one not kept.
+func (l *logWriter) sample(r *store.Run) int {
+	if r.DryRun || len(r.Trace) > 0 || stats.Class(r.Status, r.Ended) != stats.Class2xx {
+		return 1
+	}
+	k := routeKey{r.ProjectID, r.RouteID}
+	at := r.At.Unix()
+	s := l.seconds[k]
+	if s == nil {
+		if len(l.seconds) >= tallyMax {
+			// Routes that ran in an earlier second start again.
+			for k, s := range l.seconds {
+				if s.at < at {
+					delete(l.seconds, k)
+				}
+			}
+		}
+		s = &second{at: at}
+		l.seconds[k] = s
+	}
+	if s.at != at {
+		s.at, s.n = at, 0
+	}
+	s.n++
+	switch {
+	case s.n <= l.keepAll:
+		return 1
+	case (s.n-l.keepAll)%logSampleRate == 0:
+		return logSampleRate
+	}
+	return 0
+}
+
+// run writes the tally and the queued runs until ctx ends, and then once
+// more.
 func (l *logWriter) run(ctx context.Context) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -63,47 +144,100 @@ func (l *logWriter) run(ctx context.Context) {
 		case <-ctx.Done():
 			final, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if err := l.flush(final); err != nil {
+			if err := l.flush(final, true); err != nil {
 				l.log.Error("run log: final write", "err", err)
 			}
 			return
 		case <-tick.C:
+			if err := l.flush(ctx, true); err != nil && ctx.Err() == nil {
+				l.log.Error("run log: write", "err", err)
+			}
 		case <-l.kick:
-		}
-		if err := l.flush(ctx); err != nil && ctx.Err() == nil {
-			l.log.Error("run log: write", "err", err)
+			if err := l.flush(ctx, false); err != nil && ctx.Err() == nil {
+				l.log.Error("run log: write", "err", err)
+			}
 		}
 	}
 }
 
-// flush writes what is queued; what cannot be written waits for the next
-// time.
-func (l *logWriter) flush(ctx context.Context) error {
+// flush writes the tally (with counts) and then what is queued, a batch at
+// a time; what cannot be written waits for the next time.
+func (l *logWriter) flush(ctx context.Context, counts bool) error {
+	if counts {
+		if err := l.flushTally(ctx); err != nil {
+			return err
+		}
+	}
 	for {
 		l.mu.Lock()
-		batch := l.pending[:min(len(l.pending), logBatch):min(len(l.pending), logBatch)]
-		next := l.first + int64(len(batch)) // the first run after the batch
+		n := min(len(l.pending), logBatch)
+		batch := make([]store.Run, n)
+		copy(batch, l.pending)
+		clear(l.pending[:n])
+		l.pending = l.pending[n:]
+		if len(l.pending) == 0 {
+			l.pending = nil // the array it held goes
+		}
 		dropped := l.dropped
 		l.dropped = 0
 		l.mu.Unlock()
 		if dropped > 0 {
 			l.log.Warn("run log: runs dropped while the database could not take them", "runs", dropped)
 		}
-		if len(batch) == 0 {
+		if n == 0 {
 			return nil
 		}
-		if err := l.store.LogRuns(ctx, batch, l.count); err != nil {
+		if err := l.store.LogRuns(ctx, batch, false); err != nil {
+			l.requeue(batch)
 			return err
 		}
-		if l.logged != nil && l.count {
-			l.logged(batch)
-		}
-		l.mu.Lock()
-		// What add dropped meanwhile came off the front too.
-		if cut := next - l.first; cut > 0 {
-			l.pending = l.pending[cut:]
-			l.first = next
-		}
-		l.mu.Unlock()
 	}
+}
+
+// flushTally writes the runs counted since the last time, with those
+// counted before that could not be written; what cannot be written now
+// waits for the next time.
+func (l *logWriter) flushTally(ctx context.Context) error {
+	l.mu.Lock()
+	t := l.tally
+	l.tally = store.Tally{}
+	lost := l.lost
+	l.lost = 0
+	l.mu.Unlock()
+	if t.Rows() > 0 && l.counted != nil {
+		l.counted(t)
+	}
+	if !l.count {
+		t = store.Tally{}
+	}
+	l.unwritten.Merge(t)
+	if n := l.unwritten.Rows(); n > tallyMax {
+		lost += int(l.unwritten.Runs())
+		l.unwritten = store.Tally{}
+	}
+	if lost > 0 {
+		l.log.Warn("route analytics: runs not counted while the database could not take them", "runs", lost)
+	}
+	if l.unwritten.Rows() == 0 {
+		return nil
+	}
+	if err := l.store.CountTally(ctx, l.unwritten); err != nil {
+		return err
+	}
+	l.unwritten = store.Tally{}
+	return nil
+}
+
+// requeue puts a batch that could not be written back in front of the
+// queue, keeping the newest l.max runs.
+func (l *logWriter) requeue(batch []store.Run) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	all := append(batch, l.pending...)
+	if over := len(all) - l.max; over > 0 {
+		clear(all[:over])
+		all = all[over:]
+		l.dropped += over
+	}
+	l.pending = all
 }

@@ -52,9 +52,9 @@ type Config struct {
 	Egress            *http.Client
 	EgressConcurrency int
 	// NoStats leaves runs uncounted in route analytics (ROUTE_STATS=off);
-	// Logged, when set, is told of the runs the run log has written.
+	// Counted, when set, is told of every run, a tally each second.
 	NoStats bool
-	Logged  func([]store.Run)
+	Counted func(store.Tally)
 	Log     *slog.Logger
 }
 
@@ -97,7 +97,7 @@ func New(cfg Config) *Service {
 	egressSlots.Wait, egressSlots.Queue = limits.Time, math.MaxInt64 // every run waits, within its time
 	return &Service{client: cfg.Egress, egress: egressSlots, store: cfg.Store, reads: cfg.Reads, tx: cfg.Tx, vault: cfg.Vault,
 		mailStatus: cfg.MailStatus, MailBacklog: cfg.MailBacklog, Limits: limits,
-		table: newTable(cfg.Store, cfg.Log), log: newLogWriter(cfg.Store, !cfg.NoStats, cfg.Logged, cfg.Log), slots: NewSlots(cfg.Concurrency),
+		table: newTable(cfg.Store, cfg.Log), log: newLogWriter(cfg.Store, !cfg.NoStats, cfg.Counted, cfg.Log), slots: NewSlots(cfg.Concurrency),
 		txSlots: newProjectSlots(max(1, cfg.TxConns/2)), upstream: newProjectSlots(max(1, cfg.Concurrency/4)), batches: newBatches()}
 }
 
@@ -120,9 +120,10 @@ func (s *Service) ReloadAll(ctx context.Context) error {
 	return s.table.loadAll(ctx, true)
 }
 
-// FlushLog writes the runs waiting for the run log now.
+// FlushLog writes the runs waiting for the run log, and what route
+// analytics counted, now.
 func (s *Service) FlushLog(ctx context.Context) error {
-	return s.log.flush(ctx)
+	return s.log.flush(ctx, true)
 }
 
 // Plan is the compiled plan of a project's saved route: nil when the

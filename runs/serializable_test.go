@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -41,6 +42,7 @@ func TestCounterUnderConcurrency(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			rt := newTestRuntime(t)
+			rt.log.keepAll = math.MaxInt // every run in the log, not a sample past 100 a second
 			rt.collection(t, "counters", `{"name":"c","n":0}`, `{"name":"other","n":0}`)
 			rt.route(t, routeDoc("inc", "POST", "/inc", "", append(append([]string{}, readCounter...), write,
 				`{"type":"RETURN","depth":0,"pairs":`+pairsOf("n", ref("next"))+`,"conditions":[]}`)...))

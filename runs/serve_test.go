@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 // runs.
 func TestBatchesCountEveryRun(t *testing.T) {
 	rt := newTestRuntime(t)
+	rt.log.keepAll = math.MaxInt // every run in the log, not a sample past 100 a second
 	rt.collection(t, "counters", `{"name":"c","n":0}`)
 	rt.route(t, routeDoc("inc", "POST", "/inc", `[{"id":"spin","bdtype":"INTEGER"}]`, counterBlocks...))
 	statuses := rt.concurrently(t, 32, 160, func(int) (string, string, string) { return "POST", "/x/shop/inc", `{"spin":0}` })

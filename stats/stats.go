@@ -98,6 +98,16 @@ func (h *Histogram) Merge(o Histogram) {
 	}
 }
 
+// Each gives each bucket h counts, as the duration it stands for (its
+// middle), and its count.
+func (h Histogram) Each(each func(d time.Duration, n int64)) {
+	for j, n := range h.Counts {
+		if n != 0 {
+			each(Middle(h.First+j), n)
+		}
+	}
+}
+
 // Total is how many durations h counts.
 func (h Histogram) Total() int64 {
 	var n int64

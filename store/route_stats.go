@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -116,31 +118,92 @@ type statKey struct {
 	at                     time.Time
 }
 
-// rollup counts runs into rows: per route and for the project as a whole,
-// at each resolution. Dry runs of the playground are not traffic and are
-// not counted; a refusal by the rate limit is counted without a latency.
-// Each run is counted once, into its route's minute; the minutes are then
-// added into hours, days and the project's rows.
-func rollup(runs []Run) []RouteStat {
-	minutes := map[statKey]*RouteStat{}
-	for _, r := range runs {
-		if r.DryRun {
+// Tally is runs counted for route analytics and not yet written: each
+// run once, into its route's minute (see CountTally). The runtime counts
+// every run into one as it answers, so that analytics are exact whatever
+// the run log keeps (docs/routes.md). Dry runs of the playground are not
+// traffic and are not counted; a refusal by the rate limit is counted
+// without a latency. The zero Tally is empty and ready.
+type Tally struct {
+	minutes map[statKey]*RouteStat
+}
+
+// Count counts r, unless that takes a route minute more than maxRows:
+// then it counts nothing and says so.
+func (t *Tally) Count(r Run, maxRows int) bool {
+	if r.DryRun {
+		return true
+	}
+	if t.minutes == nil {
+		t.minutes = map[statKey]*RouteStat{}
+	}
+	k := statKey{r.ProjectID, r.RouteID, r.Method, Minute, Truncate(r.At, Minute)}
+	row := t.minutes[k]
+	if row == nil {
+		if len(t.minutes) >= maxRows {
+			return false
+		}
+		row = &RouteStat{ProjectID: k.project, RouteID: k.route, Method: k.method, Resolution: Minute, At: k.at}
+		t.minutes[k] = row
+	}
+	class := stats.Class(r.Status, r.Ended)
+	row.Counts.count(class)
+	if class != stats.ClassLimited {
+		row.Latency.AddBucket(stats.Bucket(r.Duration), 1)
+	}
+	return true
+}
+
+// Minutes gives each route minute t counts to each.
+func (t *Tally) Minutes(each func(RouteStat)) {
+	for _, m := range t.minutes {
+		each(*m)
+	}
+}
+
+// Merge adds what o counts to t.
+func (t *Tally) Merge(o Tally) {
+	for k, m := range o.minutes {
+		if t.minutes == nil {
+			t.minutes = map[statKey]*RouteStat{}
+		}
+		row := t.minutes[k]
+		if row == nil {
+			t.minutes[k] = m
 			continue
 		}
-		k := statKey{r.ProjectID, r.RouteID, r.Method, Minute, Truncate(r.At, Minute)}
-		row := minutes[k]
-		if row == nil {
-			row = &RouteStat{ProjectID: k.project, RouteID: k.route, Method: k.method, Resolution: Minute, At: k.at}
-			minutes[k] = row
-		}
-		class := stats.Class(r.Status, r.Ended)
-		row.Counts.count(class)
-		if class != stats.ClassLimited {
-			row.Latency.AddBucket(stats.Bucket(r.Duration), 1)
-		}
+		row.Counts.Add(m.Counts)
+		row.Latency.Merge(m.Latency)
 	}
+}
+
+// Rows is how many route minutes t counts (what it holds in memory).
+func (t *Tally) Rows() int { return len(t.minutes) }
+
+// Runs is how many runs t counts.
+func (t *Tally) Runs() int64 {
+	var n int64
+	for _, m := range t.minutes {
+		n += m.Counts.Requests()
+	}
+	return n
+}
+
+// rollup counts runs into rows (see rows).
+func rollup(runs []Run) []RouteStat {
+	var t Tally
+	for _, r := range runs {
+		t.Count(r, math.MaxInt)
+	}
+	return t.rows()
+}
+
+// rows are t's minutes as rows of route_stats: per route and for the
+// project as a whole, at each resolution (the minutes added into hours,
+// days and the project's rows).
+func (t *Tally) rows() []RouteStat {
 	rows := map[statKey]*RouteStat{}
-	for k, m := range minutes {
+	for k, m := range t.minutes {
 		for _, res := range []byte{Minute, Hour, Day} {
 			at := Truncate(k.at, res)
 			for _, key := range []statKey{{k.project, k.route, k.method, res, at}, {k.project, "", "", res, at}} {
@@ -161,9 +224,34 @@ func rollup(runs []Run) []RouteStat {
 	return out
 }
 
+// CountTally adds what t counts to route_stats, in one transaction. The
+// projects it names are locked as a foreign key would lock them, once
+// each; the counts of a project already gone are left out.
+func (s *Store) CountTally(ctx context.Context, t Tally) (err error) {
+	defer wrap(&err, "count runs")
+	if len(t.minutes) == 0 {
+		return nil
+	}
+	projects := map[string]bool{}
+	for k := range t.minutes {
+		projects[k.project] = false
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := lockKeys(ctx, tx, "SELECT id FROM projects WHERE id = ANY($1) FOR KEY SHARE", projects); err != nil {
+			return err
+		}
+		rows := slices.DeleteFunc(t.rows(), func(r RouteStat) bool { return !projects[r.ProjectID] })
+		return writeStats(ctx, tx, rows)
+	})
+}
+
 // countRuns adds the runs' rows to route_stats in tx.
 func countRuns(ctx context.Context, tx pgx.Tx, runs []Run) error {
-	rows := rollup(runs)
+	return writeStats(ctx, tx, rollup(runs))
+}
+
+// writeStats adds rows to route_stats in tx.
+func writeStats(ctx context.Context, tx pgx.Tx, rows []RouteStat) error {
 	if len(rows) == 0 {
 		return nil
 	}

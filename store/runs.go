@@ -583,6 +583,10 @@ type Run struct {
 	Message   string // the message a FAIL answered with
 	DryRun    bool
 	Version   int64 // the route's version that ran; 0 for a draft (or a run logged before versions were kept)
+	// SampleRate is how many runs this one stands for in the log: past a
+	// route's rate of kept runs, 1 in SampleRate successful runs is kept
+	// (0 and 1: the run stands for itself).
+	SampleRate int
 	// Trace and Body are kept for runs made from the playground (the
 	// trace as it was shown there, the body sent), and read by Run only.
 	Trace []byte  `db:"-"`
@@ -627,7 +631,7 @@ func (s *Store) LogRuns(ctx context.Context, runs []Run, count bool) (err error)
 		kept := slices.DeleteFunc(slices.Clone(runs), func(r Run) bool { return !projects[r.ProjectID] })
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"route_runs"},
 			[]string{"at", "project_id", "route_id", "method", "path", "status", "ended", "duration_us", "user_id", "username", "fault", "attempts",
-				"query", "message", "dry_run", "trace", "body", "route_version"},
+				"query", "message", "dry_run", "trace", "body", "route_version", "sample_rate"},
 			pgx.CopyFromSlice(len(kept), func(i int) ([]any, error) {
 				r := kept[i]
 				if r.UserID != nil && !users[*r.UserID] {
@@ -646,7 +650,7 @@ func (s *Store) LogRuns(ctx context.Context, runs []Run, count bool) (err error)
 					version = r.Version
 				}
 				return []any{r.At, r.ProjectID, r.RouteID, r.Method, r.Path, r.Status, r.Ended, r.Duration.Microseconds(), r.UserID, r.Username, r.Fault,
-					max(1, r.Attempts), Cut(r.Query, RunQueryMax), r.Message, r.DryRun, trace, body, version}, nil
+					max(1, r.Attempts), Cut(r.Query, RunQueryMax), r.Message, r.DryRun, trace, body, version, max(1, r.SampleRate)}, nil
 			}))
 		if err != nil || !count {
 			return err
@@ -766,7 +770,7 @@ func runsSQL(project string, q RunQuery) (l listSQL) {
 
 // runColumns are the columns of a Run, in its fields' order (Trace and Body
 // aside).
-const runColumns = "id, at, project_id, route_id, method, path, status, ended, duration_us * 1000, user_id, username, fault, attempts, query, message, dry_run, coalesce(route_version, 0)"
+const runColumns = "id, at, project_id, route_id, method, path, status, ended, duration_us * 1000, user_id, username, fault, attempts, query, message, dry_run, coalesce(route_version, 0), sample_rate"
 
 // Run returns run id of project, with its trace and body when it kept them.
 func (s *Store) Run(ctx context.Context, project string, id int64) (_ Run, err error) {
@@ -779,7 +783,7 @@ func (s *Store) Run(ctx context.Context, project string, id int64) (_ Run, err e
 		var r Run
 		var trace *string
 		err := row.Scan(&r.ID, &r.At, &r.ProjectID, &r.RouteID, &r.Method, &r.Path, &r.Status, &r.Ended, &r.Duration, &r.UserID, &r.Username, &r.Fault,
-			&r.Attempts, &r.Query, &r.Message, &r.DryRun, &r.Version, &trace, &r.Body)
+			&r.Attempts, &r.Query, &r.Message, &r.DryRun, &r.Version, &r.SampleRate, &trace, &r.Body)
 		if trace != nil {
 			r.Trace = []byte(*trace)
 		}
