@@ -59,7 +59,13 @@ func (s *Service) attempts(ctx context.Context, plan *engine.Plan, vars map[stri
 		// A run that calls upstream never joins a batch: it would hold the
 		// batch's transaction while it waits (docs/engine.md).
 		batched := plan.Writes && !plan.Calls && !opts.dry && !alone
-		res, err := s.attemptOnce(ctx, route, &queuedRun{ctx: ctx, plan: plan, vars: vars, caller: caller, opts: opts, wake: make(chan struct{}, 1)}, batched, &slot)
+		var res engine.Result
+		var err error
+		if batched {
+			res, err = s.attemptBatched(ctx, route, &queuedRun{ctx: ctx, plan: plan, vars: vars, caller: caller, opts: opts, wake: make(chan struct{}, 1)}, &slot)
+		} else {
+			res, err = s.attemptAlone(ctx, plan, vars, caller, opts, &slot)
+		}
 		if errors.Is(err, errRunAlone) {
 			alone = true
 			if opts.restart != nil {
@@ -105,32 +111,36 @@ func (s *Service) attempts(ctx context.Context, plan *engine.Plan, vars map[stri
 	}
 }
 
-// attemptOnce runs q once: in a batch of its route when batched and the
-// route's runs queue for batches (giving back the transaction slot the
-// run holds: the batch takes its own), else by itself, holding *slot.
-func (s *Service) attemptOnce(ctx context.Context, route string, q *queuedRun, batched bool, slot *func()) (engine.Result, error) {
-	if batched {
-		if queued, leads := s.batches.join(route, q); queued {
-			if *slot != nil {
-				(*slot)()
-				*slot = nil
-			}
-			if !leads {
-				<-q.wake
-			}
-			if !q.finished {
-				s.leadBatch(route)
-			}
-			return q.res, q.err
+// attemptBatched runs q once: in a batch of its route when the route's
+// runs queue for batches (giving back the transaction slot the run holds:
+// the batch takes its own), else by itself, holding *slot.
+func (s *Service) attemptBatched(ctx context.Context, route string, q *queuedRun, slot *func()) (engine.Result, error) {
+	if queued, leads := s.batches.join(route, q); queued {
+		if *slot != nil {
+			(*slot)()
+			*slot = nil
 		}
+		if !leads {
+			<-q.wake
+		}
+		if !q.finished {
+			s.leadBatch(route)
+		}
+		return q.res, q.err
 	}
-	if q.plan.Writes && *slot == nil {
+	return s.attemptAlone(ctx, q.plan, q.vars, q.caller, q.opts, slot)
+}
+
+// attemptAlone runs plan once by itself, holding *slot (taken first when
+// it writes).
+func (s *Service) attemptAlone(ctx context.Context, plan *engine.Plan, vars map[string]any, caller *store.Caller, opts options, slot *func()) (engine.Result, error) {
+	if plan.Writes && *slot == nil {
 		var err error
-		if *slot, err = s.txSlots.enter(ctx, q.plan.Route.ProjectID); err != nil {
+		if *slot, err = s.txSlots.enter(ctx, plan.Route.ProjectID); err != nil {
 			return engine.Result{}, err
 		}
 	}
-	return s.attempt(ctx, q.plan, q.vars, q.caller, q.opts)
+	return s.attempt(ctx, plan, vars, caller, opts)
 }
 
 // errRunAgain is the outcome of a run whose batch could not commit: the
