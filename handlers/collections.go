@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -99,10 +100,13 @@ type recordQuery struct {
 
 type recordListQuery struct {
 	listQuery
-	ProjectID    string            `query:"project_id" json:"project_id" validate:"required"`
-	CollectionID string            `query:"collection_id" json:"collection_id" validate:"required"`
-	Where        string            `query:"where" json:"where" validate:"max=10000"`
-	order        store.RecordOrder // the page's column sort
+	ProjectID    string `query:"project_id" json:"project_id" validate:"required"`
+	CollectionID string `query:"collection_id" json:"collection_id" validate:"required"`
+	Where        string `query:"where" json:"where" validate:"max=10000"`
+	// After starts the page after that record id: a next page however
+	// deep, read as the first is (the answer's next link carries it).
+	After int64             `query:"after" json:"after" validate:"min=0"`
+	order store.RecordOrder // the page's column sort
 }
 
 // collectionsURL and collectionURL are the data pages.
@@ -281,6 +285,7 @@ type recordsView struct {
 	CanManage  bool   // ADMIN and ROOT members rename the collection
 	Self       string // the page's own URL, to reload its table in place
 	Matching   int    // records that match the filter (all without one)
+	Next       string // the API's next page: after= the last id shown, or an offset past a sorted page
 	Sort       string
 	Desc       bool
 	Heads      []sortHead
@@ -326,7 +331,8 @@ func (h *Handlers) records(c *fiber.Ctx, q recordListQuery) error {
 	for i, r := range view.Records {
 		dtos[i] = newRecordDTO(r.Record)
 	}
-	return h.respond(c, Reply{Data: dtos, Amount: &view.Pager.Total, Page: "data/collection", View: view})
+	return h.respond(c, Reply{Data: dtos, Amount: &view.Pager.Total, Capped: view.Pager.AtLeast, Next: view.Next, Last: view.Next == "",
+		Page: "data/collection", View: view})
 }
 
 func (h *Handlers) recordsPage(c *fiber.Ctx, q recordListQuery) (recordsView, error) {
@@ -357,17 +363,31 @@ func (h *Handlers) recordsPage(c *fiber.Ctx, q recordListQuery) (recordsView, er
 		}
 	}
 	ctx := c.UserContext()
-	recs, err := h.store.Records(ctx, p.ID, col.ID, where, page.Offset, page.Limit, q.order)
+	// One record more than the page: whether another page follows.
+	recs, err := h.store.Records(ctx, p.ID, col.ID, where, q.After, page.Offset, page.Limit+1, q.order)
 	if err != nil {
 		return view, err
 	}
-	total := col.Records
+	more := len(recs) > page.Limit
+	recs = recs[:min(len(recs), page.Limit)]
+	total, capped := col.Records, false
 	if where != nil {
-		if total, err = h.store.CountRecords(ctx, p.ID, col.ID, where); err != nil {
+		if total, capped, err = h.store.CountRecords(ctx, p.ID, col.ID, where); err != nil {
 			return view, err
 		}
 	}
-	view.Pager = newPager(c, page, len(recs), total)
+	if capped {
+		view.Pager = newCappedPager(c, page, len(recs), total, store.RecordCountCap)
+	} else {
+		view.Pager = newPager(c, page, len(recs), total)
+	}
+	switch {
+	case !more:
+	case q.order.By != "" || q.order.Descending:
+		view.Next = pageURL(c, map[string]string{"offset": strconv.Itoa(page.Offset + len(recs))})
+	default:
+		view.Next = pageURL(c, map[string]string{"after": strconv.FormatInt(recs[len(recs)-1].ID, 10), "offset": ""})
+	}
 	view.Records, view.Columns = views.RecordRows(recs)
 	view.Matching = total
 	view.Sort, view.Desc = q.order.By, q.order.Descending

@@ -91,19 +91,20 @@ func (h *Handlers) events(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	countCap := math.MaxInt
+	if !store.EventsCounted(sq) {
+		countCap = store.LogCountCap
+	}
+	pager := newLogPager(c, page, k, len(list), func(i int) int64 { return list[i].ID }, more, total, countCap)
 	if representationOf(c) == asJSON {
 		dtos := make([]eventDTO, len(list))
 		for i, e := range list {
 			dtos[i] = eventDTO{ID: e.ID, At: e.At.UTC().Format("2006-01-02T15:04:05.000Z"), UID: e.UserID, Username: e.Username,
 				TokenID: e.TokenID, Type: e.Type, ProjectID: e.ProjectID, Object: e.Object, Summary: e.Summary}
 		}
-		return h.respond(c, Reply{Data: dtos, Amount: &total})
+		return h.respond(c, Reply{Data: dtos, Amount: &pager.Total, Capped: pager.AtLeast, Next: pager.Next, Last: pager.Next == ""})
 	}
-	countCap := math.MaxInt
-	if !store.EventsCounted(sq) {
-		countCap = store.LogCountCap
-	}
-	view := eventsView{Base: h.base(c, "Events"), Pager: newLogPager(c, page, k, len(list), func(i int) int64 { return list[i].ID }, more, total, countCap), Query: q, Types: store.EventTypes,
+	view := eventsView{Base: h.base(c, "Events"), Pager: pager, Query: q, Types: store.EventTypes,
 		EventDays: int(h.cfg.EventRetention.Hours() / 24)}
 	for _, e := range list {
 		view.Events = append(view.Events, eventRow{Event: e, Href: eventHref(e, root)})

@@ -183,7 +183,7 @@ func TestDeleteInATemplate(t *testing.T) {
 func TestRecordsByID(t *testing.T) {
 	t.Parallel()
 	ta, h := runApp(t)
-	recs, err := ta.h.store.Records(context.Background(), "shop", "books", nil, 0, 10)
+	recs, err := ta.h.store.Records(context.Background(), "shop", "books", nil, 0, 0, 10)
 	if err != nil || len(recs) != 3 {
 		t.Fatal(len(recs), err)
 	}
@@ -233,7 +233,7 @@ func TestRecordsByID(t *testing.T) {
 func TestRecordsByIDInThePath(t *testing.T) {
 	t.Parallel()
 	ta, h := runApp(t)
-	recs, err := ta.h.store.Records(context.Background(), "shop", "books", nil, 0, 10)
+	recs, err := ta.h.store.Records(context.Background(), "shop", "books", nil, 0, 0, 10)
 	if err != nil || len(recs) != 3 {
 		t.Fatal(len(recs), err)
 	}

@@ -68,15 +68,11 @@ type keysetQuery struct {
 
 func (k keysetQuery) keyset() store.Keyset { return store.Keyset{Before: k.Before, After: k.After} }
 
-// logPage reads a page of a log (the run log, the event log): the rows
-// asked for when the API asks; for the browser one row more than it shows,
-// so that the pager knows whether a page lies beyond it in the direction
-// read (older, or newer with after=). read gets the limit.
+// logPage reads a page of a log (the run log, the event log): one row
+// more than it shows, so that the pager (and the API's next) knows whether
+// a page lies beyond it in the direction read (older, or newer with
+// after=). read gets the limit.
 func logPage[T any](c *fiber.Ctx, p store.Page, k store.Keyset, read func(limit int) ([]T, int, error)) (rows []T, total int, more bool, err error) {
-	if representationOf(c) == asJSON {
-		rows, total, err = read(p.Limit)
-		return rows, total, false, err
-	}
 	rows, total, err = read(p.Limit + 1)
 	if err != nil || len(rows) <= p.Limit {
 		return rows, total, false, err

@@ -20,7 +20,7 @@ func TestRecordCell(t *testing.T) {
 	t.Parallel()
 	ta, h := runApp(t)
 	ctx := context.Background()
-	recs, err := ta.h.store.Records(ctx, "shop", "books", nil, 0, 10)
+	recs, err := ta.h.store.Records(ctx, "shop", "books", nil, 0, 0, 10)
 	if err != nil || len(recs) != 3 {
 		t.Fatalf("records: %v %v", recs, err)
 	}

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"reflect"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -19,6 +22,9 @@ type Reply struct {
 	Message  string         // the envelope's message; empty means the status text
 	Data     any            // the JSON value: an explicit data-transfer value, never View
 	Amount   *int           // list responses: matching items before paging
+	Capped   bool           // Amount is where counting stopped: at least that many match
+	Next     string         // list responses: the next page (a keyset URL); "" lets respond make an offset one
+	Last     bool           // list responses: no page follows this one
 	Warnings []flow.Warning // non-nil: a top-level warnings array in the envelope, each as its line
 	Page     string         // template of the page's main content
 	Fragment string         // template rendered alone for htmx; empty: Page with nav and flash
@@ -35,6 +41,8 @@ type envelope struct {
 	Message  string   `json:"message"`
 	Data     any      `json:"data,omitzero"`
 	Amount   *int     `json:"amount,omitempty"`
+	Capped   bool     `json:"amount_capped,omitempty"`
+	Next     string   `json:"next,omitempty"`
 	Warnings []string `json:"warnings,omitzero"`
 }
 
@@ -87,10 +95,14 @@ func (h *Handlers) respond(c *fiber.Ctx, r Reply) error {
 		if r.Message == "" {
 			r.Message = http.StatusText(r.Status)
 		}
+		if v := reflect.ValueOf(r.Data); r.Amount != nil && r.Next == "" && !r.Last && v.Kind() == reflect.Slice && v.Type() != reflect.TypeFor[rawJSON]() {
+			r.Next = offsetNext(c, v.Len(), *r.Amount, r.Capped)
+		}
 		if raw, ok := r.Data.(rawJSON); ok {
 			return writeRawEnvelope(c, r, raw)
 		}
-		return c.Status(r.Status).JSON(envelope{Status: r.Status, Message: r.Message, Data: r.Data, Amount: r.Amount, Warnings: flow.Lines(r.Warnings)})
+		return c.Status(r.Status).JSON(envelope{Status: r.Status, Message: r.Message, Data: r.Data, Amount: r.Amount, Capped: r.Capped, Next: r.Next,
+			Warnings: flow.Lines(r.Warnings)})
 	case rep == asFragment && r.Fragment != "":
 		return h.renderFragment(c, r)
 	case r.Redirect != "" && rep == asFragment && r.Reload:
@@ -123,7 +135,7 @@ func (h *Handlers) render(c *fiber.Ctx, status int, page string, view any, layou
 type rawJSON []byte
 
 func writeRawEnvelope(c *fiber.Ctx, r Reply, data rawJSON) error {
-	head, err := json.Marshal(envelope{Status: r.Status, Message: r.Message, Amount: r.Amount, Warnings: flow.Lines(r.Warnings)})
+	head, err := json.Marshal(envelope{Status: r.Status, Message: r.Message, Amount: r.Amount, Capped: r.Capped, Next: r.Next, Warnings: flow.Lines(r.Warnings)})
 	if err != nil {
 		return err
 	}
@@ -158,4 +170,32 @@ func (h *Handlers) renderFragment(c *fiber.Ctx, r Reply) error {
 	}
 	h.fillCSRF(c)
 	return nil
+}
+
+// offsetNext is the next page of a list read by offset: the request's URL
+// with the offset past the items shown, when more match (always, when
+// the count stopped); "" when the list ends here.
+func offsetNext(c *fiber.Ctx, shown, total int, capped bool) string {
+	offset, _ := strconv.Atoi(c.Query("offset"))
+	if shown == 0 || !capped && max(0, offset)+shown >= total {
+		return ""
+	}
+	return pageURL(c, map[string]string{"offset": strconv.Itoa(max(0, offset) + shown)})
+}
+
+// pageURL is the request's path and query with the parameters set (a
+// value "" removes one).
+func pageURL(c *fiber.Ctx, set map[string]string) string {
+	q := url.Values{}
+	c.Context().QueryArgs().VisitAll(func(k, v []byte) {
+		if _, ok := set[string(k)]; !ok {
+			q.Add(string(k), string(v))
+		}
+	})
+	for k, v := range set {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return c.Path() + "?" + q.Encode()
 }

@@ -108,8 +108,9 @@ func (h *Handlers) runList(c *fiber.Ctx) error {
 	for i, r := range runs {
 		dtos[i] = newRunDTO(r)
 	}
+	pager := newLogPager(c, page, k, len(runs), func(i int) int64 { return runs[i].ID }, more, total, math.MaxInt)
 	if representationOf(c) == asJSON {
-		return h.respond(c, Reply{Data: dtos, Amount: &total})
+		return h.respond(c, Reply{Data: dtos, Amount: &total, Next: pager.Next, Last: pager.Next == ""})
 	}
 	ids, err := h.store.RouteIDs(c.UserContext(), p.ID)
 	if err != nil {
@@ -118,11 +119,6 @@ func (h *Handlers) runList(c *fiber.Ctx) error {
 	if q.RouteID != "" && !slices.Contains(ids, q.RouteID) {
 		ids = append(ids, q.RouteID) // a route deleted since: its runs stay a week
 	}
-	countCap := math.MaxInt
-	if !store.RunsCounted(rq) {
-		countCap = store.LogCountCap
-	}
-	pager := newLogPager(c, page, k, len(runs), func(i int) int64 { return runs[i].ID }, more, total, countCap)
 	view := runsView{Base: h.base(c, "Runs · "+p.Name), Project: p, Runs: dtos, Pager: pager,
 		RouteID: q.RouteID, Status: q.Status, RouteIDs: ids, Statuses: []string{"2xx", "4xx", "5xx"}}
 	return h.respond(c, Reply{Data: dtos, Amount: &total, Page: "routes/runs", View: view})

@@ -92,7 +92,7 @@ func runApp(t *testing.T) (*testApp, map[string]string) {
 
 func (ta *testApp) records(t *testing.T, col string) string {
 	t.Helper()
-	recs, err := ta.h.store.Records(context.Background(), "shop", col, nil, 0, 100)
+	recs, err := ta.h.store.Records(context.Background(), "shop", col, nil, 0, 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -123,7 +123,7 @@ func (h *Handlers) templateList(c *fiber.Ctx) error {
 		return err
 	}
 	// respond copies data into the response's own pooled buffer.
-	return h.respond(c, Reply{Data: data, Amount: &total})
+	return h.respond(c, Reply{Data: data, Amount: &total, Next: offsetNext(c, len(list), total, false)})
 }
 
 // listBuffers are the buffers template lists are written in, reused from

@@ -257,5 +257,5 @@ func (h *Handlers) vaultLog(c *fiber.Ctx) error {
 	}
 	view := vaultLogView{Base: h.base(c, "Vault log · "+p.Name), Project: p, Log: log, Pager: newCappedPager(c, page, len(log), total, store.LogCountCap),
 		Action: q.Action, Actions: vaultActions, Batch: q.Batch}
-	return h.respond(c, Reply{Data: dtos, Amount: &total, Page: "vault/log", View: view})
+	return h.respond(c, Reply{Data: dtos, Amount: &view.Pager.Total, Capped: view.Pager.AtLeast, Page: "vault/log", View: view})
 }

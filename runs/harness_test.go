@@ -144,7 +144,7 @@ func (rt *testRuntime) concurrentlyTelling(t *testing.T, clients, n int, req fun
 // records returns the data of a collection's records of project shop.
 func (rt *testRuntime) records(t *testing.T, col string) []map[string]any {
 	t.Helper()
-	recs, err := rt.st.Records(context.Background(), "shop", col, nil, 0, 100)
+	recs, err := rt.st.Records(context.Background(), "shop", col, nil, 0, 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

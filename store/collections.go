@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -142,8 +143,11 @@ func RecordData(raw []byte) (json.RawMessage, error) {
 	return data, err
 }
 
+// collectionSelect reads collections with their record counts, kept in
+// record_counts (migration 042): one index range of a few rows, however
+// many records a collection holds.
 const collectionSelect = `SELECT c.project_id, c.id, c.name, c.description, c.created_by, c.created_at, c.updated_at,
-	(SELECT count(*) FROM records r WHERE r.project_id = c.project_id AND r.collection_id = c.id)
+	(SELECT coalesce(sum(n), 0) FROM record_counts r WHERE r.project_id = c.project_id AND r.collection_id = c.id)
 	FROM collections c`
 
 func scanCollection(row pgx.Row) (Collection, error) {
@@ -269,15 +273,36 @@ func (s *Store) Record(ctx context.Context, project, collection string, id int64
 
 // Records returns up to limit records of a collection after offset, in id
 // order; with where (a JSON object), only the records containing it
-// (jsonb @>, served by the GIN index). It runs on the store's connection or
-// transaction, so the flow engine reads with it inside its run.
-func (s *Store) Records(ctx context.Context, project, collection string, where json.RawMessage, offset, limit int, order ...RecordOrder) (_ []Record, err error) {
+// (jsonb @>). After, when above 0, starts the page after that id (the next
+// page of a list read in id order: however deep, it reads as the first
+// does). It runs on the store's connection or transaction, so the flow
+// engine reads with it inside its run.
+//
+// A filtered page in id order from its start (no offset, a limit of at
+// most nearMaxLimit) reads as a run's FETCH does: the nearest records
+// first, then the GIN index when these hold fewer matches than the page
+// (see nearRecords); a deeper offset reads every match.
+func (s *Store) Records(ctx context.Context, project, collection string, where json.RawMessage, after int64, offset, limit int, order ...RecordOrder) (_ []Record, err error) {
 	defer wrap(&err, "records", project, collection)
+	sorted := len(order) > 0 && (order[0].By != "" || order[0].Descending)
+	if len(where) > 0 && !sorted && offset == 0 && limit <= nearMaxLimit {
+		q := RecordQuery{Where: where, Limit: limit, After: after}
+		sh := q.shape()
+		sh.full = true
+		rows, err := s.db.Query(ctx, runRecordsSQLOf(sh), q.args(sh, project, collection)...)
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Record, error) { return scanRecord(r) })
+	}
 	sql, args := recordsWhere(project, collection, where)
 	by := recordsOrder(where)
-	if len(order) > 0 && order[0].By != "" {
+	if sorted {
 		by = order[0].sql()
 		args = append(args, order[0].By)
+	}
+	if after > 0 && !sorted {
+		sql += " AND id > " + strconv.FormatInt(after, 10)
 	}
 	rows, err := s.db.Query(ctx, "SELECT "+recordColumns+" FROM records"+sql+by+" OFFSET $4 LIMIT $5",
 		append(args[:3:3], append([]any{offset, limit}, args[3:]...)...)...)
@@ -287,14 +312,26 @@ func (s *Store) Records(ctx context.Context, project, collection string, where j
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Record, error) { return scanRecord(r) })
 }
 
+// RecordCountCap is where a count of the records that match a filter
+// stops: past it the amount is "10,000 or more" (amount_capped).
+const RecordCountCap = 10_000
+
 // CountRecords counts the records of a collection that contain where (all,
-// without it).
-func (s *Store) CountRecords(ctx context.Context, project, collection string, where json.RawMessage) (_ int, err error) {
+// without it, from the counts kept in record_counts). A filtered count
+// stops at RecordCountCap, and capped says it did.
+func (s *Store) CountRecords(ctx context.Context, project, collection string, where json.RawMessage) (_ int, capped bool, err error) {
 	defer wrap(&err, "count records", project, collection)
-	sql, args := recordsWhere(project, collection, where)
 	var n int
-	err = s.db.QueryRow(ctx, "SELECT count(*) FROM records"+sql, args...).Scan(&n)
-	return n, err
+	if len(where) == 0 {
+		err = s.db.QueryRow(ctx, "SELECT coalesce(sum(n), 0) FROM record_counts WHERE project_id = $1 AND collection_id = $2", project, collection).Scan(&n)
+		return n, false, err
+	}
+	sql, args := recordsWhere(project, collection, where)
+	err = s.db.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM records%s LIMIT %d) AS capped", sql, RecordCountCap+1), args...).Scan(&n)
+	if n > RecordCountCap {
+		return RecordCountCap, true, err
+	}
+	return n, false, err
 }
 
 // recordsWhere is the condition of Records and CountRecords. Both shapes

@@ -155,16 +155,16 @@ func TestContainmentFilters(t *testing.T) {
 		`{"missing":null}`:              nil,
 		`{"author":{"name":"Herbert","born":1920}}`: {a.ID},
 	} {
-		got, err := st.Records(ctx, "shop", "books", json.RawMessage(where), 0, 25)
+		got, err := st.Records(ctx, "shop", "books", json.RawMessage(where), 0, 0, 25)
 		if err != nil {
 			t.Fatalf("%s: %v", where, err)
 		}
-		n, err := st.CountRecords(ctx, "shop", "books", json.RawMessage(where))
+		n, _, err := st.CountRecords(ctx, "shop", "books", json.RawMessage(where))
 		if err != nil || fmt.Sprint(ids(got)) != fmt.Sprint(want) && !(len(got) == 0 && len(want) == 0) || n != len(want) {
 			t.Errorf("where %s: %v (count %d), want %v", where, ids(got), n, want)
 		}
 	}
-	page, err := st.Records(ctx, "shop", "books", nil, 1, 1)
+	page, err := st.Records(ctx, "shop", "books", nil, 0, 1, 1)
 	if err != nil || len(page) != 1 || page[0].ID != b.ID {
 		t.Fatalf("offset 1 limit 1: %v %v", ids(page), err)
 	}
@@ -180,7 +180,7 @@ func TestContainmentFilters(t *testing.T) {
 		{"", store.RecordOrder{By: "_created", Descending: true}, []int64{c.ID, b.ID, a.ID}},
 		{`{"tags":["sf"]}`, store.RecordOrder{By: "year", Descending: true}, []int64{c.ID, a.ID}},
 	} {
-		got, err := st.Records(ctx, "shop", "books", json.RawMessage(tc.where), 0, 25, tc.order)
+		got, err := st.Records(ctx, "shop", "books", json.RawMessage(tc.where), 0, 0, 25, tc.order)
 		if err != nil || fmt.Sprint(ids(got)) != fmt.Sprint(tc.want) {
 			t.Errorf("where %s sorted %+v: %v (%v), want %v", tc.where, tc.order, ids(got), err, tc.want)
 		}
@@ -207,7 +207,7 @@ func TestRecordsInTheCallersTransaction(t *testing.T) {
 		if err != nil || n != 2 {
 			return fmt.Errorf("updated %d: %v", n, err)
 		}
-		seen, err := tx.Records(ctx, "shop", "books", json.RawMessage(`{"n":20}`), 0, 10)
+		seen, err := tx.Records(ctx, "shop", "books", json.RawMessage(`{"n":20}`), 0, 0, 10)
 		if err != nil || len(seen) != 1 {
 			return fmt.Errorf("the transaction does not see its own update: %v %v", ids(seen), err)
 		}
@@ -216,7 +216,7 @@ func TestRecordsInTheCallersTransaction(t *testing.T) {
 	if !errors.Is(err, failed) {
 		t.Fatal(err)
 	}
-	all, err := st.Records(ctx, "shop", "books", nil, 0, 10)
+	all, err := st.Records(ctx, "shop", "books", nil, 0, 0, 10)
 	if err != nil || len(all) != 2 || string(all[0].Data) != `{"n": 1}` || string(all[1].Data) != `{"n": 2}` {
 		t.Fatalf("after the rollback: %v %v", err, all)
 	}
@@ -272,7 +272,7 @@ func TestRecordFilterUsesTheGINIndex(t *testing.T) {
 			t.Fatalf("the where filter %s reads more than 9 pages of the index:\n%s", where, plan)
 		}
 	}
-	n, err := st.CountRecords(ctx, "shop", "books", json.RawMessage(`{"kind":"rare"}`))
+	n, _, err := st.CountRecords(ctx, "shop", "books", json.RawMessage(`{"kind":"rare"}`))
 	if err != nil || n != 100 {
 		t.Fatalf("count = %d, %v", n, err)
 	}

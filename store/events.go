@@ -187,6 +187,15 @@ func eventsSQL(q EventQuery) (l listSQL, none bool) {
 			order = "type"
 			break
 		}
+		if q.UserID != 0 {
+			// A user's events in the project: their own index
+			// (migration 044), both columns bounded and in its order,
+			// which no other index gives.
+			arg("project_id >= $? AND project_id <= $?", q.ProjectID)
+			arg("uid >= $? AND uid <= $?", q.UserID)
+			order = "project_id, uid"
+			break
+		}
 		arg("project_id >= $? AND project_id <= $?", q.ProjectID)
 		order = "project_id"
 	case q.Projects != nil && q.UserID == 0:
@@ -197,7 +206,7 @@ func eventsSQL(q EventQuery) (l listSQL, none bool) {
 	if q.Type != "" && q.ProjectID == "" {
 		arg("type = $?", q.Type)
 	}
-	if q.UserID != 0 {
+	if q.UserID != 0 && order != "project_id, uid" {
 		if q.ProjectID == "" {
 			arg("uid >= $? AND uid <= $?", q.UserID)
 			order = "uid"
@@ -269,21 +278,28 @@ func projectsEventsSQL(q EventQuery) listSQL {
 }
 
 // sweepEvents removes the events older than kept, then folds the event
-// counts into one row a project and type: the rows its snapshot sees are
-// deleted and their sums inserted, while rows writers insert meanwhile
-// stay as they are. One instance folds at a time (the others skip it).
+// counts (see foldCounts).
 func (s *Store) sweepEvents(ctx context.Context, kept time.Duration) error {
 	if err := s.sweepBatches(ctx, "events", time.Now().Add(-kept)); err != nil {
 		return err
 	}
+	return s.foldCounts(ctx, "event_counts", "project_id, type")
+}
+
+// foldCounts folds a table of counts kept as rows of deltas (event_counts,
+// record_counts) into one row a key: the rows its snapshot sees are
+// deleted and their sums inserted, while rows writers insert meanwhile
+// stay as they are; a key whose sum is 0 goes. One instance folds a table
+// at a time (the others skip it).
+func (s *Store) foldCounts(ctx context.Context, table, key string) error {
 	return s.InTx(ctx, func(tx *Store) error {
 		var mine bool
-		if err := tx.db.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock(hashtextextended('event_counts', 0))").Scan(&mine); err != nil || !mine {
+		if err := tx.db.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))", table).Scan(&mine); err != nil || !mine {
 			return err
 		}
-		_, err := tx.db.Exec(ctx, `WITH gone AS (DELETE FROM event_counts RETURNING project_id, type, n)
-			INSERT INTO event_counts (project_id, type, n)
-			SELECT project_id, type, sum(n) FROM gone GROUP BY project_id, type HAVING sum(n) <> 0`)
+		_, err := tx.db.Exec(ctx, `WITH gone AS (DELETE FROM `+table+` RETURNING `+key+`, n)
+			INSERT INTO `+table+` (`+key+`, n)
+			SELECT `+key+`, sum(n) FROM gone GROUP BY `+key+` HAVING sum(n) <> 0`)
 		return err
 	})
 }

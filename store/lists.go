@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -66,9 +67,18 @@ func countedPage[T any](ctx context.Context, db DB, l listSQL, offset, limit int
 }
 
 // orderBy is a log's order, newest first or oldest first: by id, or by
-// column (a filter bounded from both sides), then id, as its index
-// (column, id DESC) reads forwards, or backwards for oldest first.
+// column (a filter bounded from both sides; or two, "a, b"), then id, as
+// its index (column, id DESC) reads forwards, or backwards for oldest
+// first.
 func orderBy(column string, ascending bool) string {
+	if first, second, ok := strings.Cut(column, ", "); ok {
+		// Two columns, each bounded to one value: both in the index's
+		// direction.
+		if ascending {
+			return " ORDER BY " + first + " DESC, " + second + " DESC, id"
+		}
+		return " ORDER BY " + first + ", " + second + ", id DESC"
+	}
 	switch {
 	case column == "id" && ascending:
 		return " ORDER BY id"

@@ -127,6 +127,9 @@ func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) (err error)
 	if err := s.sweepEvents(ctx, eventsKept); err != nil {
 		return err
 	}
+	if err := s.foldCounts(ctx, "record_counts", "project_id, collection_id"); err != nil {
+		return err
+	}
 	if err := s.sweepStats(ctx); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -369,6 +370,9 @@ var RunRecordsSQL = runRecordsSQL(RecordQuery{Limit: 10001}.shape())
 // none, or _id: by id), at most Limit, with Lock locked until the
 // transaction ends.
 type RecordQuery struct {
+	// After, when above 0, reads the records after that id (in id order:
+	// a list's next page).
+	After      int64
 	Where      []byte
 	ByID       bool
 	ID         int64
@@ -386,6 +390,9 @@ type recordsShape struct {
 	// near: the read looks first among the nearest records in its order
 	// (see nearRecords).
 	near bool
+	// after: the read starts after an id; full: it reads every column of
+	// a record (a list's page), not the id and data alone (a run's read).
+	after, full bool
 }
 
 // nearRecords and nearMaxLimit shape a filtered read in id order with a
@@ -401,7 +408,7 @@ const (
 )
 
 func (q RecordQuery) shape() recordsShape {
-	sh := recordsShape{where: len(q.Where) > 0, byID: q.ByID, lock: q.Lock, descending: q.Descending}
+	sh := recordsShape{where: len(q.Where) > 0, byID: q.ByID, lock: q.Lock, descending: q.Descending, after: q.After > 0}
 	sh.property = len(q.Sort) > 0 && !(len(q.Sort) == 1 && q.Sort[0] == "_id")
 	sh.near = sh.where && !sh.byID && !sh.lock && !sh.property && q.Limit <= nearMaxLimit
 	return sh
@@ -447,11 +454,20 @@ func runRecordsSQL(sh recordsShape) string {
 	if sh.byID {
 		filter += " AND id = " + param() + "::bigint"
 	}
+	records := "SELECT id, data FROM records WHERE project_id = $1 AND collection_id = $2"
+	columns := "r.id, r.data"
+	if sh.full {
+		records = "SELECT " + recordColumns + " FROM records WHERE project_id = $1 AND collection_id = $2"
+		columns = "r." + strings.ReplaceAll(recordColumns, ", ", ", r.")
+	}
+	if sh.after {
+		// In the window of the nearest records too.
+		records += " AND id > " + param() + "::bigint"
+	}
 	locking := ""
 	if sh.lock {
 		locking = " FOR UPDATE"
 	}
-	const records = "SELECT id, data FROM records WHERE project_id = $1 AND collection_id = $2"
 	read := records + filter + " ORDER BY " + order + " LIMIT $3" + locking
 	if sh.near {
 		// The nearest records in the order, their matches, and the GIN
@@ -459,19 +475,25 @@ func runRecordsSQL(sh recordsShape) string {
 		// condition of no record, which PostgreSQL checks once, before
 		// that read).
 		read = fmt.Sprintf(`WITH near AS MATERIALIZED (
-			SELECT id, data FROM (%s ORDER BY id%s LIMIT %d) w WHERE data @> $4::jsonb ORDER BY id%s LIMIT $3
+			SELECT * FROM (%s ORDER BY id%s LIMIT %d) w WHERE data @> $4::jsonb ORDER BY id%s LIMIT $3
 		)
-		SELECT id, data FROM near WHERE (SELECT count(*) FROM near) = $3
+		SELECT * FROM near WHERE (SELECT count(*) FROM near) = $3
 		UNION ALL
 		(%s AND (SELECT count(*) FROM near) < $3 ORDER BY %s LIMIT $3)
 		ORDER BY id%s`, records, direction, nearRecords, direction, records+filter, order, direction)
+	}
+	if sh.full {
+		// A list's page: the collection is known to exist.
+		return `SELECT ` + columns + ` FROM collections c JOIN LATERAL (
+		` + read + `
+	) r ON true WHERE c.project_id = $1 AND c.id = $2`
 	}
 	// The records are chosen by the parameters themselves, not by the
 	// collections row's columns: PostgreSQL then estimates the collection's
 	// size from its statistics of that collection, and a read of a small
 	// collection beside a big one walks the collection's index, not the
 	// whole table in id order.
-	return `SELECT r.id, r.data FROM collections c LEFT JOIN LATERAL (
+	return `SELECT ` + columns + ` FROM collections c LEFT JOIN LATERAL (
 		` + read + `
 	) r ON true WHERE c.project_id = $1 AND c.id = $2`
 }
@@ -504,8 +526,8 @@ func (s *Store) EachRunRecord(ctx context.Context, project, collection string, q
 	return eachRunRecord(ctx, s.db, project, collection, q, each)
 }
 
-func eachRunRecord(ctx context.Context, db DB, project, collection string, q RecordQuery, each func(id int64, data []byte)) error {
-	sh := q.shape()
+// args are the arguments of the statement of q's shape sh.
+func (q RecordQuery) args(sh recordsShape, project, collection string) []any {
 	args := []any{project, collection, q.Limit}
 	if sh.where {
 		args = append(args, string(q.Where))
@@ -516,7 +538,15 @@ func eachRunRecord(ctx context.Context, db DB, project, collection string, q Rec
 	if sh.byID {
 		args = append(args, q.ID)
 	}
-	rows, err := db.Query(ctx, runRecordsSQLOf(sh), args...)
+	if sh.after {
+		args = append(args, q.After)
+	}
+	return args
+}
+
+func eachRunRecord(ctx context.Context, db DB, project, collection string, q RecordQuery, each func(id int64, data []byte)) error {
+	sh := q.shape()
+	rows, err := db.Query(ctx, runRecordsSQLOf(sh), q.args(sh, project, collection)...)
 	if err != nil {
 		return err
 	}
@@ -686,31 +716,23 @@ type RunQuery struct {
 }
 
 // ListRuns returns a page of a project's runs, newest first, and how many
-// match: exactly, from route_run_counts, unless q names an exact status,
-// whose count stops at LogCountCap.
+// match: exactly, from route_run_counts.
 func (s *Store) ListRuns(ctx context.Context, project string, q RunQuery) (_ []Run, _ int, err error) {
 	defer wrap(&err, "list runs", project)
 	return countedPage[Run](ctx, s.db, runsSQL(project, q), q.Offset, q.Limit)
 }
 
-// RunsCounted says whether q's count is exact (every filter but an exact
-// status): a count that stops at LogCountCap is shown as "10,000 or more".
-func RunsCounted(q RunQuery) bool {
-	_, exact := runClass(q.Status)
-	return !exact
-}
-
-// runClass is the status class a filter names ("5xx": 5, "404": 4) and
-// whether it names an exact status; 0 for none.
-func runClass(status string) (class int, exact bool) {
+// runClass is the status class a filter names ("5xx": 5) or the exact
+// status ("404": 404), as route_run_counts keys it; -1 for none.
+func runClass(status string) int {
 	if len(status) == 3 && status[1:] == "xx" && status[0] >= '1' && status[0] <= '5' {
-		return int(status[0] - '0'), false
+		return int(status[0] - '0')
 	}
 	var n int
 	if _, err := fmt.Sscanf(status, "%d", &n); status != "" && err == nil {
-		return n / 100, true
+		return n
 	}
-	return 0, false
+	return -1
 }
 
 // runsSQL is the count and the page (its offset and limit the two
@@ -723,8 +745,7 @@ func runClass(status string) (class int, exact bool) {
 // an order only the project's indexes give; and the project is bounded
 // from both sides rather than named by "=", which would let the planner
 // drop project_id from that order as fixed (docs/routes.md). The count is
-// one row of route_run_counts (migration 031); an exact status's is
-// capped, reading the status class's index.
+// one row of route_run_counts (migrations 031 and 045).
 func runsSQL(project string, q RunQuery) (l listSQL) {
 	l.args = []any{project}
 	var filters string // the conditions after the project's
@@ -737,14 +758,11 @@ func runsSQL(project string, q RunQuery) (l listSQL) {
 	if q.RouteID != "" {
 		route = add(" AND route_id = $%d", q.RouteID) // route_runs_route_idx
 	}
-	c, exact := runClass(q.Status)
-	if c != 0 || exact {
+	switch c := runClass(q.Status); {
+	case c >= 100:
+		class = add(" AND status = $%d", c) // route_runs_status_idx
+	case c > 0:
 		class = add(" AND status / 100 = $%d", c) // route_runs_class_idx
-	}
-	if exact {
-		var n int
-		_, _ = fmt.Sscanf(q.Status, "%d", &n)
-		add(" AND status = $%d", n)
 	}
 	where := " WHERE project_id >= $1 AND project_id <= $1" + filters
 	n := len(l.args)
@@ -752,19 +770,7 @@ func runsSQL(project string, q RunQuery) (l listSQL) {
 	l.pageArgs, n = kargs, n+len(kargs)
 	l.ascending = ascending
 	l.page = fmt.Sprintf("SELECT %s FROM route_runs%s%s%s OFFSET $%d LIMIT $%d", runColumns, where, bound, orderBy("project_id", ascending), n+1, n+2)
-	if !exact {
-		l.count = fmt.Sprintf("SELECT coalesce((SELECT n FROM route_run_counts WHERE project_id = $1 AND route_id = %s AND class = %s), 0)", route, class)
-		return l
-	}
-	// The capped count reads the same index, in the same order: unordered,
-	// a count of a project's runs read the table. One route's are few
-	// enough that its index is taken unordered, and ordered the planner
-	// would sort them.
-	counted := where + orderBy("project_id", false)
-	if q.RouteID != "" {
-		counted = " WHERE project_id = $1" + filters
-	}
-	l.count = fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM route_runs%s LIMIT %d) AS capped", counted, LogCountCap)
+	l.count = fmt.Sprintf("SELECT coalesce((SELECT n FROM route_run_counts WHERE project_id = $1 AND route_id = %s AND class = %s), 0)", route, class)
 	return l
 }
 

@@ -187,6 +187,10 @@ func (s *Store) ListVaultEntries(ctx context.Context, project string, p Page, re
 func vaultListSQL(project string, p Page, read *VaultAccess) (sql string, pageArgs []any, count string, args []any) {
 	where, args := keyWhere(project, p.Filter)
 	count = "SELECT count(*) FROM vault_entries" + where
+	if p.Filter == "" {
+		// Kept on the project's row (migration 046).
+		count = "SELECT vault_entries FROM projects WHERE id = $1"
+	}
 	n := params(args)
 	page := fmt.Sprintf("SELECT %s FROM vault_entries%s ORDER BY key OFFSET $%d LIMIT $%d", vaultColumns, where, n+1, n+2)
 	logged := ""
@@ -324,7 +328,7 @@ func (s *Store) ListVaultProjects(ctx context.Context, uid int64, p Page) (_ []V
 	if err := s.db.QueryRow(ctx, "SELECT count(*)"+where, uid, p.Filter).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.db.Query(ctx, `SELECT p.id, p.name, (SELECT count(*) FROM vault_entries e WHERE e.project_id = p.id)`+
+	rows, err := s.db.Query(ctx, `SELECT p.id, p.name, p.vault_entries`+
 		where+" ORDER BY p.id OFFSET $3 LIMIT $4", uid, p.Filter, p.Offset, p.Limit)
 	if err != nil {
 		return nil, 0, err

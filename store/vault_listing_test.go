@@ -79,7 +79,8 @@ func TestVaultListingFollowsTheVersion(t *testing.T) {
 	}
 	exec(`ALTER TABLE vault_entries DISABLE TRIGGER vault_entries_inserted;
 		INSERT INTO vault_entries (project_id, key, key_id, sealed) VALUES ('shop', 'HIDDEN', 'k1', '\x04');
-		ALTER TABLE vault_entries ENABLE TRIGGER vault_entries_inserted`)
+		ALTER TABLE vault_entries ENABLE TRIGGER vault_entries_inserted;
+		UPDATE projects SET vault_entries = vault_entries + 1 WHERE id = 'shop'`) // the count the trigger keeps, by hand
 	if got := list(project("shop")); len(got) != 2 {
 		t.Fatalf("shop at the same version lists %v: not kept", got)
 	}
