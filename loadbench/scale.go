@@ -287,6 +287,12 @@ func (b *bench) scaleSetup(ctx context.Context, factor float64) ([]*dataset, err
 			loads: []scaleLoad{
 				{name: "FETCH match, limit 20: common (1 in 25)", path: func(int) string { return "/x/scale/tickets/open" }},
 				{name: "FETCH match, limit 20: rare (1 in 5,000)", path: func(int) string { return "/x/scale/tickets/rare" }},
+				{name: "GET /collection/fetch (record counts)", path: func(int) string { return "/collection/fetch?project_id=scale" }},
+				{name: "GET /data/fetch: first 50", path: func(int) string { return "/data/fetch?project_id=scale&collection_id=tickets&limit=50" }},
+				{name: "GET /data/fetch: first 50 of where status open", path: func(int) string {
+					return "/data/fetch?project_id=scale&collection_id=tickets&limit=50&where=%7B%22status%22%3A%22open%22%7D"
+				}},
+				{name: "GET /web/data/collection (its reads, as JSON)", path: func(int) string { return "/web/data/collection?project_id=scale&id=tickets" }},
 			},
 		},
 		{
@@ -307,6 +313,8 @@ func (b *bench) scaleSetup(ctx context.Context, factor float64) ([]*dataset, err
 				{name: "GET /route/runs: newest 50", path: func(int) string { return "/route/runs?project_id=scale&limit=50" }},
 				{name: "GET /route/runs: newest 50 of a route", path: func(int) string { return "/route/runs?project_id=scale&route_id=r7&limit=50" }},
 				{name: "GET /route/runs: newest 50 of status=5xx", path: func(int) string { return "/route/runs?project_id=scale&status=5xx&limit=50" }},
+				{name: "GET /route/runs: newest 50 of status=500", path: func(int) string { return "/route/runs?project_id=scale&status=500&limit=50" }},
+				{name: "GET /route/runs: newest 50 of status=404", path: func(int) string { return "/route/runs?project_id=scale&status=404&limit=50" }},
 				{name: "GET /route/runs: offset at 80 % of the log", grows: true,
 					path: func(size int) string {
 						return fmt.Sprintf("/route/runs?project_id=scale&limit=50&offset=%d", size*8/10*9/10)
@@ -329,6 +337,9 @@ func (b *bench) scaleSetup(ctx context.Context, factor float64) ([]*dataset, err
 			loads: []scaleLoad{
 				{name: "GET /event/fetch: newest 50 of a project", path: func(int) string { return "/event/fetch?project_id=scale&limit=50" }},
 				{name: "GET /event/fetch: of one type (1 in 100)", path: func(int) string { return "/event/fetch?project_id=scale&type=route_delete&limit=50" }},
+				{name: "GET /event/fetch: of one user in the project", path: func(int) string {
+					return fmt.Sprintf("/event/fetch?project_id=scale&uid=%d&limit=50", b.uid)
+				}},
 			},
 		},
 		{
@@ -358,6 +369,10 @@ func (b *bench) scaleSetup(ctx context.Context, factor float64) ([]*dataset, err
 			},
 			loads: []scaleLoad{
 				{name: "GET /vault/fetch: filter matching 10", path: func(int) string { return "/vault/fetch?project_id=scale&filter=PAYMENT&limit=50" }},
+				// The first page in key order: the ten real entries
+				// (PAYMENT_…, before the seeded SERVICE_…, which hold no
+				// value that opens).
+				{name: "GET /vault/fetch: first 10, no filter", path: func(int) string { return "/vault/fetch?project_id=scale&limit=10" }},
 			},
 		},
 	}, nil

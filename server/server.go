@@ -179,6 +179,11 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 	if err := reportAPIPathClashes(ctx, st, log); err != nil {
 		return err
 	}
+	// Today's partitions of the logs before the first row: a service down
+	// for days finds them missing (the housekeeping keeps them ahead).
+	if err := st.EnsurePartitions(ctx); err != nil {
+		return err
+	}
 	go housekeeping(ctx, st, cfg.EventRetention, log)
 
 	runReads, err := newPool(ctx, db.url, cfg.RunDBMaxConns, cfg.RequestTimeout)
@@ -308,7 +313,8 @@ func newHandlers(ctx context.Context, cfg config.Config, st *store.Store, keyrin
 }
 
 // housekeeping deletes expired browser sessions and sign-in failures past
-// their window every ten minutes until ctx ends. Several instances doing it
+// their window, makes the logs' partitions ahead and drops those past
+// retention, every ten minutes until ctx ends. Several instances doing it
 // at once is harmless.
 func housekeeping(ctx context.Context, st *store.Store, eventsKept time.Duration, log *slog.Logger) {
 	tick := time.NewTicker(10 * time.Minute)

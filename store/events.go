@@ -280,10 +280,10 @@ func projectsEventsSQL(q EventQuery) listSQL {
 // sweepEvents removes the events older than kept, then folds the event
 // counts (see foldCounts).
 func (s *Store) sweepEvents(ctx context.Context, kept time.Duration) error {
-	if err := s.sweepBatches(ctx, "events", time.Now().Add(-kept)); err != nil {
+	if err := s.sweepLog(ctx, eventLog, kept); err != nil {
 		return err
 	}
-	return s.foldCounts(ctx, "event_counts", "project_id, type")
+	return s.foldCounts(ctx, "event_counts", "project_id, type, day")
 }
 
 // foldCounts folds a table of counts kept as rows of deltas (event_counts,

@@ -124,6 +124,9 @@ func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) (err error)
 	if err := s.sweepMail(ctx); err != nil {
 		return err
 	}
+	if err := s.EnsurePartitions(ctx); err != nil {
+		return err
+	}
 	if err := s.sweepEvents(ctx, eventsKept); err != nil {
 		return err
 	}
@@ -133,7 +136,7 @@ func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) (err error)
 	if err := s.sweepStats(ctx); err != nil {
 		return err
 	}
-	return s.sweepBatches(ctx, "route_runs", time.Now().Add(-RunsKept))
+	return s.sweepLog(ctx, runLog, RunsKept)
 }
 
 // sweepBatch is how many rows of a log one statement of a sweep removes,
@@ -154,7 +157,9 @@ const (
 func (s *Store) sweepBatches(ctx context.Context, table string, cutoff time.Time) error {
 	for {
 		start := time.Now()
-		tag, err := s.db.Exec(ctx, "DELETE FROM "+table+" WHERE id IN (SELECT id FROM "+table+" WHERE at < $1 LIMIT $2)", cutoff, sweepBatch)
+		// at bounds the outer statement too: a partitioned log's
+		// partitions are pruned to those that may hold such rows.
+		tag, err := s.db.Exec(ctx, "DELETE FROM "+table+" WHERE at < $1 AND id IN (SELECT id FROM "+table+" WHERE at < $1 LIMIT $2)", cutoff, sweepBatch)
 		if err != nil || tag.RowsAffected() < sweepBatch {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/tern/v2/migrate"
@@ -13,9 +14,17 @@ import (
 
 const versionTable = "schema_version"
 
+// ternLock is the advisory lock tern holds while it migrates (its
+// lockNum).
+const ternLock = int64(9628173550095224)
+
 // Migrate applies every pending migration. Tern holds a PostgreSQL advisory
 // lock while it works, so instances starting together apply each migration
-// once and the others wait.
+// once and the others wait. They wait by trying the lock every 50 ms
+// rather than in tern's pg_advisory_lock: a statement waiting on the lock
+// holds a snapshot, which CREATE INDEX CONCURRENTLY in the migrating
+// instance would wait for in turn (a deadlock). Session locks nest, so
+// tern then takes the lock this session already holds.
 func Migrate(ctx context.Context, databaseURL string) (err error) {
 	defer wrap(&err, "migrate")
 	conn, err := pgx.Connect(ctx, databaseURL)
@@ -23,6 +32,21 @@ func Migrate(ctx context.Context, databaseURL string) (err error) {
 		return fmt.Errorf("connect for migrations: %w", err)
 	}
 	defer conn.Close(ctx)
+	for {
+		var mine bool
+		if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", ternLock).Scan(&mine); err != nil {
+			return fmt.Errorf("migrations: %w", err)
+		}
+		if mine {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", ternLock) }()
 	m, err := migrate.NewMigrator(ctx, conn, versionTable)
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)

@@ -1,0 +1,175 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// The run log and the event log are partitioned by day (migration 049,
+// docs/operations.md). The service makes each day's partition ahead of
+// it, and retention drops a day's partition whole once its last row is
+// older than what the log keeps, with the counts kept of that day: a
+// statement of constant cost however many rows the day held. The rows
+// from before the partitioning (the legacy partition) are deleted in
+// batches as before, until the partition is old enough to drop whole.
+
+// partitionedLog is a log partitioned by day and the table of counts kept
+// with it, each count row carrying its day.
+type partitionedLog struct {
+	table, counts string
+}
+
+var (
+	runLog   = partitionedLog{table: "route_runs", counts: "route_run_counts"}
+	eventLog = partitionedLog{table: "events", counts: "event_counts"}
+)
+
+// partitionsAhead is how many days after today have their partitions made
+// already: a service down for a day still finds its partitions.
+const partitionsAhead = 2
+
+// partition is one partition of a log and the range of at it holds
+// (from: the zero time for MINVALUE).
+type partition struct {
+	name     string
+	from, to time.Time
+}
+
+// partitionBound reads a partition's bound as PostgreSQL writes it, in UTC.
+var partitionBound = regexp.MustCompile(`^FOR VALUES FROM \((MINVALUE|'[^']+')\) TO \('([^']+)'\)$`)
+
+// partitions lists the partitions of log l.
+func (s *Store) partitions(ctx context.Context, tx pgx.Tx, l partitionedLog) ([]partition, error) {
+	if _, err := tx.Exec(ctx, "SET LOCAL TimeZone = 'UTC'"); err != nil {
+		return nil, err
+	}
+	rows, err := tx.Query(ctx, `SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+		WHERE i.inhparent = $1::regclass ORDER BY 1`, l.table)
+	if err != nil {
+		return nil, err
+	}
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (partition, error) {
+		var p partition
+		var bound string
+		if err := row.Scan(&p.name, &bound); err != nil {
+			return p, err
+		}
+		m := partitionBound.FindStringSubmatch(bound)
+		if m == nil {
+			return p, fmt.Errorf("partition %s: bound %q", p.name, bound)
+		}
+		const layout = "2006-01-02 15:04:05-07"
+		var err error
+		if m[1] != "MINVALUE" {
+			if p.from, err = time.Parse(layout, m[1][1:len(m[1])-1]); err != nil {
+				return p, err
+			}
+		}
+		p.to, err = time.Parse(layout, m[2])
+		return p, err
+	})
+	return list, err
+}
+
+// EnsurePartitions makes the partitions of today and the partitionsAhead
+// days after it, in UTC, for each log that has none covering the day.
+// Instances doing it at once are harmless: each creation is its own
+// transaction, and one that finds its partition made meanwhile skips it.
+func (s *Store) EnsurePartitions(ctx context.Context) (err error) {
+	defer wrap(&err, "ensure partitions")
+	today := Truncate(time.Now(), Day)
+	for _, l := range []partitionedLog{runLog, eventLog} {
+		for d := range partitionsAhead + 1 {
+			day := today.AddDate(0, 0, d)
+			err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+				if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 1))", l.table); err != nil {
+					return err
+				}
+				list, err := s.partitions(ctx, tx, l)
+				if err != nil {
+					return err
+				}
+				for _, p := range list {
+					if !day.Before(p.from) && day.Before(p.to) {
+						return nil // covered
+					}
+				}
+				name := fmt.Sprintf("%s_%s", l.table, day.Format("20060102"))
+				_, err = tx.Exec(ctx, fmt.Sprintf("CREATE TABLE %s PARTITION OF %s FOR VALUES FROM ('%s') TO ('%s')",
+					pgx.Identifier{name}.Sanitize(), l.table, day.Format(time.RFC3339), day.AddDate(0, 0, 1).Format(time.RFC3339)))
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// dropExpired drops the partitions of log l whose every row is older than
+// cutoff, each with the counts of its days, and returns the start of the
+// oldest day's partition kept (the zero time when none is): rows older
+// than it lie in the legacy partition. A drop waits at most a second for the log's lock (a
+// long read of the log holds it); one that cannot have it is left for the
+// next sweep.
+func (s *Store) dropExpired(ctx context.Context, l partitionedLog, cutoff time.Time) (oldest time.Time, err error) {
+	var list []partition
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		list, err = s.partitions(ctx, tx, l)
+		return err
+	})
+	if err != nil {
+		return time.Time{}, err
+	}
+	for _, p := range list {
+		if p.to.After(cutoff) {
+			if !p.from.IsZero() && (oldest.IsZero() || p.from.Before(oldest)) {
+				oldest = p.from
+			}
+			continue
+		}
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '1s'"); err != nil {
+				return err
+			}
+			// The counts of the partition's days go with it: DROP runs no
+			// trigger. A day's count rows count rows of that day only.
+			from := "-infinity"
+			if !p.from.IsZero() {
+				from = p.from.Format("2006-01-02")
+			}
+			if _, err := tx.Exec(ctx, "DELETE FROM "+l.counts+" WHERE day >= $1::date AND day < $2::date", from, p.to.Format("2006-01-02")); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "DROP TABLE "+pgx.Identifier{p.name}.Sanitize())
+			return err
+		})
+		var pgErr *pgconn.PgError
+		if err != nil && ctx.Err() == nil && !(errors.As(err, &pgErr) && pgErr.Code == "55P03") {
+			return time.Time{}, err
+		}
+	}
+	return oldest, nil
+}
+
+// sweepLog removes the rows of log l older than kept: whole partitions
+// where it can (dropExpired), and in batches the rows of the legacy
+// partition (sweepBatches), all older than every day's partition.
+func (s *Store) sweepLog(ctx context.Context, l partitionedLog, kept time.Duration) error {
+	cutoff := time.Now().Add(-kept)
+	oldest, err := s.dropExpired(ctx, l, cutoff)
+	if err != nil {
+		return err
+	}
+	if !oldest.IsZero() && oldest.Before(cutoff) {
+		cutoff = oldest
+	}
+	return s.sweepBatches(ctx, l.table, cutoff)
+}
