@@ -257,9 +257,14 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("RUN_DB_MAX_CONNS must be a whole number from 2 to 1000, got %q", v)
 		}
 	}
-	// A run's transaction is short (5 s at most): a few per core serve
-	// many runs, and a project takes at most half of them (see runTxGate).
-	if c.RunTxMaxConns, err = wholeNumber(getenv, "RUN_TX_MAX_CONNS", max(4, 2*runtime.NumCPU()), 2, 1000); err != nil {
+	// A run that writes commits: its transaction mostly waits on the WAL
+	// flush, which commits in flight at once share, as the audited reads'
+	// do. With 2 a core, a project's write routes queued for its 2
+	// transactions at 1,640 runs a second whatever the callers (16 or 64);
+	// 8 a core: 2,400–2,950, where pgbench running the same INSERT does
+	// 4,400 (docs/performance.md). A project takes at most half of them
+	// (see runTxGate).
+	if c.RunTxMaxConns, err = wholeNumber(getenv, "RUN_TX_MAX_CONNS", max(16, 8*runtime.NumCPU()), 2, 1000); err != nil {
 		return c, err
 	}
 	if c.RunConcurrency, err = wholeNumber(getenv, "RUN_CONCURRENCY", 32*runtime.NumCPU(), 1, 100_000); err != nil {

@@ -38,3 +38,18 @@ func (b *bench) seedReturn(operand func(bool, string, string) string) error {
 	_, err := b.must(201, "POST", "/route/create", b.jwt, route)
 	return err
 }
+
+// seedCreate makes POST /x/bench/add, a route that creates one record in
+// collection items (OBJECT, CREATE, RETURN).
+func (b *bench) seedCreate(operand func(bool, string, string) string) error {
+	if _, err := b.must(201, "POST", "/collection/create", b.jwt, `{"project_id":"bench","id":"items","name":"Items"}`); err != nil {
+		return err
+	}
+	route := `{"project_id":"bench","route":{"route_id":"add","route_path":"/add","method":"POST","auth_jwt":{"active":false,"field":"","ref_col":""},
+		"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[
+		{"type":"OBJECT","depth":0,"local_name":"o","pairs":[{"id":"title","data":` + operand(false, "STRING", "x") + `},{"id":"status","data":` + operand(false, "STRING", "open") + `}]},
+		{"type":"CREATE","depth":0,"ref_col":"items","ref_object":"o","save":true,"conditions":[]},
+		{"type":"RETURN","depth":0,"pairs":[{"id":"ok","data":` + operand(false, "BOOLEAN", "true") + `}],"conditions":[]}]}}}`
+	_, err := b.must(201, "POST", "/route/create", b.jwt, route)
+	return err
+}

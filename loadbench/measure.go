@@ -54,6 +54,10 @@ func (b *bench) measure(ctx context.Context) error {
 			pgbenchSQL(store.TemplatePageSQL, "'{bench}'::text[]", "true", "''", "0", "50"),
 		// The FETCH's read, with the engine's limit (10,000 and one).
 		"route": pgbenchSQL(store.RunRecordsSQL, "'bench'", "'books'", "10001"),
+		// The CREATE route's write: one record, serializable as a run that
+		// writes is.
+		"create": "BEGIN ISOLATION LEVEL SERIALIZABLE;\n" +
+			`INSERT INTO records (project_id, collection_id, data) VALUES ('bench', 'items', '{"title": "x", "status": "open"}');` + "\nEND;\n",
 		// The counter route's transaction: its FETCH, its SIMPLE_UPDATE's
 		// locked read and write, serializable.
 		"counter": "BEGIN ISOLATION LEVEL SERIALIZABLE;\n" +
@@ -152,6 +156,26 @@ func (b *bench) measure(ctx context.Context) error {
 			return err
 		}
 		add(route, bare, "≥ 0.5, p99 ≤ 3× its", route.rps >= 0.5*bare.rps && route.p99 <= 3*bare.p99 && route.errors == 0)
+		return nil
+	}
+	// createLoad loads the route that creates one record beside pgbench
+	// running its INSERT in a serializable transaction, at 16 and at 64
+	// connections (clients).
+	createLoad := func() error {
+		conns := b.conns
+		defer func() { b.conns = conns }()
+		for _, n := range []int{16, 64} {
+			b.conns = n
+			create, insert, err := alternate(b.rounds, func() (result, error) {
+				return b.wrkMethod(fmt.Sprintf("POST /x/… (CREATE one record, %d conns)", n), "POST", "/x/bench/add", "Accept: application/json")
+			}, func() (result, error) {
+				return b.pgbench(ctx, "pgbench -f (its INSERT, serializable)", scripts["create"], false)
+			})
+			if err != nil {
+				return err
+			}
+			add(create, insert, "≥ 0.5", create.rps >= 0.5*insert.rps && create.errors == 0)
+		}
 		return nil
 	}
 	// counterLoad loads the counter route (POST, serializable, every run
@@ -310,14 +334,14 @@ func (b *bench) measure(ctx context.Context) error {
 		return nil
 	}
 	if b.only != "" {
-		load := map[string]func() error{"route": routeLoad, "return": returnLoad, "vault": vaultReads, "page": vaultPage, "counter": counterLoad, "match": matchLoad, "mail": mailLoad,
+		load := map[string]func() error{"route": routeLoad, "return": returnLoad, "create": createLoad, "vault": vaultReads, "page": vaultPage, "counter": counterLoad, "match": matchLoad, "mail": mailLoad,
 			"upstream": upstreamLoad, "stats": statsLoad}[b.only]
 		if err := load(); err != nil {
 			return err
 		}
 		return b.finish(ctx, rows)
 	}
-	for _, load := range []func() error{routeLoad, returnLoad, counterLoad, matchLoad, upstreamLoad, statsLoad, mailLoad} {
+	for _, load := range []func() error{routeLoad, returnLoad, createLoad, counterLoad, matchLoad, upstreamLoad, statsLoad, mailLoad} {
 		if err := load(); err != nil {
 			return err
 		}

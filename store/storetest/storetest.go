@@ -126,7 +126,18 @@ func setup() {
 	if initErr = exec(ctx, "CREATE DATABASE "+templateDB); initErr != nil {
 		return
 	}
-	initErr = store.Migrate(ctx, withDatabase(admin, templateDB))
+	if initErr = store.Migrate(ctx, withDatabase(admin, templateDB)); initErr != nil {
+		return
+	}
+	// The logs' partitions of the next days too, as a service makes them
+	// at start: each copy then has them, and a service started on one
+	// makes none.
+	pool, err := pgxpool.New(ctx, withDatabase(admin, templateDB))
+	if initErr = err; err != nil {
+		return
+	}
+	initErr = store.New(pool).EnsurePartitions(ctx)
+	pool.Close()
 }
 
 func exec(ctx context.Context, sql string) error {
