@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -168,4 +169,39 @@ func TestJourneyRunLog(t *testing.T) {
 	}
 	b.audit("run page at 390")
 	b.screenshot("run-page-390")
+
+	// A busy route: past 100 successes in a second the log keeps 1 in
+	// 100, each marked; analytics count every run (docs/routes.md).
+	if status, body := api(t, "PATCH", app.URL+"/project/update", token, `{"project_id":"shop","x_rate_limit":0}`); status != 200 {
+		t.Fatalf("no rate limit: %d %s", status, body)
+	}
+	for burst := 0; ; burst++ {
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 40 {
+					if status, body := api(t, "GET", app.URL+"/x/shop/books", "", ""); status != 200 {
+						t.Errorf("GET /x/shop/books: %d %s", status, body)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		time.Sleep(1500 * time.Millisecond) // the log's batch
+		_, body := api(t, "GET", app.URL+"/route/runs?project_id=shop&route_id=books&limit=1000", token, "")
+		if strings.Contains(body, `"sample_rate":100`) {
+			break
+		}
+		if burst == 4 {
+			t.Fatalf("640 runs in a burst, five times, and none kept of a sample: %.500s", body)
+		}
+	}
+	b.do(chromedp.Navigate(app.URL + "/web/routes/runs?project_id=shop&route_id=books&limit=1000"))
+	b.waitText("1 in 100 kept")
+	b.do(chromedp.ScrollIntoView(`[data-testid="run-sampled"]`))
+	b.audit("runs with a sample at 390")
+	b.screenshot("runs-sampled-390")
 }
