@@ -226,6 +226,7 @@ func eventsSQL(q EventQuery) (l listSQL, none bool) {
 	switch {
 	case q.UserID != 0:
 		l.count = "SELECT count(*) FROM (SELECT 1 FROM events" + cond + newest + " LIMIT " + strconv.Itoa(LogCountCap) + ") AS capped"
+		l.planCount = true
 	case q.ProjectID != "" && q.Type != "":
 		l.count = eventCountSQL(" WHERE project_id = $1 AND type = $2")
 	case q.ProjectID != "":

@@ -45,13 +45,22 @@ type listSQL struct {
 	// ascending: the page reads oldest first (After); newest first is
 	// what the list shows.
 	ascending bool
+	// planCount: the count is planned for its arguments each time (a
+	// custom plan). A capped count over a log's partitions, planned
+	// generically, read every partition's matches and sorted them: an
+	// empty day's partition, scanned, gives no order to merge in.
+	planCount bool
 }
 
 // countedPage runs a list's count and its page, each row read into T by
 // position, newest first.
 func countedPage[T any](ctx context.Context, db DB, l listSQL, offset, limit int) ([]T, int, error) {
 	var total int
-	if err := db.QueryRow(ctx, l.count, l.args...).Scan(&total); err != nil {
+	countArgs := l.args
+	if l.planCount {
+		countArgs = append([]any{pgx.QueryExecModeExec}, l.args...)
+	}
+	if err := db.QueryRow(ctx, l.count, countArgs...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	args := append(append(slices.Clip(l.args), l.pageArgs...), offset, limit)

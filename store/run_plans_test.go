@@ -40,6 +40,13 @@ func seedQuietAndBusy(t *testing.T, pool *pgxpool.Pool, table, columns, quiet, b
 // with the rows is read by its own key); with index, the page reads that
 // one.
 func checkPlans(t *testing.T, pool *pgxpool.Pool, what any, count, page string, countArgs, pageArgs []any, index ...string) {
+	checkPlansOf(t, pool, what, count, page, countArgs, pageArgs, false, index...)
+}
+
+// checkPlansOf is checkPlans; with customCount the count, planned for its
+// arguments each time it runs (store's listSQL.planCount), is explained
+// as a custom plan only.
+func checkPlansOf(t *testing.T, pool *pgxpool.Pool, what any, count, page string, countArgs, pageArgs []any, customCount bool, index ...string) {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pool.Acquire(ctx)
@@ -60,7 +67,11 @@ func checkPlans(t *testing.T, pool *pgxpool.Pool, what any, count, page string, 
 				params = append(params, fmt.Sprint(a))
 			}
 		}
-		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+		modes := []string{"force_custom_plan", "force_generic_plan"}
+		if i == 0 && customCount {
+			modes = modes[:1]
+		}
+		for _, mode := range modes {
 			for _, stmt := range []string{"SET plan_cache_mode = " + mode, "PREPARE p AS " + sql} {
 				if _, err := conn.Exec(ctx, stmt); err != nil {
 					t.Fatal(err)
@@ -131,11 +142,14 @@ func TestEventLogPlans(t *testing.T) {
 		count, page, countArgs, pageArgs := store.EventStatementsForTest(q)
 		checkPlans(t, pool, q, count, page, countArgs, pageArgs)
 	}
-	// A user's events in a project: their own index (migration 044).
+	// A user's events in a project: their own index (migration 044); the
+	// capped count is planned for its arguments (a generic plan sorted all
+	// of a busy user's events: the empty partition of a day ahead,
+	// scanned, gives no order to merge).
 	for _, q := range []store.EventQuery{{ProjectID: "quiet", UserID: 7}, {ProjectID: "busy", UserID: 7}, {ProjectID: "quiet", UserID: 7, Keyset: store.Keyset{After: 50_000}}} {
 		q.Limit = 50
 		count, page, countArgs, pageArgs := store.EventStatementsForTest(q)
-		checkPlans(t, pool, q, count, page, countArgs, pageArgs, "events_project_uid_idx")
+		checkPlansOf(t, pool, q, count, page, countArgs, pageArgs, true, "events_project_uid_idx")
 	}
 }
 
