@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,7 +79,7 @@ func checkPlansOf(t *testing.T, pool *pgxpool.Pool, what any, count, page string
 				}
 			}
 			text := storetest.Explain(t, conn, "(COSTS OFF) EXECUTE p("+strings.Join(params, ", ")+")")
-			if strings.Contains(text, "Seq Scan") || strings.Contains(text, "route_runs_pkey") || strings.Contains(text, "events_pkey") || !strings.Contains(text, "Index") ||
+			if seqScanOfData(text) || strings.Contains(text, "route_runs_pkey") || strings.Contains(text, "events_pkey") || !strings.Contains(text, "Index") ||
 				i == 1 && len(index) > 0 && !strings.Contains(text, index[0]) {
 				t.Errorf("%+v, %s, %s (want %v):\n%s\n%s", what, []string{"count", "page"}[i], mode, index, sql, text)
 			}
@@ -87,6 +88,18 @@ func checkPlansOf(t *testing.T, pool *pgxpool.Pool, what any, count, page string
 			}
 		}
 	}
+}
+
+// seqScanOfData says whether a plan reads a table that holds rows
+// sequentially: a day's partition of a log made ahead (name_YYYYMMDD) is
+// empty in these tests, and its scan reads nothing.
+func seqScanOfData(plan string) bool {
+	for _, m := range regexp.MustCompile(`Seq Scan on (\S+)`).FindAllStringSubmatch(plan, -1) {
+		if !regexp.MustCompile(`_\d{8}$`).MatchString(m[1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestRunLogPlans: the run log's statements, as the store sends them,
