@@ -42,12 +42,7 @@ func newPager(c *fiber.Ctx, p store.Page, shown, total int) Pager {
 	if shown > 0 {
 		pg.From, pg.To = p.Offset+1, p.Offset+shown
 	}
-	link := func(offset int) string {
-		q := url.Values{}
-		c.Context().QueryArgs().VisitAll(func(k, v []byte) { q.Add(string(k), string(v)) })
-		q.Set("offset", strconv.Itoa(offset))
-		return c.Path() + "?" + q.Encode()
-	}
+	link := func(offset int) string { return pageURL(c, map[string]string{"offset": strconv.Itoa(offset)}) }
 	if p.Offset > 0 {
 		pg.Prev = link(max(0, p.Offset-p.Limit))
 	}
@@ -103,14 +98,9 @@ func newLogPager(c *fiber.Ctx, p store.Page, k store.Keyset, shown int, id func(
 		pg.Shown = shown
 	}
 	link := func(key string, id int64) string {
-		q := url.Values{}
-		c.Context().QueryArgs().VisitAll(func(k, v []byte) {
-			if name := string(k); name != "offset" && name != "before" && name != "after" {
-				q.Add(name, string(v))
-			}
-		})
-		q.Set(key, strconv.FormatInt(id, 10))
-		return c.Path() + "?" + q.Encode()
+		set := map[string]string{"offset": "", "before": "", "after": ""}
+		set[key] = strconv.FormatInt(id, 10)
+		return pageURL(c, set)
 	}
 	// Read newest first, more is older rows; read oldest first (after=
 	// alone), it is newer ones, and the row named by after= is older.
@@ -195,4 +185,21 @@ func defaultLimit(c *fiber.Ctx, browser int) int {
 		return 50
 	}
 	return browser
+}
+
+// pageURL is the request's path and query with the parameters set (a
+// value "" removes one).
+func pageURL(c *fiber.Ctx, set map[string]string) string {
+	q := url.Values{}
+	c.Context().QueryArgs().VisitAll(func(k, v []byte) {
+		if _, ok := set[string(k)]; !ok {
+			q.Add(string(k), string(v))
+		}
+	})
+	for k, v := range set {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return c.Path() + "?" + q.Encode()
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -181,21 +180,4 @@ func offsetNext(c *fiber.Ctx, shown, total int, capped bool) string {
 		return ""
 	}
 	return pageURL(c, map[string]string{"offset": strconv.Itoa(max(0, offset) + shown)})
-}
-
-// pageURL is the request's path and query with the parameters set (a
-// value "" removes one).
-func pageURL(c *fiber.Ctx, set map[string]string) string {
-	q := url.Values{}
-	c.Context().QueryArgs().VisitAll(func(k, v []byte) {
-		if _, ok := set[string(k)]; !ok {
-			q.Add(string(k), string(v))
-		}
-	})
-	for k, v := range set {
-		if v != "" {
-			q.Set(k, v)
-		}
-	}
-	return c.Path() + "?" + q.Encode()
 }
