@@ -78,36 +78,39 @@ func (s *Store) partitions(ctx context.Context, tx pgx.Tx, l partitionedLog) ([]
 }
 
 // EnsurePartitions makes the partitions of today and the partitionsAhead
-// days after it, in UTC, for each log that has none covering the day.
-// Instances doing it at once are harmless: each creation is its own
-// transaction, and one that finds its partition made meanwhile skips it.
+// days after it, in UTC, for each log that has none covering the day: one
+// transaction a log, which lists its partitions once under an advisory
+// lock, so instances doing it at once make each partition once.
 func (s *Store) EnsurePartitions(ctx context.Context) (err error) {
 	defer wrap(&err, "ensure partitions")
 	today := Truncate(time.Now(), Day)
 	for _, l := range []partitionedLog{runLog, eventLog} {
-		for d := range partitionsAhead + 1 {
-			day := today.AddDate(0, 0, d)
-			err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-				if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 1))", l.table); err != nil {
-					return err
-				}
-				list, err := s.partitions(ctx, tx, l)
-				if err != nil {
-					return err
-				}
-				for _, p := range list {
-					if !day.Before(p.from) && day.Before(p.to) {
-						return nil // covered
-					}
-				}
-				name := fmt.Sprintf("%s_%s", l.table, day.Format("20060102"))
-				_, err = tx.Exec(ctx, fmt.Sprintf("CREATE TABLE %s PARTITION OF %s FOR VALUES FROM ('%s') TO ('%s')",
-					pgx.Identifier{name}.Sanitize(), l.table, day.Format(time.RFC3339), day.AddDate(0, 0, 1).Format(time.RFC3339)))
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 1))", l.table); err != nil {
 				return err
-			})
+			}
+			list, err := s.partitions(ctx, tx, l)
 			if err != nil {
 				return err
 			}
+		days:
+			for d := range partitionsAhead + 1 {
+				day := today.AddDate(0, 0, d)
+				for _, p := range list {
+					if !day.Before(p.from) && day.Before(p.to) {
+						continue days // covered
+					}
+				}
+				name := fmt.Sprintf("%s_%s", l.table, day.Format("20060102"))
+				if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE TABLE %s PARTITION OF %s FOR VALUES FROM ('%s') TO ('%s')",
+					pgx.Identifier{name}.Sanitize(), l.table, day.Format(time.RFC3339), day.AddDate(0, 0, 1).Format(time.RFC3339))); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
