@@ -187,7 +187,7 @@ func (l *logWriter) flush(ctx context.Context, counts bool) error {
 		if n == 0 {
 			return nil
 		}
-		if err := l.store.LogRuns(ctx, batch, false); err != nil {
+		if err := l.store.LogRuns(ctx, batch); err != nil {
 			l.requeue(batch)
 			return err
 		}

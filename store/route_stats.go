@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -189,15 +188,6 @@ func (t *Tally) Runs() int64 {
 	return n
 }
 
-// rollup counts runs into rows (see rows).
-func rollup(runs []Run) []RouteStat {
-	var t Tally
-	for _, r := range runs {
-		t.Count(r, math.MaxInt)
-	}
-	return t.rows()
-}
-
 // rows are t's minutes as rows of route_stats: per route and for the
 // project as a whole, at each resolution (the minutes added into hours,
 // days and the project's rows).
@@ -243,11 +233,6 @@ func (s *Store) CountTally(ctx context.Context, t Tally) (err error) {
 		rows := slices.DeleteFunc(t.rows(), func(r RouteStat) bool { return !projects[r.ProjectID] })
 		return writeStats(ctx, tx, rows)
 	})
-}
-
-// countRuns adds the runs' rows to route_stats in tx.
-func countRuns(ctx context.Context, tx pgx.Tx, runs []Run) error {
-	return writeStats(ctx, tx, rollup(runs))
 }
 
 // writeStats adds rows to route_stats in tx.

@@ -190,7 +190,7 @@ func TestRunCountsKept(t *testing.T) {
 				batch = append(batch, store.Run{At: at, ProjectID: []string{"shop", "blog", "gone"}[(w+i)%3], RouteID: fmt.Sprintf("r%d", (b+i)%4),
 					Method: "GET", Path: "/", Status: statuses[(w*b+i)%len(statuses)], Ended: "RETURN"})
 			}
-			if err := st.LogRuns(ctx, batch, false); err != nil {
+			if err := st.LogRuns(ctx, batch); err != nil {
 				return err
 			}
 		}

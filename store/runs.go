@@ -640,9 +640,8 @@ const RunsKept = 7 * 24 * time.Hour
 // foreign keys would for every row: none of them can go until the batch is
 // written (their deletion then takes the runs, or the caller, off them).
 // Runs of a project already gone are left out, and a caller already gone
-// is written as none. With count, the runs are counted in route_stats
-// too (route analytics), in the same transaction.
-func (s *Store) LogRuns(ctx context.Context, runs []Run, count bool) (err error) {
+// is written as none. Route analytics count runs apart (CountTally).
+func (s *Store) LogRuns(ctx context.Context, runs []Run) (err error) {
 	defer wrap(&err, "log runs")
 	projects, users := map[string]bool{}, map[int64]bool{}
 	for _, r := range runs {
@@ -682,10 +681,7 @@ func (s *Store) LogRuns(ctx context.Context, runs []Run, count bool) (err error)
 				return []any{r.At, r.ProjectID, r.RouteID, r.Method, r.Path, r.Status, r.Ended, r.Duration.Microseconds(), r.UserID, r.Username, r.Fault,
 					max(1, r.Attempts), Cut(r.Query, RunQueryMax), r.Message, r.DryRun, trace, body, version, max(1, r.SampleRate)}, nil
 			}))
-		if err != nil || !count {
-			return err
-		}
-		return countRuns(ctx, tx, kept)
+		return err
 	})
 }
 

@@ -37,7 +37,7 @@ func BenchmarkLogRuns(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				if err := st.LogRuns(ctx, batch, count); err != nil {
+				if err := logRuns(ctx, st, batch, count); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -79,7 +79,7 @@ func TestRunLogAndOutbox(t *testing.T) {
 		{At: now, ProjectID: "shop", RouteID: "orders", Method: "POST", Path: "/x/shop/orders", Status: 500, Ended: "FAULT", Duration: time.Millisecond, Fault: "flow.blocks[0] (FETCH): collection x does not exist"},
 		{At: now, ProjectID: "blog", RouteID: "books", Method: "GET", Path: "/x/blog/books", Status: 200, Ended: "END", Duration: time.Millisecond},
 	}
-	if err := st.LogRuns(ctx, runs, true); err != nil {
+	if err := logRuns(ctx, st, runs, true); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -116,7 +116,7 @@ func TestRunLogAndOutbox(t *testing.T) {
 	}
 
 	// Runs of a project deleted before they were written are left out.
-	if err := st.LogRuns(ctx, []store.Run{{At: now, ProjectID: "gone", RouteID: "r", Method: "GET", Path: "/", Ended: "END"},
+	if err := logRuns(ctx, st, []store.Run{{At: now, ProjectID: "gone", RouteID: "r", Method: "GET", Path: "/", Ended: "END"},
 		{At: now, ProjectID: "blog", RouteID: "kept", Method: "GET", Path: "/", Ended: "END"}}, true); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestRunLogAndOutbox(t *testing.T) {
 	// A caller deleted before its run was written is none; deleted after,
 	// its runs keep its name.
 	gone := int64(1 << 40)
-	if err := st.LogRuns(ctx, []store.Run{{At: now, ProjectID: "blog", RouteID: "lost", Method: "GET", Path: "/", Ended: "END", UserID: &gone, Username: "ghost"}}, true); err != nil {
+	if err := logRuns(ctx, st, []store.Run{{At: now, ProjectID: "blog", RouteID: "lost", Method: "GET", Path: "/", Ended: "END", UserID: &gone, Username: "ghost"}}, true); err != nil {
 		t.Fatal(err)
 	}
 	if list, _, _ := st.ListRuns(ctx, "blog", store.RunQuery{Page: store.Page{Limit: 25}, RouteID: "lost"}); len(list) != 1 || list[0].UserID != nil || list[0].Username != "ghost" {
