@@ -61,8 +61,8 @@ func TestCallersShareAStatement(t *testing.T) {
 	release()
 	wg.Wait()
 
-	if n := st.CallerStatementsForTest(); n > 8 {
-		t.Errorf("%d statements for 124 callers, want the queued 120 in at most 4", n)
+	if n := st.CallerStatementsForTest(); n > 2 {
+		t.Errorf("%d statements for 121 callers, want the queued 120 in one", n)
 	}
 	for i, o := range append(blockers, queued...) {
 		if o.q.UserID == 1<<40 {

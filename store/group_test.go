@@ -11,8 +11,9 @@ import (
 	"stencil/store/storetest"
 )
 
-// groupWorkers is how many statements of one group run at once.
-const groupWorkers = 4
+// groupWorkers is how many statements of one group run at once while
+// fewer than a batch (256) wait.
+const groupWorkers = 1
 
 // groupedStore is a store on a new database whose pool has room for the
 // lock's connection, every worker's and the test's own.
