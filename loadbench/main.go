@@ -55,7 +55,9 @@ func main() {
 	scale := flag.Bool("scale", false, "measure each hot path at 1×, 10× and 100× its data instead (docs/performance.md, about 25 minutes)")
 	scaleFactor := flag.Float64("scale-factor", 1, "with -scale: multiply every size by this (0.01 for a quick trial)")
 	scaleDoc := flag.String("scale-doc", "docs/performance.md", `with -scale: the document whose table and charts to write ("": none)`)
-	scaleOnly := flag.String("scale-only", "", `with -scale: only this dataset ("routes", "records", "runs", "events", "templates" or "vault"), no sweep, nothing written`)
+	scaleOnly := flag.String("scale-only", "", `with -scale: only this dataset ("routes", "records", "runs", "events", "templates" or "vault"), no sweep, nothing written; "sustain": only the sustained load and retention's cost`)
+	sustain := flag.Duration("sustain", 10*time.Minute, "with -scale: how long the sustained load of /x runs")
+	retentionRows := flag.String("retention-rows", "1000000,100000000", "with -scale: the sizes in rows of the past days whose drop retention's cost times, comma-separated")
 	mailLoop := flag.String("mail-loop", "", "internal: send the mail anchor's messages to the SMTP server at this address (the loop runs in a process of its own, as the service does)")
 	flag.Parse()
 	if *mailLoop != "" {
@@ -68,6 +70,15 @@ func main() {
 	opts := options{bin: *bin, duration: *duration, conns: *conns, rounds: max(1, *rounds), lighthouse: *lighthouse, only: *only}
 	if *scale {
 		opts.scale, opts.scaleDoc, opts.scaleOnly = *scaleFactor, *scaleDoc, *scaleOnly
+		opts.sustain.load = *sustain
+		for _, f := range strings.Split(*retentionRows, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				fmt.Fprintf(os.Stderr, "Error: -retention-rows: %q is not a number of rows\n", f)
+				os.Exit(2)
+			}
+			opts.sustain.retention = append(opts.sustain.retention, n)
+		}
 		if *scaleFactor != 1 || *scaleOnly != "" {
 			opts.scaleDoc = "" // a trial's figures are not the document's
 		}
@@ -103,6 +114,14 @@ type options struct {
 	// it, writing its figures into scaleDoc ("": nowhere).
 	scale               float64
 	scaleDoc, scaleOnly string
+	sustain             sustainOptions
+}
+
+// sustainOptions are the scale run's last rows: how long /x is loaded
+// without a pause, and the days of rows retention drops.
+type sustainOptions struct {
+	load      time.Duration
+	retention []int
 }
 
 func run(o options) error {
@@ -153,7 +172,7 @@ func run(o options) error {
 	}
 	defer b.stopService()
 	if o.scale != 0 {
-		return b.scale(ctx, o.scale, o.scaleDoc, o.scaleOnly)
+		return b.scale(ctx, o.scale, o.scaleDoc, o.scaleOnly, o.sustain)
 	}
 	fmt.Println("seeding…")
 	if err := b.seed(ctx); err != nil {

@@ -79,7 +79,7 @@ const scaleGoal = 2.0
 // scale seeds and loads every dataset (or only the one named), sweeps,
 // prints the table and, when doc is set, writes the table and the charts
 // into it.
-func (b *bench) scale(ctx context.Context, factor float64, doc, only string) error {
+func (b *bench) scale(ctx context.Context, factor float64, doc, only string, so sustainOptions) error {
 	// A deep offset of the largest log takes seconds; it is measured,
 	// not dropped at wrk's 2 s.
 	b.conns, b.wrkTimeout = scaleConns, 15*time.Second
@@ -100,7 +100,11 @@ func (b *bench) scale(ctx context.Context, factor float64, doc, only string) err
 	if err != nil {
 		return err
 	}
-	if only != "" {
+	switch only {
+	case "":
+	case "sustain":
+		sets = nil
+	default:
 		i := slices.IndexFunc(sets, func(d *dataset) bool { return d.name == only })
 		if i < 0 {
 			return fmt.Errorf("-scale-only: no dataset %q", only)
@@ -175,7 +179,21 @@ func (b *bench) scale(ctx context.Context, factor float64, doc, only string) err
 		}
 		sw = &r
 	}
-	table := scaleTable(all, sw)
+	var last string
+	if only == "" || only == "sustain" {
+		// Retention first: it takes the legacy partition away, which the
+		// sweep under load above still fills.
+		rs, err := b.retention(ctx, pool, so.retention)
+		if err != nil {
+			return err
+		}
+		s, err := b.sustain(ctx, pool, so.load)
+		if err != nil {
+			return err
+		}
+		last = s.String() + "\n" + retentionLine(rs)
+	}
+	table := scaleTable(all, sw, last)
 	fmt.Println()
 	fmt.Print(table.text)
 	if doc == "" {
@@ -613,7 +631,7 @@ type scaleTables struct{ text, markdown string }
 
 // scaleTable writes a row per path: req/s, p50, p99 and peak RSS at each
 // size, and how much its p99 grew from the smallest to the largest.
-func scaleTable(all []*series, sw *sweepResult) scaleTables {
+func scaleTable(all []*series, sw *sweepResult, sustained string) scaleTables {
 	var text strings.Builder
 	w := tabwriter.NewWriter(&text, 0, 0, 2, ' ', 0)
 	var md strings.Builder
@@ -669,10 +687,13 @@ func scaleTable(all []*series, sw *sweepResult) scaleTables {
 	if sw != nil {
 		sweep = sw.String()
 	}
-	return scaleTables{
-		text:     text.String() + "\n" + plans.String() + "\n" + sweep,
-		markdown: md.String() + "\nEach statement the loads ran at the largest size, as PostgreSQL's auto_explain logged its plan:\n\n" + plans.String() + "\n" + strings.TrimSpace(sweep) + ".\n",
+	markdown := md.String() + "\nEach statement the loads ran at the largest size, as PostgreSQL's auto_explain logged its plan:\n\n" + plans.String() + "\n" + strings.TrimSpace(sweep) + ".\n"
+	for _, line := range strings.Split(strings.TrimSpace(sustained), "\n") {
+		if line != "" {
+			markdown += "\n" + strings.ToUpper(line[:1]) + line[1:] + ".\n"
+		}
 	}
+	return scaleTables{text: text.String() + "\n" + plans.String() + "\n" + sweep + sustained, markdown: markdown}
 }
 
 // String is the sweep's line of the table, with its verdict.

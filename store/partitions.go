@@ -119,13 +119,27 @@ func (s *Store) EnsurePartitions(ctx context.Context) (err error) {
 // dropExpired drops the partitions of log l whose every row is older than
 // cutoff, each with the counts of its days, and returns the start of the
 // oldest day's partition kept (the zero time when none is): rows older
-// than it lie in the legacy partition. A drop waits at most a second for the log's lock (a
-// long read of the log holds it); one that cannot have it is left for the
-// next sweep.
+// than it lie in the legacy partition. Each partition is detached with
+// its counts in one transaction, which holds the log's lock for a change
+// of the catalog only and waits at most a second for it (a long read of
+// the log holds it; a partition that cannot have it is left for the next
+// sweep); the table is dropped after, in a transaction of its own, so
+// that giving its files back (a time that grows with its size) holds no
+// lock of the log. A table detached and not dropped (the service stopped
+// between the two) is dropped by the next sweep.
 func (s *Store) dropExpired(ctx context.Context, l partitionedLog, cutoff time.Time) (oldest time.Time, err error) {
 	var list []partition
+	var detached []string
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		list, err = s.partitions(ctx, tx, l)
+		if list, err = s.partitions(ctx, tx, l); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT relname FROM pg_class WHERE relkind = 'r' AND NOT relispartition
+			AND relnamespace = current_schema()::regnamespace AND relname ~ ('^' || $1 || '_([0-9]{8}|legacy)$')`, l.table)
+		if err != nil {
+			return err
+		}
+		detached, err = pgx.CollectRows(rows, pgx.RowTo[string])
 		return err
 	})
 	if err != nil {
@@ -142,8 +156,8 @@ func (s *Store) dropExpired(ctx context.Context, l partitionedLog, cutoff time.T
 			if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '1s'"); err != nil {
 				return err
 			}
-			// The counts of the partition's days go with it: DROP runs no
-			// trigger. A day's count rows count rows of that day only.
+			// The counts of the partition's days go with it: DETACH runs
+			// no trigger. A day's count rows count rows of that day only.
 			from := "-infinity"
 			if !p.from.IsZero() {
 				from = p.from.Format("2006-01-02")
@@ -151,11 +165,19 @@ func (s *Store) dropExpired(ctx context.Context, l partitionedLog, cutoff time.T
 			if _, err := tx.Exec(ctx, "DELETE FROM "+l.counts+" WHERE day >= $1::date AND day < $2::date", from, p.to.Format("2006-01-02")); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, "DROP TABLE "+pgx.Identifier{p.name}.Sanitize())
+			_, err := tx.Exec(ctx, "ALTER TABLE "+l.table+" DETACH PARTITION "+pgx.Identifier{p.name}.Sanitize())
 			return err
 		})
 		var pgErr *pgconn.PgError
-		if err != nil && ctx.Err() == nil && !(errors.As(err, &pgErr) && pgErr.Code == "55P03") {
+		switch {
+		case err == nil:
+			detached = append(detached, p.name)
+		case ctx.Err() == nil && !(errors.As(err, &pgErr) && pgErr.Code == "55P03"):
+			return time.Time{}, err
+		}
+	}
+	for _, name := range detached {
+		if _, err := s.pool.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
 			return time.Time{}, err
 		}
 	}
@@ -166,7 +188,18 @@ func (s *Store) dropExpired(ctx context.Context, l partitionedLog, cutoff time.T
 // where it can (dropExpired), and in batches the rows of the legacy
 // partition (sweepBatches), all older than every day's partition.
 func (s *Store) sweepLog(ctx context.Context, l partitionedLog, kept time.Duration) error {
-	cutoff := time.Now().Add(-kept)
+	return s.sweepLogBefore(ctx, l, time.Now().Add(-kept))
+}
+
+// SweepRunLogAsOf sweeps the run log as the sweep would at now, which may
+// be ahead: the load harness times retention with it (docs/performance.md).
+func (s *Store) SweepRunLogAsOf(ctx context.Context, now time.Time) (err error) {
+	defer wrap(&err, "sweep run log")
+	return s.sweepLogBefore(ctx, runLog, now.Add(-RunsKept))
+}
+
+// sweepLogBefore removes the rows of log l older than cutoff.
+func (s *Store) sweepLogBefore(ctx context.Context, l partitionedLog, cutoff time.Time) error {
 	oldest, err := s.dropExpired(ctx, l, cutoff)
 	if err != nil {
 		return err

@@ -16,7 +16,8 @@ import (
 // drops the partitions whose every row is past retention — the run log's
 // after 7 days, the event log's after its own — with the counts of their
 // days, deleting no row one by one; the amounts then match the rows
-// left. Partitions are made ahead by instances at once without a clash.
+// left. Partitions are made ahead by instances at once without a clash;
+// a day detached by a sweep that stopped before dropping it is dropped.
 func TestLogPartitionsDropWhole(t *testing.T) {
 	ctx := context.Background()
 	pool := storetest.Pool(t)
@@ -74,8 +75,14 @@ func TestLogPartitionsDropWhole(t *testing.T) {
 	if n := partitions("route_runs"); n != 13 {
 		t.Fatalf("%d partitions of the run log, want 13 (10 days past, today and 2 ahead)", n)
 	}
+	// A day detached by a sweep that stopped before dropping it.
+	exec(`CREATE TABLE route_runs_20000101 (LIKE route_runs); CREATE TABLE events_legacy (LIKE events)`)
 	if err := st.Sweep(ctx, 5*24*time.Hour); err != nil {
 		t.Fatal(err)
+	}
+	var left int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_class WHERE relname IN ('route_runs_20000101', 'events_legacy')`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("%d tables detached before and left (%v), want them dropped", left, err)
 	}
 	// Runs are kept 7 days: the partition of 7 days ago ends less than 7
 	// days ago and stays (its rows go with it tomorrow), that of 8 days
