@@ -473,8 +473,9 @@ func (b *bench) seed(ctx context.Context) error {
 // seedWrites makes the counter (one record) and its route, which reads
 // the counter, adds 1 and writes it back, serializable (slowly, on
 // demand); and 100,000
-// tickets, one in 25 open, with a route reading the 20 newest open ones
-// and one reading the 20 open ones of the latest property created.
+// tickets, one in 25 open and one in 5,000 rare, with routes reading the
+// 20 newest open ones, the 20 newest rare ones and the 20 open ones of
+// the latest property created.
 func (b *bench) seedWrites(ctx context.Context, operand func(bool, string, string) string) error {
 	for _, call := range [][2]string{
 		{"/collection/create", `{"project_id":"bench","id":"counters","name":"Counters"}`},
@@ -503,6 +504,10 @@ func (b *bench) seedWrites(ctx context.Context, operand func(bool, string, strin
 		"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[
 		{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"tickets","match":[{"id":"status","data":` + operand(false, "STRING", "open") + `}],"sort":{"property":"_id","descending":true},"limit":` + operand(false, "INTEGER", "20") + `},
 		{"type":"RETURN","depth":0,"pairs":[{"id":"items","data":` + operand(true, "ARRAY", "rows") + `}],"conditions":[]}]}}}`},
+		{"/route/create", `{"project_id":"bench","route":{"route_id":"rare_tickets","route_path":"/tickets/rare","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},
+		"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[
+		{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"tickets","match":[{"id":"status","data":` + operand(false, "STRING", "rare") + `}],"sort":{"property":"_id","descending":true},"limit":` + operand(false, "INTEGER", "20") + `},
+		{"type":"RETURN","depth":0,"pairs":[{"id":"items","data":` + operand(true, "ARRAY", "rows") + `}],"conditions":[]}]}}}`},
 		{"/route/create", `{"project_id":"bench","route":{"route_id":"open_tickets_by_created","route_path":"/tickets/open/by-created","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},
 		"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[
 		{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"tickets","match":[{"id":"status","data":` + operand(false, "STRING", "open") + `}],"sort":{"property":"created","descending":true},"limit":` + operand(false, "INTEGER", "20") + `},
@@ -518,7 +523,7 @@ func (b *bench) seedWrites(ctx context.Context, operand func(bool, string, strin
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, `INSERT INTO records (project_id, collection_id, data)
-		SELECT 'bench', 'tickets', jsonb_build_object('n', i, 'status', CASE WHEN i % 25 = 0 THEN 'open' ELSE 'closed' END,
+		SELECT 'bench', 'tickets', jsonb_build_object('n', i, 'status', CASE WHEN i % 25 = 0 THEN 'open' WHEN i % 5000 = 1 THEN 'rare' ELSE 'closed' END,
 			'created', to_char(timestamp '2026-01-01' + i * interval '1 minute', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
 		FROM generate_series(1, 100000) i`); err != nil {
 		return err
@@ -646,14 +651,15 @@ func (b *bench) wrkBody(name, method, path, body string, headers ...string) (res
 	if strings.HasPrefix(path, "http://") {
 		target = path // another service than ours
 	}
-	warm, err := exec.Command("wrk", append(append([]string{"-t2", conns, "-d1s"}, hs...), target)...).CombinedOutput()
+	threads := "-t" + strconv.Itoa(min(2, b.conns)) // wrk wants a connection a thread at least
+	warm, err := exec.Command("wrk", append(append([]string{threads, conns, "-d1s"}, hs...), target)...).CombinedOutput()
 	if err != nil {
 		return result{}, fmt.Errorf("wrk: %v: %s", err, warm)
 	}
 	if err := b.settle(); err != nil {
 		return result{}, err
 	}
-	args := append([]string{"-t2", conns, "-d" + strconv.Itoa(int(b.duration.Seconds())) + "s", "--latency"}, hs...)
+	args := append([]string{threads, conns, "-d" + strconv.Itoa(int(b.duration.Seconds())) + "s", "--latency"}, hs...)
 	out, err := exec.Command("wrk", append(args, target)...).CombinedOutput()
 	if err != nil {
 		return result{}, fmt.Errorf("wrk: %v: %s", err, out)
@@ -779,7 +785,7 @@ func (b *bench) pgbench(ctx context.Context, name, script string, builtin bool, 
 	pw, _ := u.User.Password()
 	db := "stencil"
 	logPrefix := filepath.Join(b.work, "pgblog")
-	args := []string{"-n", "-c", strconv.Itoa(b.conns), "-j", "2", "-T", strconv.Itoa(int(b.duration.Seconds())),
+	args := []string{"-n", "-c", strconv.Itoa(b.conns), "-j", strconv.Itoa(min(2, b.conns)), "-T", strconv.Itoa(int(b.duration.Seconds())),
 		"-M", "prepared", "-l", "--log-prefix", logPrefix,
 		"-h", u.Hostname(), "-p", u.Port(), "-U", u.User.Username()}
 	args = append(args, extra...)
