@@ -179,7 +179,9 @@ func run(o options) error {
 		return err
 	}
 	// The sign-ins of the seeding hash passwords (64 MiB each, by design);
-	// the peak that counts is the loads'.
+	// the peak that counts is the loads', once the seeding's memory has
+	// settled.
+	fmt.Printf("resident memory after the seeding: %.0f MiB\n", b.settleRSS())
 	if err := b.resetPeakRSS(); err != nil {
 		return err
 	}
