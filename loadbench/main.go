@@ -200,18 +200,21 @@ type bench struct {
 	conns    int
 	rounds   int
 
-	cmd      *exec.Cmd
-	logs     *bytes.Buffer
-	base     string
-	startMs  float64 // start to ready, on an existing cluster with ROOT_* set
-	jwt, pat string
-	cookie   string
-	uid      int64
-	apply    []byte // the body of a 5,000-block apply
-	only     string // the one load to run ("": all)
-	smtp     *smtptest.Server
-	upstream string // the HTTP block's upstream, host:port
-	bare     string // the bare handler of the one-block route's row, host:port
+	cmd     *exec.Cmd
+	logs    *bytes.Buffer
+	base    string
+	startMs float64 // start to ready, on an existing cluster with ROOT_* set
+	// peakBefore is the peak RSS of the service's processes that restarts
+	// ended since the last reset, in MiB.
+	peakBefore float64
+	jwt, pat   string
+	cookie     string
+	uid        int64
+	apply      []byte // the body of a 5,000-block apply
+	only       string // the one load to run ("": all)
+	smtp       *smtptest.Server
+	upstream   string // the HTTP block's upstream, host:port
+	bare       string // the bare handler of the one-block route's row, host:port
 	// routeStats is the service's ROUTE_STATS ("": its default, on).
 	routeStats string
 	// wrkTimeout is how long wrk waits for an answer (0: its 2 s).
@@ -266,6 +269,7 @@ func (b *bench) startService(ctx context.Context) error {
 
 func (b *bench) stopService() {
 	if b.cmd != nil {
+		b.peakBefore = b.peakRSS()
 		_ = b.cmd.Process.Signal(os.Interrupt)
 		_ = b.cmd.Wait()
 	}
@@ -274,11 +278,13 @@ func (b *bench) stopService() {
 // resetPeakRSS starts the service's high-water mark of resident memory
 // over from its present size.
 func (b *bench) resetPeakRSS() error {
+	b.peakBefore = 0
 	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", b.cmd.Process.Pid), []byte("5"), 0)
 }
 
-// peakRSS is the service's high-water mark of resident memory, in MiB.
-func (b *bench) peakRSS() float64 { return b.procStatus("VmHWM") }
+// peakRSS is the service's high-water mark of resident memory, in MiB,
+// since the last reset, over the processes a restart ended too.
+func (b *bench) peakRSS() float64 { return max(b.peakBefore, b.procStatus("VmHWM")) }
 
 // rss is the service's resident memory now, in MiB.
 func (b *bench) rss() float64 { return b.procStatus("VmRSS") }
