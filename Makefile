@@ -56,8 +56,10 @@ bench: deps-pg build
 ## bench-scale: each hot path at 1×, 10× and 100× its data (10 to 10,000
 ## routes, 10,000 to 1,000,000 records, 100,000 to 10,000,000 runs and
 ## events …), seeded in SQL and loaded by wrk over 16 connections, then the
-## retention sweep of the largest logs under load; writes the table and the
-## charts into docs/performance.md (about 25 minutes, 8 GB of disk).
+## retention sweep of the largest logs under load, retention's cost at days
+## of 1,000,000 and 100,000,000 runs, and /x loaded for ten minutes against
+## the run log; writes the table and the charts into docs/performance.md
+## (about an hour, 30 GB of disk at its peak).
 bench-scale: deps-pg build
 	@command -v wrk >/dev/null || $(call apt_install,wrk)
 	$(GO) run ./loadbench -bin bin/stencil -scale

@@ -8,9 +8,10 @@
 // instead of loading anything.
 //
 // With -scale, it measures each hot path at 1×, 10× and 100× its data
-// instead, and writes the table and charts into docs/performance.md.
+// instead, then retention's cost and a sustained load of /x against the
+// run log, and writes the table and charts into docs/performance.md.
 //
-// Usage: go run ./loadbench -bin bin/stencil [-duration 5s] [-conns 64] [-rounds 3] [-lighthouse path] [-scale [-scale-factor 1]]
+// Usage: go run ./loadbench -bin bin/stencil [-duration 5s] [-conns 64] [-rounds 3] [-lighthouse path] [-scale [-scale-factor 1] [-sustain 10m] [-retention-rows 1000000,100000000]]
 package main
 
 import (
@@ -52,7 +53,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds of each load and its anchor, in turn; the table shows medians")
 	lighthouse := flag.String("lighthouse", "", "a Lighthouse binary: audit pages instead of loading them")
 	only := flag.String("only", "", `run only one load and its anchor: "route" (GET /x/… beside its SQL), "return" (a route of one RETURN beside a bare Fiber handler), "create" (a route creating one record beside its INSERT at 16 and 64 connections), "vault" (the reads by JWT and PAT beside their SQL), "page" (/web/vault beside the JWT read), "counter" (a serializable counter route beside its transaction), "match" (a FETCH with match and limit in 100,000 records beside its SQL) or "mail" (1,000 queued messages delivered beside a plain loop of the same library)`)
-	scale := flag.Bool("scale", false, "measure each hot path at 1×, 10× and 100× its data instead (docs/performance.md, about 25 minutes)")
+	scale := flag.Bool("scale", false, "measure each hot path at 1×, 10× and 100× its data instead (docs/performance.md, about an hour)")
 	scaleFactor := flag.Float64("scale-factor", 1, "with -scale: multiply every size by this (0.01 for a quick trial)")
 	scaleDoc := flag.String("scale-doc", "docs/performance.md", `with -scale: the document whose table and charts to write ("": none)`)
 	scaleOnly := flag.String("scale-only", "", `with -scale: only this dataset ("routes", "records", "runs", "events", "templates" or "vault"), no sweep, nothing written; "sustain": only the sustained load and retention's cost`)
