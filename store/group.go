@@ -20,9 +20,8 @@ import (
 // groups, and so the fewest statements (docs/performance.md: vault reads
 // at about 7,500 a second with four at once, 12,900 with one); another
 // worker starts only while more than a batch waits for each running,
-// up to maxWorkers. Workers
-// end when the queue is empty, so a Store owns no goroutine while it is
-// idle.
+// up to maxWorkers. Workers end when the queue is empty, so a Store owns
+// no goroutine while it is idle.
 type group[Q, R any] struct {
 	// run answers qs in one statement: one result per query, in their
 	// order, nil where the query found nothing.

@@ -126,7 +126,8 @@ func (s *Store) EnsurePartitions(ctx context.Context) (err error) {
 // sweep); the table is dropped after, in a transaction of its own, so
 // that giving its files back (a time that grows with its size) holds no
 // lock of the log. A table detached and not dropped (the service stopped
-// between the two) is dropped by the next sweep.
+// between the two) is dropped by the next sweep. Instances may sweep at
+// once: each partition is detached by one of them.
 func (s *Store) dropExpired(ctx context.Context, l partitionedLog, cutoff time.Time) (oldest time.Time, err error) {
 	var list []partition
 	var detached []string
@@ -168,11 +169,14 @@ func (s *Store) dropExpired(ctx context.Context, l partitionedLog, cutoff time.T
 			_, err := tx.Exec(ctx, "ALTER TABLE "+l.table+" DETACH PARTITION "+pgx.Identifier{p.name}.Sanitize())
 			return err
 		})
+		// A lock not had in a second (55P03) waits for the next sweep; a
+		// partition no longer there (42P01) was taken by another
+		// instance's sweep, which drops it.
 		var pgErr *pgconn.PgError
 		switch {
 		case err == nil:
 			detached = append(detached, p.name)
-		case ctx.Err() == nil && !(errors.As(err, &pgErr) && pgErr.Code == "55P03"):
+		case ctx.Err() == nil && !(errors.As(err, &pgErr) && (pgErr.Code == "55P03" || pgErr.Code == "42P01")):
 			return time.Time{}, err
 		}
 	}

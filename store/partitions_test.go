@@ -16,8 +16,9 @@ import (
 // drops the partitions whose every row is past retention — the run log's
 // after 7 days, the event log's after its own — with the counts of their
 // days, deleting no row one by one; the amounts then match the rows
-// left. Partitions are made ahead by instances at once without a clash;
-// a day detached by a sweep that stopped before dropping it is dropped.
+// left. Partitions are made ahead, and swept, by instances at once
+// without a clash; a day detached by a sweep that stopped before dropping
+// it is dropped.
 func TestLogPartitionsDropWhole(t *testing.T) {
 	ctx := context.Background()
 	pool := storetest.Pool(t)
@@ -77,8 +78,19 @@ func TestLogPartitionsDropWhole(t *testing.T) {
 	}
 	// A day detached by a sweep that stopped before dropping it.
 	exec(`CREATE TABLE route_runs_20000101 (LIKE route_runs); CREATE TABLE events_legacy (LIKE events)`)
-	if err := st.Sweep(ctx, 5*24*time.Hour); err != nil {
-		t.Fatal(err)
+	// Two instances sweep at once.
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = st.Sweep(ctx, 5*24*time.Hour)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs[:2] {
+		if err != nil {
+			t.Fatalf("instances sweeping at once: %v", err)
+		}
 	}
 	var left int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_class WHERE relname IN ('route_runs_20000101', 'events_legacy')`).Scan(&left); err != nil || left != 0 {
