@@ -267,7 +267,7 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.RunTxMaxConns, err = wholeNumber(getenv, "RUN_TX_MAX_CONNS", max(16, 8*runtime.NumCPU()), 2, 1000); err != nil {
 		return c, err
 	}
-	if c.RunConcurrency, err = wholeNumber(getenv, "RUN_CONCURRENCY", 32*runtime.NumCPU(), 1, 100_000); err != nil {
+	if c.RunConcurrency, err = wholeNumber(getenv, "RUN_CONCURRENCY", DefaultRunConcurrency(), 1, 100_000); err != nil {
 		return c, err
 	}
 	mib, err := wholeNumber(getenv, "RUN_MEMORY_MIB", 256, 64, 1<<20)
@@ -499,3 +499,7 @@ func or(v, def string) string {
 	}
 	return v
 }
+
+// DefaultRunConcurrency is RUN_CONCURRENCY when it is not set: 32 runs a
+// core.
+func DefaultRunConcurrency() int { return 32 * runtime.NumCPU() }

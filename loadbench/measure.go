@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"stencil/auth"
+	"stencil/config"
 	"stencil/store"
 )
 
@@ -310,12 +311,12 @@ func (b *bench) measure(ctx context.Context) error {
 	// the machine, not the upstream, is the limit; no goal).
 	upstreamLoad := func() error {
 		// A project's runs waiting on upstream calls hold at most a
-		// quarter of the run slots (RUN_CONCURRENCY, 32 a core by
-		// default; docs/security.md): the load keeps within them, and the
-		// upstream is loaded alike.
+		// quarter of the run slots (RUN_CONCURRENCY, which the service
+		// runs with unset; docs/security.md): the load keeps within them,
+		// and the upstream is loaded alike.
 		conns := b.conns
 		defer func() { b.conns = conns }()
-		b.conns = 8 * runtime.NumCPU()
+		b.conns = config.DefaultRunConcurrency() / 4
 		for _, delay := range []time.Duration{upstreamDelay, 0} {
 			path, name := "/x/bench/rate", fmt.Sprintf("GET /x/… (HTTP GET, upstream %s)", delay)
 			if delay == 0 {
