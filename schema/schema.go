@@ -76,19 +76,16 @@ type Field struct {
 	pattern *regexp.Regexp // Pattern compiled, once Check passed
 }
 
-// Schema is a collection's fields and whether records may hold other
-// properties. The zero Schema (no fields, Additional) is an untyped
-// collection: every object passes.
+// Schema is a collection's fields and whether its records may hold
+// properties not declared: Strict refuses them (the API's "additional":
+// false). The zero Schema is an untyped collection: every object passes.
 type Schema struct {
-	Fields     []Field
-	Additional bool
+	Fields []Field
+	Strict bool
 }
 
-// Untyped is the schema of a collection without fields.
-var Untyped = Schema{Additional: true}
-
 // Typed says whether s checks anything.
-func (s Schema) Typed() bool { return len(s.Fields) > 0 || !s.Additional }
+func (s Schema) Typed() bool { return len(s.Fields) > 0 || s.Strict }
 
 // Field returns the field named name.
 func (s Schema) Field(name string) (Field, bool) {
@@ -109,8 +106,8 @@ func (s Schema) Hash() string {
 	}
 	text, _ := json.Marshal(struct {
 		F []Field `json:"f"`
-		A bool    `json:"a"`
-	}{s.Fields, s.Additional})
+		S bool    `json:"s"`
+	}{s.Fields, s.Strict})
 	sum := sha256.Sum256(text)
 	return hex.EncodeToString(sum[:16])
 }
@@ -368,7 +365,7 @@ func (s *Schema) Prepare(doc []byte, create bool) ([]byte, []Ref, error) {
 			refs = append(refs, Ref{Field: f.Name, Collection: f.Collection, ID: id})
 		}
 	}
-	if !s.Additional {
+	if s.Strict {
 		names := make([]string, 0, len(props))
 		for name := range props {
 			names = append(names, name)

@@ -13,7 +13,6 @@ func fields(t *testing.T, text string) Schema {
 	if err := json.Unmarshal([]byte(text), &s.Fields); err != nil {
 		t.Fatal(err)
 	}
-	s.Additional = true
 	return s
 }
 
@@ -139,7 +138,7 @@ func TestDefaultsAndAdditional(t *testing.T) {
 	if err != nil || string(out) != `{"title":"a"}` {
 		t.Fatalf("an update gets no default: %s %v", out, err)
 	}
-	s.Additional = false
+	s.Strict = true
 	_, _, err = s.Prepare([]byte(`{"title":"a","zeta":1,"alpha":2}`), true)
 	if err == nil || err.Error() != "data.alpha is not a field of this collection" {
 		t.Fatalf("additional false: %v", err)
@@ -152,8 +151,8 @@ func TestDefaultsAndAdditional(t *testing.T) {
 }
 
 func TestHash(t *testing.T) {
-	if Untyped.Hash() != "" || (Schema{}).Hash() == "" {
-		t.Fatal("the untyped schema's hash is empty; additional false is typed")
+	if (Schema{}).Hash() != "" || (Schema{Strict: true}).Hash() == "" {
+		t.Fatal("the untyped schema's hash is empty; a strict one is typed")
 	}
 	a := fields(t, `[{"name":"a","type":"text"}]`)
 	b := fields(t, `[{"name":"a","type":"integer"}]`)

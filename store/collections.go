@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"stencil/flow"
+	"stencil/schema"
 )
 
 // Collection is a project's set of records (docs/collections.md).
@@ -22,9 +23,12 @@ type Collection struct {
 	Name        string
 	Description string
 	Records     int // number of records
-	CreatedBy   *int64
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// Schema is its fields, and whether records may hold other
+	// properties (docs/collections.md); the zero Schema is untyped.
+	Schema    schema.Schema
+	CreatedBy *int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Record is one JSON object of a collection. Data is its compact JSON.
@@ -146,13 +150,17 @@ func RecordData(raw []byte) (json.RawMessage, error) {
 // collectionSelect reads collections with their record counts, kept in
 // record_counts (migration 042): one index range of a few rows, however
 // many records a collection holds.
-const collectionSelect = `SELECT c.project_id, c.id, c.name, c.description, c.created_by, c.created_at, c.updated_at,
+const collectionSelect = `SELECT c.project_id, c.id, c.name, c.description, c.fields, NOT c.additional, c.created_by, c.created_at, c.updated_at,
 	(SELECT coalesce(sum(n), 0) FROM record_counts r WHERE r.project_id = c.project_id AND r.collection_id = c.id)
 	FROM collections c`
 
 func scanCollection(row pgx.Row) (Collection, error) {
 	var c Collection
-	err := row.Scan(&c.ProjectID, &c.ID, &c.Name, &c.Description, &c.CreatedBy, &c.CreatedAt, &c.UpdatedAt, &c.Records)
+	var fields []byte
+	err := row.Scan(&c.ProjectID, &c.ID, &c.Name, &c.Description, &fields, &c.Schema.Strict, &c.CreatedBy, &c.CreatedAt, &c.UpdatedAt, &c.Records)
+	if err == nil {
+		err = json.Unmarshal(fields, &c.Schema.Fields)
+	}
 	return c, translate(err)
 }
 
@@ -160,9 +168,13 @@ func scanCollection(row pgx.Row) (Collection, error) {
 func (s *Store) CreateCollection(ctx context.Context, c *Collection, uid int64) (err error) {
 	defer wrap(&err, "create collection")
 	return s.change(ctx, func(tx *Store) (Event, error) {
-		err := tx.db.QueryRow(ctx, `INSERT INTO collections (project_id, id, name, description, created_by)
-			VALUES ($1, $2, $3, $4, $5) RETURNING created_at, updated_at`,
-			c.ProjectID, c.ID, c.Name, c.Description, uid).Scan(&c.CreatedAt, &c.UpdatedAt)
+		fields, err := fieldsJSON(c.Schema)
+		if err != nil {
+			return Event{}, err
+		}
+		err = tx.db.QueryRow(ctx, `INSERT INTO collections (project_id, id, name, description, created_by, fields, additional, fields_hash)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING created_at, updated_at`,
+			c.ProjectID, c.ID, c.Name, c.Description, uid, fields, !c.Schema.Strict, c.Schema.Hash()).Scan(&c.CreatedAt, &c.UpdatedAt)
 		if err == nil {
 			c.CreatedBy, c.Records = &uid, 0
 		}
@@ -238,30 +250,37 @@ func scanRecord(row pgx.Row) (Record, error) {
 	return r, translate(err)
 }
 
-// CreateRecord inserts r (its Data checked with RecordData first) into its
-// collection, an event of the log; a collection that does not exist is
-// ErrNotFound.
+// CreateRecord inserts r into its collection, its data checked as
+// prepareRecord does, an event of the log; a collection that does not
+// exist is ErrNotFound.
 func (s *Store) CreateRecord(ctx context.Context, r *Record) (err error) {
 	defer wrap(&err, "create record")
-	return s.change(ctx, func(tx *Store) (Event, error) {
-		err := tx.InsertRecord(ctx, r)
-		return recordEvent("create", r.ProjectID, r.CollectionID, r.ID, "created"), err
+	return retryFields(func() error {
+		return s.change(ctx, func(tx *Store) (Event, error) {
+			err := tx.InsertRecord(ctx, r)
+			return recordEvent("create", r.ProjectID, r.CollectionID, r.ID, "created"), err
+		})
 	})
 }
 
 // InsertRecord is CreateRecord as a run writes: a run's writes are
-// traffic, told by the run log, not events.
+// traffic, told by the run log, not events. Its data breaking the
+// collection's fields is a *schema.Violation.
 func (s *Store) InsertRecord(ctx context.Context, r *Record) (err error) {
 	defer wrap(&err, "insert record")
-	data, err := RecordData(r.Data)
+	data, hash, err := s.prepareRecord(ctx, r.ProjectID, r.CollectionID, r.Data, true)
 	if err != nil {
 		return err
 	}
 	row := s.db.QueryRow(ctx, `INSERT INTO records (project_id, collection_id, data)
-		SELECT c.project_id, c.id, $3 FROM collections c WHERE c.project_id = $1 AND c.id = $2
-		RETURNING `+recordColumns, r.ProjectID, r.CollectionID, string(data))
-	*r, err = scanRecord(row)
-	return err
+		SELECT $1, $2, $3 WHERE `+holdSQL("$1", "$2", "$4")+`
+		RETURNING `+recordColumns, r.ProjectID, r.CollectionID, string(data), hash)
+	stored, err := scanRecord(row)
+	s.schemas.note(err)
+	if err == nil {
+		*r = stored
+	}
+	return s.uniqueViolation(ctx, r.ProjectID, r.CollectionID, err)
 }
 
 // Record returns record id of a collection.
@@ -392,20 +411,26 @@ func (o RecordOrder) sql() string {
 	return " ORDER BY data -> $6::text" + dir + " NULLS LAST, id"
 }
 
-// UpdateRecord replaces r's data (checked with RecordData first).
+// UpdateRecord replaces r's data (checked as prepareRecord does).
 func (s *Store) UpdateRecord(ctx context.Context, r *Record) (err error) {
 	defer wrap(&err, "update record")
-	data, err := RecordData(r.Data)
-	if err != nil {
-		return err
-	}
-	return s.change(ctx, func(tx *Store) (Event, error) {
-		row := tx.db.QueryRow(ctx, `UPDATE records SET data = $4, updated_at = now()
-			WHERE project_id = $1 AND collection_id = $2 AND id = $3 RETURNING `+recordColumns,
-			r.ProjectID, r.CollectionID, r.ID, string(data))
-		ev := recordEvent("update", r.ProjectID, r.CollectionID, r.ID, "replaced")
-		*r, err = scanRecord(row)
-		return ev, err
+	return retryFields(func() error {
+		return s.change(ctx, func(tx *Store) (Event, error) {
+			data, hash, err := tx.prepareRecord(ctx, r.ProjectID, r.CollectionID, r.Data, false)
+			if err != nil {
+				return Event{}, err
+			}
+			row := tx.db.QueryRow(ctx, `UPDATE records SET data = $4, updated_at = now()
+				WHERE project_id = $1 AND collection_id = $2 AND id = $3 AND `+holdSQL("$1", "$2", "$5")+` RETURNING `+recordColumns,
+				r.ProjectID, r.CollectionID, r.ID, string(data), hash)
+			ev := recordEvent("update", r.ProjectID, r.CollectionID, r.ID, "replaced")
+			stored, err := scanRecord(row)
+			s.schemas.note(err)
+			if err == nil {
+				*r = stored
+			}
+			return ev, s.uniqueViolation(ctx, r.ProjectID, r.CollectionID, err)
+		})
 	})
 }
 
@@ -413,7 +438,7 @@ func (s *Store) UpdateRecord(ctx context.Context, r *Record) (err error) {
 // text), leaving the record's other fields as they are now: the records
 // grid edits one cell, and an edit of another field meanwhile stays. The
 // record is read locked and written in one transaction, its new data
-// checked as a whole record's is (RecordData); value must be JSON whose
+// checked as a whole record's is (prepareRecord); value must be JSON whose
 // numbers fit (else ErrNumberRange or a *json.SyntaxError).
 func (s *Store) SetRecordField(ctx context.Context, r *Record, field string, value []byte) (err error) {
 	defer wrap(&err, "set record field")
@@ -424,51 +449,61 @@ func (s *Store) SetRecordField(ctx context.Context, r *Record, field string, val
 	if !numbersFit(v.Bytes()) {
 		return ErrNumberRange
 	}
-	return s.change(ctx, func(tx *Store) (Event, error) {
-		var doc map[string]json.RawMessage
-		err := tx.db.QueryRow(ctx, `SELECT data FROM records WHERE project_id = $1 AND collection_id = $2 AND id = $3 FOR UPDATE`,
-			r.ProjectID, r.CollectionID, r.ID).Scan(&doc)
-		if err != nil {
-			return Event{}, translate(err)
-		}
-		doc[field] = v.Bytes()
-		text, err := json.Marshal(doc)
-		if err != nil {
-			return Event{}, err
-		}
-		data, err := RecordData(text)
-		if err != nil {
-			return Event{}, err
-		}
-		row := tx.db.QueryRow(ctx, `UPDATE records SET data = $4, updated_at = now()
-			WHERE project_id = $1 AND collection_id = $2 AND id = $3 RETURNING `+recordColumns,
-			r.ProjectID, r.CollectionID, r.ID, string(data))
-		ev := recordEvent("update", r.ProjectID, r.CollectionID, r.ID, "field "+flow.Printable(field)+" set")
-		*r, err = scanRecord(row)
-		return ev, err
+	return retryFields(func() error {
+		return s.change(ctx, func(tx *Store) (Event, error) {
+			var doc map[string]json.RawMessage
+			err := tx.db.QueryRow(ctx, `SELECT data FROM records WHERE project_id = $1 AND collection_id = $2 AND id = $3 FOR UPDATE`,
+				r.ProjectID, r.CollectionID, r.ID).Scan(&doc)
+			if err != nil {
+				return Event{}, translate(err)
+			}
+			doc[field] = v.Bytes()
+			text, err := json.Marshal(doc)
+			if err != nil {
+				return Event{}, err
+			}
+			data, hash, err := tx.prepareRecord(ctx, r.ProjectID, r.CollectionID, text, false)
+			if err != nil {
+				return Event{}, err
+			}
+			row := tx.db.QueryRow(ctx, `UPDATE records SET data = $4, updated_at = now()
+				WHERE project_id = $1 AND collection_id = $2 AND id = $3 AND `+holdSQL("$1", "$2", "$5")+` RETURNING `+recordColumns,
+				r.ProjectID, r.CollectionID, r.ID, string(data), hash)
+			ev := recordEvent("update", r.ProjectID, r.CollectionID, r.ID, "field "+flow.Printable(field)+" set")
+			stored, err := scanRecord(row)
+			s.schemas.note(err)
+			if err == nil {
+				*r = stored
+			}
+			return ev, s.uniqueViolation(ctx, r.ProjectID, r.CollectionID, err)
+		})
 	})
 }
 
 // UpdateRecords replaces the data of many records of one collection in one
-// statement (each Data checked with RecordData first) and returns how many
+// statement (each Data checked as prepareRecord does) and returns how many
 // it found (0 in a BeginRuns transaction, which sends the statement later:
 // runs do not ask); records of other collections are left alone.
 func (s *Store) UpdateRecords(ctx context.Context, project, collection string, recs []Record) (_ int, err error) {
 	defer wrap(&err, "update records", project, collection)
 	ids := make([]int64, len(recs))
 	docs := make([]string, len(recs))
+	var hash string
 	for i, r := range recs {
-		data, err := RecordData(r.Data)
+		data, h, err := s.prepareRecord(ctx, project, collection, r.Data, false)
 		if err != nil {
 			return 0, err
 		}
-		ids[i], docs[i] = r.ID, string(data)
+		ids[i], docs[i], hash = r.ID, string(data), h
 	}
-	tag, err := s.db.Exec(ctx, `UPDATE records r SET data = u.data::jsonb, updated_at = now()
-		FROM unnest($3::bigint[], $4::text[]) AS u(id, data)
-		WHERE r.project_id = $1 AND r.collection_id = $2 AND r.id = u.id`, project, collection, ids, docs)
+	// The hold is a CTE of one row, so it runs once, before the update.
+	tag, err := s.db.Exec(ctx, `WITH hold AS (SELECT `+holdSQL("$1", "$2", "$5")+` AS ok)
+		UPDATE records r SET data = u.data::jsonb, updated_at = now()
+		FROM unnest($3::bigint[], $4::text[]) AS u(id, data), hold
+		WHERE hold.ok AND r.project_id = $1 AND r.collection_id = $2 AND r.id = u.id`, project, collection, ids, docs, hash)
+	s.schemas.note(err)
 	if err != nil {
-		return 0, err
+		return 0, s.uniqueViolation(ctx, project, collection, err)
 	}
 	return int(tag.RowsAffected()), nil
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"stencil/schema"
 )
 
 // ErrNotFound means the addressed row does not exist (or is not visible to
@@ -94,6 +96,11 @@ func wrap(err *error, op string, names ...string) {
 // own says whether err is one of the store's own errors.
 func own(err error) bool {
 	var earlier *EarlierRunError
+	var refused *FieldsRefused
+	var violation *schema.Violation
+	if errors.As(err, &refused) || errors.As(err, &violation) {
+		return true
+	}
 	for _, e := range []error{ErrNotFound, ErrStale, ErrTooLarge, ErrConflict, ErrEmailState, ErrTokenGone, ErrLastRoot, ErrAlreadySetUp} {
 		if errors.Is(err, e) {
 			return true

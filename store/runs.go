@@ -69,7 +69,7 @@ func (s *Store) BeginRuns(ctx context.Context) (_ *Tx, err error) {
 	if err != nil {
 		return nil, err
 	}
-	runs := &runsTx{Tx: tx}
+	runs := &runsTx{Tx: tx, schemas: s.schemas}
 	return &Tx{Store: s.on(runs), tx: tx, runs: runs}, nil
 }
 
@@ -132,6 +132,8 @@ type runsTx struct {
 	run     int
 	held    *pgx.QueuedQuery
 	heldRun int
+	// schemas forget the fields a held-back write found changed.
+	schemas *schemaCache
 }
 
 // send sends what is held back, then sql with args, in one batch, and
@@ -152,6 +154,7 @@ func (t *runsTx) send(ctx context.Context, sql string, args []any) (pgx.BatchRes
 	for i := range b.Len() - 1 {
 		if _, err := br.Exec(); err != nil {
 			br.Close()
+			t.schemas.note(err)
 			if i == 0 && held != nil && heldRun != t.run {
 				return nil, &EarlierRunError{Run: heldRun, Err: err}
 			}
@@ -168,6 +171,7 @@ func (t *runsTx) flush(ctx context.Context) error {
 	held, heldRun := t.held, t.heldRun
 	t.held = nil
 	_, err := t.Tx.Exec(ctx, held.SQL, held.Arguments...)
+	t.schemas.note(err)
 	if err != nil && heldRun != t.run {
 		return &EarlierRunError{Run: heldRun, Err: err}
 	}

@@ -33,6 +33,8 @@ type Store struct {
 	// no longer change (see StatsByRoute).
 	listings   *vaultListings
 	closedDays *expirable.LRU[statsKey, []RouteStat]
+	// schemas are collections' fields as last read (see schemaCache).
+	schemas *schemaCache
 }
 
 // groups are a pool's statement groups (see group).
@@ -52,7 +54,7 @@ func New(pool *pgxpool.Pool) *Store {
 		patCallers: newGroup(groupWorkers, patCallers),
 		sessions:   newGroup(groupWorkers, findSessions),
 		runReads:   newFlights(),
-	}, listings: newVaultListings(), closedDays: newClosedDays()}
+	}, listings: newVaultListings(), closedDays: newClosedDays(), schemas: newSchemaCache()}
 }
 
 // on returns a Store like s that runs its statements on db (a transaction

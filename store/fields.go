@@ -1,0 +1,394 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"stencil/schema"
+)
+
+// The fields of typed collections (docs/collections.md): every write of a
+// record checks its data against its collection's schema in the service
+// (schema.Prepare), and confirms in its own statement, through
+// records_fields_hold (migration 050), that the schema checked against is
+// still the collection's. That function share-locks the collection's row,
+// so a change of the fields waits for the writes in flight and holds new
+// ones off until it commits; a write that checked against fields changed
+// meanwhile fails with a serialization failure and is checked again.
+
+// maxSchemas bounds the schemas kept: past it the cache starts afresh.
+const maxSchemas = 10_000
+
+// schemaCache keeps collections' schemas as last read, by project and
+// collection, shared by a pool's Store and its transactions'. A stale
+// entry costs a write a retry, never a record checked against old fields.
+type schemaCache struct {
+	mu sync.RWMutex
+	m  map[collectionKey]*schema.Schema
+}
+
+type collectionKey struct{ project, collection string }
+
+func newSchemaCache() *schemaCache {
+	return &schemaCache{m: map[collectionKey]*schema.Schema{}}
+}
+
+func (c *schemaCache) get(k collectionKey) *schema.Schema {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.m[k]
+}
+
+func (c *schemaCache) put(k collectionKey, s *schema.Schema) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= maxSchemas {
+		clear(c.m)
+	}
+	c.m[k] = s
+}
+
+// note forgets the schema a write found changed (err, from
+// records_fields_hold).
+func (c *schemaCache) note(err error) {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "40001" {
+		return
+	}
+	name, ok := strings.CutPrefix(pgErr.Hint, fieldsChangedHint)
+	if !ok {
+		return
+	}
+	project, collection, _ := strings.Cut(name, "/")
+	c.mu.Lock()
+	delete(c.m, collectionKey{project, collection})
+	c.mu.Unlock()
+}
+
+// forget drops a collection's schema (its fields changed here).
+func (c *schemaCache) forget(project, collection string) {
+	c.mu.Lock()
+	delete(c.m, collectionKey{project, collection})
+	c.mu.Unlock()
+}
+
+// fieldsChangedHint leads the hint of records_fields_hold's failure.
+const fieldsChangedHint = "stencil.fields:"
+
+// FieldsChanged says whether err is a write that checked a record against
+// fields its collection no longer has: run again, it checks against the
+// new ones.
+func FieldsChanged(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "40001" && strings.HasPrefix(pgErr.Hint, fieldsChangedHint)
+}
+
+// holdSQL is the condition a write of a record puts first: the fields are
+// still those its data was checked against ($h, their hash), or false
+// when the collection ($p, $c) does not exist.
+func holdSQL(p, c, h string) string {
+	return "records_fields_hold(" + p + ", " + c + ", " + h + ")"
+}
+
+// Schema returns the fields of a project's collection (ErrNotFound when
+// it does not exist), from the cache when they were read before.
+func (s *Store) Schema(ctx context.Context, project, collection string) (_ *schema.Schema, err error) {
+	k := collectionKey{project, collection}
+	if sch := s.schemas.get(k); sch != nil {
+		return sch, nil
+	}
+	defer wrap(&err, "schema", project, collection)
+	var fields []byte
+	sch := &schema.Schema{}
+	err = s.db.QueryRow(ctx, "SELECT fields, NOT additional FROM collections WHERE project_id = $1 AND id = $2",
+		project, collection).Scan(&fields, &sch.Strict)
+	if err != nil {
+		return nil, translate(err)
+	}
+	if err := json.Unmarshal(fields, &sch.Fields); err != nil {
+		return nil, err
+	}
+	s.schemas.put(k, sch)
+	return sch, nil
+}
+
+// prepareRecord checks a record's data as every write does: its shape
+// (RecordData), then its collection's fields, a default given to each
+// field absent on create, and each reference's record there. It returns
+// the data to write and the hash its statement confirms.
+func (s *Store) prepareRecord(ctx context.Context, project, collection string, raw []byte, create bool) (json.RawMessage, string, error) {
+	data, err := RecordData(raw)
+	if err != nil {
+		return nil, "", err
+	}
+	sch, err := s.Schema(ctx, project, collection)
+	if err != nil {
+		return nil, "", err
+	}
+	data, refs, err := sch.Prepare(data, create)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(refs) > 0 {
+		if err := s.checkRefs(ctx, project, refs); err != nil {
+			return nil, "", err
+		}
+	}
+	return data, sch.Hash(), nil
+}
+
+// checkRefs confirms that each reference's record exists, and keeps it
+// from being deleted until the write commits (a key-share lock, as a
+// foreign key takes).
+func (s *Store) checkRefs(ctx context.Context, project string, refs []schema.Ref) error {
+	collections, ids := make([]string, len(refs)), make([]int64, len(refs))
+	for i, r := range refs {
+		collections[i], ids[i] = r.Collection, r.ID
+	}
+	rows, err := s.db.Query(ctx, `SELECT q.n FROM unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS q (collection_id, id, n)
+		WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.project_id = $1 AND r.collection_id = q.collection_id AND r.id = q.id FOR KEY SHARE)
+		ORDER BY q.n LIMIT 1`, project, collections, ids)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var n int
+		if err := rows.Scan(&n); err != nil {
+			return err
+		}
+		r := refs[n-1]
+		return &schema.Violation{Field: r.Field, Message: "must be the id of a record of " + r.Collection}
+	}
+	return rows.Err()
+}
+
+// retryFields runs a write again when the fields it checked against
+// changed meanwhile (FieldsChanged), a few times.
+func retryFields(fn func() error) error {
+	var err error
+	for range 3 {
+		if err = fn(); !FieldsChanged(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// FieldIndex names the index of a unique or indexed field: a hash of its
+// collection and name, since those together pass PostgreSQL's 63
+// characters.
+func FieldIndex(project, collection, field string, unique bool) string {
+	kind := "records_i_"
+	if unique {
+		kind = "records_u_"
+	}
+	sum := sha256.Sum256([]byte(project + "/" + collection + "/" + field))
+	return kind + hex.EncodeToString(sum[:12])
+}
+
+// uniqueViolation turns err, when it is a conflict on the unique index of
+// a field of the collection, into the field's *schema.Violation.
+func (s *Store) uniqueViolation(ctx context.Context, project, collection string, err error) error {
+	var conflict *ConflictError
+	if !errors.As(err, &conflict) || !strings.HasPrefix(conflict.Constraint, "records_u_") {
+		return err
+	}
+	sch, serr := s.Schema(ctx, project, collection)
+	if serr != nil {
+		return err
+	}
+	for _, f := range sch.Fields {
+		if f.Unique && FieldIndex(project, collection, f.Name, true) == conflict.Constraint {
+			return &schema.Violation{Field: f.Name, Message: "must be unique", Conflict: true}
+		}
+	}
+	return err
+}
+
+// fieldsJSON is a schema's fields as the collections table keeps them.
+func fieldsJSON(s schema.Schema) (string, error) {
+	if s.Fields == nil {
+		return "[]", nil
+	}
+	text, err := json.Marshal(s.Fields)
+	return string(text), err
+}
+
+// FieldsRefused is a change of a collection's fields that records already
+// stored break: how many, the ids of the first (at most 10) and what the
+// first of them breaks.
+type FieldsRefused struct {
+	Count int
+	IDs   []int64
+	First *schema.Violation
+}
+
+func (e *FieldsRefused) Error() string {
+	ids := make([]string, len(e.IDs))
+	for i, id := range e.IDs {
+		ids[i] = strconv.FormatInt(id, 10)
+	}
+	if e.Count == 1 {
+		return fmt.Sprintf("1 record does not fit: %s (id %s)", e.First, ids[0])
+	}
+	return fmt.Sprintf("%d records do not fit: %s (ids %s)", e.Count, e.First, strings.Join(ids, ", "))
+}
+
+// maxRefusedIDs is how many ids a FieldsRefused names.
+const maxRefusedIDs = 10
+
+// fitCheck checks records against a schema for a change of fields, each
+// first given the backfill's values for the fields it lacks (or holds
+// null), and gathers those that break it.
+type fitCheck struct {
+	next     *schema.Schema
+	backfill map[string]json.RawMessage
+	refused  FieldsRefused
+}
+
+func (f *fitCheck) record(id int64, data []byte) error {
+	if len(f.backfill) > 0 {
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return err
+		}
+		for k, v := range f.backfill {
+			if cur, ok := doc[k]; !ok || string(cur) == "null" {
+				doc[k] = v
+			}
+		}
+		var err error
+		if data, err = json.Marshal(doc); err != nil {
+			return err
+		}
+	}
+	_, _, err := f.next.Prepare(data, false)
+	var v *schema.Violation
+	switch {
+	case errors.As(err, &v):
+		if f.refused.Count == 0 {
+			f.refused.First = v
+		}
+		if f.refused.Count++; len(f.refused.IDs) < maxRefusedIDs {
+			f.refused.IDs = append(f.refused.IDs, id)
+		}
+		return nil
+	default:
+		return err
+	}
+}
+
+// SetFields changes a collection's fields to next (its definitions checked
+// by the caller: schema.Schema.Check), filling backfill's fields (field →
+// value, each of next) in the records that lack them. Records that would
+// break next refuse the change whole, a *FieldsRefused; so does a change
+// of the fields by another meanwhile (ErrStale).
+//
+// Every record is first checked on a snapshot, with no lock: reads and
+// writes go on. Then one transaction locks the collection's row (a write
+// of a record holds a share lock on it, so this waits for the writes in
+// flight and holds new ones off), checks again the records written since
+// that snapshot, fills the backfill and stores the fields: writes wait for
+// that final step only (docs/collections.md).
+func (s *Store) SetFields(ctx context.Context, project, collection string, next schema.Schema, backfill map[string]json.RawMessage) (err error) {
+	defer wrap(&err, "set fields", project, collection)
+	cur, err := s.Collection(ctx, project, collection)
+	if err != nil {
+		return err
+	}
+	before := cur.Schema.Hash()
+	check := &fitCheck{next: &next, backfill: backfill}
+	var xmin string
+	err = s.inReadSnapshot(ctx, func(tx *Store) error {
+		// The oldest transaction the snapshot does not see: a record
+		// written since has an xmin at least as new.
+		if err := tx.db.QueryRow(ctx, "SELECT pg_snapshot_xmin(pg_current_snapshot())::text").Scan(&xmin); err != nil {
+			return err
+		}
+		return tx.eachRecord(ctx, project, collection, "", check.record)
+	})
+	if err != nil {
+		return err
+	}
+	if check.refused.Count > 0 {
+		return &check.refused
+	}
+	fields, err := fieldsJSON(next)
+	if err != nil {
+		return err
+	}
+	err = s.change(ctx, func(tx *Store) (Event, error) {
+		tag, err := tx.db.Exec(ctx, `UPDATE collections SET fields = $3, additional = $4, fields_hash = $5, updated_at = now()
+			WHERE project_id = $1 AND id = $2 AND fields_hash = $6`, project, collection, fields, !next.Strict, next.Hash(), before)
+		if err != nil {
+			return Event{}, err
+		}
+		if tag.RowsAffected() == 0 {
+			return Event{}, ErrStale
+		}
+		// age() compares 32-bit transaction ids as PostgreSQL does, past
+		// their wraparound.
+		since := ` AND age(xmin) <= age(($3::bigint % 4294967296)::text::xid)`
+		if err := tx.eachRecord(ctx, project, collection, since, check.record, xmin); err != nil {
+			return Event{}, err
+		}
+		if check.refused.Count > 0 {
+			return Event{}, &check.refused
+		}
+		if len(backfill) > 0 {
+			fill, err := json.Marshal(backfill)
+			if err != nil {
+				return Event{}, err
+			}
+			_, err = tx.db.Exec(ctx, `UPDATE records SET data = data || (SELECT jsonb_object_agg(k, v) FROM jsonb_each($3::jsonb) AS b (k, v)
+					WHERE records.data -> k IS NULL OR records.data -> k = 'null'), updated_at = now()
+				WHERE project_id = $1 AND collection_id = $2
+					AND EXISTS (SELECT 1 FROM jsonb_object_keys($3::jsonb) AS k WHERE records.data -> k IS NULL OR records.data -> k = 'null')`,
+				project, collection, string(fill))
+			if err != nil {
+				return Event{}, err
+			}
+		}
+		return collectionEvent("update", project, collection, "collection "+collection+" fields changed"), nil
+	})
+	s.schemas.forget(project, collection)
+	return err
+}
+
+// eachRecord calls fn with each record of a collection that meets where
+// (SQL after the collection's condition; its parameters from $3, args),
+// in id order, a page at a time.
+func (s *Store) eachRecord(ctx context.Context, project, collection, where string, fn func(id int64, data []byte) error, args ...any) error {
+	const page = 5_000
+	after := int64(0)
+	for {
+		n := len(args) + 3
+		rows, err := s.db.Query(ctx, `SELECT id, data FROM records WHERE project_id = $1 AND collection_id = $2`+where+
+			` AND id > $`+strconv.Itoa(n)+` ORDER BY id LIMIT `+strconv.Itoa(page), append(append([]any{project, collection}, args...), after)...)
+		if err != nil {
+			return err
+		}
+		var id int64
+		var data []byte
+		count := 0
+		_, err = pgx.ForEachRow(rows, []any{&id, &data}, func() error {
+			count++
+			after = id
+			return fn(id, data)
+		})
+		if err != nil || count < page {
+			return err
+		}
+	}
+}

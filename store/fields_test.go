@@ -1,0 +1,211 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"stencil/schema"
+	"stencil/store"
+)
+
+func typedSchema(t *testing.T, fields string, strict bool) schema.Schema {
+	t.Helper()
+	s := schema.Schema{Strict: strict}
+	if err := json.Unmarshal([]byte(fields), &s.Fields); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check("books", func(string) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func violation(t *testing.T, err error, want string) {
+	t.Helper()
+	var v *schema.Violation
+	if !errors.As(err, &v) || v.Error() != want {
+		t.Fatalf("got %v, want the violation %q", err, want)
+	}
+}
+
+// Every write of a record checks the collection's fields: a create, an
+// update, a cell of the grid, the runs' batch update; nothing is written
+// when the data breaks one.
+func TestTypedRecordWrites(t *testing.T) {
+	st, ctx := collectionStore(t)
+	c := store.Collection{ProjectID: "shop", ID: "typed", Name: "Typed",
+		Schema: typedSchema(t, `[{"name":"title","type":"text","required":true},{"name":"year","type":"integer"},
+			{"name":"in_stock","type":"boolean","default":true},{"name":"book","type":"reference","collection":"books"}]`, true)}
+	if err := st.CreateCollection(ctx, &c, 1); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Collection(ctx, "shop", "typed")
+	if err != nil || len(got.Schema.Fields) != 4 || !got.Schema.Strict || got.Schema.Fields[2].Name != "in_stock" {
+		t.Fatalf("fields read back: %+v %v", got.Schema, err)
+	}
+
+	r := store.Record{ProjectID: "shop", CollectionID: "typed", Data: json.RawMessage(`{"title":"Dune","year":1965}`)}
+	if err := st.CreateRecord(ctx, &r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(r.Data), `"in_stock": true`) {
+		t.Fatalf("the default was not given: %s", r.Data)
+	}
+	bad := store.Record{ProjectID: "shop", CollectionID: "typed", Data: json.RawMessage(`{"title":"Dune","year":"1965"}`)}
+	violation(t, st.CreateRecord(ctx, &bad), "data.year must be an integer")
+	violation(t, st.CreateRecord(ctx, &store.Record{ProjectID: "shop", CollectionID: "typed", Data: json.RawMessage(`{"year":1}`)}), "data.title is required")
+	violation(t, st.CreateRecord(ctx, &store.Record{ProjectID: "shop", CollectionID: "typed", Data: json.RawMessage(`{"title":"a","isbn":"x"}`)}),
+		"data.isbn is not a field of this collection")
+	if err := st.CreateRecord(ctx, &store.Record{ProjectID: "shop", CollectionID: "typed", Data: json.RawMessage(`{"title":"a","year":1e400}`)}); !errors.Is(err, store.ErrNumberRange) {
+		t.Fatalf("1e400: %v", err)
+	}
+
+	// A reference names a record of its collection that exists.
+	book := putRecord(t, st, "shop", "books", `{"title":"Dune"}`)
+	other := putRecord(t, st, "blog", "books", `{"title":"Elsewhere"}`)
+	ok := store.Record{ProjectID: "shop", CollectionID: "typed", Data: json.RawMessage(fmt.Sprintf(`{"title":"a","book":%d}`, book.ID))}
+	if err := st.CreateRecord(ctx, &ok); err != nil {
+		t.Fatal(err)
+	}
+	violation(t, st.CreateRecord(ctx, &store.Record{ProjectID: "shop", CollectionID: "typed", Data: json.RawMessage(fmt.Sprintf(`{"title":"a","book":%d}`, other.ID))}),
+		"data.book must be the id of a record of books")
+
+	r.Data = json.RawMessage(`{"title":"Dune","year":1965.5}`)
+	violation(t, st.UpdateRecord(ctx, &r), "data.year must be an integer")
+	violation(t, st.SetRecordField(ctx, &store.Record{ProjectID: "shop", CollectionID: "typed", ID: r.ID}, "title", []byte(`7`)), "data.title must be text")
+	_, err = st.UpdateRecords(ctx, "shop", "typed", []store.Record{{ID: r.ID, Data: json.RawMessage(`{"title":"ok"}`)}, {ID: ok.ID, Data: json.RawMessage(`{"title":null}`)}})
+	violation(t, err, "data.title is required")
+	stored, err := st.Record(ctx, "shop", "typed", r.ID)
+	if err != nil || !strings.Contains(string(stored.Data), `"year": 1965`) || !strings.Contains(string(stored.Data), `"Dune"`) {
+		t.Fatalf("a refused write changed the record: %s %v", stored.Data, err)
+	}
+	n, _, err := st.CountRecords(ctx, "shop", "typed", nil)
+	if err != nil || n != 2 {
+		t.Fatalf("refused creates wrote records: %d %v", n, err)
+	}
+}
+
+// A change of the fields that stored records break is refused with their
+// count and first ids, and nothing changes; a backfill fills a new
+// required field in the same transaction.
+func TestFieldsChangeCheckedAgainstRecords(t *testing.T) {
+	st, ctx := collectionStore(t)
+	var ids []int64
+	for i, doc := range []string{`{"year":1999}`, `{"year":"1999"}`, `{"year":2001}`, `{"year":"x"}`, `{"title":"y"}`} {
+		r := putRecord(t, st, "shop", "books", doc)
+		if i == 1 || i == 3 {
+			ids = append(ids, r.ID)
+		}
+	}
+	next := typedSchema(t, `[{"name":"year","type":"integer"}]`, false)
+	err := st.SetFields(ctx, "shop", "books", next, nil)
+	var refused *store.FieldsRefused
+	if !errors.As(err, &refused) || refused.Count != 2 || fmt.Sprint(refused.IDs) != fmt.Sprint(ids) {
+		t.Fatalf("got %v, want 2 refused with ids %v", err, ids)
+	}
+	if want := fmt.Sprintf("2 records do not fit: data.year must be an integer (ids %d, %d)", ids[0], ids[1]); err.Error() != want {
+		t.Fatalf("message %q, want %q", err.Error(), want)
+	}
+	if c, _ := st.Collection(ctx, "shop", "books"); c.Schema.Typed() {
+		t.Fatal("a refused change was stored")
+	}
+	if err := st.DeleteRecords(ctx, "shop", "books", ids); err != nil {
+		t.Fatal(err)
+	}
+
+	withTitle := typedSchema(t, `[{"name":"year","type":"integer"},{"name":"title","type":"text","required":true}]`, false)
+	if err := st.SetFields(ctx, "shop", "books", withTitle, nil); !errors.As(err, &refused) || refused.Count != 2 ||
+		!strings.Contains(err.Error(), "data.title is required") {
+		t.Fatalf("a new required field without backfill: %v", err)
+	}
+	if err := st.SetFields(ctx, "shop", "books", withTitle, map[string]json.RawMessage{"title": json.RawMessage(`"Untitled"`)}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := st.Records(ctx, "shop", "books", nil, 0, 0, 10)
+	if err != nil || len(recs) != 3 {
+		t.Fatal(recs, err)
+	}
+	for _, r := range recs {
+		var doc map[string]any
+		_ = json.Unmarshal(r.Data, &doc)
+		if doc["title"] == nil {
+			t.Fatalf("record %d not backfilled: %s", r.ID, r.Data)
+		}
+	}
+	if !strings.Contains(string(recs[2].Data), `"title": "y"`) {
+		t.Fatalf("the backfill wrote over a title: %s", recs[2].Data)
+	}
+	violation(t, st.CreateRecord(ctx, &store.Record{ProjectID: "shop", CollectionID: "books", Data: json.RawMessage(`{"year":1}`)}), "data.title is required")
+}
+
+// Writers that checked a record against fields which change before their
+// statement runs are checked again against the new ones: eight writers
+// add records without a title while a change makes title required (with
+// a backfill); however they interleave, no record without a title is left.
+func TestFieldsChangeBesideWriters(t *testing.T) {
+	st, ctx := collectionStore(t)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	errs := make(chan error, 64)
+	refusedAfter := make(chan int, 8)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			refused := 0
+			defer func() { refusedAfter <- refused }()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				err := st.CreateRecord(context.Background(), &store.Record{ProjectID: "shop", CollectionID: "books", Data: json.RawMessage(fmt.Sprintf(`{"year":%d}`, i))})
+				var v *schema.Violation
+				switch {
+				case errors.As(err, &v):
+					refused++
+				case err != nil:
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for {
+		var n int
+		if err := st.QueryIntForTest(ctx, `SELECT count(*) FROM records WHERE project_id = 'shop' AND collection_id = 'books'`, &n); err != nil {
+			t.Fatal(err)
+		}
+		if n >= 200 {
+			break
+		}
+	}
+	next := typedSchema(t, `[{"name":"year","type":"integer"},{"name":"title","type":"text","required":true}]`, false)
+	if err := st.SetFields(ctx, "shop", "books", next, map[string]json.RawMessage{"title": json.RawMessage(`"Untitled"`)}); err != nil {
+		t.Fatal(err)
+	}
+	// Let the writers meet the new fields.
+	for {
+		var n int
+		if err := st.QueryIntForTest(ctx, `SELECT count(*) FROM events WHERE type = 'collection_update'`, &n); err != nil || n > 0 {
+			break
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	close(refusedAfter)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	var bad int
+	if err := st.QueryIntForTest(ctx, `SELECT count(*) FROM records WHERE project_id = 'shop' AND collection_id = 'books' AND NOT data ? 'title'`, &bad); err != nil || bad != 0 {
+		t.Fatalf("%d records lack the required title (%v)", bad, err)
+	}
+}
