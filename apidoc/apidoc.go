@@ -15,6 +15,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"stencil/flow"
+	"stencil/schema"
 )
 
 //go:embed openapi.yaml
@@ -36,6 +37,7 @@ var Load = sync.OnceValues(func() (*Document, error) {
 		return nil, fmt.Errorf("openapi.yaml: %w", err)
 	}
 	addBlockSchemas(doc)
+	addFieldSchemas(doc)
 	addTransportResponses(doc)
 	addLinks(doc)
 	if err := doc.Validate(loader.Context); err != nil {
@@ -120,6 +122,59 @@ func addBlockSchemas(doc *openapi3.T) {
 		schemas[name] = &openapi3.SchemaRef{Value: s}
 		block.OneOf = append(block.OneOf, &openapi3.SchemaRef{Ref: "#/components/schemas/" + name, Value: s})
 		block.Discriminator.Mapping[t] = openapi3.MappingRef{Ref: "#/components/schemas/" + name}
+	}
+}
+
+// addFieldSchemas writes one schema per type of a collection's field, each
+// with the options the schema package lets that type set, and makes Field
+// the choice between them by type, as addBlockSchemas does for blocks.
+func addFieldSchemas(doc *openapi3.T) {
+	schemas := doc.Components.Schemas
+	props := schemas["FieldProperties"].Value.Properties
+	field := schemas["Field"].Value
+	field.Discriminator = &openapi3.Discriminator{PropertyName: "type", Mapping: map[string]openapi3.MappingRef{}}
+	no := false
+	// never is an option a type cannot set: always false.
+	never := &openapi3.SchemaRef{Value: &openapi3.Schema{Type: &openapi3.Types{"boolean"}, Const: false, Description: "Not for this type."}}
+	for _, t := range schema.Types {
+		s := &openapi3.Schema{Type: &openapi3.Types{"object"}, Required: []string{"name", "type"},
+			AdditionalProperties: openapi3.AdditionalProperties{Has: &no}, Properties: openapi3.Schemas{}}
+		for _, p := range append([]string{"name", "required", "unique", "indexed", "default", "description"}, schema.Options(t)...) {
+			s.Properties[p] = props[p]
+		}
+		s.Properties["type"] = &openapi3.SchemaRef{Value: &openapi3.Schema{Type: &openapi3.Types{"string"}, Const: t}}
+		var value *openapi3.Schema // a default's schema
+		switch t {
+		case schema.Integer:
+			value = openapi3.NewIntegerSchema().WithMin(-schema.MaxSafeInteger).WithMax(schema.MaxSafeInteger)
+			s.Properties["min"] = &openapi3.SchemaRef{Value: value}
+			s.Properties["max"] = &openapi3.SchemaRef{Value: value}
+		case schema.Number:
+			value = openapi3.NewFloat64Schema()
+		case schema.Boolean:
+			value = openapi3.NewBoolSchema()
+			s.Properties["unique"] = never
+		case schema.JSON:
+			s.Properties["unique"], s.Properties["indexed"] = never, never
+		case schema.Reference:
+			delete(s.Properties, "default")
+			s.Required = append(s.Required, "collection")
+		case schema.Select:
+			s.Required = append(s.Required, "values")
+		case schema.Datetime:
+			value = openapi3.NewDateTimeSchema()
+		default:
+			value = openapi3.NewStringSchema()
+		}
+		if value != nil {
+			d := *value
+			d.Description = props["default"].Value.Description
+			s.Properties["default"] = &openapi3.SchemaRef{Value: &d}
+		}
+		name := "Field_" + t
+		schemas[name] = &openapi3.SchemaRef{Value: s}
+		field.OneOf = append(field.OneOf, &openapi3.SchemaRef{Ref: "#/components/schemas/" + name, Value: s})
+		field.Discriminator.Mapping[t] = openapi3.MappingRef{Ref: "#/components/schemas/" + name}
 	}
 }
 

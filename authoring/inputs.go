@@ -3,6 +3,8 @@ package authoring
 import (
 	"encoding/json"
 	"strings"
+
+	"stencil/schema"
 )
 
 // The values people save, as the API, the pages' forms and project files
@@ -22,12 +24,15 @@ type Project struct {
 	EgressHosts *LineList `json:"x_egress_hosts" form:"x_egress_hosts"`
 }
 
-// Collection is a collection of a project.
+// Collection is a collection of a project. Fields and Additional are its
+// schema (docs/collections.md), checked by Schema; a form gives none.
 type Collection struct {
-	ProjectID   string `json:"project_id" form:"project_id" validate:"required"`
-	ID          string `json:"id" form:"id" validate:"required,project_id"`
-	Name        string `json:"name" form:"name" validate:"required,max=100"`
-	Description string `json:"description" form:"description" validate:"max=1000"`
+	ProjectID   string         `json:"project_id" form:"project_id" validate:"required"`
+	ID          string         `json:"id" form:"id" validate:"required,project_id"`
+	Name        string         `json:"name" form:"name" validate:"required,max=100"`
+	Description string         `json:"description" form:"description" validate:"max=1000"`
+	Fields      []schema.Field `json:"fields" form:"-"`
+	Additional  *bool          `json:"additional" form:"-"`
 }
 
 // EmailTemplate is an email template of a project.

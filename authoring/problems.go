@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"stencil/flow"
+	"stencil/schema"
 
 	"stencil/store"
 )
@@ -68,6 +69,8 @@ var constraintFields = map[string][2]string{
 func AsProblems(err error) *Problems {
 	var verr *Problems
 	var conflict *store.ConflictError
+	var problem *schema.Problem
+	var violation *schema.Violation
 	switch {
 	case errors.As(err, &verr):
 		return verr
@@ -76,6 +79,10 @@ func AsProblems(err error) *Problems {
 			return &Problems{Fields: map[string]string{f[0]: f[1]}}
 		}
 		return &Problems{Fields: map[string]string{"": "conflicts with an existing entry"}}
+	case errors.As(err, &problem):
+		return &Problems{Fields: map[string]string{problem.Path: problem.Message}}
+	case errors.As(err, &violation) && !violation.Conflict:
+		return &Problems{Fields: map[string]string{"data." + violation.Field: violation.Message}}
 	case errors.Is(err, store.ErrLastRoot):
 		return &Problems{Fields: map[string]string{"target_uid": "is the last ROOT user and cannot be demoted or deleted"}}
 	}

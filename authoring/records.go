@@ -2,11 +2,14 @@ package authoring
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
+	"stencil/schema"
 	"stencil/store"
 )
 
@@ -52,4 +55,59 @@ func position(text []byte, offset int64) (line, col int) {
 	line = bytes.Count(before, []byte("\n")) + 1
 	col = utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:])
 	return line, max(col, 1)
+}
+
+// Schema is the schema of collection c as given: its fields checked
+// (problems by "fields[i]…"), a reference naming a collection of the
+// project (existing, or c itself). Additional defaults to true; have is
+// the schema c has now, kept where c gives neither fields nor additional.
+func Schema(ctx context.Context, st *store.Store, c *Collection, have schema.Schema) (schema.Schema, error) {
+	if c.Fields == nil && c.Additional == nil {
+		return have, nil
+	}
+	next := schema.Schema{Fields: c.Fields, Strict: have.Strict}
+	if c.Fields == nil {
+		next.Fields = have.Fields
+	}
+	if c.Additional != nil {
+		next.Strict = !*c.Additional
+	}
+	var ids []string
+	exists := func(id string) bool {
+		if ids == nil {
+			var err error
+			if ids, err = st.CollectionIDs(ctx, c.ProjectID); err != nil || ids == nil {
+				ids = []string{}
+			}
+		}
+		return slices.Contains(ids, id)
+	}
+	if err := next.Check(c.ID, exists); err != nil {
+		return next, err
+	}
+	return next, nil
+}
+
+// Backfill checks the values a change of fields fills into records that
+// lack them: each names a field of next and is of its type.
+func Backfill(next schema.Schema, backfill map[string]json.RawMessage) error {
+	for name, v := range backfill {
+		f, ok := next.Field(name)
+		at := "backfill." + name
+		switch {
+		case !ok:
+			return &Problems{Fields: map[string]string{at: "is not a field of the collection"}}
+		case string(bytes.TrimSpace(v)) == "null":
+			return &Problems{Fields: map[string]string{at: "must not be null"}}
+		}
+		one := schema.Schema{Fields: []schema.Field{f}}
+		if _, _, err := one.Prepare(fmt.Appendf(nil, `{%q:%s}`, name, v), false); err != nil {
+			var viol *schema.Violation
+			if errors.As(err, &viol) {
+				return &Problems{Fields: map[string]string{at: viol.Message}}
+			}
+			return &Problems{Fields: map[string]string{at: "must be JSON"}}
+		}
+	}
+	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"stencil/flow"
+	"stencil/schema"
 )
 
 // Limits bound one run (docs/engine.md).
@@ -398,7 +399,17 @@ func (r *runner) stop(err error) {
 // envError turns an Env's error into the route's fault where the route is
 // to blame, and leaves the platform's errors as they are.
 func (r *runner) envError(s *step, err error) error {
+	var broken *schema.Violation
 	switch {
+	case errors.As(err, &broken):
+		// A record that breaks its collection's fields: the route's
+		// data, answered 422 (409 for a unique value taken).
+		f := r.fault(s, "%s", broken.Error()).(*Fault)
+		f.Status = 422
+		if broken.Conflict {
+			f.Status = 409
+		}
+		return f
 	case errors.Is(err, ErrNoCollection):
 		return r.fault(s, "collection %s does not exist", s.coll)
 	case errors.Is(err, ErrNoVaultKey):

@@ -12,25 +12,34 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"stencil/authoring"
+	"stencil/schema"
 	"stencil/store"
 	"stencil/views"
 )
 
 // collectionDTO is a collection as the API shows it (docs/collections.md).
 type collectionDTO struct {
-	ProjectID   string    `json:"project_id"`
-	ID          string    `json:"id"`
-	Name        string    `json:"name"`
-	Description string    `json:"description"`
-	RecordCount int       `json:"record_count"`
-	CreatedBy   *int64    `json:"created_by"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ProjectID   string `json:"project_id"`
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	RecordCount int    `json:"record_count"`
+	// Fields and Additional are the collection's schema: no fields and
+	// additional true for an untyped one.
+	Fields     []schema.Field `json:"fields"`
+	Additional bool           `json:"additional"`
+	CreatedBy  *int64         `json:"created_by"`
+	CreatedAt  time.Time      `json:"created_at"`
+	UpdatedAt  time.Time      `json:"updated_at"`
 }
 
 func newCollectionDTO(c store.Collection) collectionDTO {
+	fields := c.Schema.Fields
+	if fields == nil {
+		fields = []schema.Field{}
+	}
 	return collectionDTO{ProjectID: c.ProjectID, ID: c.ID, Name: c.Name, Description: c.Description, RecordCount: c.Records,
-		CreatedBy: c.CreatedBy, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		Fields: fields, Additional: !c.Schema.Strict, CreatedBy: c.CreatedBy, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
 
 // recordDTO is a record as the API shows it: its id a number, its data the
@@ -51,10 +60,15 @@ func newRecordDTO(r store.Record) recordDTO {
 type collectionInput = authoring.Collection
 
 type collectionUpdateInput struct {
-	ProjectID   string  `json:"project_id" form:"project_id" validate:"required"`
-	ID          string  `json:"id" form:"id" validate:"required"`
-	Name        *string `json:"name" form:"name" validate:"omitnil,min=1,max=100"`
-	Description *string `json:"description" form:"description" validate:"omitnil,max=1000"`
+	ProjectID   string         `json:"project_id" form:"project_id" validate:"required"`
+	ID          string         `json:"id" form:"id" validate:"required"`
+	Name        *string        `json:"name" form:"name" validate:"omitnil,min=1,max=100"`
+	Description *string        `json:"description" form:"description" validate:"omitnil,max=1000"`
+	Fields      []schema.Field `json:"fields" form:"-"`
+	Additional  *bool          `json:"additional" form:"-"`
+	// Backfill fills new fields into the records that lack them: field →
+	// value.
+	Backfill map[string]json.RawMessage `json:"backfill" form:"-"`
 }
 
 type collectionQuery struct {
@@ -210,7 +224,11 @@ func (h *Handlers) collectionCreate(c *fiber.Ctx) error {
 	if _, err := h.member(c, in.ProjectID); err != nil {
 		return err
 	}
-	col := store.Collection{ProjectID: in.ProjectID, ID: in.ID, Name: in.Name, Description: in.Description}
+	sch, err := authoring.Schema(c.UserContext(), h.store, &in, schema.Schema{})
+	if err != nil {
+		return h.collectionFormError(c, err, in.ProjectID)
+	}
+	col := store.Collection{ProjectID: in.ProjectID, ID: in.ID, Name: in.Name, Description: in.Description, Schema: sch}
 	if err := h.store.CreateCollection(c.UserContext(), &col, current(c).User.ID); err != nil {
 		return h.collectionFormError(c, err, in.ProjectID)
 	}
@@ -244,6 +262,24 @@ func (h *Handlers) collectionUpdate(c *fiber.Ctx) error {
 	col, err := h.store.Collection(c.UserContext(), in.ProjectID, in.ID)
 	if err != nil {
 		return collectionMissing(err, in.ID)
+	}
+	given := authoring.Collection{ProjectID: col.ProjectID, ID: col.ID, Fields: in.Fields, Additional: in.Additional}
+	next, err := authoring.Schema(c.UserContext(), h.store, &given, col.Schema)
+	if err == nil && len(in.Backfill) > 0 {
+		err = authoring.Backfill(next, in.Backfill)
+	}
+	if err != nil {
+		return err
+	}
+	if next.Hash() != col.Schema.Hash() || len(in.Backfill) > 0 {
+		err := h.store.SetFields(c.UserContext(), col.ProjectID, col.ID, next, in.Backfill)
+		if errors.Is(err, store.ErrStale) {
+			return fiber.NewError(fiber.StatusConflict, "the fields of collection "+col.ID+" changed meanwhile: read them again")
+		}
+		if err != nil {
+			return collectionMissing(err, in.ID)
+		}
+		col.Schema = next
 	}
 	col.Name, col.Description = authoring.Deref(in.Name, col.Name), authoring.Deref(in.Description, col.Description)
 	if err := h.store.UpdateCollection(c.UserContext(), &col); err != nil {

@@ -204,7 +204,10 @@ func shapeRefusal(raw string) string {
 			// The route's history, a .env file's grammar, and how a range's
 			// ends relate (the analytics' from, to and step), which no schema
 			// states.
-			"not made from a template", "cannot be read as a .env file", "must be before to", "choose a larger step"} {
+			"not made from a template", "cannot be read as a .env file", "must be before to", "choose a larger step",
+			// A collection's fields: how their options relate (docs/collections.md).
+			"must not be less than", "is listed twice", "not a valid regular expression", "does not fit the field",
+			"cannot be set on", "is used by another field", "select with multiple", "may be unique or indexed"} {
 			if strings.Contains(msg, data) {
 				msg = ""
 				break

@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"stencil/authoring"
+	"stencil/schema"
 	"stencil/store"
 )
 
@@ -110,6 +111,16 @@ func classify(err error) (int, string, any) {
 	var refused *authoring.Refused
 	if errors.As(err, &refused) {
 		return fiber.StatusForbidden, "Error: " + refused.Error(), fiber.Map{"refused": refused.Warning}
+	}
+	// A unique value another record holds, and a change of fields that
+	// stored records break (docs/collections.md).
+	var taken *schema.Violation
+	if errors.As(err, &taken) && taken.Conflict {
+		return fiber.StatusConflict, "Error: " + taken.Error(), fiber.Map{"fields": fiber.Map{"data." + taken.Field: taken.Message}}
+	}
+	var unfit *store.FieldsRefused
+	if errors.As(err, &unfit) {
+		return fiber.StatusConflict, "Error: " + unfit.Error(), fiber.Map{"count": unfit.Count, "ids": unfit.IDs}
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):

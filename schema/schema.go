@@ -160,6 +160,11 @@ var options = map[string][]string{
 	Reference: {"collection"},
 }
 
+// Options are the options a field of type typ may set beyond name, type,
+// required, unique, indexed, default and description (the API document's
+// Field_<type> schemas list them).
+func Options(typ string) []string { return slices.Clone(options[typ]) }
+
 // given lists the type-bound options f has set.
 func (f *Field) given() []string {
 	var out []string
@@ -222,7 +227,7 @@ func (f *Field) check(at, self string, exists func(string) bool) error {
 		case f.Collection == "":
 			return &Problem{at + "collection", "is required for a reference: the collection its values are records of"}
 		case f.Collection != self && (exists == nil || !exists(f.Collection)):
-			return &Problem{at + "collection", "must be a collection of this project"}
+			return &Problem{at + "collection", "names collection " + strconv.Quote(f.Collection) + ", which does not exist in this project"}
 		}
 	}
 	unique := f.Type != Boolean && f.Type != JSON && !(f.Type == Select && f.Multiple)
@@ -242,7 +247,7 @@ func (f *Field) check(at, self string, exists func(string) bool) error {
 			return &Problem{at + "default", "must not be null (leave it out)"}
 		}
 		if msg := f.value(f.Default); msg != "" {
-			return &Problem{at + "default", msg}
+			return &Problem{at + "default", "does not fit the field: " + msg}
 		}
 	}
 	return nil

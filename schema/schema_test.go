@@ -29,7 +29,7 @@ func TestDefinitionsRefused(t *testing.T) {
 		"bad pattern":       {`[{"name":"a","type":"text","pattern":"a("}]`, "fields[0].pattern", "not a valid regular expression: missing closing )"},
 		"no values":         {`[{"name":"a","type":"select","values":[]}]`, "fields[0].values", "1 to 100"},
 		"value twice":       {`[{"name":"a","type":"select","values":["x","x"]}]`, "fields[0].values[1]", "listed twice"},
-		"reference nowhere": {`[{"name":"a","type":"reference","collection":"nope"}]`, "fields[0].collection", "collection of this project"},
+		"reference nowhere": {`[{"name":"a","type":"reference","collection":"nope"}]`, "fields[0].collection", "does not exist in this project"},
 		"reference bare":    {`[{"name":"a","type":"reference"}]`, "fields[0].collection", "is required"},
 		"unique boolean":    {`[{"name":"a","type":"boolean","unique":true}]`, "fields[0].unique", "boolean"},
 		"indexed json":      {`[{"name":"a","type":"json","indexed":true}]`, "fields[0].indexed", "json"},

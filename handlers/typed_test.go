@@ -1,0 +1,108 @@
+package handlers
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"stencil/store"
+)
+
+// Typed collections through the API (docs/collections.md): fields given
+// and read back, bad definitions refused by path, records checked on
+// every write path — the API and a route's CREATE, UPDATE and
+// SIMPLE_UPDATE — and a change of fields refused by stored records or
+// filled by a backfill.
+func TestTypedCollectionsAPI(t *testing.T) {
+	t.Parallel()
+	ta, h := runApp(t) // books: three untyped records
+	admin := ta.newUser(t, "boss", store.RoleAdmin)
+	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID); err != nil {
+		t.Fatal(err)
+	}
+	root := as(ta.token(t, admin))
+	fields := `[{"name":"title","type":"text","required":true,"max_length":100},{"name":"year","type":"integer","min":0},` +
+		`{"name":"in_stock","type":"boolean","default":true},{"name":"genre","type":"select","values":["sf","classic"]}]`
+	ta.run(t, []scenario{
+		{name: "a typed collection", method: "POST", path: "/collection/create", headers: root,
+			body:   `{"project_id":"shop","id":"novels","name":"Novels","fields":` + fields + `,"additional":false}`,
+			status: 201, want: []string{`"fields":[{"name":"title","type":"text","required":true,"unique":false,"indexed":false,"max_length":100}`, `"additional":false`}},
+		{name: "read back", method: "GET", path: "/collection/fetch/one?project_id=shop&id=novels", headers: h, status: 200,
+			want: []string{`{"name":"genre","type":"select","required":false,"unique":false,"indexed":false,"values":["sf","classic"]}`}},
+		{name: "an untyped one says so", method: "GET", path: "/collection/fetch/one?project_id=shop&id=books", headers: h, status: 200,
+			want: []string{`"fields":[]`, `"additional":true`}},
+		{name: "a field of an unknown type", method: "POST", path: "/collection/create", headers: root,
+			body:   `{"project_id":"shop","id":"bad_one","name":"Bad","fields":[{"name":"a","type":"string"}]}`,
+			status: 422, want: []string{`"Error: fields[0].type must be one of text, integer`}},
+		{name: "a reference to no collection", method: "POST", path: "/collection/create", headers: root,
+			body:   `{"project_id":"shop","id":"bad_one","name":"Bad","fields":[{"name":"a","type":"reference","collection":"nope"}]}`,
+			status: 422, want: []string{`"fields[0].collection":"names collection \"nope\", which does not exist in this project"`}},
+		{name: "a good record", method: "POST", path: "/data/create", headers: h,
+			body:   `{"project_id":"shop","collection_id":"novels","data":{"title":"Dune","year":1965,"genre":"sf"}}`,
+			status: 201, want: []string{`"in_stock":true`}},
+		{name: "a year as text", method: "POST", path: "/data/create", headers: h,
+			body:   `{"project_id":"shop","collection_id":"novels","data":{"title":"Emma","year":"1815"}}`,
+			status: 422, want: []string{`"message":"Error: data.year must be an integer"`, `"data.year":"must be an integer"`}},
+		{name: "no title", method: "POST", path: "/data/create", headers: h,
+			body: `{"project_id":"shop","collection_id":"novels","data":{"year":1815}}`, status: 422, want: []string{"Error: data.title is required"}},
+		{name: "a property not declared", method: "POST", path: "/data/create", headers: h,
+			body: `{"project_id":"shop","collection_id":"novels","data":{"title":"Emma","isbn":"x"}}`, status: 422,
+			want: []string{"Error: data.isbn is not a field of this collection"}},
+		{name: "1e400", method: "POST", path: "/data/create", headers: h,
+			body: `{"project_id":"shop","collection_id":"novels","data":{"title":"Emma","year":1e400}}`, status: 422, want: []string{"64-bit float"}},
+		{name: "an update breaking a field", method: "PATCH", path: "/data/update", headers: h,
+			body: `{"project_id":"shop","collection_id":"novels","id":4,"data":{"title":"Dune","genre":"romance"}}`, status: 422,
+			want: []string{"Error: data.genre must be one of sf, classic"}},
+		{name: "typing books: records break it", method: "PATCH", path: "/collection/update", headers: root,
+			body: `{"project_id":"shop","id":"books","fields":[{"name":"year","type":"integer","max":1900}]}`, status: 409,
+			want: []string{`"message":"Error: 2 records do not fit: data.year must be at most 1900 (ids 1, 3)"`, `"count":2`, `"ids":[1,3]`}},
+		{name: "a backfill of another type", method: "PATCH", path: "/collection/update", headers: root,
+			body: `{"project_id":"shop","id":"books","fields":[{"name":"isbn","type":"text","required":true}],"backfill":{"isbn":5}}`, status: 422,
+			want: []string{"Error: backfill.isbn must be text"}},
+		{name: "a backfill of no field", method: "PATCH", path: "/collection/update", headers: root,
+			body: `{"project_id":"shop","id":"books","fields":[{"name":"isbn","type":"text"}],"backfill":{"other":"x"}}`, status: 422,
+			want: []string{"Error: backfill.other is not a field of the collection"}},
+		{name: "a required field backfilled", method: "PATCH", path: "/collection/update", headers: root,
+			body:   `{"project_id":"shop","id":"books","fields":[{"name":"title","type":"text"},{"name":"year","type":"integer"},{"name":"isbn","type":"text","required":true}],"backfill":{"isbn":"unknown"}}`,
+			status: 200, want: []string{`"name":"isbn"`}},
+		{name: "the records have it", method: "GET", path: "/data/fetch?project_id=shop&collection_id=books", headers: h, status: 200,
+			want: []string{`"isbn":"unknown"`}},
+	})
+	if got := ta.records(t, "books"); strings.Count(got, `"isbn": "unknown"`) != 3 {
+		t.Fatalf("the backfill: %s", got)
+	}
+
+	// A route's writes are checked too: 422 naming the block.
+	create := `{"type":"CREATE","depth":0,"ref_col":"novels","ref_object":"book","save":true,"conditions":[]}`
+	object := `{"type":"OBJECT","depth":0,"local_name":"book","pairs":` + pairsOf("title", ref("title"), "year", ref("year")) + `}`
+	runnable{id: "add_novel", method: "POST", path: "/novels", body: `[{"id":"title","bdtype":"STRING"},{"id":"year","bdtype":"STRING"}]`, blocks: []string{
+		object, create, `{"type":"RETURN","depth":0,"pairs":` + pairsOf("created", ref("book")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+	simple := `{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"novels","ref_property":"year","save":true,"targets":[{"field":"title","value":` + ref("title") + `}],"set":` + ref("year") + `}`
+	runnable{id: "set_year", method: "PATCH", path: "/novels", body: `[{"id":"title","bdtype":"STRING"},{"id":"year","bdtype":"STRING"}]`, blocks: []string{
+		simple, `{"type":"RETURN","depth":0,"pairs":` + pairsOf("ok", lit("BOOLEAN", "true")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+	update := `{"type":"UPDATE","depth":0,"ref_col":"novels","ref_property":"genre","save":true,"set":` + ref("genre") + `,"add":null,"filter":null,"conditions":[],` +
+		`"targets":[{"field":"title","conditions":[` + cond(ref("item"), "EQUAL_TO", lit("STRING", "Dune")) + `]}]}`
+	runnable{id: "set_genre", method: "PUT", path: "/novels", body: `[{"id":"genre","bdtype":"STRING"}]`, blocks: []string{
+		update, `{"type":"RETURN","depth":0,"pairs":` + pairsOf("ok", lit("BOOLEAN", "true")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+	before := ta.records(t, "novels")
+	ta.run(t, []scenario{
+		{name: "CREATE of a year as text", method: "POST", path: "/x/shop/novels", body: `{"title":"Emma","year":"1815"}`, status: 422,
+			want: []string{`{"status":422,"message":"Error: flow.blocks[1] (CREATE): data.year must be an integer"}`}},
+		{name: "SIMPLE_UPDATE of a year as text", method: "PATCH", path: "/x/shop/novels", body: `{"title":"Dune","year":"1965"}`, status: 422,
+			want: []string{`"Error: flow.blocks[0] (SIMPLE_UPDATE): data.year must be an integer"`}},
+		{name: "UPDATE to a genre not listed", method: "PUT", path: "/x/shop/novels", body: `{"genre":"romance"}`, status: 422,
+			want: []string{`"Error: flow.blocks[0] (UPDATE): data.genre must be one of sf, classic"`}},
+	})
+	if after := ta.records(t, "novels"); after != before {
+		t.Fatalf("refused runs wrote: %s → %s", before, after)
+	}
+	ta.run(t, []scenario{
+		{name: "UPDATE to a genre listed", method: "PUT", path: "/x/shop/novels", body: `{"genre":"classic"}`, status: 200},
+	})
+	if got := ta.records(t, "novels"); !strings.Contains(got, `"genre": "classic"`) {
+		t.Fatalf("the UPDATE: %s", got)
+	}
+}
