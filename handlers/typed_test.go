@@ -67,6 +67,16 @@ func TestTypedCollectionsAPI(t *testing.T) {
 			status: 200, want: []string{`"name":"isbn"`}},
 		{name: "the records have it", method: "GET", path: "/data/fetch?project_id=shop&collection_id=books", headers: h, status: 200,
 			want: []string{`"isbn":"unknown"`}},
+		{name: "a unique field", method: "POST", path: "/collection/create", headers: root,
+			body: `{"project_id":"shop","id":"members","name":"Members","fields":[{"name":"email","type":"email","unique":true}]}`, status: 201},
+		{name: "an address", method: "POST", path: "/data/create", headers: h,
+			body: `{"project_id":"shop","collection_id":"members","data":{"email":"ada@example.com"}}`, status: 201},
+		{name: "the address again, in capitals", method: "POST", path: "/data/create", headers: h,
+			body: `{"project_id":"shop","collection_id":"members","data":{"email":"ADA@example.com"}}`, status: 409,
+			want: []string{`"message":"Error: data.email must be unique"`}},
+		{name: "unique on a boolean", method: "POST", path: "/collection/create", headers: root,
+			body: `{"project_id":"shop","id":"flags","name":"Flags","fields":[{"name":"on","type":"boolean","unique":true}]}`, status: 422,
+			want: []string{"Error: fields[0].unique does not apply to a field of type boolean"}},
 	})
 	if got := ta.records(t, "books"); strings.Count(got, `"isbn": "unknown"`) != 3 {
 		t.Fatalf("the backfill: %s", got)
@@ -87,12 +97,19 @@ func TestTypedCollectionsAPI(t *testing.T) {
 	runnable{id: "set_genre", method: "PUT", path: "/novels", body: `[{"id":"genre","bdtype":"STRING"}]`, blocks: []string{
 		update, `{"type":"RETURN","depth":0,"pairs":` + pairsOf("ok", lit("BOOLEAN", "true")) + `,"conditions":[]}`,
 	}}.save(t, ta, h)
+	join := `{"type":"CREATE","depth":0,"ref_col":"members","ref_object":"m","save":true,"conditions":[]}`
+	runnable{id: "join", method: "POST", path: "/members", body: `[{"id":"email","bdtype":"STRING"}]`, blocks: []string{
+		`{"type":"OBJECT","depth":0,"local_name":"m","pairs":` + pairsOf("email", ref("email")) + `}`, join,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("ok", lit("BOOLEAN", "true")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
 	before := ta.records(t, "novels")
 	ta.run(t, []scenario{
 		{name: "CREATE of a year as text", method: "POST", path: "/x/shop/novels", body: `{"title":"Emma","year":"1815"}`, status: 422,
 			want: []string{`{"status":422,"message":"Error: flow.blocks[1] (CREATE): data.year must be an integer"}`}},
 		{name: "SIMPLE_UPDATE of a year as text", method: "PATCH", path: "/x/shop/novels", body: `{"title":"Dune","year":"1965"}`, status: 422,
 			want: []string{`"Error: flow.blocks[0] (SIMPLE_UPDATE): data.year must be an integer"`}},
+		{name: "CREATE of an address taken", method: "POST", path: "/x/shop/members", body: `{"email":"Ada@Example.com"}`, status: 409,
+			want: []string{`"Error: flow.blocks[1] (CREATE): data.email must be unique"`}},
 		{name: "UPDATE to a genre not listed", method: "PUT", path: "/x/shop/novels", body: `{"genre":"romance"}`, status: 422,
 			want: []string{`"Error: flow.blocks[0] (UPDATE): data.genre must be one of sf, classic"`}},
 	})

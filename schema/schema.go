@@ -87,6 +87,16 @@ type Schema struct {
 // Typed says whether s checks anything.
 func (s Schema) Typed() bool { return len(s.Fields) > 0 || s.Strict }
 
+// Unique says whether a field of s is unique.
+func (s Schema) Unique() bool {
+	for _, f := range s.Fields {
+		if f.Unique {
+			return true
+		}
+	}
+	return false
+}
+
 // Field returns the field named name.
 func (s Schema) Field(name string) (Field, bool) {
 	for _, f := range s.Fields {

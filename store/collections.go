@@ -164,9 +164,37 @@ func scanCollection(row pgx.Row) (Collection, error) {
 	return c, translate(err)
 }
 
-// CreateCollection inserts c, made by user uid.
+// CreateCollection inserts c, made by user uid. The indexes of its unique
+// and indexed fields are built first (field_indexes.go).
 func (s *Store) CreateCollection(ctx context.Context, c *Collection, uid int64) (err error) {
 	defer wrap(&err, "create collection")
+	if len(fieldIndexes(c.ProjectID, c.ID, c.Schema)) == 0 {
+		return s.createCollection(ctx, c, uid)
+	}
+	if inTransaction(s.db) {
+		return ErrIndexInTx
+	}
+	return s.withFieldsLock(ctx, c.ProjectID, c.ID, func() error {
+		var exists bool
+		err := s.db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM collections WHERE project_id = $1 AND id = $2)", c.ProjectID, c.ID).Scan(&exists)
+		switch {
+		case err != nil:
+			return err
+		case exists:
+			return &ConflictError{Constraint: "collections_pkey"}
+		}
+		built, err := s.fieldIndexesFor(ctx, c.ProjectID, c.ID, schema.Schema{}, c.Schema)
+		if err != nil {
+			return err
+		}
+		if err = s.createCollection(ctx, c, uid); err != nil {
+			_ = s.dropFieldIndexes(context.WithoutCancel(ctx), built)
+		}
+		return err
+	})
+}
+
+func (s *Store) createCollection(ctx context.Context, c *Collection, uid int64) error {
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		fields, err := fieldsJSON(c.Schema)
 		if err != nil {
@@ -228,15 +256,34 @@ func (s *Store) UpdateCollection(ctx context.Context, c *Collection) (err error)
 	})
 }
 
-// DeleteCollection removes a collection and, by cascade, its records.
+// DeleteCollection removes a collection and, by cascade, its records;
+// then the indexes of its fields (outside a transaction; inside one, the
+// sweep drops them).
 func (s *Store) DeleteCollection(ctx context.Context, project, id string) (err error) {
 	defer wrap(&err, "delete collection", project, id)
-	return s.change(ctx, func(tx *Store) (Event, error) {
-		tag, err := tx.db.Exec(ctx, "DELETE FROM collections WHERE project_id = $1 AND id = $2", project, id)
-		if err == nil && tag.RowsAffected() == 0 {
-			err = ErrNotFound
+	var fields []byte
+	err = s.change(ctx, func(tx *Store) (Event, error) {
+		err := tx.db.QueryRow(ctx, "DELETE FROM collections WHERE project_id = $1 AND id = $2 RETURNING fields", project, id).Scan(&fields)
+		return collectionEvent("delete", project, id, "collection "+id+" deleted with its records"), translate(err)
+	})
+	s.schemas.forget(project, id)
+	if err != nil || inTransaction(s.db) {
+		return err
+	}
+	var sch schema.Schema
+	if err := json.Unmarshal(fields, &sch.Fields); err != nil || len(fieldIndexes(project, id, sch)) == 0 {
+		return err
+	}
+	return s.withFieldsLock(ctx, project, id, func() error {
+		var exists bool // made again meanwhile: the indexes are its own
+		if err := s.db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM collections WHERE project_id = $1 AND id = $2)", project, id).Scan(&exists); err != nil || exists {
+			return err
 		}
-		return collectionEvent("delete", project, id, "collection "+id+" deleted with its records"), err
+		var names []string
+		for _, ix := range fieldIndexes(project, id, sch) {
+			names = append(names, ix.name)
+		}
+		return s.dropFieldIndexes(ctx, names)
 	})
 }
 
@@ -497,13 +544,22 @@ func (s *Store) UpdateRecords(ctx context.Context, project, collection string, r
 		ids[i], docs[i], hash = r.ID, string(data), h
 	}
 	// The hold is a CTE of one row, so it runs once, before the update.
-	tag, err := s.db.Exec(ctx, `WITH hold AS (SELECT `+holdSQL("$1", "$2", "$5")+` AS ok)
+	sql := `WITH hold AS (SELECT ` + holdSQL("$1", "$2", "$5") + ` AS ok)
 		UPDATE records r SET data = u.data::jsonb, updated_at = now()
 		FROM unnest($3::bigint[], $4::text[]) AS u(id, data), hold
-		WHERE hold.ok AND r.project_id = $1 AND r.collection_id = $2 AND r.id = u.id`, project, collection, ids, docs, hash)
+		WHERE hold.ok AND r.project_id = $1 AND r.collection_id = $2 AND r.id = u.id`
+	if sch, _ := s.Schema(ctx, project, collection); sch != nil && sch.Unique() {
+		// A unique value taken must be told now, as the field's
+		// refusal: a statement with rows is never held back.
+		var n int
+		err = s.db.QueryRow(ctx, "WITH u AS ("+sql+" RETURNING 1) SELECT count(*) FROM u", project, collection, ids, docs, hash).Scan(&n)
+		s.schemas.note(err)
+		return n, s.uniqueViolation(ctx, project, collection, translate(err))
+	}
+	tag, err := s.db.Exec(ctx, sql, project, collection, ids, docs, hash)
 	s.schemas.note(err)
 	if err != nil {
-		return 0, s.uniqueViolation(ctx, project, collection, err)
+		return 0, s.uniqueViolation(ctx, project, collection, translate(err))
 	}
 	return int(tag.RowsAffected()), nil
 }

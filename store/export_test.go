@@ -102,3 +102,8 @@ func EventStatementsForTest(q EventQuery) (count, page string, countArgs, pageAr
 func listForTest(l listSQL, offset, limit int) (count, page string, countArgs, pageArgs []any) {
 	return l.count, l.page, l.args, append(append(slices.Clip(l.args), l.pageArgs...), offset, limit)
 }
+
+// QueryRowForTestScan scans one row into dst.
+func (s *Store) QueryRowForTestScan(ctx context.Context, sql string, dst ...any) error {
+	return translate(s.db.QueryRow(ctx, sql).Scan(dst...))
+}

@@ -303,6 +303,15 @@ func (f *fitCheck) record(id int64, data []byte) error {
 // that final step only (docs/collections.md).
 func (s *Store) SetFields(ctx context.Context, project, collection string, next schema.Schema, backfill map[string]json.RawMessage) (err error) {
 	defer wrap(&err, "set fields", project, collection)
+	if inTransaction(s.db) {
+		return s.setFields(ctx, project, collection, next, backfill)
+	}
+	return s.withFieldsLock(ctx, project, collection, func() error {
+		return s.setFields(ctx, project, collection, next, backfill)
+	})
+}
+
+func (s *Store) setFields(ctx context.Context, project, collection string, next schema.Schema, backfill map[string]json.RawMessage) error {
 	cur, err := s.Collection(ctx, project, collection)
 	if err != nil {
 		return err
@@ -325,6 +334,10 @@ func (s *Store) SetFields(ctx context.Context, project, collection string, next 
 		return &check.refused
 	}
 	fields, err := fieldsJSON(next)
+	if err != nil {
+		return err
+	}
+	built, err := s.fieldIndexesFor(ctx, project, collection, cur.Schema, next)
 	if err != nil {
 		return err
 	}
@@ -363,8 +376,38 @@ func (s *Store) SetFields(ctx context.Context, project, collection string, next 
 		return collectionEvent("update", project, collection, "collection "+collection+" fields changed"), nil
 	})
 	s.schemas.forget(project, collection)
-	return err
+	if err != nil {
+		_ = s.dropFieldIndexes(context.WithoutCancel(ctx), built)
+		return err
+	}
+	if inTransaction(s.db) {
+		return nil
+	}
+	return s.dropFieldIndexes(ctx, unusedFieldIndexes(project, collection, cur.Schema, next))
 }
+
+// fieldIndexesFor builds the field indexes next needs and cur has not
+// (buildFieldIndexes), and returns their names; on error none is left.
+// They are built on the pool, outside any transaction, so a Store in one
+// cannot change which fields are unique or indexed.
+func (s *Store) fieldIndexesFor(ctx context.Context, project, collection string, cur, next schema.Schema) ([]string, error) {
+	switch {
+	case inTransaction(s.db) && len(unusedFieldIndexes(project, collection, next, cur))+len(unusedFieldIndexes(project, collection, cur, next)) > 0:
+		return nil, ErrIndexInTx
+	case len(unusedFieldIndexes(project, collection, next, cur)) == 0:
+		return nil, nil // none to build
+	}
+	built, err := s.buildFieldIndexes(ctx, project, collection, cur, next)
+	if err != nil {
+		_ = s.dropFieldIndexes(context.WithoutCancel(ctx), built)
+		return nil, err
+	}
+	return built, nil
+}
+
+// ErrIndexInTx is a change that needs a field's index made inside a
+// transaction, where PostgreSQL cannot build one without blocking writes.
+var ErrIndexInTx = errors.New("a field becomes unique or indexed: that change is made on its own, not inside a transaction")
 
 // eachRecord calls fn with each record of a collection that meets where
 // (SQL after the collection's condition; its parameters from $3, args),

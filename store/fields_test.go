@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"stencil/schema"
 	"stencil/store"
@@ -207,5 +208,112 @@ func TestFieldsChangeBesideWriters(t *testing.T) {
 	var bad int
 	if err := st.QueryIntForTest(ctx, `SELECT count(*) FROM records WHERE project_id = 'shop' AND collection_id = 'books' AND NOT data ? 'title'`, &bad); err != nil || bad != 0 {
 		t.Fatalf("%d records lack the required title (%v)", bad, err)
+	}
+}
+
+func fieldIndexNames(t *testing.T, st *store.Store, ctx context.Context) string {
+	t.Helper()
+	var names string
+	if err := st.QueryRowForTestScan(ctx, `SELECT coalesce(string_agg(indexname, ' ' ORDER BY indexname), '') FROM pg_indexes
+		WHERE tablename = 'records' AND (indexname LIKE 'records\_u\_%' OR indexname LIKE 'records\_i\_%')`, &names); err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// A unique field holds under concurrency: 32 writers of one address (in
+// any case), exactly one wins and the others are told the field; null and
+// absent values are not compared. Its index is built with the field and
+// dropped with it, and with the collection.
+func TestUniqueFields(t *testing.T) {
+	st, ctx := collectionStore(t)
+	c := store.Collection{ProjectID: "shop", ID: "users", Name: "Users",
+		Schema: typedSchema(t, `[{"name":"email","type":"email","unique":true},{"name":"n","type":"integer","indexed":true}]`, false)}
+	if err := st.CreateCollection(ctx, &c, 1); err != nil {
+		t.Fatal(err)
+	}
+	want := store.FieldIndex("shop", "users", "email", true) + " " + store.FieldIndex("shop", "users", "n", false)
+	if got := fieldIndexNames(t, st, ctx); got != want && got != store.FieldIndex("shop", "users", "n", false)+" "+store.FieldIndex("shop", "users", "email", true) {
+		t.Fatalf("indexes %q, want %q", got, want)
+	}
+	var wg sync.WaitGroup
+	results := make(chan error, 32)
+	for i := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			addr := "ada@example.com"
+			if i%2 == 1 {
+				addr = "Ada@Example.COM"
+			}
+			results <- st.CreateRecord(context.Background(), &store.Record{ProjectID: "shop", CollectionID: "users", Data: json.RawMessage(`{"email":"` + addr + `"}`)})
+		}()
+	}
+	wg.Wait()
+	close(results)
+	won := 0
+	for err := range results {
+		var v *schema.Violation
+		switch {
+		case err == nil:
+			won++
+		case errors.As(err, &v) && v.Conflict && v.Error() == "data.email must be unique":
+		default:
+			t.Fatalf("a writer got %v", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d writers of one address won", won)
+	}
+	for _, doc := range []string{`{}`, `{}`, `{"email":null}`, `{"email":null}`} {
+		putRecord(t, st, "shop", "users", doc)
+	}
+	// A change to an unique field the records break names them.
+	other := putRecord(t, st, "shop", "users", `{"email":"bob@example.com","n":1}`)
+	same := putRecord(t, st, "shop", "users", `{"email":"carol@example.com","n":1}`)
+	err := st.SetFields(ctx, "shop", "users", typedSchema(t, `[{"name":"email","type":"email","unique":true},{"name":"n","type":"integer","unique":true}]`, false), nil)
+	var refused *store.FieldsRefused
+	if !errors.As(err, &refused) || refused.Count != 2 || fmt.Sprint(refused.IDs) != fmt.Sprint([]int64{other.ID, same.ID}) ||
+		!strings.Contains(err.Error(), "data.n must be unique") {
+		t.Fatalf("a unique field that records break: %v", err)
+	}
+	if got := fieldIndexNames(t, st, ctx); strings.Contains(got, store.FieldIndex("shop", "users", "n", true)) {
+		t.Fatalf("the refused unique index stayed: %s", got)
+	}
+	// Unique no more: the index goes; the collection deleted: all go.
+	if err := st.SetFields(ctx, "shop", "users", typedSchema(t, `[{"name":"email","type":"email"},{"name":"n","type":"integer","indexed":true}]`, false), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := fieldIndexNames(t, st, ctx); got != store.FieldIndex("shop", "users", "n", false) {
+		t.Fatalf("after email is unique no more: %q", got)
+	}
+	putRecord(t, st, "shop", "users", `{"email":"ada@example.com"}`)
+	if err := st.DeleteCollection(ctx, "shop", "users"); err != nil {
+		t.Fatal(err)
+	}
+	if got := fieldIndexNames(t, st, ctx); got != "" {
+		t.Fatalf("a deleted collection's indexes stayed: %q", got)
+	}
+}
+
+// The sweep drops the field indexes of collections deleted with their
+// project.
+func TestFieldIndexesOfDeletedProjects(t *testing.T) {
+	st, ctx := collectionStore(t)
+	c := store.Collection{ProjectID: "blog", ID: "posts", Name: "Posts", Schema: typedSchema(t, `[{"name":"slug","type":"text","unique":true}]`, false)}
+	if err := st.CreateCollection(ctx, &c, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ExecForTest(ctx, "DELETE FROM projects WHERE id = 'blog'"); err != nil {
+		t.Fatal(err)
+	}
+	if got := fieldIndexNames(t, st, ctx); got == "" {
+		t.Fatal("no index to sweep")
+	}
+	if err := st.Sweep(ctx, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got := fieldIndexNames(t, st, ctx); got != "" {
+		t.Fatalf("the sweep left %q", got)
 	}
 }

@@ -136,6 +136,9 @@ func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) (err error)
 	if err := s.sweepStats(ctx); err != nil {
 		return err
 	}
+	if err := s.sweepFieldIndexes(ctx); err != nil {
+		return err
+	}
 	return s.sweepLog(ctx, runLog, RunsKept)
 }
 
