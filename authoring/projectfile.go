@@ -15,6 +15,7 @@ import (
 	"stencil/engine"
 	"stencil/projectfile"
 	"stencil/runs"
+	"stencil/schema"
 	"stencil/store"
 )
 
@@ -30,7 +31,14 @@ func FileOf(pc store.ProjectContents, records bool) projectfile.Document {
 		Collections: []projectfile.Collection{}, Routes: []projectfile.Route{}, Templates: []projectfile.Template{},
 		EmailTemplates: []projectfile.EmailTemplate{}, VaultKeys: pc.VaultKeys}
 	for _, c := range pc.Collections {
-		fc := projectfile.Collection{ID: c.ID, Name: c.Name, Description: c.Description}
+		fc := projectfile.Collection{ID: c.ID, Name: c.Name, Description: c.Description, Fields: c.Schema.Fields}
+		if len(fc.Fields) == 0 {
+			fc.Fields = nil
+		}
+		if c.Schema.Strict {
+			no := false
+			fc.Additional = &no
+		}
 		if records {
 			rs := pc.Records[c.ID]
 			if rs == nil {
@@ -198,10 +206,19 @@ func checkFile(want projectfile.Document, have *store.ProjectContents, prune boo
 		maps.Copy(fields, verr.Fields)
 		return nil
 	}
+	ids := map[string]bool{}
+	for _, col := range want.Collections {
+		ids[col.ID] = true
+	}
 	for i, col := range want.Collections {
 		prefix := fmt.Sprintf("collections[%d].", i)
 		if err := add(CheckAt(prefix, &Collection{ProjectID: want.ID, ID: col.ID, Name: col.Name, Description: col.Description})); err != nil {
 			return err
+		}
+		sch := col.Schema()
+		var problem *schema.Problem
+		if err := sch.Check(col.ID, func(id string) bool { return ids[id] }); errors.As(err, &problem) {
+			fields[prefix+problem.Path] = problem.Message
 		}
 		if col.Records != nil {
 			for j, r := range *col.Records {
@@ -312,10 +329,10 @@ func ApplyFile(ctx context.Context, tx *store.Store, fp FilePlan, uid int64) err
 		if !ok {
 			continue
 		}
-		sc := store.Collection{ProjectID: id, ID: col.ID, Name: col.Name, Description: col.Description}
+		sc := store.Collection{ProjectID: id, ID: col.ID, Name: col.Name, Description: col.Description, Schema: col.Schema()}
 		if added {
 			if err := tx.CreateCollection(ctx, &sc, uid); err != nil {
-				return at(fp.place(projectfile.KindCollection, col.ID), err)
+				return at(fp.place(projectfile.KindCollection, col.ID), fieldsInTx(err))
 			}
 			if col.Records != nil {
 				for _, data := range *col.Records {
@@ -328,6 +345,12 @@ func ApplyFile(ctx context.Context, tx *store.Store, fp FilePlan, uid int64) err
 		}
 		if err := tx.UpdateCollection(ctx, &sc); err != nil {
 			return err
+		}
+		i := slices.IndexFunc(have.Collections, func(c store.Collection) bool { return c.ID == col.ID })
+		if i >= 0 && have.Collections[i].Schema.Hash() != sc.Schema.Hash() {
+			if err := tx.SetFields(ctx, id, col.ID, sc.Schema, nil); err != nil {
+				return at(fp.place(projectfile.KindCollection, col.ID), fieldsInTx(err))
+			}
 		}
 	}
 	emails := touched(projectfile.KindEmailTemplate)
@@ -443,4 +466,16 @@ func Apply(ctx context.Context, st *store.Store, project string, document []byte
 		return fp, ErrChangedMeanwhile
 	}
 	return fp, err
+}
+
+// fieldsInTx names the fields of a collection a file would make unique or
+// indexed (or no longer): their indexes are built outside a transaction,
+// which a file's apply is, so such a change is made on its own
+// (docs/collections.md).
+func fieldsInTx(err error) error {
+	if errors.Is(err, store.ErrIndexInTx) {
+		return &Problems{Fields: map[string]string{"fields": "make a field unique or indexed (or no longer) with PATCH /collection/update, then apply the file: " +
+			"the field's index is built outside the transaction a file is applied in"}}
+	}
+	return err
 }

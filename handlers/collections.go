@@ -271,18 +271,17 @@ func (h *Handlers) collectionUpdate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	col.Name, col.Description = authoring.Deref(in.Name, col.Name), authoring.Deref(in.Description, col.Description)
 	if next.Hash() != col.Schema.Hash() || len(in.Backfill) > 0 {
-		err := h.store.SetFields(c.UserContext(), col.ProjectID, col.ID, next, in.Backfill)
+		// One change, one event: the name with the fields.
+		err := h.store.UpdateCollectionFields(c.UserContext(), &col, next, in.Backfill)
 		if errors.Is(err, store.ErrStale) {
 			return fiber.NewError(fiber.StatusConflict, "the fields of collection "+col.ID+" changed meanwhile: read them again")
 		}
 		if err != nil {
 			return collectionMissing(err, in.ID)
 		}
-		col.Schema = next
-	}
-	col.Name, col.Description = authoring.Deref(in.Name, col.Name), authoring.Deref(in.Description, col.Description)
-	if err := h.store.UpdateCollection(c.UserContext(), &col); err != nil {
+	} else if err := h.store.UpdateCollection(c.UserContext(), &col); err != nil {
 		return collectionMissing(err, in.ID)
 	}
 	h.flash(c, "success", "Collection "+col.ID+" updated.")

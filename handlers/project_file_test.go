@@ -575,3 +575,78 @@ func TestProjectFileLeavesOut(t *testing.T) {
 		}
 	}
 }
+
+// TestProjectFileFields: a typed collection's fields travel in its file,
+// a plan says their changes in words, and applying runs the same check as
+// the API: records that break a change refuse it, and a file that makes a
+// field unique is told to do that on its own.
+func TestProjectFileFields(t *testing.T) {
+	t.Parallel()
+	ta, admin := fileApp(t)
+	status, body := ta.call(t, "POST", "/collection/create", `{"project_id":"shop","id":"authors","name":"Authors","additional":false,
+		"fields":[{"name":"name","type":"text","required":true},{"name":"born","type":"integer","min":0,"default":1900}]}`, admin)
+	if status != http.StatusCreated {
+		t.Fatalf("typed collection: %d %s", status, body)
+	}
+	file := export(t, ta, "shop", "", admin)
+	for _, want := range []string{`"fields": [`, `"name": "born",`, `"default": 1900,`, `"additional": false`} {
+		if !strings.Contains(file, want) {
+			t.Fatalf("the file lacks %s:\n%s", want, file)
+		}
+	}
+	if strings.Count(file, `"fields"`) != 1 {
+		t.Fatalf("an untyped collection carries fields:\n%s", file)
+	}
+	// Unchanged, it plans nothing.
+	status, body = ta.call(t, "POST", "/project/plan", fileBody("shop", file, ""), admin)
+	if p := readPlan(t, body); status != http.StatusOK || len(p.Data.Change) != 0 {
+		t.Fatalf("plan of the exported file: %d %s", status, body)
+	}
+	// books gains a field its records break: the plan says so in words,
+	// and the apply is refused with their ids.
+	typed := edit(t, file, func(doc map[string]any) {
+		item(doc, "collections", "id", "books")["fields"] = raw(`[{"name":"title","type":"text"},{"name":"price","type":"integer","required":true}]`)
+		item(doc, "collections", "id", "authors")["fields"] = raw(`[{"name":"name","type":"text","required":true},{"name":"born","type":"number","min":0,"default":1900}]`)
+	})
+	status, body = ta.call(t, "POST", "/project/plan", fileBody("shop", typed, ""), admin)
+	p := readPlan(t, body)
+	words := fmt.Sprint(p.Data.Change)
+	if status != http.StatusOK || !strings.Contains(words, "title: added (text)") || !strings.Contains(words, "price: added (integer, required)") ||
+		!strings.Contains(words, "born: integer → number") {
+		t.Fatalf("plan of typed fields: %d %s", status, body)
+	}
+	status, body = ta.call(t, "POST", "/project/apply", fileBody("shop", typed, ""), admin)
+	if status != http.StatusConflict || !strings.Contains(body, "1 record does not fit: data.price is required (id 2)") {
+		t.Fatalf("apply of fields records break: %d %s", status, body)
+	}
+	if again := export(t, ta, "shop", "", admin); again != file {
+		t.Fatalf("a refused apply changed the project:\n%s", again)
+	}
+	// Fields that fit apply.
+	fits := edit(t, typed, func(doc map[string]any) {
+		item(doc, "collections", "id", "books")["fields"] = raw(`[{"name":"title","type":"text","required":true},{"name":"price","type":"integer"}]`)
+	})
+	if status, body := ta.call(t, "POST", "/project/apply", fileBody("shop", fits, ""), admin); status != http.StatusOK {
+		t.Fatalf("apply of fields that fit: %d %s", status, body)
+	}
+	status, body = ta.call(t, "POST", "/data/create", `{"project_id":"shop","collection_id":"books","data":{"price":"9"}}`, admin)
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "Error: data.title is required") {
+		t.Fatalf("a record after the apply: %d %s", status, body)
+	}
+	// Bad definitions are named by their place in the file; a unique
+	// field is made on its own.
+	bad := edit(t, fits, func(doc map[string]any) {
+		item(doc, "collections", "id", "books")["fields"] = raw(`[{"name":"title","type":"string"}]`)
+	})
+	status, body = ta.call(t, "POST", "/project/plan", fileBody("shop", bad, ""), admin)
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, `"collections[1].fields[0].type":"must be one of text, integer`) {
+		t.Fatalf("plan of a bad field: %d %s", status, body)
+	}
+	unique := edit(t, fits, func(doc map[string]any) {
+		item(doc, "collections", "id", "books")["fields"] = raw(`[{"name":"title","type":"text","required":true,"unique":true},{"name":"price","type":"integer"}]`)
+	})
+	status, body = ta.call(t, "POST", "/project/apply", fileBody("shop", unique, ""), admin)
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "with PATCH /collection/update, then apply the file") {
+		t.Fatalf("apply of a unique field: %d %s", status, body)
+	}
+}

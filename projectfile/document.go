@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"stencil/flow"
+	"stencil/schema"
 )
 
 // Format is the layout of the document this package writes and reads.
@@ -42,13 +43,22 @@ type Document struct {
 	VaultKeys      []string        `json:"vault_keys"`
 }
 
-// Collection is a collection of the project; Records, each record's data
-// by record id, only when the export was asked for them (nil: not).
+// Collection is a collection of the project; Fields and Additional its
+// schema (docs/collections.md: none and true, left out, for an untyped
+// one); Records, each record's data by record id, only when the export
+// was asked for them (nil: not).
 type Collection struct {
 	ID          string             `json:"id"`
 	Name        string             `json:"name"`
 	Description string             `json:"description"`
+	Fields      []schema.Field     `json:"fields,omitempty"`
+	Additional  *bool              `json:"additional,omitempty"`
 	Records     *[]json.RawMessage `json:"records,omitempty"`
+}
+
+// Schema is c's fields as the store keeps them.
+func (c Collection) Schema() schema.Schema {
+	return schema.Schema{Fields: c.Fields, Strict: c.Additional != nil && !*c.Additional}
 }
 
 // Route is a route document as it is saved: without its project, its
@@ -176,23 +186,30 @@ func Decode(raw []byte) (Document, flow.Problems) {
 		p["format"] = "must be 1"
 	}
 	d.Format = Format
-	// Collections carry records, which are any JSON object: they are taken
-	// out before the rest is decoded by type.
+	// Collections carry records, which are any JSON object, and fields,
+	// whose defaults are any JSON value: they are taken out before the
+	// rest is decoded by type.
 	var records []*[]json.RawMessage
+	var fields [][]schema.Field
 	if list, ok := top["collections"].([]any); ok {
 		records = make([]*[]json.RawMessage, len(list))
+		fields = make([][]schema.Field, len(list))
 		for i, item := range list {
 			obj, ok := item.(map[string]any)
 			if !ok {
 				continue
 			}
+			obj = maps.Clone(obj)
 			if rs, ok := obj["records"]; ok {
 				rs := decodeRecords(rs, fmt.Sprintf("collections[%d].records", i), p)
 				records[i] = &rs
-				obj = maps.Clone(obj)
 				delete(obj, "records")
-				list[i] = obj
 			}
+			if fs, ok := obj["fields"]; ok {
+				fields[i] = decodeFields(fs, fmt.Sprintf("collections[%d].fields", i), p)
+				delete(obj, "fields")
+			}
+			list[i] = obj
 		}
 	}
 	delete(top, "format")
@@ -223,8 +240,16 @@ func Decode(raw []byte) (Document, flow.Problems) {
 	d.XRateLimit, d.XRateBurst, d.XCORSOrigins, d.XEgressHosts = wire.XRateLimit, wire.XRateBurst, wire.XCORSOrigins, wire.XEgressHosts
 	d.Collections, d.EmailTemplates, d.VaultKeys = wire.Collections, wire.EmailTemplates, wire.VaultKeys
 	for i := range d.Collections {
+		c := &d.Collections[i]
 		if i < len(records) {
-			d.Collections[i].Records = records[i]
+			c.Records, c.Fields = records[i], fields[i]
+		}
+		// One way to write the untyped defaults: left out.
+		if len(c.Fields) == 0 {
+			c.Fields = nil
+		}
+		if c.Additional != nil && *c.Additional {
+			c.Additional = nil
 		}
 	}
 	for i, r := range wire.Routes {
@@ -279,6 +304,25 @@ func twice[T any](p flow.Problems, list, field string, items []T, key func(T) st
 }
 
 // decodeRecords reads a collection's records: an array of JSON objects.
+// decodeFields reads a collection's fields strictly: every property known
+// (the rules of their values are schema.Schema.Check's).
+func decodeFields(v any, path string, p flow.Problems) []schema.Field {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		p[path] = "is not valid JSON"
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	var out []schema.Field
+	if err := dec.Decode(&out); err != nil {
+		p[path] = "must be an array of fields: " + strings.TrimPrefix(err.Error(), "json: ")
+		return nil
+	}
+	return out
+}
+
 func decodeRecords(v any, path string, p flow.Problems) []json.RawMessage {
 	list, ok := v.([]any)
 	if !ok {

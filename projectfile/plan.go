@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"stencil/flow"
+	"stencil/schema"
 )
 
 // The kinds of objects a plan names.
@@ -74,7 +75,9 @@ func Compare(have *Document, want Document, prune bool) Plan {
 		return out
 	}
 	compareList(&p, KindCollection, without(have.Collections), without(want.Collections), prune, func(c Collection) string { return c.ID },
-		func(a, b Collection) []string { return fieldWords(a, b, "name", "description") },
+		func(a, b Collection) []string {
+			return append(fieldWords(a, b, "name", "description"), schema.Changes(a.Schema(), b.Schema())...)
+		},
 		func(c Collection) []string {
 			if n := records[c.ID]; n > 0 {
 				return []string{strconv.Itoa(n) + " records"}

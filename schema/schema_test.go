@@ -160,3 +160,21 @@ func TestHash(t *testing.T) {
 		t.Fatal("hash must follow content")
 	}
 }
+
+func TestChanges(t *testing.T) {
+	a := fields(t, `[{"name":"title","type":"text","max_length":100},{"name":"year","type":"integer"},{"name":"email","type":"email"},{"name":"notes","type":"text"}]`)
+	b := fields(t, `[{"name":"title","type":"text","max_length":200},{"name":"year","type":"number"},{"name":"email","type":"email","unique":true},{"name":"isbn","type":"text","required":true}]`)
+	b.Strict = true
+	got := strings.Join(Changes(a, b), "; ")
+	want := "title: max_length 100 → 200; year: integer → number; email: now unique; isbn: added (text, required); notes: removed; additional: true → false"
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if got := Changes(a, a); len(got) != 0 {
+		t.Fatalf("no change: %v", got)
+	}
+	swapped := Schema{Fields: []Field{a.Fields[1], a.Fields[0], a.Fields[2], a.Fields[3]}}
+	if got := strings.Join(Changes(a, swapped), "; "); got != "fields reordered" {
+		t.Fatalf("reordered: %s", got)
+	}
+}

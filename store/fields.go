@@ -303,15 +303,26 @@ func (f *fitCheck) record(id int64, data []byte) error {
 // that final step only (docs/collections.md).
 func (s *Store) SetFields(ctx context.Context, project, collection string, next schema.Schema, backfill map[string]json.RawMessage) (err error) {
 	defer wrap(&err, "set fields", project, collection)
+	return s.fieldsChange(ctx, project, collection, next, backfill, nil)
+}
+
+// UpdateCollectionFields is SetFields that also stores c's name and
+// description, in the same transaction and event (c.Schema becomes next).
+func (s *Store) UpdateCollectionFields(ctx context.Context, c *Collection, next schema.Schema, backfill map[string]json.RawMessage) (err error) {
+	defer wrap(&err, "update collection fields", c.ProjectID, c.ID)
+	return s.fieldsChange(ctx, c.ProjectID, c.ID, next, backfill, c)
+}
+
+func (s *Store) fieldsChange(ctx context.Context, project, collection string, next schema.Schema, backfill map[string]json.RawMessage, named *Collection) error {
 	if inTransaction(s.db) {
-		return s.setFields(ctx, project, collection, next, backfill)
+		return s.setFields(ctx, project, collection, next, backfill, named)
 	}
 	return s.withFieldsLock(ctx, project, collection, func() error {
-		return s.setFields(ctx, project, collection, next, backfill)
+		return s.setFields(ctx, project, collection, next, backfill, named)
 	})
 }
 
-func (s *Store) setFields(ctx context.Context, project, collection string, next schema.Schema, backfill map[string]json.RawMessage) error {
+func (s *Store) setFields(ctx context.Context, project, collection string, next schema.Schema, backfill map[string]json.RawMessage, named *Collection) error {
 	cur, err := s.Collection(ctx, project, collection)
 	if err != nil {
 		return err
@@ -342,13 +353,21 @@ func (s *Store) setFields(ctx context.Context, project, collection string, next 
 		return err
 	}
 	err = s.change(ctx, func(tx *Store) (Event, error) {
-		tag, err := tx.db.Exec(ctx, `UPDATE collections SET fields = $3, additional = $4, fields_hash = $5, updated_at = now()
-			WHERE project_id = $1 AND id = $2 AND fields_hash = $6`, project, collection, fields, !next.Strict, next.Hash(), before)
+		name, description := cur.Name, cur.Description
+		if named != nil {
+			name, description = named.Name, named.Description
+		}
+		err := tx.db.QueryRow(ctx, `UPDATE collections SET fields = $3, additional = $4, fields_hash = $5, name = $7, description = $8, updated_at = now()
+			WHERE project_id = $1 AND id = $2 AND fields_hash = $6 RETURNING created_by, created_at, updated_at`,
+			project, collection, fields, !next.Strict, next.Hash(), before, name, description).Scan(&cur.CreatedBy, &cur.CreatedAt, &cur.UpdatedAt)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return Event{}, ErrStale
+		}
 		if err != nil {
 			return Event{}, err
 		}
-		if tag.RowsAffected() == 0 {
-			return Event{}, ErrStale
+		if named != nil {
+			named.CreatedBy, named.CreatedAt, named.UpdatedAt, named.Schema = cur.CreatedBy, cur.CreatedAt, cur.UpdatedAt, next
 		}
 		// age() compares 32-bit transaction ids as PostgreSQL does, past
 		// their wraparound.
@@ -373,7 +392,11 @@ func (s *Store) setFields(ctx context.Context, project, collection string, next 
 				return Event{}, err
 			}
 		}
-		return collectionEvent("update", project, collection, "collection "+collection+" fields changed"), nil
+		summary := "collection " + collection + " fields changed"
+		if name != cur.Name {
+			summary += ", renamed " + name
+		}
+		return collectionEvent("update", project, collection, summary), nil
 	})
 	s.schemas.forget(project, collection)
 	if err != nil {

@@ -45,13 +45,17 @@ func (s *Store) ProjectContents(ctx context.Context, project string, records boo
 		if pc.Templates, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (RouteTemplate, error) { return scanTemplate(r) }); err != nil {
 			return err
 		}
-		rows, err = tx.db.Query(ctx, "SELECT project_id, id, name, description, created_by, created_at, updated_at FROM collections WHERE project_id = $1 ORDER BY id", project)
+		rows, err = tx.db.Query(ctx, "SELECT project_id, id, name, description, fields, NOT additional, created_by, created_at, updated_at FROM collections WHERE project_id = $1 ORDER BY id", project)
 		if err != nil {
 			return err
 		}
 		if pc.Collections, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Collection, error) {
 			var c Collection
-			return c, r.Scan(&c.ProjectID, &c.ID, &c.Name, &c.Description, &c.CreatedBy, &c.CreatedAt, &c.UpdatedAt)
+			var fields []byte
+			if err := r.Scan(&c.ProjectID, &c.ID, &c.Name, &c.Description, &fields, &c.Schema.Strict, &c.CreatedBy, &c.CreatedAt, &c.UpdatedAt); err != nil {
+				return c, err
+			}
+			return c, json.Unmarshal(fields, &c.Schema.Fields)
 		}); err != nil {
 			return err
 		}
