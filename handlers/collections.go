@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -117,6 +118,10 @@ type recordListQuery struct {
 	ProjectID    string `query:"project_id" json:"project_id" validate:"required"`
 	CollectionID string `query:"collection_id" json:"collection_id" validate:"required"`
 	Where        string `query:"where" json:"where" validate:"max=10000"`
+	// Filter and Sort are the typed list's (docs/collections.md): a JSON
+	// array of [field, op, value], and a field led by - for descending.
+	Filter string `query:"filter" json:"filter" validate:"max=10000"`
+	Sort   string `query:"sort" json:"sort" validate:"max=200"`
 	// After starts the page after that record id: a next page however
 	// deep, read as the first is (the answer's next link carries it).
 	After int64             `query:"after" json:"after" validate:"min=0"`
@@ -398,16 +403,35 @@ func (h *Handlers) recordsPage(c *fiber.Ctx, q recordListQuery) (recordsView, er
 		}
 	}
 	ctx := c.UserContext()
+	list := store.RecordList{Where: where, After: q.After, Offset: page.Offset, Limit: page.Limit + 1}
+	switch q.Sort {
+	case "", "_created", "-_created", "_updated", "-_updated":
+		if by, desc := strings.CutPrefix(q.Sort, "-"); by != "" {
+			q.order = store.RecordOrder{By: by, Descending: desc}
+		}
+	default:
+		if list.Sort, err = col.Schema.ParseSort(q.Sort); err != nil {
+			return view, fiber.NewError(fiber.StatusBadRequest, err.Error())
+		}
+	}
+	if list.Filters, err = col.Schema.ParseFilter(q.Filter); err != nil {
+		return view, fiber.NewError(fiber.StatusBadRequest, err.Error())
+	}
 	// One record more than the page: whether another page follows.
-	recs, err := h.store.Records(ctx, p.ID, col.ID, where, q.After, page.Offset, page.Limit+1, q.order)
+	var recs []store.Record
+	if list.Sort != nil || len(list.Filters) > 0 {
+		recs, err = h.store.ListRecords(ctx, p.ID, col.ID, list)
+	} else {
+		recs, err = h.store.Records(ctx, p.ID, col.ID, where, q.After, page.Offset, page.Limit+1, q.order)
+	}
 	if err != nil {
 		return view, err
 	}
 	more := len(recs) > page.Limit
 	recs = recs[:min(len(recs), page.Limit)]
 	total, capped := col.Records, false
-	if where != nil {
-		if total, capped, err = h.store.CountRecords(ctx, p.ID, col.ID, where); err != nil {
+	if where != nil || len(list.Filters) > 0 {
+		if total, capped, err = h.store.CountListed(ctx, p.ID, col.ID, list); err != nil {
 			return view, err
 		}
 	}
@@ -418,7 +442,7 @@ func (h *Handlers) recordsPage(c *fiber.Ctx, q recordListQuery) (recordsView, er
 	}
 	switch {
 	case !more:
-	case q.order.By != "" || q.order.Descending:
+	case q.order.By != "" || q.order.Descending || list.Sort != nil:
 		view.Next = pageURL(c, map[string]string{"offset": strconv.Itoa(page.Offset + len(recs))})
 	default:
 		view.Next = pageURL(c, map[string]string{"after": strconv.FormatInt(recs[len(recs)-1].ID, 10), "offset": ""})

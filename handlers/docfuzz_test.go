@@ -378,6 +378,13 @@ func (g *gen) value(name string, s *openapi3.Schema, depth int) any {
 	case "boolean":
 		return g.rng.IntN(2) == 0
 	case "array":
+		if len(s.PrefixItems) > 0 {
+			out := make([]any, len(s.PrefixItems))
+			for i, item := range s.PrefixItems {
+				out[i] = g.value("", item.Value, depth+1)
+			}
+			return out
+		}
 		n := int(s.MinItems) + g.rng.IntN(2)
 		if depth > 3 {
 			n = int(s.MinItems)

@@ -2,6 +2,9 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -122,4 +125,96 @@ func TestTypedCollectionsAPI(t *testing.T) {
 	if got := ta.records(t, "novels"); !strings.Contains(got, `"genre": "classic"`) {
 		t.Fatalf("the UPDATE: %s", got)
 	}
+}
+
+// Typed filters and sort of /data/fetch: each operator by type, a bad
+// filter named, and the order of records without the value.
+func TestTypedFiltersAndSort(t *testing.T) {
+	t.Parallel()
+	ta, h := runApp(t)
+	admin := ta.newUser(t, "boss", store.RoleAdmin)
+	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID); err != nil {
+		t.Fatal(err)
+	}
+	a := as(ta.token(t, admin))
+	status, body := ta.call(t, "POST", "/collection/create", `{"project_id":"shop","id":"films","name":"Films","fields":[
+		{"name":"title","type":"text","required":true},{"name":"year","type":"integer","indexed":true},{"name":"rating","type":"number"},
+		{"name":"seen","type":"boolean"},{"name":"contact","type":"email","unique":true},
+		{"name":"tags","type":"select","values":["sf","drama","old"],"multiple":true},{"name":"meta","type":"json"}]}`, a)
+	if status != 201 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	for _, doc := range []string{
+		`{"title":"Alien","year":1979,"rating":8.5,"seen":true,"contact":"Ridley@Example.com","tags":["sf","old"]}`,
+		`{"title":"Arrival","year":2016,"rating":7.9,"seen":false,"tags":["sf","drama"]}`,
+		`{"title":"Brazil","year":1985,"rating":7.9,"tags":["drama","old"]}`,
+		`{"title":"Heat","rating":8.3}`,
+	} {
+		if status, body := ta.call(t, "POST", "/data/create", `{"project_id":"shop","collection_id":"films","data":`+doc+`}`, a); status != 201 {
+			t.Fatalf("%s: %d %s", doc, status, body)
+		}
+	}
+	titles := func(query string) string {
+		t.Helper()
+		status, body := ta.call(t, "GET", "/data/fetch?project_id=shop&collection_id=films&"+query, "", h)
+		if status != 200 {
+			t.Fatalf("%s: %d %s", query, status, body)
+		}
+		var ans struct {
+			Data []struct {
+				Data struct{ Title string }
+			}
+			Amount int
+		}
+		if err := json.Unmarshal([]byte(body), &ans); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range ans.Data {
+			out = append(out, r.Data.Title)
+		}
+		return strings.Join(out, ",") + fmt.Sprintf(" (%d)", ans.Amount)
+	}
+	f := func(filter string) string { return "filter=" + url.QueryEscape(filter) }
+	for query, want := range map[string]string{
+		f(`[["year","gt",1980]]`):                       "Arrival,Brazil (2)",
+		f(`[["year","lte",1985],["rating","gte",7.9]]`): "Alien,Brazil (2)",
+		f(`[["year","is_null",true]]`):                  "Heat (1)",
+		f(`[["year","in",[1979,2016]]]`):                "Alien,Arrival (2)",
+		f(`[["title","contains","RR"]]`):                "Arrival (1)",
+		f(`[["title","starts_with","A"]]`):              "Alien,Arrival (2)",
+		f(`[["contact","eq","ridley@example.COM"]]`):    "Alien (1)",
+		f(`[["tags","eq","drama"]]`):                    "Arrival,Brazil (2)",
+		f(`[["tags","in",["old","drama"]]]`):            "Alien,Arrival,Brazil (3)",
+		f(`[["seen","eq",false]]`):                      "Arrival (1)",
+		f(`[["seen","ne",true]]`):                       "Arrival (1)",
+		f(`[["rating","eq",7.90]]`):                     "Arrival,Brazil (2)",
+		"sort=year":                                     "Alien,Brazil,Arrival,Heat (4)",
+		"sort=-year":                                    "Heat,Arrival,Brazil,Alien (4)",
+		"sort=-rating&" + f(`[["rating","lt",8.4]]`):    "Heat,Brazil,Arrival (3)",
+		"sort=title&limit=2":                            "Alien,Arrival (4)",
+		"sort=-_created&limit=1":                        "Heat (4)",
+	} {
+		if got := titles(query); got != want {
+			t.Errorf("%s: %s, want %s", query, got, want)
+		}
+	}
+	bad := "/data/fetch?project_id=shop&collection_id=films&"
+	ta.run(t, []scenario{
+		{name: "not an array", method: "GET", path: bad + f(`{"year":1}`), headers: h, status: 400, want: []string{"Error: filter must be a JSON array of [field, op, value]"}},
+		{name: "a value of another type", method: "GET", path: bad + f(`[["year","gt","1980"]]`), headers: h, status: 400,
+			want: []string{"Error: filter[0] the value must be an integer"}},
+		{name: "an order of a boolean", method: "GET", path: bad + f(`[["year","gt",1],["seen","lt",true]]`), headers: h, status: 400,
+			want: []string{"Error: filter[1] lt does not apply to seen, of type boolean"}},
+		{name: "an unknown operator", method: "GET", path: bad + f(`[["year","like",1]]`), headers: h, status: 400,
+			want: []string{`Error: filter[0] has the operator \"like\": use one of eq, ne`}},
+		{name: "contains of a number", method: "GET", path: bad + f(`[["year","contains","19"]]`), headers: h, status: 400,
+			want: []string{"Error: filter[0] contains does not apply to year, of type integer"}},
+		{name: "null compared", method: "GET", path: bad + f(`[["title","eq",null]]`), headers: h, status: 400,
+			want: []string{"Error: filter[0] the value must not be null (ask with is_null)"}},
+		{name: "a sort by json", method: "GET", path: bad + "sort=meta", headers: h, status: 400, want: []string{"Error: sort names meta, a field of type json, which has no order"}},
+		{name: "a select value not listed", method: "GET", path: bad + f(`[["tags","in",["old","nothing"]]]`), headers: h, status: 400,
+			want: []string{"Error: filter[0] in: each value must be one of sf, drama, old"}},
+		{name: "in of nothing", method: "GET", path: bad + f(`[["year","in",[]]]`), headers: h, status: 400, want: []string{"Error: filter[0] in takes a list of 1 to 100 values"}},
+	})
 }

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -106,4 +108,49 @@ func listForTest(l listSQL, offset, limit int) (count, page string, countArgs, p
 // QueryRowForTestScan scans one row into dst.
 func (s *Store) QueryRowForTestScan(ctx context.Context, sql string, dst ...any) error {
 	return translate(s.db.QueryRow(ctx, sql).Scan(dst...))
+}
+
+// ExplainListForTest explains the statement of ListRecords for q, as it
+// runs (planned with its values) or, generic, as a prepared statement's
+// generic plan (its parameters unknown to the planner).
+func (s *Store) ExplainListForTest(ctx context.Context, project, collection string, q RecordList, generic bool) (plan string, err error) {
+	sql, args := q.pageSQL(project, collection)
+	values := make([]string, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			values[i] = literal(v)
+		case int:
+			values[i] = strconv.Itoa(v)
+		case []string:
+			quoted := make([]string, len(v))
+			for j, e := range v {
+				quoted[j] = literal(e)
+			}
+			values[i] = "ARRAY[" + strings.Join(quoted, ", ") + "]"
+		default:
+			return "", fmt.Errorf("no literal for %T", a)
+		}
+	}
+	err = s.InTx(ctx, func(tx *Store) error {
+		mode := "force_custom_plan"
+		if generic {
+			mode = "force_generic_plan"
+		}
+		if _, err := tx.db.Exec(ctx, "SET LOCAL plan_cache_mode = "+mode); err != nil {
+			return err
+		}
+		if _, err := tx.db.Exec(ctx, "PREPARE list_for_test AS "+sql); err != nil {
+			return err
+		}
+		defer tx.db.Exec(ctx, "DEALLOCATE list_for_test")
+		rows, err := tx.db.Query(ctx, "EXPLAIN (COSTS OFF) EXECUTE list_for_test("+strings.Join(values, ", ")+")", pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			return err
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		plan = strings.Join(lines, "\n")
+		return err
+	})
+	return plan, err
 }
