@@ -176,6 +176,7 @@ func addFieldSchemas(doc *openapi3.T) {
 		field.OneOf = append(field.OneOf, &openapi3.SchemaRef{Ref: "#/components/schemas/" + name, Value: s})
 		field.Discriminator.Mapping[t] = openapi3.MappingRef{Ref: "#/components/schemas/" + name}
 	}
+	delete(schemas, "FieldProperties") // each Field_<type> holds its part
 }
 
 // addTransportResponses documents the answers that every operation can get

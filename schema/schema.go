@@ -97,6 +97,16 @@ func (s Schema) Unique() bool {
 	return false
 }
 
+// Indexed says whether a field of s is unique or indexed: has an index.
+func (s Schema) Indexed() bool {
+	for _, f := range s.Fields {
+		if f.Unique || f.Indexed {
+			return true
+		}
+	}
+	return false
+}
+
 // Field returns the field named name.
 func (s Schema) Field(name string) (Field, bool) {
 	for _, f := range s.Fields {
@@ -455,13 +465,29 @@ var textMessages = map[string]string{
 	URL:      "must be an http or https URL",
 }
 
-// compiled is f's pattern, compiled once Check passed (and here for a
-// Field made otherwise, such as one read back from the database).
+// compiled is f's pattern, compiled by Check or Compile (and here, each
+// time, for a Field neither prepared: a schema shared between goroutines
+// is never written to).
 func (f *Field) compiled() *regexp.Regexp {
 	if f.pattern == nil {
-		f.pattern = regexp.MustCompile(f.Pattern)
+		return regexp.MustCompile(f.Pattern)
 	}
 	return f.pattern
+}
+
+// Compile prepares fields read back as stored (checked when they were
+// saved) for checking records: their patterns compiled once.
+func (s *Schema) Compile() error {
+	for i := range s.Fields {
+		if f := &s.Fields[i]; f.Pattern != "" && f.pattern == nil {
+			re, err := regexp.Compile(f.Pattern)
+			if err != nil {
+				return err
+			}
+			f.pattern = re
+		}
+	}
+	return nil
 }
 
 func (f *Field) number(raw json.RawMessage) string {

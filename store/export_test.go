@@ -154,3 +154,46 @@ func (s *Store) ExplainListForTest(ctx context.Context, project, collection stri
 	})
 	return plan, err
 }
+
+// ExplainRunReadForTest explains the statement a run's read q runs, as a
+// generic plan (prepared, its parameters unknown to the planner).
+func (s *Store) ExplainRunReadForTest(ctx context.Context, project, collection string, q RecordQuery) (plan string, err error) {
+	s.indexedMatch(ctx, project, collection, &q)
+	sh := q.shape()
+	args := q.args(sh, project, collection)
+	sql := ""
+	if sh.indexed {
+		args = append(args, q.byValue)
+		sql = indexedSQL(sh, project, collection, q.by, len(args))
+	} else {
+		sql = runRecordsSQLOf(sh)
+	}
+	values := make([]string, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			values[i] = literal(v)
+		case int:
+			values[i] = strconv.Itoa(v)
+		default:
+			return "", fmt.Errorf("no literal for %T", a)
+		}
+	}
+	err = s.InTx(ctx, func(tx *Store) error {
+		if _, err := tx.db.Exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan"); err != nil {
+			return err
+		}
+		if _, err := tx.db.Exec(ctx, "PREPARE read_for_test AS "+sql); err != nil {
+			return err
+		}
+		defer tx.db.Exec(ctx, "DEALLOCATE read_for_test")
+		rows, err := tx.db.Query(ctx, "EXPLAIN (COSTS OFF) EXECUTE read_for_test("+strings.Join(values, ", ")+")", pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			return err
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		plan = strings.Join(lines, "\n")
+		return err
+	})
+	return plan, err
+}

@@ -118,6 +118,9 @@ func (s *Store) Schema(ctx context.Context, project, collection string) (_ *sche
 	if err := json.Unmarshal(fields, &sch.Fields); err != nil {
 		return nil, err
 	}
+	if err := sch.Compile(); err != nil {
+		return nil, err
+	}
 	s.schemas.put(k, sch)
 	return sch, nil
 }

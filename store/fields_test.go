@@ -373,3 +373,51 @@ func TestIndexedFieldServesFilterAndSort(t *testing.T) {
 		t.Fatalf("an address without case: %v %v", recs, err)
 	}
 }
+
+// A route's FETCH whose match names an indexed or unique field reads the
+// field's index, in id order, whatever plan PostgreSQL keeps; the match
+// still holds whole.
+func TestFetchMatchReadsTheFieldIndex(t *testing.T) {
+	st, ctx := collectionStore(t)
+	c := store.Collection{ProjectID: "shop", ID: "tickets", Name: "Tickets",
+		Schema: typedSchema(t, `[{"name":"status","type":"text","indexed":true},{"name":"email","type":"email","unique":true},{"name":"n","type":"integer"}]`, false)}
+	if err := st.CreateCollection(ctx, &c, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ExecForTest(ctx, `INSERT INTO records (project_id, collection_id, data)
+		SELECT 'shop', 'tickets', jsonb_build_object('status', CASE WHEN i % 5000 = 1 THEN 'rare' ELSE 'open' END, 'email', 'u' || i || '@example.com', 'n', i % 3)
+		FROM generate_series(1, 20000) AS i;
+		ANALYZE records`); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		where, index string
+	}{
+		"a rare value":        {`{"status":"rare"}`, store.FieldIndex("shop", "tickets", "status", false)},
+		"a value and more":    {`{"status":"rare","n":1}`, store.FieldIndex("shop", "tickets", "status", false)},
+		"a unique address":    {`{"email":"u77@example.com"}`, store.FieldIndex("shop", "tickets", "email", true)},
+		"a field not indexed": {`{"n":1}`, "records_scope_idx"},
+	} {
+		plan, err := st.ExplainRunReadForTest(ctx, "shop", "tickets", store.RecordQuery{Where: []byte(tc.where), Limit: 20, Descending: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(plan, tc.index) {
+			t.Errorf("%s: the plan does not read %s:\n%s", name, tc.index, plan)
+		}
+	}
+	var got []string
+	err := st.EachRunRecord(ctx, "shop", "tickets", store.RecordQuery{Where: []byte(`{"status":"rare","n":2}`), Limit: 20, Descending: true}, func(id int64, data []byte) {
+		got = append(got, string(data))
+	})
+	if err != nil || len(got) != 1 || !strings.Contains(got[0], `"u10001@example.com"`) {
+		t.Fatalf("the rare tickets with n 2, newest first: %v %v", got, err)
+	}
+	got = nil
+	err = st.SharedRunRecords(ctx, "shop", "tickets", store.RecordQuery{Where: []byte(`{"status":"rare"}`), Limit: 20, Descending: true}, func(id int64, data []byte) {
+		got = append(got, string(data))
+	})
+	if err != nil || len(got) != 4 || !strings.Contains(got[0], `"u15001@example.com"`) {
+		t.Fatalf("the rare tickets, newest first: %v %v", got, err)
+	}
+}

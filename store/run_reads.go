@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"slices"
+	"stencil/schema"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,10 +25,13 @@ type runRead struct {
 	id                               int64
 	descending                       bool
 	limit                            int
+	// by and byValue: RecordQuery's (the read of a field's index).
+	by      *schema.Field
+	byValue string
 }
 
 func (r runRead) query() RecordQuery {
-	q := RecordQuery{Where: []byte(r.where), ByID: r.byID, ID: r.id, Descending: r.descending, Limit: r.limit}
+	q := RecordQuery{Where: []byte(r.where), ByID: r.byID, ID: r.id, Descending: r.descending, Limit: r.limit, by: r.by, byValue: r.byValue}
 	if r.sort != "" {
 		q.Sort = strings.Split(r.sort, ".")
 	}
@@ -43,8 +47,9 @@ func (r runRead) query() RecordQuery {
 // requests and must not be changed.
 func (s *Store) SharedRunRecords(ctx context.Context, project, collection string, q RecordQuery, each func(id int64, data []byte)) (err error) {
 	defer wrap(&err, "shared run records", project, collection)
+	s.indexedMatch(ctx, project, collection, &q)
 	read := runRead{project: project, collection: collection, where: string(q.Where), sort: strings.Join(q.Sort, "."),
-		byID: q.ByID, id: q.ID, descending: q.Descending, limit: q.Limit}
+		byID: q.ByID, id: q.ID, descending: q.Descending, limit: q.Limit, by: q.by, byValue: q.byValue}
 	recs, err := s.groups.runReads.do(ctx, s.db, read)
 	for _, r := range recs {
 		each(r.ID, r.Data)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"stencil/schema"
 	"strconv"
 	"strings"
 	"sync"
@@ -384,11 +385,18 @@ type RecordQuery struct {
 	Descending bool
 	Limit      int
 	Lock       bool
+	// by is a unique or indexed field the containment filter names with
+	// a value (byValue, as JSON), whose index then finds the matches
+	// (see indexedMatch); set by the store from the collection's fields.
+	by      *schema.Field
+	byValue string
 }
 
 // recordsShape is what a RecordQuery's SQL depends on.
 type recordsShape struct {
 	where, byID, lock bool
+	// indexed: the matches are read from a field's index (RecordQuery.by).
+	indexed bool
 	// property: ordered by a property of the data rather than by id.
 	property, descending bool
 	// near: the read looks first among the nearest records in its order
@@ -414,7 +422,8 @@ const (
 func (q RecordQuery) shape() recordsShape {
 	sh := recordsShape{where: len(q.Where) > 0, byID: q.ByID, lock: q.Lock, descending: q.Descending, after: q.After > 0}
 	sh.property = len(q.Sort) > 0 && !(len(q.Sort) == 1 && q.Sort[0] == "_id")
-	sh.near = sh.where && !sh.byID && !sh.lock && !sh.property && q.Limit <= nearMaxLimit
+	sh.indexed = sh.where && q.by != nil && !sh.byID
+	sh.near = sh.where && !sh.indexed && !sh.byID && !sh.lock && !sh.property && q.Limit <= nearMaxLimit
 	return sh
 }
 
@@ -422,6 +431,9 @@ func (q RecordQuery) shape() recordsShape {
 var runRecordsSQLs sync.Map
 
 func runRecordsSQLOf(sh recordsShape) string {
+	if sh.indexed {
+		panic("store: an indexed read's statement names its field: indexedSQL")
+	}
 	if sql, ok := runRecordsSQLs.Load(sh); ok {
 		return sql.(string)
 	}
@@ -436,6 +448,25 @@ func runRecordsSQLOf(sh recordsShape) string {
 // property path to order by, the id; and the records locked for the run's
 // writes.
 func runRecordsSQL(sh recordsShape) string {
+	return recordsSQL(sh, "")
+}
+
+// indexedSQL is the statement of a read whose matches a field's index
+// finds: its value's condition (its parameter the last) written as the
+// index keeps it, and the collection named as literals too, so that the
+// partial index serves any plan of it (docs/collections.md).
+func indexedSQL(sh recordsShape, project, collection string, by *schema.Field, next int) string {
+	value := FieldValueSQL(*by)
+	cond := " AND " + scopeSQL(project, collection) + " AND " + value + " = $" + strconv.Itoa(next) + "::jsonb"
+	if by.Type == schema.Email {
+		cond = " AND " + scopeSQL(project, collection) + " AND " + value + " = lower($" + strconv.Itoa(next) + "::text)"
+	}
+	return recordsSQL(sh, cond)
+}
+
+// recordsSQL is runRecordsSQL with indexed, the condition of an indexed
+// read, after the containment filter.
+func recordsSQL(sh recordsShape, indexed string) string {
 	filter, next := "", 4
 	param := func() string {
 		next++
@@ -444,12 +475,13 @@ func runRecordsSQL(sh recordsShape) string {
 	if sh.where {
 		filter += containsSQL(param())
 	}
+	filter += indexed
 	direction := " ASC"
 	if sh.descending {
 		direction = " DESC"
 	}
 	order := "id" + direction
-	if sh.where {
+	if sh.where && !sh.indexed {
 		order = "id + 0" + direction
 	}
 	if sh.property {
@@ -527,6 +559,7 @@ const RunReadMaxBytes = 64 << 20
 // caller's.
 func (s *Store) EachRunRecord(ctx context.Context, project, collection string, q RecordQuery, each func(id int64, data []byte)) (err error) {
 	defer wrap(&err, "each run record", project, collection)
+	s.indexedMatch(ctx, project, collection, &q)
 	return eachRunRecord(ctx, s.db, project, collection, q, each)
 }
 
@@ -550,7 +583,14 @@ func (q RecordQuery) args(sh recordsShape, project, collection string) []any {
 
 func eachRunRecord(ctx context.Context, db DB, project, collection string, q RecordQuery, each func(id int64, data []byte)) error {
 	sh := q.shape()
-	rows, err := db.Query(ctx, runRecordsSQLOf(sh), q.args(sh, project, collection)...)
+	var rows pgx.Rows
+	var err error
+	if sh.indexed {
+		args := append(q.args(sh, project, collection), q.byValue)
+		rows, err = db.Query(ctx, indexedSQL(sh, project, collection, q.by, len(args)), args...)
+	} else {
+		rows, err = db.Query(ctx, runRecordsSQLOf(sh), q.args(sh, project, collection)...)
+	}
 	if err != nil {
 		return err
 	}
