@@ -2,10 +2,12 @@ package handlers
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"stencil/store"
 	"strings"
 	"testing"
 
@@ -82,55 +84,7 @@ func TestRouteDocumentGeneratesAWorkingClient(t *testing.T) {
 		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("rows", ref("rows"), "title", ref("title")) + `,"conditions":[]}`,
 	}}.save(t, ta, h)
 
-	base := ta.listen(t)
-	status, raw := ta.call(t, "GET", "/x/shop/openapi.json", "", nil)
-	if status != 200 {
-		t.Fatalf("document: %d %s", status, raw)
-	}
-	doc, err := openapi3.NewLoader().LoadFromData([]byte(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for name, content := range map[string]string{
-		"openapi.json": raw,
-		"config.yaml":  "package: main\ngenerate:\n  models: true\n  client: true\n",
-		"main.go":      clientProgram,
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, name := range []string{"go.mod", "go.sum"} {
-		b, err := os.ReadFile(filepath.Join("..", ".ci", "apiclient", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if name == "go.mod" {
-			b = []byte(strings.Replace(string(b), "module stencilclient", "module routeclient", 1))
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run := func(name string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command(name, args...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	// make unit builds oapi-codegen beforehand: its tests run where the
-	// module proxy cannot be reached (docs/testing.md).
-	if bin := os.Getenv("OAPI_CODEGEN_BIN"); bin != "" {
-		run(bin, "-config", "config.yaml", "-o", "client.gen.go", "openapi.json")
-	} else {
-		run("go", "run", "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2", "-config", "config.yaml", "-o", "client.gen.go", "openapi.json")
-	}
-	out := run("go", "run", ".", base+"/x/shop")
+	doc, out := runClient(t, ta, clientProgram)
 
 	calls := 0
 	scanner := bufio.NewScanner(strings.NewReader(out))
@@ -176,5 +130,139 @@ func TestRouteDocumentGeneratesAWorkingClient(t *testing.T) {
 	}
 	if doc.Paths.Value("/check").Post.Responses.Status(400) == nil {
 		t.Error("the 400 of a FAIL without fail is not listed")
+	}
+}
+
+// runClient generates a Go client of project shop's routes with
+// oapi-codegen (default flags: models and client) from its document, and
+// runs program with it against the service; it gives the document and
+// what the program printed.
+func runClient(t *testing.T, ta *testApp, program string) (*openapi3.T, string) {
+	t.Helper()
+	base := ta.listen(t)
+	status, raw := ta.call(t, "GET", "/x/shop/openapi.json", "", nil)
+	if status != 200 {
+		t.Fatalf("document: %d %s", status, raw)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"openapi.json": raw,
+		"config.yaml":  "package: main\ngenerate:\n  models: true\n  client: true\n",
+		"main.go":      program,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"go.mod", "go.sum"} {
+		b, err := os.ReadFile(filepath.Join("..", ".ci", "apiclient", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "go.mod" {
+			b = []byte(strings.Replace(string(b), "module stencilclient", "module routeclient", 1))
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(name string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	// make unit builds oapi-codegen beforehand: its tests run where the
+	// module proxy cannot be reached (docs/testing.md).
+	if bin := os.Getenv("OAPI_CODEGEN_BIN"); bin != "" {
+		run(bin, "-config", "config.yaml", "-o", "client.gen.go", "openapi.json")
+	} else {
+		run("go", "run", "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2", "-config", "config.yaml", "-o", "client.gen.go", "openapi.json")
+	}
+	return doc, run("go", "run", ".", base+"/x/shop")
+}
+
+// typedClientProgram reads a typed collection's records through the
+// generated client's typed answers: a title is a string, a year an
+// integer or none.
+const typedClientProgram = `package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+)
+
+func main() {
+	c, err := NewClientWithResponses(os.Args[1])
+	if err != nil {
+		panic(err)
+	}
+	r, err := c.NovelsWithResponse(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	var title string = r.JSON200.Rows[0].Title
+	year := "none"
+	if y := r.JSON200.Rows[0].Year; y != nil {
+		year = fmt.Sprint(*y + 0)
+	}
+	fmt.Println(title, year, len(r.JSON200.Rows))
+}
+`
+
+// TestRouteDocumentTypesRecords: a typed collection's records have a
+// schema of their own in the route document, so a client generated with
+// default flags reads books[0].title as a string (docs/collections.md).
+func TestRouteDocumentTypesRecords(t *testing.T) {
+	t.Parallel()
+	ta, h := runApp(t)
+	admin := ta.newUser(t, "boss", store.RoleAdmin)
+	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID); err != nil {
+		t.Fatal(err)
+	}
+	a := as(ta.token(t, admin))
+	if status, body := ta.call(t, "POST", "/collection/create", `{"project_id":"shop","id":"novels","name":"Novels","additional":false,"fields":[
+		{"name":"title","type":"text","required":true},{"name":"year","type":"integer"},{"name":"tags","type":"select","values":["sf","old"],"multiple":true}]}`, a); status != 201 {
+		t.Fatalf("%d %s", status, body)
+	}
+	for _, doc := range []string{`{"title":"Dune","year":1965,"tags":["sf"]}`, `{"title":"Emma"}`} {
+		if status, body := ta.call(t, "POST", "/data/create", `{"project_id":"shop","collection_id":"novels","data":`+doc+`}`, a); status != 201 {
+			t.Fatalf("%d %s", status, body)
+		}
+	}
+	runnable{id: "novels", method: "GET", path: "/novels", blocks: []string{
+		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"novels"}`,
+		`{"type":"PROPERTY","depth":0,"local_name":"first","data":` + ref("rows") + `,"apply":"GET_FIRST","additional":""}`,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("rows", ref("rows"), "first", ref("first")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
+	doc, out := runClient(t, ta, typedClientProgram)
+	if strings.TrimSpace(out) != "Dune 1965 2" {
+		t.Fatalf("the typed client printed %q", out)
+	}
+	novel := doc.Components.Schemas["Novels"]
+	if novel == nil || novel.Value.AdditionalProperties.Has == nil || *novel.Value.AdditionalProperties.Has ||
+		!novel.Value.Properties["tags"].Value.Type.Includes("array") || strings.Join(novel.Value.Required, ",") != "_id,title" {
+		t.Fatalf("the record schema: %+v", novel)
+	}
+	if _, ok := doc.Components.Schemas["Books"]; ok {
+		t.Fatal("an untyped collection got a schema")
+	}
+	// The document follows a change of the fields.
+	if status, body := ta.call(t, "PATCH", "/collection/update", `{"project_id":"shop","id":"novels","fields":[
+		{"name":"title","type":"text","required":true},{"name":"year","type":"number"},{"name":"tags","type":"select","values":["sf","old"],"multiple":true}]}`, a); status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	status, raw := ta.call(t, "GET", "/x/shop/openapi.json", "", nil)
+	if status != 200 || !strings.Contains(raw, `"year":{"type":["number","null"]}`) {
+		t.Fatalf("the document after a change of fields: %d %s", status, raw)
 	}
 }

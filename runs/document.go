@@ -16,6 +16,7 @@ import (
 
 	"stencil/engine"
 	"stencil/flow"
+	"stencil/schema"
 	"stencil/store"
 )
 
@@ -40,28 +41,37 @@ type obj = map[string]any
 func (t *table) document(ctx context.Context, p *routing) ([]byte, error) {
 	p.doc.mu.Lock()
 	defer p.doc.mu.Unlock()
-	if p.doc.body != nil {
+	// Typed collections' fields change apart from the routes: their
+	// digest tells whether the document kept still holds.
+	typed, digest, err := t.store.TypedCollections(ctx, p.id)
+	if err != nil {
+		return nil, err
+	}
+	if p.doc.body != nil && p.doc.typed == digest {
 		return p.doc.body, nil
 	}
-	body, err := t.makeDocument(ctx, p)
+	body, err := t.makeDocument(ctx, p, typed)
 	if err == nil {
-		p.doc.body = body
+		p.doc.body, p.doc.typed = body, digest
 	}
 	return body, err
 }
 
 // docCache is a routing's OpenAPI document, made at the first request for
-// it; a changed routing has a new one.
+// it, and the digest of the typed collections' fields it was made with; a
+// changed routing has a new one.
 type docCache struct {
-	mu   sync.Mutex
-	body []byte
+	mu    sync.Mutex
+	body  []byte
+	typed string
 }
 
-func (t *table) makeDocument(ctx context.Context, p *routing) ([]byte, error) {
+func (t *table) makeDocument(ctx context.Context, p *routing, typed map[string]schema.Schema) ([]byte, error) {
 	routes, err := t.store.RoutingRoutes(ctx, p.id, slices.Collect(maps.Keys(p.routes)))
 	if err != nil {
 		return nil, err
 	}
+	records := recordSchemas(typed)
 	slices.SortFunc(routes, func(a, b store.StoredRoute) int { return strings.Compare(a.RouteID, b.RouteID) })
 	paths := obj{}
 	auth := false
@@ -73,7 +83,7 @@ func (t *table) makeDocument(ctx context.Context, p *routing) ([]byte, error) {
 			item = obj{}
 			paths[path] = item
 		}
-		item[strings.ToLower(r.Method)] = docOperation(r, params, p.rate > 0)
+		item[strings.ToLower(r.Method)] = docOperation(r, params, p.rate > 0, records)
 		auth = auth || r.AuthJWT.Active
 	}
 	base := "/x" + strings.TrimSuffix(p.apiPath, "/")
@@ -99,6 +109,10 @@ func (t *table) makeDocument(ctx context.Context, p *routing) ([]byte, error) {
 				},
 			}},
 		},
+	}
+	schemas := doc["components"].(obj)["schemas"].(obj)
+	for _, rs := range records.used() {
+		schemas[rs.name] = rs.schema
 	}
 	if auth {
 		doc["components"].(obj)["securitySchemes"] = obj{"bearerAuth": obj{
@@ -164,7 +178,7 @@ func retryLater(description string) obj {
 
 // docOperation is the operation of one route of a project, limited says
 // whether the project has a rate limit.
-func docOperation(r flow.Route, pathParams []string, limited bool) obj {
+func docOperation(r flow.Route, pathParams []string, limited bool, records *recordTypes) obj {
 	parameters := []obj{}
 	for _, name := range pathParams {
 		parameters = append(parameters, obj{"name": name, "in": "path", "required": true, "schema": obj{"type": "string"}})
@@ -176,7 +190,7 @@ func docOperation(r flow.Route, pathParams []string, limited bool) obj {
 	if r.Params.Delimiter != "&" && len(r.Params.Pairs) > 0 {
 		description += fmt.Sprintf(" Its query parameters may be separated by `%s` as well as by `&`, as clients send them.", r.Params.Delimiter)
 	}
-	responses := docAnswers(r)
+	responses := docAnswers(r, records)
 	inputs := len(r.Params.Pairs) > 0 || len(r.Body) > 0
 	if inputs {
 		responses["400"] = errorResponse("An input is missing or not of its type; the message names it.")
@@ -265,7 +279,7 @@ func failResponses(responses obj, r flow.Route) {
 // type (see answerTypes) and required when every one of them has the key,
 // with their headers; no body for 204 and 304. A flow that may end without
 // RETURN answers 200 with the envelope too.
-func docAnswers(r flow.Route) obj {
+func docAnswers(r flow.Route, records *recordTypes) obj {
 	var returns []flow.Block
 	ends := true // whether a run that ends normally may end without RETURN
 	byStatus := map[int][]flow.Block{}
@@ -286,7 +300,7 @@ func docAnswers(r flow.Route) obj {
 		out["200"] = obj{"description": "The flow ran to its end: `{\"status\":200,\"message\":\"OK\"}`.", "content": obj{"application/json": obj{"schema": envelope}}}
 		return out
 	}
-	types := answerTypes(r)
+	types := answerTypes(r, records)
 	for status, group := range byStatus {
 		answer := obj{"description": "The route's answer: the pairs of its RETURN."}
 		if headers := docHeaders(group); len(headers) > 0 {
@@ -386,7 +400,7 @@ func (v variableTypes) of(o flow.Operand) obj {
 
 // answerTypes reads the types of a route's variables from its inputs and
 // blocks.
-func answerTypes(r flow.Route) variableTypes {
+func answerTypes(r flow.Route, records *recordTypes) variableTypes {
 	v := variableTypes{}
 	for _, p := range r.Params.Pairs {
 		s := bdSchema(p.BDType, false)
@@ -409,9 +423,9 @@ func answerTypes(r flow.Route) variableTypes {
 		switch b.Type {
 		case "FETCH":
 			// A record: its _id and whatever its data holds (said, so that a
-			// generated client keeps the rest and not _id alone).
-			s = obj{"type": "array", "items": obj{"type": "object", "required": []string{"_id"}, "properties": obj{"_id": obj{"type": "integer"}},
-				"additionalProperties": true}}
+			// generated client keeps the rest and not _id alone); a typed
+			// collection's, its schema.
+			s = obj{"type": "array", "items": records.of(b.RefCol)}
 		case "FILTER":
 			s = obj{"type": "array"}
 		case "OBJECT":
@@ -427,8 +441,16 @@ func answerTypes(r flow.Route) variableTypes {
 				s = obj{"type": "integer"}
 			}
 		case "PROPERTY":
-			if b.Apply == "LENGTH" {
+			switch b.Apply {
+			case "LENGTH":
 				s = obj{"type": "integer"}
+			case "GET_FIRST", "GET_LAST":
+				// A record of a FETCH's: its schema, or null when none came.
+				if d := b.PropertyData; d != nil && d.RefVar {
+					if item, ok := v[d.Data]["items"].(obj); ok && v[d.Data]["type"] == "array" && item["$ref"] != nil {
+						s = obj{"anyOf": []obj{item, {"type": "null"}}}
+					}
+				}
 			}
 		case "FUNCTION":
 			switch b.Func {
@@ -503,4 +525,130 @@ func shellQuote(s string) string {
 		return `"Authorization: Bearer $TOKEN"`
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// recordTypes are the schemas of a project's typed collections' records,
+// each a component of the document once a route reads it
+// (docs/collections.md): its _id, its fields typed, and other properties
+// as its additional says.
+type recordTypes struct {
+	by    map[string]*recordType // by collection id
+	names map[string]bool
+}
+
+type recordType struct {
+	name   string
+	schema obj
+	used   bool
+}
+
+// recordSchemas names and writes the record schemas of typed collections.
+func recordSchemas(typed map[string]schema.Schema) *recordTypes {
+	rt := &recordTypes{by: map[string]*recordType{}, names: map[string]bool{"Error": true}}
+	for _, id := range slices.Sorted(maps.Keys(typed)) {
+		name := componentName(id)
+		for rt.names[name] {
+			name += "Record"
+		}
+		rt.names[name] = true
+		rt.by[id] = &recordType{name: name, schema: recordSchema(id, typed[id])}
+	}
+	return rt
+}
+
+// of is the schema of a record of collection id: a reference to its
+// component when the collection is typed.
+func (rt *recordTypes) of(id string) obj {
+	if r, ok := rt.by[id]; ok {
+		r.used = true
+		return obj{"$ref": "#/components/schemas/" + r.name}
+	}
+	return obj{"type": "object", "required": []string{"_id"}, "properties": obj{"_id": obj{"type": "integer"}}, "additionalProperties": true}
+}
+
+// used are the record schemas the routes read.
+func (rt *recordTypes) used() []*recordType {
+	var out []*recordType
+	for _, r := range rt.by {
+		if r.used {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// componentName is a collection id as a schema's name: order_items is
+// OrderItems.
+func componentName(id string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(id, "_") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
+}
+
+// recordSchema is the JSON Schema of a typed collection's records.
+func recordSchema(id string, sch schema.Schema) obj {
+	props := obj{"_id": obj{"type": "integer", "description": "The record's id."}}
+	required := []string{"_id"}
+	for _, f := range sch.Fields {
+		s := fieldSchema(f)
+		if f.Description != "" {
+			s["description"] = f.Description
+		}
+		if f.Required {
+			required = append(required, f.Name)
+		} else if t, ok := s["type"]; ok {
+			s["type"] = []any{t, "null"} // a value may be null or absent
+		}
+		props[f.Name] = s
+	}
+	return obj{"type": "object", "description": "A record of collection " + id + ".", "properties": props, "required": required,
+		"additionalProperties": !sch.Strict}
+}
+
+// fieldSchema is the JSON Schema of a field's values.
+func fieldSchema(f schema.Field) obj {
+	switch f.Type {
+	case schema.Text:
+		s := obj{"type": "string"}
+		if f.MinLength != nil {
+			s["minLength"] = *f.MinLength
+		}
+		if f.MaxLength != nil {
+			s["maxLength"] = *f.MaxLength
+		}
+		if f.Pattern != "" {
+			s["pattern"] = f.Pattern
+		}
+		return s
+	case schema.Integer, schema.Number:
+		s := obj{"type": f.Type}
+		if f.Min != nil {
+			s["minimum"] = *f.Min
+		}
+		if f.Max != nil {
+			s["maximum"] = *f.Max
+		}
+		return s
+	case schema.Boolean:
+		return obj{"type": "boolean"}
+	case schema.Datetime:
+		return obj{"type": "string", "format": "date-time"}
+	case schema.Email:
+		return obj{"type": "string", "format": "email"}
+	case schema.URL:
+		return obj{"type": "string", "format": "uri"}
+	case schema.Select:
+		one := obj{"type": "string", "enum": f.Values}
+		if f.Multiple {
+			return obj{"type": "array", "items": one, "uniqueItems": true}
+		}
+		return one
+	case schema.Reference:
+		return obj{"type": "integer", "description": "The id of a record of " + f.Collection + "."}
+	}
+	return obj{} // json: any value
 }

@@ -461,3 +461,30 @@ func (s *Store) eachRecord(ctx context.Context, project, collection, where strin
 		}
 	}
 }
+
+// TypedCollections returns the schemas of a project's typed collections,
+// by id, and a digest of them all (their hashes): what a document made
+// from them depends on.
+func (s *Store) TypedCollections(ctx context.Context, project string) (_ map[string]schema.Schema, digest string, err error) {
+	defer wrap(&err, "typed collections", project)
+	rows, err := s.db.Query(ctx, `SELECT id, fields, NOT additional, fields_hash FROM collections
+		WHERE project_id = $1 AND fields_hash <> '' ORDER BY id`, project)
+	if err != nil {
+		return nil, "", err
+	}
+	out := map[string]schema.Schema{}
+	var id, hash string
+	var fields []byte
+	var strict bool
+	var b strings.Builder
+	_, err = pgx.ForEachRow(rows, []any{&id, &fields, &strict, &hash}, func() error {
+		sch := schema.Schema{Strict: strict}
+		if err := json.Unmarshal(fields, &sch.Fields); err != nil {
+			return err
+		}
+		out[id] = sch
+		b.WriteString(id + "=" + hash + ";")
+		return nil
+	})
+	return out, b.String(), err
+}
