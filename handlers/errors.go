@@ -118,6 +118,10 @@ func classify(err error) (int, string, any) {
 	if errors.As(err, &taken) && taken.Conflict {
 		return fiber.StatusConflict, "Error: " + taken.Error(), fiber.Map{"fields": fiber.Map{"data." + taken.Field: taken.Message}}
 	}
+	var refusedImport *importRefused
+	if errors.As(err, &refusedImport) {
+		return fiber.StatusUnprocessableEntity, "Error: " + refusedImport.Error(), fiber.Map{"problems": refusedImport.problems}
+	}
 	var unfit *store.FieldsRefused
 	if errors.As(err, &unfit) {
 		return fiber.StatusConflict, "Error: " + unfit.Error(), fiber.Map{"count": unfit.Count, "ids": unfit.IDs}

@@ -233,6 +233,12 @@ func TestEventPerChange(t *testing.T) {
 		succeeded["recordCreate"] = true
 	})
 	rid := id()
+	csvBoss := map[string]string{"Content-Type": "text/csv"}
+	for k, v := range boss {
+		csvBoss[k] = v
+	}
+	ok("record import", csvBoss, "POST", "/data/import?project_id=shop&collection_id=notes", "a\n1\n2\n", 201, "record_import", "notes", "shop")
+	refuse("an import naming a column twice", csvBoss, "POST", "/data/import?project_id=shop&collection_id=notes", "a,a\n1,2\n", 422)
 	ok("record update", boss, "PATCH", "/data/update", fmt.Sprintf(`{"project_id":"shop","collection_id":"notes","id":%d,"data":{"a":2}}`, rid), 200, "record_update", fmt.Sprintf("notes/%d", rid), "shop")
 	refuse("an unknown record", boss, "PATCH", "/data/update", `{"project_id":"shop","collection_id":"notes","id":999999,"data":{"a":2}}`, 404)
 	ok("record delete", boss, "DELETE", fmt.Sprintf("/data/delete?project_id=shop&collection_id=notes&id=%d", rid), "", 200, "record_delete", fmt.Sprintf("notes/%d", rid), "shop")

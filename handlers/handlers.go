@@ -132,12 +132,14 @@ func (h *Handlers) App() *fiber.App {
 		ReadTimeout:           30 * time.Second,
 		WriteTimeout:          30 * time.Second,
 		IdleTimeout:           120 * time.Second,
-		BodyLimit:             4 << 20,
-		ReadBufferSize:        readBufferBytes,
+		// An import's CSV may reach 10 MiB (bodyLimits).
+		BodyLimit:      maxBodyBytes,
+		ReadBufferSize: readBufferBytes,
 		// Bodies are read as bytes; checkInput refuses multipart before
 		// anything parses it.
 		DisablePreParseMultipartForm: true,
 	})
+	app.Server().HeaderReceived = bodyLimits
 	mount(app, h)
 	h.indexMethods(app)
 	h.guardTransport(app)

@@ -287,9 +287,15 @@ func hostileRequests(method, path string, op *openapi3.Operation, values map[str
 			"deep nesting": func(hr *hostileRequest) {
 				hr.body = strings.Repeat(`{"a":`, 100000) + "1" + strings.Repeat("}", 100000)
 			},
-			"deep arrays":        func(hr *hostileRequest) { hr.body = strings.Repeat("[", 100000) + strings.Repeat("]", 100000) },
-			"1 MB body":          func(hr *hostileRequest) { hr.body = `{"pad":"` + strings.Repeat("y", 1<<20) + `"}` },
-			"over-limit body":    func(hr *hostileRequest) { hr.declared = 5 << 20 },
+			"deep arrays": func(hr *hostileRequest) { hr.body = strings.Repeat("[", 100000) + strings.Repeat("]", 100000) },
+			"1 MB body":   func(hr *hostileRequest) { hr.body = `{"pad":"` + strings.Repeat("y", 1<<20) + `"}` },
+			// Past its limit: 4 MiB, an import's 10 MiB.
+			"over-limit body": func(hr *hostileRequest) {
+				hr.declared = 5 << 20
+				if strings.HasPrefix(hr.path, "/data/import") {
+					hr.declared = 11 << 20
+				}
+			},
 			"duplicate keys":     func(hr *hostileRequest) { hr.body = strings.TrimSuffix(hr.body, "}") + `,"uid":"zz"}` },
 			"escaped NUL in key": func(hr *hostileRequest) { hr.body = `{"a\u0000":1}` },
 		} {

@@ -87,7 +87,7 @@ func transportError(err error) error {
 	case errors.As(err, new(*fasthttp.ErrSmallBuffer)):
 		return fiber.NewError(fiber.StatusRequestHeaderFieldsTooLarge, "request headers or URL too large")
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		return fiber.NewError(fiber.StatusRequestEntityTooLarge, "request body too large (at most 4 MiB)")
+		return fiber.NewError(fiber.StatusRequestEntityTooLarge, "request body too large (at most 4 MiB; a CSV import, 10 MiB)")
 	case errors.As(err, &netErr) && netErr.Timeout(), strings.Contains(err.Error(), "timeout"):
 		return fiber.NewError(fiber.StatusRequestTimeout, "request not received in time")
 	default:
@@ -122,6 +122,14 @@ func (h *Handlers) checkInput(c *fiber.Ctx) error {
 		if err := checkJSONText(c.Body(), ""); err != nil {
 			return err
 		}
+	case "text/csv":
+		// Records to import, the one body of this type (docs/collections.md).
+		if c.Path() != importPath {
+			return errUnsupportedMedia
+		}
+		if !utf8.Valid(c.Body()) || bytes.IndexByte(c.Body(), 0) >= 0 {
+			return fiber.NewError(fiber.StatusBadRequest, "the CSV must be UTF-8 text without NUL characters")
+		}
 	case fiber.MIMEApplicationForm:
 		if err := checkArgs(c.Context().PostArgs(), "form field"); err != nil {
 			return err
@@ -130,6 +138,24 @@ func (h *Handlers) checkInput(c *fiber.Ctx) error {
 		return errUnsupportedMedia
 	}
 	return c.Next()
+}
+
+// maxBodyBytes bounds every request body but an import's (importPath),
+// which may reach 10 MiB (docs/collections.md).
+const (
+	maxBodyBytes = 4 << 20
+	importPath   = "/data/import"
+)
+
+// bodyLimits lets the transport read an import's body up to its own
+// limit once the request's header names its path; every other body is
+// refused past maxBodyBytes before it is read, as the header arrives.
+func bodyLimits(header *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	path, _, _ := bytes.Cut(header.RequestURI(), []byte("?"))
+	if string(path) == importPath && string(header.Method()) == fiber.MethodPost {
+		return fasthttp.RequestConfig{MaxRequestBodySize: importMaxBytes}
+	}
+	return fasthttp.RequestConfig{}
 }
 
 var errUnsupportedMedia = fiber.NewError(fiber.StatusUnsupportedMediaType,

@@ -218,3 +218,77 @@ func TestTypedFiltersAndSort(t *testing.T) {
 		{name: "in of nothing", method: "GET", path: bad + f(`[["year","in",[]]]`), headers: h, status: 400, want: []string{"Error: filter[0] in takes a list of 1 to 100 values"}},
 	})
 }
+
+// CSV out and in (docs/collections.md): an export's header is the fields
+// in order then the other properties, its cells read back by the fields'
+// types; an import writes all its records or none, naming each problem by
+// line and field.
+func TestCSVImportExport(t *testing.T) {
+	t.Parallel()
+	ta, h := runApp(t)
+	admin := ta.newUser(t, "boss", store.RoleAdmin)
+	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID); err != nil {
+		t.Fatal(err)
+	}
+	a := as(ta.token(t, admin))
+	if status, body := ta.call(t, "POST", "/collection/create", `{"project_id":"shop","id":"films","name":"Films","fields":[
+		{"name":"title","type":"text","required":true},{"name":"year","type":"integer"},{"name":"seen","type":"boolean","default":false},
+		{"name":"email","type":"email","unique":true},{"name":"tags","type":"select","values":["sf","old"],"multiple":true}]}`, a); status != 201 {
+		t.Fatalf("%d %s", status, body)
+	}
+	csvAs := func(headers map[string]string) map[string]string {
+		out := map[string]string{"Content-Type": "text/csv"}
+		for k, v := range headers {
+			out[k] = v
+		}
+		return out
+	}
+	good := "title,year,seen,email,tags,note\nDune,1965,TRUE,ada@example.com,\"[\"\"sf\"\"]\",first\n\"Emma, a novel\",,false,,,\"{\"\"a\"\":1}\"\nSolaris,1961,,,,42\n"
+	imp := "/data/import?project_id=shop&collection_id=films"
+	ta.run(t, []scenario{
+		{name: "an import", method: "POST", path: imp, headers: csvAs(h), body: good, status: 201, want: []string{`"data":{"created":3}`}},
+		{name: "problems by line and field", method: "POST", path: imp, headers: csvAs(h), status: 422,
+			body: "title,year,email\nKim,1901,x@example.com\n,1902,\nNostromo,nineteen,\nLost,1904,x@EXAMPLE.com\nTaken,1905,ADA@example.com\n",
+			want: []string{`Error: the CSV was not imported: line 3, title: is required; line 4, year: must be an integer; ` +
+				`line 5, email: must be unique: line 2 holds it too; line 6, email: must be unique: a stored record holds it"`,
+				`"problems":[{"line":3,"field":"title","message":"is required"}`}},
+		{name: "a column twice", method: "POST", path: imp, headers: csvAs(h), body: "title,title\na,b\n", status: 422,
+			want: []string{"line 1, title: names a column twice"}},
+		{name: "a row of another width", method: "POST", path: imp, headers: csvAs(h), body: "title,year\nKim,1901,extra\n", status: 422,
+			want: []string{"line 2: is not valid CSV: wrong number of fields"}},
+		{name: "nothing below the header", method: "POST", path: imp, headers: csvAs(h), body: "title\n", status: 422,
+			want: []string{"the CSV has no records below its header"}},
+		{name: "over 100,000 rows", method: "POST", path: imp, headers: csvAs(h), body: "title\n" + strings.Repeat("x\n", 100_001), status: 413,
+			want: []string{"Error: the CSV has over 100000 rows: import it in parts"}},
+		{name: "JSON is not CSV here", method: "POST", path: imp, headers: h, body: `{"title":"x"}`, status: 415},
+		{name: "CSV elsewhere", method: "POST", path: "/data/create", headers: csvAs(h), body: "title\nx\n", status: 415},
+		{name: "a NUL in the CSV", method: "POST", path: imp, headers: csvAs(h), body: "title\na\x00b\n", status: 400},
+		{name: "a reader may not import", method: "POST", path: imp, headers: csvAs(as(ta.token(t, ta.newUser(t, "reader", store.RoleViewer)))), body: good, status: 403},
+	})
+	if got := ta.records(t, "films"); strings.Count(got, `"title"`) != 3 {
+		t.Fatalf("a refused import wrote: %s", got)
+	}
+	status, body := ta.call(t, "GET", "/data/export?project_id=shop&collection_id=films&format=csv", "", h)
+	want := "title,year,seen,email,tags,note\nDune,1965,true,ada@example.com,\"[\"\"sf\"\"]\",first\n\"Emma, a novel\",,false,,,\"{\"\"a\"\":1}\"\nSolaris,1961,false,,,42\n"
+	if status != 200 || body != want {
+		t.Fatalf("export: %d\n%s\nwant\n%s", status, body, want)
+	}
+	// The export imports into another collection as it was.
+	if status, body := ta.call(t, "POST", "/collection/create", `{"project_id":"shop","id":"copies","name":"Copies","fields":[
+		{"name":"title","type":"text","required":true},{"name":"year","type":"integer"},{"name":"seen","type":"boolean"},
+		{"name":"email","type":"email"},{"name":"tags","type":"select","values":["sf","old"],"multiple":true}]}`, a); status != 201 {
+		t.Fatalf("%d %s", status, body)
+	}
+	if status, got := ta.call(t, "POST", "/data/import?project_id=shop&collection_id=copies", body, csvAs(h)); status != 201 {
+		t.Fatalf("import of the export: %d %s", status, got)
+	}
+	if _, again := ta.call(t, "GET", "/data/export?project_id=shop&collection_id=copies&format=csv", "", h); again != want {
+		t.Fatalf("the copy exports as\n%s", again)
+	}
+	ta.run(t, []scenario{
+		{name: "5 MiB of CSV, past other bodies' 4 MiB", method: "POST", path: "/data/import?project_id=shop&collection_id=copies", headers: csvAs(h),
+			body: "title\n" + strings.Repeat("abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz\n", 5<<20/64), status: 201,
+			want: []string{`"created":81920`}},
+		{name: "another format", method: "GET", path: "/data/export?project_id=shop&collection_id=films&format=xlsx", headers: h, status: 422, want: []string{"Error: format must be one of: csv"}},
+	})
+}

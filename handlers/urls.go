@@ -121,6 +121,8 @@ func mount(app *fiber.App, h *Handlers) {
 	app.Get("/data/fetch/one", signedIn, h.recordShow)
 	app.Patch("/data/update", author, h.recordUpdate)
 	app.Delete("/data/delete", author, h.recordDelete)
+	app.Get("/data/export", signedIn, h.recordExport)
+	app.Post("/data/import", author, h.recordImport)
 	app.Get("/web/data", signedIn, h.dataIndex)
 	app.Get("/web/data/collection", signedIn, h.recordPage)
 	app.Patch("/web/data/cell", author, h.recordCell)

@@ -383,15 +383,16 @@ func (b *bench) measure(ctx context.Context) error {
 		add(mail, loop, "≥ 0.8", mail.rps >= 0.8*loop.rps && mail.errors == 0)
 		return nil
 	}
+	typedLoad := func() error { return b.typedLoads(ctx, add) }
 	if b.only != "" {
 		load := map[string]func() error{"route": routeLoad, "return": returnLoad, "create": createLoad, "vault": vaultReads, "page": vaultPage, "counter": counterLoad, "match": matchLoad, "mail": mailLoad,
-			"upstream": upstreamLoad, "stats": statsLoad}[b.only]
+			"upstream": upstreamLoad, "stats": statsLoad, "typed": typedLoad}[b.only]
 		if err := load(); err != nil {
 			return err
 		}
 		return b.finish(ctx, rows)
 	}
-	for _, load := range []func() error{routeLoad, returnLoad, createLoad, counterLoad, matchLoad, upstreamLoad, statsLoad, mailLoad} {
+	for _, load := range []func() error{routeLoad, returnLoad, createLoad, counterLoad, matchLoad, typedLoad, upstreamLoad, statsLoad, mailLoad} {
 		if err := load(); err != nil {
 			return err
 		}
