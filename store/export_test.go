@@ -197,3 +197,14 @@ func (s *Store) ExplainRunReadForTest(ctx context.Context, project, collection s
 	})
 	return plan, err
 }
+
+// RunReadSQLForTest is the statement a run's read q of a collection
+// runs (the field's index chosen as a run's read chooses it).
+func (s *Store) RunReadSQLForTest(ctx context.Context, project, collection string, q RecordQuery) string {
+	s.indexedMatch(ctx, project, collection, &q)
+	sh := q.shape()
+	if sh.indexed {
+		return indexedSQL(sh, project, collection, q.by, len(q.args(sh, project, collection))+1)
+	}
+	return runRecordsSQLOf(sh)
+}

@@ -385,7 +385,7 @@ func TestFetchMatchReadsTheFieldIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := st.ExecForTest(ctx, `INSERT INTO records (project_id, collection_id, data)
-		SELECT 'shop', 'tickets', jsonb_build_object('status', CASE WHEN i % 5000 = 1 THEN 'rare' ELSE 'open' END, 'email', 'u' || i || '@example.com', 'n', i % 3)
+		SELECT 'shop', 'tickets', jsonb_build_object('status', CASE WHEN i % 5000 = 1 THEN 'rare' WHEN i % 50 = 0 THEN 'waiting' ELSE 'open' END, 'email', 'u' || i || '@example.com', 'n', i % 3)
 		FROM generate_series(1, 20000) AS i;
 		ANALYZE records`); err != nil {
 		t.Fatal(err)
@@ -394,6 +394,7 @@ func TestFetchMatchReadsTheFieldIndex(t *testing.T) {
 		where, index string
 	}{
 		"a rare value":        {`{"status":"rare"}`, store.FieldIndex("shop", "tickets", "status", false)},
+		"one in 50":           {`{"status":"waiting"}`, store.FieldIndex("shop", "tickets", "status", false)},
 		"a value and more":    {`{"status":"rare","n":1}`, store.FieldIndex("shop", "tickets", "status", false)},
 		"a unique address":    {`{"email":"u77@example.com"}`, store.FieldIndex("shop", "tickets", "email", true)},
 		"a field not indexed": {`{"n":1}`, "records_scope_idx"},
@@ -405,6 +406,17 @@ func TestFetchMatchReadsTheFieldIndex(t *testing.T) {
 		if !strings.Contains(plan, tc.index) {
 			t.Errorf("%s: the plan does not read %s:\n%s", name, tc.index, plan)
 		}
+		// In id order from the field's index: no sort of every match.
+		if strings.HasPrefix(tc.index, "records_i_") && (strings.Contains(plan, "Sort") || strings.Contains(plan, "Bitmap")) {
+			t.Errorf("%s: the matches are not read in order:\n%s", name, plan)
+		}
+	}
+	// The GIN index's condition is left out of such a read: beside it,
+	// at 1,000,000 records and one in 50 matching, PostgreSQL joined both
+	// indexes' 20,000 matches and sorted them (95 ms, against 0.13 ms
+	// for the field's index read backwards).
+	if sql := st.RunReadSQLForTest(ctx, "shop", "tickets", store.RecordQuery{Where: []byte(`{"status":"waiting"}`), Limit: 20}); strings.Contains(sql, "records_scope(") {
+		t.Errorf("an indexed read also asks the GIN index:\n%s", sql)
 	}
 	var got []string
 	err := st.EachRunRecord(ctx, "shop", "tickets", store.RecordQuery{Where: []byte(`{"status":"rare","n":2}`), Limit: 20, Descending: true}, func(id int64, data []byte) {

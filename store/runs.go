@@ -472,10 +472,15 @@ func recordsSQL(sh recordsShape, indexed string) string {
 		next++
 		return "$" + strconv.Itoa(next-1)
 	}
-	if sh.where {
+	switch {
+	case sh.indexed:
+		// The field's index finds the matches in order; the filter is
+		// checked on them alone (with the GIN index's condition beside
+		// it, PostgreSQL would join both indexes' matches and sort them).
+		filter += " AND data @> " + param() + "::jsonb" + indexed
+	case sh.where:
 		filter += containsSQL(param())
 	}
-	filter += indexed
 	direction := " ASC"
 	if sh.descending {
 		direction = " DESC"
