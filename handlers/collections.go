@@ -447,7 +447,11 @@ func (h *Handlers) recordsPage(c *fiber.Ctx, q recordListQuery) (recordsView, er
 	default:
 		view.Next = pageURL(c, map[string]string{"after": strconv.FormatInt(recs[len(recs)-1].ID, 10), "offset": ""})
 	}
-	view.Records, view.Columns = views.RecordRows(recs)
+	var fields []string
+	for _, f := range col.Schema.Fields {
+		fields = append(fields, f.Name)
+	}
+	view.Records, view.Columns = views.RecordRows(recs, fields...)
 	view.Matching = total
 	view.Sort, view.Desc = q.order.By, q.order.Descending
 	if q.order.By != "" && q.order.By != "_created" && q.order.By != "_updated" && !slices.Contains(view.Columns, q.order.By) {

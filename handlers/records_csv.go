@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -267,4 +268,94 @@ func csvError(err error) string {
 		return "is not valid CSV: " + perr.Err.Error()
 	}
 	return "is not valid CSV"
+}
+
+type typedRecordInput struct {
+	ProjectID    string `form:"project_id" validate:"required"`
+	CollectionID string `form:"collection_id" validate:"required"`
+}
+
+// datetimeLocal is what a browser's datetime-local input gives: a time
+// without its zone, read as UTC.
+var datetimeLocal = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$`)
+
+// recordFormCreate answers POST /web/data/record: a typed collection's
+// new record from its page's form, one input a field ("data.<name>"),
+// each read as a CSV cell of its type is (schema.FromCell); a problem
+// stands beside its input.
+func (h *Handlers) recordFormCreate(c *fiber.Ctx) error {
+	var in typedRecordInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	p, err := h.member(c, in.ProjectID)
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	col, err := h.store.Collection(ctx, in.ProjectID, in.CollectionID)
+	if err != nil {
+		return collectionMissing(err, in.CollectionID)
+	}
+	view := recordsView{Base: h.base(c, ""), Project: p, Collection: col, CanWrite: true, Self: collectionURL(p.ID, col.ID)}
+	formError := func(err error) error {
+		return h.formError(c, err, func() (Reply, *Form, error) {
+			return Reply{Page: "data/collection", Fragment: "data/record_form", View: &view}, &view.Form, nil
+		})
+	}
+	props := map[string]json.RawMessage{}
+	args := c.Context().PostArgs()
+	for _, f := range col.Schema.Fields {
+		name := "data." + f.Name
+		values := args.PeekMulti(name)
+		if len(values) == 0 {
+			continue
+		}
+		var v json.RawMessage
+		msg := ""
+		switch {
+		case f.Type == schema.Select && f.Multiple:
+			list := []string{}
+			for _, b := range values {
+				if len(b) > 0 {
+					list = append(list, string(b))
+				}
+			}
+			if len(list) > 0 {
+				v, _ = json.Marshal(list)
+			}
+		default:
+			// A checkbox sends its hidden "false", then "true" when checked.
+			cell := string(values[len(values)-1])
+			if f.Type == schema.Datetime && datetimeLocal.MatchString(cell) {
+				if len(cell) == len("2006-01-02T15:04") {
+					cell += ":00"
+				}
+				cell += "Z"
+			}
+			v, msg = schema.FromCell(f, cell)
+		}
+		if msg != "" {
+			return formError(&ValidationError{Fields: map[string]string{name: msg}})
+		}
+		if v != nil {
+			props[f.Name] = v
+		}
+	}
+	data, err := json.Marshal(props)
+	if err != nil {
+		return err
+	}
+	r := store.Record{ProjectID: p.ID, CollectionID: col.ID, Data: data}
+	if err := h.store.CreateRecord(ctx, &r); err != nil {
+		var taken *schema.Violation
+		if errors.As(err, &taken) && taken.Conflict {
+			err = &ValidationError{Fields: map[string]string{"data." + taken.Field: taken.Message}}
+		}
+		return formError(collectionMissing(err, col.ID))
+	}
+	fresh := recordsView{Base: h.base(c, ""), Project: p, Collection: col, CanWrite: true}
+	h.flash(c, "success", fmt.Sprintf("Record %d created.", r.ID))
+	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Record created", Data: newRecordDTO(r),
+		Fragment: "data/record_form", View: fresh, Event: dataChanged, Redirect: collectionURL(p.ID, col.ID)})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -291,4 +292,66 @@ func TestCSVImportExport(t *testing.T) {
 			want: []string{`"created":81920`}},
 		{name: "another format", method: "GET", path: "/data/export?project_id=shop&collection_id=films&format=xlsx", headers: h, status: 422, want: []string{"Error: format must be one of: csv"}},
 	})
+}
+
+// The page of a typed collection: its fields are the table's columns in
+// their order, even before a record holds them, and a new record is typed
+// into one input a field — a checkbox for a boolean, a list for a select,
+// a date and time — with a problem beside its input.
+func TestTypedRecordForm(t *testing.T) {
+	t.Parallel()
+	ta, _ := runApp(t)
+	admin := ta.newUser(t, "boss", store.RoleAdmin)
+	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := ta.call(t, "POST", "/collection/create", `{"project_id":"shop","id":"films","name":"Films","fields":[
+		{"name":"title","type":"text","required":true},{"name":"year","type":"integer"},{"name":"seen","type":"boolean"},
+		{"name":"shown","type":"datetime"},{"name":"tags","type":"select","values":["sf","old"],"multiple":true}]}`, as(ta.token(t, admin))); status != 201 {
+		t.Fatalf("%d %s", status, body)
+	}
+	cookie, csrf := ta.signIn(t, "boss")
+	status, page := ta.call(t, "GET", "/web/data/collection?project_id=shop&id=films", "", browser(cookie, csrf))
+	if status != 200 {
+		t.Fatalf("%d %s", status, page)
+	}
+	for _, want := range []string{`data-sort="title"`, `id="f-data" name="data.title"`, `type="checkbox" name="data.seen" value="true"`,
+		`type="datetime-local"`, `<select id="f-data-tags" name="data.tags" class="input" multiple`, `data-csv-import`, `format=csv`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if strings.Index(page, `data-sort="title"`) > strings.Index(page, `data-sort="year"`) {
+		t.Error("the columns are not in the fields' order")
+	}
+	send := func(form url.Values) (int, string) {
+		form.Set("csrf_token", csrf)
+		form.Set("project_id", "shop")
+		form.Set("collection_id", "films")
+		req := httptest.NewRequest("POST", "/web/data/record", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for k, v := range merge(browser(cookie, csrf), map[string]string{"HX-Request": "true"}) {
+			req.Header.Set(k, v)
+		}
+		resp, body := ta.do(t, req)
+		return resp.StatusCode, body
+	}
+	status, body := send(url.Values{"data.title": {"Dune"}, "data.year": {"1965"}, "data.seen": {"false", "true"}, "data.shown": {"2026-01-31T09:30"}, "data.tags": {"sf", "old"}})
+	if status != 201 {
+		t.Fatalf("a typed record: %d %s", status, body)
+	}
+	if got := ta.records(t, "films"); !strings.Contains(got, `"seen": true`) || !strings.Contains(got, `"shown": "2026-01-31T09:30:00Z"`) || !strings.Contains(got, `"tags": ["sf", "old"]`) {
+		t.Fatalf("the record: %s", got)
+	}
+	status, body = send(url.Values{"data.title": {"Emma"}, "data.year": {"1965.5"}, "data.seen": {"false"}})
+	if status != 422 || !strings.Contains(body, `id="e-f-data-year"`) || !strings.Contains(body, "must be an integer") {
+		t.Fatalf("a year of a fraction: %d %s", status, body)
+	}
+	status, body = send(url.Values{"data.title": {""}, "data.year": {"1965"}, "data.seen": {"false"}})
+	if status != 422 || !strings.Contains(body, `id="e-f-data"`) || !strings.Contains(body, "is required") {
+		t.Fatalf("no title: %d %s", status, body)
+	}
+	if got := ta.records(t, "films"); strings.Count(got, `"title"`) != 1 {
+		t.Fatalf("refused forms wrote: %s", got)
+	}
 }

@@ -126,6 +126,7 @@ func mount(app *fiber.App, h *Handlers) {
 	app.Get("/web/data", signedIn, h.dataIndex)
 	app.Get("/web/data/collection", signedIn, h.recordPage)
 	app.Patch("/web/data/cell", author, h.recordCell)
+	app.Post("/web/data/record", author, h.recordFormCreate)
 
 	// Route templates: everyone signed in reads the global ones, members a
 	// project's; AUTHOR and up write (members, for a project's).

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"stencil/mail"
 	"stencil/projectfile"
 	"stencil/runs"
+	"stencil/schema"
 	"stencil/store"
 	"stencil/vault"
 	"stencil/views"
@@ -64,6 +66,10 @@ func sampleViews() map[string]sample {
 	recRows, recColumns := views.RecordRows([]store.Record{{ID: 7, ProjectID: "shop", CollectionID: "books", Data: []byte(`{"title":"Dune","tags":["sf"],"year":1965}`)}})
 	records := recordsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Collection: store.Collection{ProjectID: "shop", ID: "books", Name: "Books", Records: 1},
 		Records: recRows, Columns: recColumns, Where: `{"year":1965}`, Pager: pager, Form: form, CanWrite: true, CanManage: true, Self: "/web/data/collection?project_id=shop&id=books"}
+	typed := records
+	typed.Collection.Schema = schema.Schema{Fields: []schema.Field{{Name: "title", Type: schema.Text, Required: true}, {Name: "year", Type: schema.Integer},
+		{Name: "seen", Type: schema.Boolean, Default: json.RawMessage("true")}, {Name: "shown", Type: schema.Datetime}, {Name: "tags", Type: schema.Select, Values: []string{"sf"}, Multiple: true},
+		{Name: "book", Type: schema.Reference, Collection: "books"}, {Name: "extra", Type: schema.JSON}}}
 	project.Invite, project.InviteRoles, project.InviteLinks, project.Invited = form, roles, map[int64]string{1: "http://localhost:8080/web/invite?token=x"}, 1
 	project.Invitations = []store.Invitation{{ID: 1, ProjectID: "shop", Email: "kim@example.com", Role: store.RoleAuthor, ExpiresAt: now}}
 	shop := store.Project{ID: "shop", Name: "Shop"}
@@ -152,6 +158,7 @@ func sampleViews() map[string]sample {
 		"data/create":         {view: collections},
 		"data/collection":     {page: true, view: records},
 		"data/record_form":    {view: records},
+		"data/typed_form":     {view: typed},
 		"data/record_edit":    {view: records},
 		"partials/flash_oob":  {view: base.Flash},
 		"vault/log":           {page: true, view: vaultLog},

@@ -24,6 +24,8 @@ import (
 func Funcs() map[string]any {
 	return map[string]any{
 		"dict": dict,
+		// raw is JSON text as a string (a field's default).
+		"raw": func(b json.RawMessage) string { return string(b) },
 		// kind names a kind of object of a project's file ("email template").
 		"kind": func(k string) string { return strings.ReplaceAll(k, "_", " ") },
 		// lines writes a list one item a line, for a textarea.

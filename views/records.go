@@ -25,13 +25,19 @@ const (
 	maxCell    = 60
 )
 
-// RecordRows turns a page of records into table rows; the columns are the
-// top-level keys of the page's records in the order they were first
-// written: by the oldest record holding each, and within a record as it
-// keeps them (jsonb orders keys by length, then bytes).
-func RecordRows(recs []store.Record) ([]RecordRow, []string) {
+// RecordRows turns a page of records into table rows; the columns are a
+// typed collection's fields in their order (shown whether or not the
+// page's records hold them), then the other top-level keys of the page's
+// records in the order they were first written: by the oldest record
+// holding each, and within a record as it keeps them (jsonb orders keys
+// by length, then bytes).
+func RecordRows(recs []store.Record, fields ...string) ([]RecordRow, []string) {
 	seen := map[string]bool{}
 	order := []string{}
+	for _, f := range fields {
+		seen[f] = true
+		order = append(order, f)
+	}
 	decoded := make([]map[string]json.RawMessage, len(recs))
 	byAge := make([]int, len(recs))
 	for i, r := range recs {
@@ -47,8 +53,8 @@ func RecordRows(recs []store.Record) ([]RecordRow, []string) {
 			}
 		}
 	}
-	if len(order) > maxColumns {
-		order = order[:maxColumns]
+	if len(order) > max(maxColumns, len(fields)) {
+		order = order[:max(maxColumns, len(fields))]
 	}
 	rows := make([]RecordRow, len(recs))
 	for i, r := range recs {

@@ -5,9 +5,9 @@
 // list or an object); Enter saves and stays, Tab saves and moves on,
 // Escape cancels. A save sets that one field of the record
 // (PATCH /web/data/cell): a change of another field meanwhile stays.
-// Also here: a column added to the grid, and the filter built from a
-// column, a test and a value.
-import { post } from "./lib/api.js";
+// Also here: a column added to the grid, the filter built from a column, a
+// test and a value, and a CSV file imported (POST /data/import).
+import { post, sendText } from "./lib/api.js";
 import { cellValue, filterOf, keyAction, kindOfValue } from "./grid/cells.js";
 
 function main() {
@@ -253,6 +253,37 @@ function main() {
       form.reset();
       say("Column " + name + " added: its cells are empty until one is saved.");
       visit(rows(table).length ? table.querySelector('td[data-field="' + CSS.escape(name) + '"]') : null);
+    } else if (form.hasAttribute("data-csv-import")) {
+      // The file's text goes as the body; the answer's problems stand
+      // below the form, and the focus stays on the file to try again.
+      e.preventDefault();
+      var file = form.elements.file.files[0];
+      var out = form.querySelector("[data-csv-result]");
+      if (!file) return;
+      var button = form.querySelector("button");
+      button.disabled = true;
+      out.textContent = "Importing " + file.name + "…";
+      file.text().then(function (text) {
+        return sendText(form.getAttribute("action"), text, "text/csv");
+      }).then(function (env) {
+        button.disabled = false;
+        if (env.status === 201) {
+          out.textContent = env.message + ".";
+          form.reset();
+          document.body.dispatchEvent(new CustomEvent("data-changed", { bubbles: true }));
+        } else {
+          var problems = (env.data && env.data.problems) || [];
+          out.textContent = problems.length ? "Nothing was imported: " + problems.map(function (p) {
+            return "line " + p.line + (p.field ? ", " + p.field : "") + ": " + p.message;
+          }).join("; ") + "." : (env.message || "").replace(/^Error: /, "");
+        }
+        say(out.textContent);
+        form.elements.file.focus();
+      }).catch(function () {
+        button.disabled = false;
+        out.textContent = "The file did not reach the server.";
+        form.elements.file.focus();
+      });
     } else if (form.hasAttribute("data-filter-builder")) {
       // A column, a test and a value become the containment filter.
       e.preventDefault();

@@ -1,0 +1,71 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// TestJourneyTypedRecords: a typed collection's page at 1280 and 390 px.
+// Its fields are the table's columns in their order before any record
+// holds them; an AUTHOR adds records by keyboard alone through a form of
+// one input a field (a checkbox for a boolean), the focus back on the
+// first input after each; a record a field refuses is told beside the
+// field's input and nothing is written. Both widths are audited and shot.
+func TestJourneyTypedRecords(t *testing.T) {
+	t.Parallel()
+	app, b := memberBrowser(t, "hal", "AUTHOR")
+	root := apiLogin(t, app.URL, "root", "root-password-1")
+	token := apiLogin(t, app.URL, "hal", "hal-password-1")
+	if status, out := api(t, "POST", app.URL+"/collection/create", root, `{"project_id":"shop","id":"films","name":"Films","fields":[
+		{"name":"title","type":"text","required":true},{"name":"year","type":"integer","min":1888},{"name":"seen","type":"boolean"},
+		{"name":"genre","type":"select","values":["sf","drama"]}]}`); status != 201 {
+		t.Fatalf("collection: %d %s", status, out)
+	}
+	const page = "/web/data/collection?project_id=shop&id=films"
+	for i, width := range []int64{1280, 390} {
+		b.resize(width, 844)
+		b.do(chromedp.Navigate(app.URL + page))
+		b.waitText("Films")
+		if got := eval[string](b, `Array.from(document.querySelectorAll("[data-sort]")).map(a => a.dataset.sort).join(",")`); got != "Id,title,year,seen,genre,Created,Updated" {
+			t.Fatalf("the columns are %s", got)
+		}
+		b.click(`[data-open-dialog="#record-panel"]`)
+		b.focusOn("#f-data")
+		title := fmt.Sprintf("Dune %d", i)
+		b.do(chromedp.KeyEvent(title))
+		b.press(kb.Tab)
+		b.focusOn("#f-data-year")
+		b.do(chromedp.KeyEvent("1965"))
+		b.press(kb.Tab)
+		b.focusOn("#f-data-seen")
+		b.press(" ")
+		b.press("\r")
+		b.waitText("created.")
+		b.focusOn("#f-data")
+		// A year before cinema: told beside the year, nothing written.
+		b.do(chromedp.KeyEvent("Early"))
+		b.press(kb.Tab)
+		b.do(chromedp.KeyEvent("1800"))
+		b.press("\r")
+		b.waitText("must be at least 1888")
+		if got := eval[string](b, `document.querySelector("#f-data-year").getAttribute("aria-describedby")`); got != "e-f-data-year" {
+			t.Fatalf("the year's error is not tied to its input: %q", got)
+		}
+		b.audit(fmt.Sprintf("typed collection at %d", width))
+		b.screenshot(fmt.Sprintf("typed-form-%d", width))
+		b.press(kb.Escape)
+		b.do(chromedp.Navigate(app.URL + page))
+		b.waitText(title)
+		b.audit(fmt.Sprintf("typed records at %d", width))
+		b.screenshot(fmt.Sprintf("typed-records-%d", width))
+	}
+	_, out := api(t, "GET", app.URL+"/data/fetch?project_id=shop&collection_id=films", token, "")
+	if strings.Count(out, `"seen":true`) != 2 || strings.Contains(out, "Early") || !strings.Contains(out, `"year":1965`) {
+		t.Fatalf("the records: %s", out)
+	}
+	b.checkClean()
+}
