@@ -329,6 +329,9 @@ type recordsView struct {
 	Sort       string
 	Desc       bool
 	Heads      []sortHead
+	// Fields are a typed collection's fields by name: a cell is edited
+	// by its field's type.
+	Fields map[string]schema.Field
 }
 
 // recordList answers GET /data/fetch.
@@ -452,6 +455,10 @@ func (h *Handlers) recordsPage(c *fiber.Ctx, q recordListQuery) (recordsView, er
 		fields = append(fields, f.Name)
 	}
 	view.Records, view.Columns = views.RecordRows(recs, fields...)
+	view.Fields = map[string]schema.Field{}
+	for _, f := range col.Schema.Fields {
+		view.Fields[f.Name] = f
+	}
 	view.Matching = total
 	view.Sort, view.Desc = q.order.By, q.order.Descending
 	if q.order.By != "" && q.order.By != "_created" && q.order.By != "_updated" && !slices.Contains(view.Columns, q.order.By) {

@@ -8,7 +8,7 @@
 // Also here: a column added to the grid, the filter built from a column, a
 // test and a value, and a CSV file imported (POST /data/import).
 import { post, sendText } from "./lib/api.js";
-import { cellValue, filterOf, keyAction, kindOfValue } from "./grid/cells.js";
+import { cellValue, filterOf, keyAction, kindOfField, kindOfValue } from "./grid/cells.js";
 
 function main() {
   var status = document.getElementById("grid-status");
@@ -56,9 +56,11 @@ function main() {
     try { return JSON.parse(td.closest("tr").getAttribute("data-json")) || {}; } catch (e) { return {}; }
   }
 
-  // kindOf is how a cell is edited: by its value, or for a field the record
+  // kindOf is how a cell is edited: by its field's type in a typed
+  // collection (data-type), else by its value, or for a field the record
   // lacks, by the values of its column.
   function kindOf(td) {
+    if (td.hasAttribute("data-type")) return kindOfField(td.getAttribute("data-type"), td.hasAttribute("data-multiple"));
     var field = td.getAttribute("data-field");
     var v = recordOf(td)[field];
     if (v === undefined) {

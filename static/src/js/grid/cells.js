@@ -30,6 +30,16 @@ export function kindOfValue(v) {
   return "text";
 }
 
+// kindOfField is how a cell of a typed collection's field is edited, by
+// the field's type (docs/collections.md): numbers as numbers, true/false
+// chosen, lists and JSON as JSON, the rest as text.
+export function kindOfField(type, multiple) {
+  if (type === "integer" || type === "number" || type === "reference") return "number";
+  if (type === "boolean") return "boolean";
+  if (type === "json" || (type === "select" && multiple)) return "json";
+  return "text";
+}
+
 // cellValue is the JSON text an editor of kind holding text saves, or an
 // Error saying why it cannot be saved.
 export function cellValue(kind, text) {

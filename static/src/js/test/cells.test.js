@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cellValue, filterOf, keyAction, kindOfValue } from "../grid/cells.js";
+import { cellValue, filterOf, keyAction, kindOfField, kindOfValue } from "../grid/cells.js";
 
 test("keys on a cell move, and open it", function () {
   assert.deepEqual(keyAction("ArrowRight", false), { move: [1, 0] });
@@ -41,4 +41,14 @@ test("a column, a test and a value make a containment filter", function () {
   assert.deepEqual(filterOf("year", "is", " 1999 "), { year: 1999 });
   assert.deepEqual(filterOf("title", "is", "Dune"), { title: "Dune" });
   assert.deepEqual(filterOf("tags", "includes", '"3"'), { tags: ["3"] });
+});
+
+test("a typed field's cell is edited by its type", () => {
+  assert.equal(kindOfField("integer"), "number");
+  assert.equal(kindOfField("reference"), "number");
+  assert.equal(kindOfField("boolean"), "boolean");
+  assert.equal(kindOfField("select", true), "json");
+  assert.equal(kindOfField("select", false), "text");
+  assert.equal(kindOfField("datetime"), "text");
+  assert.equal(kindOfField("json"), "json");
 });
