@@ -2,12 +2,10 @@ package handlers
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"stencil/store"
 	"strings"
 	"testing"
 
@@ -225,11 +223,7 @@ func main() {
 func TestRouteDocumentTypesRecords(t *testing.T) {
 	t.Parallel()
 	ta, h := runApp(t)
-	admin := ta.newUser(t, "boss", store.RoleAdmin)
-	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID); err != nil {
-		t.Fatal(err)
-	}
-	a := as(ta.token(t, admin))
+	a := shopAdmin(t, ta)
 	if status, body := ta.call(t, "POST", "/collection/create", `{"project_id":"shop","id":"novels","name":"Novels","additional":false,"fields":[
 		{"name":"title","type":"text","required":true},{"name":"year","type":"integer"},{"name":"tags","type":"select","values":["sf","old"],"multiple":true}]}`, a); status != 201 {
 		t.Fatalf("%d %s", status, body)

@@ -20,11 +20,7 @@ import (
 func TestTypedCollectionsAPI(t *testing.T) {
 	t.Parallel()
 	ta, h := runApp(t) // books: three untyped records
-	admin := ta.newUser(t, "boss", store.RoleAdmin)
-	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID); err != nil {
-		t.Fatal(err)
-	}
-	root := as(ta.token(t, admin))
+	root := shopAdmin(t, ta)
 	fields := `[{"name":"title","type":"text","required":true,"max_length":100},{"name":"year","type":"integer","min":0},` +
 		`{"name":"in_stock","type":"boolean","default":true},{"name":"genre","type":"select","values":["sf","classic"]}]`
 	ta.run(t, []scenario{
@@ -133,11 +129,7 @@ func TestTypedCollectionsAPI(t *testing.T) {
 func TestTypedFiltersAndSort(t *testing.T) {
 	t.Parallel()
 	ta, h := runApp(t)
-	admin := ta.newUser(t, "boss", store.RoleAdmin)
-	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID); err != nil {
-		t.Fatal(err)
-	}
-	a := as(ta.token(t, admin))
+	a := shopAdmin(t, ta)
 	status, body := ta.call(t, "POST", "/collection/create", `{"project_id":"shop","id":"films","name":"Films","fields":[
 		{"name":"title","type":"text","required":true},{"name":"year","type":"integer","indexed":true},{"name":"rating","type":"number"},
 		{"name":"seen","type":"boolean"},{"name":"contact","type":"email","unique":true},
@@ -227,11 +219,7 @@ func TestTypedFiltersAndSort(t *testing.T) {
 func TestCSVImportExport(t *testing.T) {
 	t.Parallel()
 	ta, h := runApp(t)
-	admin := ta.newUser(t, "boss", store.RoleAdmin)
-	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID); err != nil {
-		t.Fatal(err)
-	}
-	a := as(ta.token(t, admin))
+	a := shopAdmin(t, ta)
 	if status, body := ta.call(t, "POST", "/collection/create", `{"project_id":"shop","id":"films","name":"Films","fields":[
 		{"name":"title","type":"text","required":true},{"name":"year","type":"integer"},{"name":"seen","type":"boolean","default":false},
 		{"name":"email","type":"email","unique":true},{"name":"tags","type":"select","values":["sf","old"],"multiple":true}]}`, a); status != 201 {
@@ -301,13 +289,10 @@ func TestCSVImportExport(t *testing.T) {
 func TestTypedRecordForm(t *testing.T) {
 	t.Parallel()
 	ta, _ := runApp(t)
-	admin := ta.newUser(t, "boss", store.RoleAdmin)
-	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID); err != nil {
-		t.Fatal(err)
-	}
+	a := shopAdmin(t, ta)
 	if status, body := ta.call(t, "POST", "/collection/create", `{"project_id":"shop","id":"films","name":"Films","fields":[
 		{"name":"title","type":"text","required":true},{"name":"year","type":"integer"},{"name":"seen","type":"boolean"},
-		{"name":"shown","type":"datetime"},{"name":"tags","type":"select","values":["sf","old"],"multiple":true}]}`, as(ta.token(t, admin))); status != 201 {
+		{"name":"shown","type":"datetime"},{"name":"tags","type":"select","values":["sf","old"],"multiple":true}]}`, a); status != 201 {
 		t.Fatalf("%d %s", status, body)
 	}
 	cookie, csrf := ta.signIn(t, "boss")
@@ -354,4 +339,15 @@ func TestTypedRecordForm(t *testing.T) {
 	if got := ta.records(t, "films"); strings.Count(got, `"title"`) != 1 {
 		t.Fatalf("refused forms wrote: %s", got)
 	}
+}
+
+// shopAdmin makes boss, an ADMIN member of project shop, and gives the
+// headers of its JSON requests.
+func shopAdmin(t *testing.T, ta *testApp) map[string]string {
+	t.Helper()
+	admin := ta.newUser(t, "boss", store.RoleAdmin)
+	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID); err != nil {
+		t.Fatal(err)
+	}
+	return as(ta.token(t, admin))
 }

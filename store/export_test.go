@@ -113,8 +113,30 @@ func (s *Store) QueryRowForTestScan(ctx context.Context, sql string, dst ...any)
 // ExplainListForTest explains the statement of ListRecords for q, as it
 // runs (planned with its values) or, generic, as a prepared statement's
 // generic plan (its parameters unknown to the planner).
-func (s *Store) ExplainListForTest(ctx context.Context, project, collection string, q RecordList, generic bool) (plan string, err error) {
+func (s *Store) ExplainListForTest(ctx context.Context, project, collection string, q RecordList, generic bool) (string, error) {
 	sql, args := q.pageSQL(project, collection)
+	return s.explainPrepared(ctx, sql, args, generic)
+}
+
+// ExplainRunReadForTest explains the statement a run's read q runs, as a
+// generic plan (prepared, its parameters unknown to the planner).
+func (s *Store) ExplainRunReadForTest(ctx context.Context, project, collection string, q RecordQuery) (string, error) {
+	s.indexedMatch(ctx, project, collection, &q)
+	sh := q.shape()
+	args := q.args(sh, project, collection)
+	sql := ""
+	if sh.indexed {
+		args = append(args, q.byValue)
+		sql = indexedSQL(sh, project, collection, q.by, len(args))
+	} else {
+		sql = runRecordsSQLOf(sh)
+	}
+	return s.explainPrepared(ctx, sql, args, true)
+}
+
+// explainPrepared prepares sql and explains its execution with args
+// (written as literals), its plan custom or generic.
+func (s *Store) explainPrepared(ctx context.Context, sql string, args []any, generic bool) (plan string, err error) {
 	values := make([]string, len(args))
 	for i, a := range args {
 		switch v := a.(type) {
@@ -132,62 +154,19 @@ func (s *Store) ExplainListForTest(ctx context.Context, project, collection stri
 			return "", fmt.Errorf("no literal for %T", a)
 		}
 	}
+	mode := "force_custom_plan"
+	if generic {
+		mode = "force_generic_plan"
+	}
 	err = s.InTx(ctx, func(tx *Store) error {
-		mode := "force_custom_plan"
-		if generic {
-			mode = "force_generic_plan"
-		}
 		if _, err := tx.db.Exec(ctx, "SET LOCAL plan_cache_mode = "+mode); err != nil {
 			return err
 		}
-		if _, err := tx.db.Exec(ctx, "PREPARE list_for_test AS "+sql); err != nil {
+		if _, err := tx.db.Exec(ctx, "PREPARE explained_for_test AS "+sql); err != nil {
 			return err
 		}
-		defer tx.db.Exec(ctx, "DEALLOCATE list_for_test")
-		rows, err := tx.db.Query(ctx, "EXPLAIN (COSTS OFF) EXECUTE list_for_test("+strings.Join(values, ", ")+")", pgx.QueryExecModeSimpleProtocol)
-		if err != nil {
-			return err
-		}
-		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		plan = strings.Join(lines, "\n")
-		return err
-	})
-	return plan, err
-}
-
-// ExplainRunReadForTest explains the statement a run's read q runs, as a
-// generic plan (prepared, its parameters unknown to the planner).
-func (s *Store) ExplainRunReadForTest(ctx context.Context, project, collection string, q RecordQuery) (plan string, err error) {
-	s.indexedMatch(ctx, project, collection, &q)
-	sh := q.shape()
-	args := q.args(sh, project, collection)
-	sql := ""
-	if sh.indexed {
-		args = append(args, q.byValue)
-		sql = indexedSQL(sh, project, collection, q.by, len(args))
-	} else {
-		sql = runRecordsSQLOf(sh)
-	}
-	values := make([]string, len(args))
-	for i, a := range args {
-		switch v := a.(type) {
-		case string:
-			values[i] = literal(v)
-		case int:
-			values[i] = strconv.Itoa(v)
-		default:
-			return "", fmt.Errorf("no literal for %T", a)
-		}
-	}
-	err = s.InTx(ctx, func(tx *Store) error {
-		if _, err := tx.db.Exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan"); err != nil {
-			return err
-		}
-		if _, err := tx.db.Exec(ctx, "PREPARE read_for_test AS "+sql); err != nil {
-			return err
-		}
-		defer tx.db.Exec(ctx, "DEALLOCATE read_for_test")
-		rows, err := tx.db.Query(ctx, "EXPLAIN (COSTS OFF) EXECUTE read_for_test("+strings.Join(values, ", ")+")", pgx.QueryExecModeSimpleProtocol)
+		defer tx.db.Exec(ctx, "DEALLOCATE explained_for_test")
+		rows, err := tx.db.Query(ctx, "EXPLAIN (COSTS OFF) EXECUTE explained_for_test("+strings.Join(values, ", ")+")", pgx.QueryExecModeSimpleProtocol)
 		if err != nil {
 			return err
 		}
