@@ -122,15 +122,7 @@ func (s *Store) ExplainListForTest(ctx context.Context, project, collection stri
 // generic plan (prepared, its parameters unknown to the planner).
 func (s *Store) ExplainRunReadForTest(ctx context.Context, project, collection string, q RecordQuery) (string, error) {
 	s.indexedMatch(ctx, project, collection, &q)
-	sh := q.shape()
-	args := q.args(sh, project, collection)
-	sql := ""
-	if sh.indexed {
-		args = append(args, q.byValue)
-		sql = indexedSQL(sh, project, collection, q.by, len(args))
-	} else {
-		sql = runRecordsSQLOf(sh)
-	}
+	sql, args := q.statement(q.shape(), project, collection)
 	return s.explainPrepared(ctx, sql, args, true)
 }
 
@@ -181,9 +173,6 @@ func (s *Store) explainPrepared(ctx context.Context, sql string, args []any, gen
 // runs (the field's index chosen as a run's read chooses it).
 func (s *Store) RunReadSQLForTest(ctx context.Context, project, collection string, q RecordQuery) string {
 	s.indexedMatch(ctx, project, collection, &q)
-	sh := q.shape()
-	if sh.indexed {
-		return indexedSQL(sh, project, collection, q.by, len(q.args(sh, project, collection))+1)
-	}
-	return runRecordsSQLOf(sh)
+	sql, _ := q.statement(q.shape(), project, collection)
+	return sql
 }

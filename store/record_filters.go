@@ -200,12 +200,20 @@ func (s *Store) CountListed(ctx context.Context, project, collection string, q R
 // order, instead of the GIN index (docs/collections.md). The filter still
 // holds whole; a read of an untyped collection is left as it is.
 func (s *Store) indexedMatch(ctx context.Context, project, collection string, q *RecordQuery) {
-	if len(q.Where) == 0 || q.ByID || q.by != nil {
+	if q.ByID || q.by != nil || q.sortBy != nil || len(q.Where) == 0 && len(q.Sort) != 1 {
 		return
 	}
 	sch, err := s.Schema(ctx, project, collection)
 	if err != nil || !sch.Indexed() {
 		return // a read of no collection fails on its own
+	}
+	if len(q.Where) == 0 {
+		// A sort by an indexed field (not a unique one: its index holds
+		// the value alone, not the id the ties go by).
+		if f, ok := sch.Field(q.Sort[0]); ok && f.Indexed && !f.Unique {
+			q.sortBy = &f
+		}
+		return
 	}
 	var match map[string]json.RawMessage
 	if json.Unmarshal(q.Where, &match) != nil {

@@ -25,13 +25,14 @@ type runRead struct {
 	id                               int64
 	descending                       bool
 	limit                            int
-	// by and byValue: RecordQuery's (the read of a field's index).
+	// by, byValue and sortBy: RecordQuery's (a field's index read).
 	by      *schema.Field
 	byValue string
+	sortBy  *schema.Field
 }
 
 func (r runRead) query() RecordQuery {
-	q := RecordQuery{Where: []byte(r.where), ByID: r.byID, ID: r.id, Descending: r.descending, Limit: r.limit, by: r.by, byValue: r.byValue}
+	q := RecordQuery{Where: []byte(r.where), ByID: r.byID, ID: r.id, Descending: r.descending, Limit: r.limit, by: r.by, byValue: r.byValue, sortBy: r.sortBy}
 	if r.sort != "" {
 		q.Sort = strings.Split(r.sort, ".")
 	}
@@ -49,7 +50,7 @@ func (s *Store) SharedRunRecords(ctx context.Context, project, collection string
 	defer wrap(&err, "shared run records", project, collection)
 	s.indexedMatch(ctx, project, collection, &q)
 	read := runRead{project: project, collection: collection, where: string(q.Where), sort: strings.Join(q.Sort, "."),
-		byID: q.ByID, id: q.ID, descending: q.Descending, limit: q.Limit, by: q.by, byValue: q.byValue}
+		byID: q.ByID, id: q.ID, descending: q.Descending, limit: q.Limit, by: q.by, byValue: q.byValue, sortBy: q.sortBy}
 	recs, err := s.groups.runReads.do(ctx, s.db, read)
 	for _, r := range recs {
 		each(r.ID, r.Data)

@@ -390,13 +390,17 @@ type RecordQuery struct {
 	// (see indexedMatch); set by the store from the collection's fields.
 	by      *schema.Field
 	byValue string
+	// sortBy is an indexed field the read is sorted by, whose index then
+	// gives the records in order (see indexedMatch).
+	sortBy *schema.Field
 }
 
 // recordsShape is what a RecordQuery's SQL depends on.
 type recordsShape struct {
 	where, byID, lock bool
-	// indexed: the matches are read from a field's index (RecordQuery.by).
-	indexed bool
+	// indexed: the matches are read from a field's index (RecordQuery.by);
+	// sorted: the order is (RecordQuery.sortBy).
+	indexed, sorted bool
 	// property: ordered by a property of the data rather than by id.
 	property, descending bool
 	// near: the read looks first among the nearest records in its order
@@ -423,6 +427,10 @@ func (q RecordQuery) shape() recordsShape {
 	sh := recordsShape{where: len(q.Where) > 0, byID: q.ByID, lock: q.Lock, descending: q.Descending, after: q.After > 0}
 	sh.property = len(q.Sort) > 0 && !(len(q.Sort) == 1 && q.Sort[0] == "_id")
 	sh.indexed = sh.where && q.by != nil && !sh.byID
+	sh.sorted = q.sortBy != nil && !sh.where && !sh.byID && !sh.lock && !sh.after
+	if sh.sorted {
+		sh.property = false // the field is in the statement, not a parameter
+	}
 	sh.near = sh.where && !sh.indexed && !sh.byID && !sh.lock && !sh.property && q.Limit <= nearMaxLimit
 	return sh
 }
@@ -431,7 +439,7 @@ func (q RecordQuery) shape() recordsShape {
 var runRecordsSQLs sync.Map
 
 func runRecordsSQLOf(sh recordsShape) string {
-	if sh.indexed {
+	if sh.indexed || sh.sorted {
 		panic("store: an indexed read's statement names its field: indexedSQL")
 	}
 	if sql, ok := runRecordsSQLs.Load(sh); ok {
@@ -462,6 +470,29 @@ func indexedSQL(sh recordsShape, project, collection string, by *schema.Field, n
 		cond = " AND " + scopeSQL(project, collection) + " AND " + value + " = lower($" + strconv.Itoa(next) + "::text)"
 	}
 	return recordsSQL(sh, cond)
+}
+
+// sortedSQL is the statement of a read of a collection sorted by an
+// indexed field, without a filter: the field's index gives the records in
+// order, the collection named as literals so that its partial index
+// serves any plan. Records without the value come last either way, as a
+// sort by a property puts them, and ties go by id: descending, the index
+// read backwards gives the values, and the records without one are read
+// apart (an index read backwards gives them first).
+func sortedSQL(sh recordsShape, project, collection string, by *schema.Field) string {
+	value := FieldValueSQL(*by)
+	records := "FROM records WHERE project_id = $1 AND collection_id = $2 AND " + scopeSQL(project, collection)
+	read := "SELECT id, data " + records + " ORDER BY " + value + ", id LIMIT $3"
+	if sh.descending {
+		read = `SELECT id, data FROM (
+			(SELECT id, data, 0 AS part, ` + value + ` AS v ` + records + ` AND ` + value + ` IS NOT NULL ORDER BY ` + value + ` DESC, id LIMIT $3)
+			UNION ALL
+			(SELECT id, data, 1, NULL ` + records + ` AND ` + value + ` IS NULL ORDER BY id LIMIT $3)
+		) u ORDER BY part, v DESC, id LIMIT $3`
+	}
+	return `SELECT r.id, r.data FROM collections c LEFT JOIN LATERAL (
+		` + read + `
+	) r ON true WHERE c.project_id = $1 AND c.id = $2`
 }
 
 // recordsSQL is runRecordsSQL with indexed, the condition of an indexed
@@ -568,6 +599,19 @@ func (s *Store) EachRunRecord(ctx context.Context, project, collection string, q
 	return eachRunRecord(ctx, s.db, project, collection, q, each)
 }
 
+// statement is the SQL of q's read, of shape sh, and its arguments.
+func (q RecordQuery) statement(sh recordsShape, project, collection string) (string, []any) {
+	args := q.args(sh, project, collection)
+	switch {
+	case sh.indexed:
+		args = append(args, q.byValue)
+		return indexedSQL(sh, project, collection, q.by, len(args)), args
+	case sh.sorted:
+		return sortedSQL(sh, project, collection, q.sortBy), args
+	}
+	return runRecordsSQLOf(sh), args
+}
+
 // args are the arguments of the statement of q's shape sh.
 func (q RecordQuery) args(sh recordsShape, project, collection string) []any {
 	args := []any{project, collection, q.Limit}
@@ -588,14 +632,8 @@ func (q RecordQuery) args(sh recordsShape, project, collection string) []any {
 
 func eachRunRecord(ctx context.Context, db DB, project, collection string, q RecordQuery, each func(id int64, data []byte)) error {
 	sh := q.shape()
-	var rows pgx.Rows
-	var err error
-	if sh.indexed {
-		args := append(q.args(sh, project, collection), q.byValue)
-		rows, err = db.Query(ctx, indexedSQL(sh, project, collection, q.by, len(args)), args...)
-	} else {
-		rows, err = db.Query(ctx, runRecordsSQLOf(sh), q.args(sh, project, collection)...)
-	}
+	sql, args := q.statement(sh, project, collection)
+	rows, err := db.Query(ctx, sql, args...)
 	if err != nil {
 		return err
 	}
