@@ -82,6 +82,23 @@ func TestJourneyTypedRecords(t *testing.T) {
 			b.press("\r")
 			b.focusOn(`tr[data-record] td[data-field="seen"] select[data-cell-editor="boolean"]`)
 			b.press(kb.Escape)
+			// A filter built from a field, an operator its type allows and
+			// a value: year > 1960 keeps the record, > 1970 none.
+			for _, f := range []struct{ value, want string }{{"1960", title}, {"1970", "No records match the filter."}} {
+				b.do(chromedp.Navigate(app.URL + page))
+				b.waitText(title)
+				b.choose(`form[data-typed-filter] select[name="field"]`, "year")
+				b.choose(`form[data-typed-filter] select[name="op"]`, "gt")
+				b.fill(`form[data-typed-filter] input[name="value"]`, f.value)
+				b.press("\r")
+				b.waitText(`[["year","gt",` + strings.TrimSpace(f.value) + `]]`)
+				b.waitText(f.want)
+			}
+			b.choose(`form[data-typed-filter] select[name="field"]`, "year")
+			if !eval[bool](b, `document.querySelector('form[data-typed-filter] select[name="op"] option[value="contains"]').disabled`) {
+				t.Fatal("contains is offered for a year")
+			}
+			b.screenshot("typed-filter-1280")
 		}
 	}
 	_, out := api(t, "GET", app.URL+"/data/fetch?project_id=shop&collection_id=films", token, "")

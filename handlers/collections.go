@@ -332,6 +332,9 @@ type recordsView struct {
 	// Fields are a typed collection's fields by name: a cell is edited
 	// by its field's type.
 	Fields map[string]schema.Field
+	// Filter is a typed collection's filter ([field, op, value] …), and
+	// FilterError what is wrong with it.
+	Filter, FilterError string
 }
 
 // recordList answers GET /data/fetch.
@@ -350,7 +353,8 @@ type recordPageQuery struct {
 	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
 	ID        string `query:"id" json:"id" validate:"required"`
 	Where     string `query:"where" json:"where" validate:"max=10000"`
-	Sort      string `query:"sort" json:"sort" validate:"max=200"` // a column: _created, _updated or a key
+	Filter    string `query:"filter" json:"filter" validate:"max=10000"` // a typed collection's filter, as /data/fetch takes it
+	Sort      string `query:"sort" json:"sort" validate:"max=200"`       // a column: _created, _updated or a key
 	Desc      bool   `query:"desc" json:"desc"`
 }
 
@@ -361,7 +365,7 @@ func (h *Handlers) recordPage(c *fiber.Ctx) error {
 	if err := bindQuery(c, &q); err != nil {
 		return err
 	}
-	return h.records(c, recordListQuery{listQuery: q.listQuery, ProjectID: q.ProjectID, CollectionID: q.ID, Where: q.Where,
+	return h.records(c, recordListQuery{listQuery: q.listQuery, ProjectID: q.ProjectID, CollectionID: q.ID, Where: q.Where, Filter: q.Filter,
 		order: store.RecordOrder{By: q.Sort, Descending: q.Desc}})
 }
 
@@ -417,8 +421,14 @@ func (h *Handlers) recordsPage(c *fiber.Ctx, q recordListQuery) (recordsView, er
 			return view, fiber.NewError(fiber.StatusBadRequest, err.Error())
 		}
 	}
+	view.Filter = q.Filter
 	if list.Filters, err = col.Schema.ParseFilter(q.Filter); err != nil {
-		return view, fiber.NewError(fiber.StatusBadRequest, err.Error())
+		if representationOf(c) == asJSON {
+			return view, fiber.NewError(fiber.StatusBadRequest, err.Error())
+		}
+		view.FilterError = "This filter cannot be used: " + err.Error() + "."
+		view.Pager = newPager(c, page, 0, 0)
+		return view, nil
 	}
 	// One record more than the page: whether another page follows.
 	var recs []store.Record

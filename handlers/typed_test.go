@@ -309,6 +309,13 @@ func TestTypedRecordForm(t *testing.T) {
 	if strings.Index(page, `data-sort="title"`) > strings.Index(page, `data-sort="year"`) {
 		t.Error("the columns are not in the fields' order")
 	}
+	if !strings.Contains(page, `<option value="year" data-type="integer" data-ops="eq ne lt lte gt gte in is_null">`) {
+		t.Error("the filter builder does not offer a year's operators")
+	}
+	status, page = ta.call(t, "GET", "/web/data/collection?project_id=shop&id=films&filter="+url.QueryEscape(`[["year","gt","x"]]`), "", browser(cookie, csrf))
+	if status != 200 || !strings.Contains(page, "This filter cannot be used: filter[0] the value must be an integer.") {
+		t.Fatalf("a page with a bad filter: %d", status)
+	}
 	send := func(form url.Values) (int, string) {
 		form.Set("csrf_token", csrf)
 		form.Set("project_id", "shop")

@@ -108,6 +108,19 @@ func (s Schema) ParseFilter(text string) ([]Filter, error) {
 	return out, nil
 }
 
+// FilterOps are the operators a filter may apply to f (docs/collections.md):
+// the page's filter builder offers these alone.
+func (f Field) FilterOps() []string {
+	out := []string{"eq", "ne"}
+	if f.ordered() {
+		out = append(out, "lt", "lte", "gt", "gte")
+	}
+	if f.textual() {
+		out = append(out, "contains", "starts_with")
+	}
+	return append(out, "in", "is_null")
+}
+
 // ordered says whether values of a type have an order (lt, gt …).
 func (f Field) ordered() bool {
 	switch f.Type {

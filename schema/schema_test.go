@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -176,5 +177,25 @@ func TestChanges(t *testing.T) {
 	swapped := Schema{Fields: []Field{a.Fields[1], a.Fields[0], a.Fields[2], a.Fields[3]}}
 	if got := strings.Join(Changes(a, swapped), "; "); got != "fields reordered" {
 		t.Fatalf("reordered: %s", got)
+	}
+}
+
+func TestFilterOps(t *testing.T) {
+	for f, want := range map[*Field]string{
+		{Type: Integer}:                "eq ne lt lte gt gte in is_null",
+		{Type: Boolean}:                "eq ne in is_null",
+		{Type: Text}:                   "eq ne lt lte gt gte contains starts_with in is_null",
+		{Type: Select, Multiple: true}: "eq ne in is_null",
+		{Type: JSON}:                   "eq ne in is_null",
+	} {
+		if got := strings.Join(f.FilterOps(), " "); got != want {
+			t.Errorf("%s: %s, want %s", f.Type, got, want)
+		}
+		// Every operator offered is one ParseFilter takes for the field.
+		for _, op := range f.FilterOps() {
+			if !slices.Contains(Ops, op) {
+				t.Errorf("%s offers %s", f.Type, op)
+			}
+		}
 	}
 }

@@ -24,6 +24,8 @@ import (
 func Funcs() map[string]any {
 	return map[string]any{
 		"dict": dict,
+		// join writes a list with sep between its items.
+		"join": strings.Join,
 		// raw is JSON text as a string (a field's default).
 		"raw": func(b json.RawMessage) string { return string(b) },
 		// kind names a kind of object of a project's file ("email template").

@@ -8,7 +8,7 @@
 // Also here: a column added to the grid, the filter built from a column, a
 // test and a value, and a CSV file imported (POST /data/import).
 import { post, sendText } from "./lib/api.js";
-import { cellValue, filterOf, keyAction, kindOfField, kindOfValue } from "./grid/cells.js";
+import { cellValue, filterOf, keyAction, kindOfField, kindOfValue, operandOf } from "./grid/cells.js";
 
 function main() {
   var status = document.getElementById("grid-status");
@@ -286,6 +286,17 @@ function main() {
         out.textContent = "The file did not reach the server.";
         form.elements.file.focus();
       });
+    } else if (form.hasAttribute("data-typed-filter")) {
+      // A condition added to the typed filter the page shows (it keeps
+      // the conditions before), then the page loaded with it.
+      e.preventDefault();
+      var option = form.elements.field.selectedOptions[0];
+      var conditions = [];
+      try { conditions = JSON.parse(form.getAttribute("data-filter") || "[]"); } catch (err) { conditions = []; }
+      conditions.push([option.value, form.elements.op.value, operandOf(option.getAttribute("data-type"), form.elements.op.value, form.elements.value.value)]);
+      form.elements.filter.value = JSON.stringify(conditions);
+      form.elements.field.disabled = form.elements.op.disabled = form.elements.value.disabled = true; // not sent
+      form.submit();
     } else if (form.hasAttribute("data-filter-builder")) {
       // A column, a test and a value become the containment filter.
       e.preventDefault();
@@ -295,6 +306,18 @@ function main() {
       box.form.requestSubmit();
     }
   });
+
+  // A typed filter offers the operators its field's type allows.
+  function offerOps(form) {
+    var ops = (form.elements.field.selectedOptions[0].getAttribute("data-ops") || "").split(" ");
+    Array.prototype.forEach.call(form.elements.op.options, function (o) { o.hidden = o.disabled = ops.indexOf(o.value) < 0; });
+    if (form.elements.op.selectedOptions[0].disabled) form.elements.op.value = ops[0];
+  }
+  document.addEventListener("change", function (e) {
+    var form = e.target.form;
+    if (form && form.hasAttribute("data-typed-filter") && e.target.name === "field") offerOps(form);
+  });
+  Array.prototype.forEach.call(document.querySelectorAll("form[data-typed-filter]"), offerOps);
 
   ready();
   document.addEventListener("htmx:afterSettle", ready);

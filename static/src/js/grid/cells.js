@@ -40,6 +40,18 @@ export function kindOfField(type, multiple) {
   return "text";
 }
 
+// operandOf reads the text of a typed filter's value for a field of type
+// (docs/collections.md): a number for numbers, true/false for booleans and
+// is_null, a list split at commas for in, text otherwise.
+export function operandOf(type, op, text) {
+  text = text.trim();
+  if (op === "is_null") return text !== "false";
+  if (op === "in") return text.split(",").map(function (t) { return operandOf(type, "eq", t); });
+  if ((type === "integer" || type === "number" || type === "reference") && /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(text)) return Number(text);
+  if (type === "boolean" && (text === "true" || text === "false")) return text === "true";
+  return text;
+}
+
 // cellValue is the JSON text an editor of kind holding text saves, or an
 // Error saying why it cannot be saved.
 export function cellValue(kind, text) {

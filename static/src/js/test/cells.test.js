@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cellValue, filterOf, keyAction, kindOfField, kindOfValue } from "../grid/cells.js";
+import { cellValue, filterOf, keyAction, kindOfField, kindOfValue, operandOf } from "../grid/cells.js";
 
 test("keys on a cell move, and open it", function () {
   assert.deepEqual(keyAction("ArrowRight", false), { move: [1, 0] });
@@ -51,4 +51,13 @@ test("a typed field's cell is edited by its type", () => {
   assert.equal(kindOfField("select", false), "text");
   assert.equal(kindOfField("datetime"), "text");
   assert.equal(kindOfField("json"), "json");
+});
+
+test("a typed filter's value is read by its field's type", () => {
+  assert.equal(operandOf("integer", "gt", " 1990 "), 1990);
+  assert.equal(operandOf("text", "eq", "1990"), "1990");
+  assert.equal(operandOf("boolean", "eq", "true"), true);
+  assert.equal(operandOf("integer", "is_null", "false"), false);
+  assert.deepEqual(operandOf("integer", "in", "1979, 2016"), [1979, 2016]);
+  assert.deepEqual(operandOf("select", "in", "sf,old"), ["sf", "old"]);
 });
