@@ -207,7 +207,10 @@ func shapeRefusal(raw string) string {
 			"not made from a template", "cannot be read as a .env file", "must be before to", "choose a larger step",
 			// A collection's fields: how their options relate (docs/collections.md).
 			"must not be less than", "is listed twice", "not a valid regular expression", "does not fit the field",
-			"cannot be set on", "is used by another field", "select with multiple", "may be unique or indexed"} {
+			"cannot be set on", "is used by another field", "select with multiple", "may be unique or indexed",
+			// A route run's path, required when the route's path has
+			// parameters (the operation's description says so).
+			"has parameters to fill"} {
 			if strings.Contains(msg, data) {
 				msg = ""
 				break
