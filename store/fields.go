@@ -154,27 +154,33 @@ func (s *Store) prepareRecord(ctx context.Context, project, collection string, r
 // from being deleted until the write commits (a key-share lock, as a
 // foreign key takes).
 func (s *Store) checkRefs(ctx context.Context, project string, refs []schema.Ref) error {
+	missing, err := s.missingRefs(ctx, project, refs, 1)
+	if err != nil || len(missing) == 0 {
+		return err
+	}
+	r := refs[missing[0]]
+	return &schema.Violation{Field: r.Field, Message: refMessage(r)}
+}
+
+// missingRefs gives the places in refs, in order and at most limit, of
+// the references whose record does not exist; those that do are
+// key-share locked for the rest of the transaction (none: a read alone).
+func (s *Store) missingRefs(ctx context.Context, project string, refs []schema.Ref, limit int) ([]int, error) {
 	collections, ids := make([]string, len(refs)), make([]int64, len(refs))
 	for i, r := range refs {
 		collections[i], ids[i] = r.Collection, r.ID
 	}
-	rows, err := s.db.Query(ctx, `SELECT q.n FROM unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS q (collection_id, id, n)
+	rows, err := s.db.Query(ctx, `SELECT q.n - 1 FROM unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS q (collection_id, id, n)
 		WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.project_id = $1 AND r.collection_id = q.collection_id AND r.id = q.id FOR KEY SHARE)
-		ORDER BY q.n LIMIT 1`, project, collections, ids)
+		ORDER BY q.n LIMIT $4`, project, collections, ids, limit)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer rows.Close()
-	if rows.Next() {
-		var n int
-		if err := rows.Scan(&n); err != nil {
-			return err
-		}
-		r := refs[n-1]
-		return &schema.Violation{Field: r.Field, Message: "must be the id of a record of " + r.Collection}
-	}
-	return rows.Err()
+	return pgx.CollectRows(rows, pgx.RowTo[int])
 }
+
+// refMessage says what a reference whose record does not exist must be.
+func refMessage(r schema.Ref) string { return "must be the id of a record of " + r.Collection }
 
 // retryFields runs a write again when the fields it checked against
 // changed meanwhile (FieldsChanged), a few times.

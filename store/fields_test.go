@@ -76,6 +76,13 @@ func TestTypedRecordWrites(t *testing.T) {
 	violation(t, st.CreateRecord(ctx, &store.Record{ProjectID: "shop", CollectionID: "typed", Data: json.RawMessage(fmt.Sprintf(`{"title":"a","book":%d}`, other.ID))}),
 		"data.book must be the id of a record of books")
 
+	// An import checks its references at once, each problem at its place.
+	_, problems, err := st.PrepareImport(ctx, "shop", "typed", [][]byte{
+		[]byte(fmt.Sprintf(`{"title":"a","book":%d}`, book.ID)), []byte(fmt.Sprintf(`{"title":"b","book":%d}`, other.ID))})
+	if err != nil || len(problems) != 1 || problems[0].At != 1 || problems[0].Message != "must be the id of a record of books" {
+		t.Fatalf("an import's references: %+v %v", problems, err)
+	}
+
 	r.Data = json.RawMessage(`{"title":"Dune","year":1965.5}`)
 	violation(t, st.UpdateRecord(ctx, &r), "data.year must be an integer")
 	violation(t, st.SetRecordField(ctx, &store.Record{ProjectID: "shop", CollectionID: "typed", ID: r.ID}, "title", []byte(`7`)), "data.title must be text")

@@ -86,23 +86,17 @@ func (s *Store) PrepareImport(ctx context.Context, project, collection string, d
 	}
 	// References: one statement for them all.
 	if len(refs) > 0 {
-		collections, ids := make([]string, len(refs)), make([]int64, len(refs))
+		plain := make([]schema.Ref, len(refs))
 		for i, r := range refs {
-			collections[i], ids[i] = r.Collection, r.ID
+			plain[i] = r.Ref
 		}
-		rows, err := s.db.Query(ctx, `SELECT q.n FROM unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS q (collection_id, id, n)
-			WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.project_id = $1 AND r.collection_id = q.collection_id AND r.id = q.id)
-			ORDER BY q.n LIMIT $4`, project, collections, ids, MaxImportProblems)
-		if err != nil {
-			return out, nil, err
-		}
-		missing, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		missing, err := s.missingRefs(ctx, project, plain, MaxImportProblems)
 		if err != nil {
 			return out, nil, err
 		}
 		for _, n := range missing {
-			r := refs[n-1]
-			problems = append(problems, RecordProblem{At: r.at, Field: r.Field, Message: "must be the id of a record of " + r.Collection, Twin: -1})
+			r := refs[n]
+			problems = append(problems, RecordProblem{At: r.at, Field: r.Field, Message: refMessage(r.Ref), Twin: -1})
 		}
 	}
 	if err := s.uniqueInImport(ctx, project, collection, sch, out.docs, &problems); err != nil {
