@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"unicode/utf8"
 
@@ -108,6 +109,34 @@ func Backfill(next schema.Schema, backfill map[string]json.RawMessage) error {
 			}
 			return &Problems{Fields: map[string]string{at: "must be JSON"}}
 		}
+	}
+	return nil
+}
+
+// Rename checks a change's renames of fields (old name → new name): each
+// old name is a field the collection has (have) and next has not, each new
+// name a field of next that have has not, no two renamed to one name.
+func Rename(have, next schema.Schema, rename map[string]string) error {
+	taken := map[string]string{}
+	for _, old := range slices.Sorted(maps.Keys(rename)) {
+		name, at := rename[old], "rename."+old
+		_, had := have.Field(old)
+		_, kept := next.Field(old)
+		_, known := have.Field(name)
+		_, named := next.Field(name)
+		switch {
+		case !had:
+			return &Problems{Fields: map[string]string{at: "is not a field of the collection"}}
+		case kept:
+			return &Problems{Fields: map[string]string{at: "is still a field: a renamed field leaves the fields"}}
+		case !named:
+			return &Problems{Fields: map[string]string{at: "must name a field of fields (" + name + " is not one)"}}
+		case known:
+			return &Problems{Fields: map[string]string{at: "must be a new name (" + name + " is already a field)"}}
+		case taken[name] != "":
+			return &Problems{Fields: map[string]string{at: "must differ from the new name of " + taken[name]}}
+		}
+		taken[name] = old
 	}
 	return nil
 }

@@ -70,6 +70,9 @@ type collectionUpdateInput struct {
 	// Backfill fills new fields into the records that lack them: field →
 	// value.
 	Backfill map[string]json.RawMessage `json:"backfill" form:"-"`
+	// Rename gives fields new names with their values: old name → new
+	// name (the new one in Fields, the old one not).
+	Rename map[string]string `json:"rename" form:"-"`
 }
 
 type collectionQuery struct {
@@ -273,13 +276,16 @@ func (h *Handlers) collectionUpdate(c *fiber.Ctx) error {
 	if err == nil && len(in.Backfill) > 0 {
 		err = authoring.Backfill(next, in.Backfill)
 	}
+	if err == nil && len(in.Rename) > 0 {
+		err = authoring.Rename(col.Schema, next, in.Rename)
+	}
 	if err != nil {
 		return err
 	}
 	col.Name, col.Description = authoring.Deref(in.Name, col.Name), authoring.Deref(in.Description, col.Description)
 	if next.Hash() != col.Schema.Hash() || len(in.Backfill) > 0 {
 		// One change, one event: the name with the fields.
-		err := h.store.UpdateCollectionFields(c.UserContext(), &col, next, in.Backfill)
+		err := h.store.UpdateCollectionFields(c.UserContext(), &col, next, store.FieldsChange{Rename: in.Rename, Backfill: in.Backfill})
 		if errors.Is(err, store.ErrStale) {
 			return fiber.NewError(fiber.StatusConflict, "the fields of collection "+col.ID+" changed meanwhile: read them again")
 		}

@@ -257,22 +257,43 @@ func (e *FieldsRefused) Error() string {
 // maxRefusedIDs is how many ids a FieldsRefused names.
 const maxRefusedIDs = 10
 
+// FieldsChange is what a change of fields does to the records beside
+// checking them: Rename moves each renamed field's values (old name → new
+// name) to the new name, then Backfill fills new fields (field → value)
+// into the records that lack them or hold null.
+type FieldsChange struct {
+	Rename   map[string]string
+	Backfill map[string]json.RawMessage
+}
+
 // fitCheck checks records against a schema for a change of fields, each
-// first given the backfill's values for the fields it lacks (or holds
-// null), and gathers those that break it.
+// first changed as the change does (renamed, then backfilled), and
+// gathers those that break it.
 type fitCheck struct {
-	next     *schema.Schema
-	backfill map[string]json.RawMessage
-	refused  FieldsRefused
+	next    *schema.Schema
+	change  FieldsChange
+	refused FieldsRefused
 }
 
 func (f *fitCheck) record(id int64, data []byte) error {
-	if len(f.backfill) > 0 {
+	if len(f.change.Rename) > 0 || len(f.change.Backfill) > 0 {
 		var doc map[string]json.RawMessage
 		if err := json.Unmarshal(data, &doc); err != nil {
 			return err
 		}
-		for k, v := range f.backfill {
+		for old, name := range f.change.Rename {
+			v, ok := doc[old]
+			if !ok {
+				continue
+			}
+			if _, taken := doc[name]; taken {
+				f.refuse(id, &schema.Violation{Field: name, Message: "already holds a value: renaming " + old + " would overwrite it"})
+				return nil
+			}
+			doc[name] = v
+			delete(doc, old)
+		}
+		for k, v := range f.change.Backfill {
 			if cur, ok := doc[k]; !ok || string(cur) == "null" {
 				doc[k] = v
 			}
@@ -286,15 +307,20 @@ func (f *fitCheck) record(id int64, data []byte) error {
 	var v *schema.Violation
 	switch {
 	case errors.As(err, &v):
-		if f.refused.Count == 0 {
-			f.refused.First = v
-		}
-		if f.refused.Count++; len(f.refused.IDs) < maxRefusedIDs {
-			f.refused.IDs = append(f.refused.IDs, id)
-		}
+		f.refuse(id, v)
 		return nil
 	default:
 		return err
+	}
+}
+
+// refuse counts record id as one that breaks the change, by v.
+func (f *fitCheck) refuse(id int64, v *schema.Violation) {
+	if f.refused.Count == 0 {
+		f.refused.First = v
+	}
+	if f.refused.Count++; len(f.refused.IDs) < maxRefusedIDs {
+		f.refused.IDs = append(f.refused.IDs, id)
 	}
 }
 
@@ -312,32 +338,35 @@ func (f *fitCheck) record(id int64, data []byte) error {
 // that final step only (docs/collections.md).
 func (s *Store) SetFields(ctx context.Context, project, collection string, next schema.Schema, backfill map[string]json.RawMessage) (err error) {
 	defer wrap(&err, "set fields", project, collection)
-	return s.fieldsChange(ctx, project, collection, next, backfill, nil)
+	return s.fieldsChange(ctx, project, collection, next, FieldsChange{Backfill: backfill}, nil)
 }
 
-// UpdateCollectionFields is SetFields that also stores c's name and
-// description, in the same transaction and event (c.Schema becomes next).
-func (s *Store) UpdateCollectionFields(ctx context.Context, c *Collection, next schema.Schema, backfill map[string]json.RawMessage) (err error) {
+// UpdateCollectionFields is SetFields with a change that may also rename
+// fields (with their values, in the final step), and that also stores c's
+// name and description, in the same transaction and event (c.Schema
+// becomes next). The caller checks the change against c's fields and next
+// (a renamed field is one of c's, not of next; its new name one of next's).
+func (s *Store) UpdateCollectionFields(ctx context.Context, c *Collection, next schema.Schema, change FieldsChange) (err error) {
 	defer wrap(&err, "update collection fields", c.ProjectID, c.ID)
-	return s.fieldsChange(ctx, c.ProjectID, c.ID, next, backfill, c)
+	return s.fieldsChange(ctx, c.ProjectID, c.ID, next, change, c)
 }
 
-func (s *Store) fieldsChange(ctx context.Context, project, collection string, next schema.Schema, backfill map[string]json.RawMessage, named *Collection) error {
+func (s *Store) fieldsChange(ctx context.Context, project, collection string, next schema.Schema, change FieldsChange, named *Collection) error {
 	if inTransaction(s.db) {
-		return s.setFields(ctx, project, collection, next, backfill, named)
+		return s.setFields(ctx, project, collection, next, change, named)
 	}
 	return s.withFieldsLock(ctx, project, collection, func() error {
-		return s.setFields(ctx, project, collection, next, backfill, named)
+		return s.setFields(ctx, project, collection, next, change, named)
 	})
 }
 
-func (s *Store) setFields(ctx context.Context, project, collection string, next schema.Schema, backfill map[string]json.RawMessage, named *Collection) error {
+func (s *Store) setFields(ctx context.Context, project, collection string, next schema.Schema, change FieldsChange, named *Collection) error {
 	cur, err := s.Collection(ctx, project, collection)
 	if err != nil {
 		return err
 	}
 	before := cur.Schema.Hash()
-	check := &fitCheck{next: &next, backfill: backfill}
+	check := &fitCheck{next: &next, change: change}
 	var xmin string
 	err = s.inReadSnapshot(ctx, func(tx *Store) error {
 		// The oldest transaction the snapshot does not see: a record
@@ -387,7 +416,21 @@ func (s *Store) setFields(ctx context.Context, project, collection string, next 
 		if check.refused.Count > 0 {
 			return Event{}, &check.refused
 		}
-		if len(backfill) > 0 {
+		if len(change.Rename) > 0 {
+			var olds, names []string
+			for old, name := range change.Rename {
+				olds, names = append(olds, old), append(names, name)
+			}
+			_, err = tx.db.Exec(ctx, `UPDATE records SET data = (data - $3::text[])
+					|| (SELECT jsonb_object_agg(r.name, data -> r.old) FROM unnest($3::text[], $4::text[]) AS r (old, name) WHERE data ? r.old),
+					updated_at = now()
+				WHERE project_id = $1 AND collection_id = $2 AND data ?| $3::text[]`,
+				project, collection, olds, names)
+			if err != nil {
+				return Event{}, err
+			}
+		}
+		if backfill := change.Backfill; len(backfill) > 0 {
 			fill, err := json.Marshal(backfill)
 			if err != nil {
 				return Event{}, err

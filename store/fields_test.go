@@ -151,6 +151,53 @@ func TestFieldsChangeCheckedAgainstRecords(t *testing.T) {
 	violation(t, st.CreateRecord(ctx, &store.Record{ProjectID: "shop", CollectionID: "books", Data: json.RawMessage(`{"year":1}`)}), "data.title is required")
 }
 
+// A rename moves a field's values to its new name in every record that
+// holds it, checked as any change: a record that already holds the new
+// name refuses it whole; a renamed unique field stays unique, by the index
+// of its new name.
+func TestFieldsRename(t *testing.T) {
+	st, ctx := collectionStore(t)
+	if err := st.SetFields(ctx, "shop", "books", typedSchema(t, `[{"name":"title","type":"text","unique":true},{"name":"year","type":"integer"}]`, false), nil); err != nil {
+		t.Fatal(err)
+	}
+	a := putRecord(t, st, "shop", "books", `{"title":"Dune","year":1965}`)
+	putRecord(t, st, "shop", "books", `{"title":"Emma"}`)
+	clash := putRecord(t, st, "shop", "books", `{"title":"Kim","year":1901,"released":"1901"}`)
+	renamed := typedSchema(t, `[{"name":"name","type":"text","unique":true},{"name":"released","type":"number"}]`, false)
+	col, err := st.Collection(ctx, "shop", "books")
+	if err != nil {
+		t.Fatal(err)
+	}
+	change := store.FieldsChange{Rename: map[string]string{"title": "name", "year": "released"}}
+	err = st.UpdateCollectionFields(ctx, &col, renamed, change)
+	var refused *store.FieldsRefused
+	if !errors.As(err, &refused) || refused.Count != 1 || refused.IDs[0] != clash.ID ||
+		!strings.Contains(err.Error(), "data.released already holds a value: renaming year would overwrite it") {
+		t.Fatalf("a rename onto a property a record holds: %v", err)
+	}
+	if got, _ := st.Record(ctx, "shop", "books", a.ID); !strings.Contains(string(got.Data), `"title": "Dune"`) {
+		t.Fatalf("a refused rename changed a record: %s", got.Data)
+	}
+	if err := st.DeleteRecords(ctx, "shop", "books", []int64{clash.ID}); err != nil {
+		t.Fatal(err)
+	}
+	col, _ = st.Collection(ctx, "shop", "books")
+	if err := st.UpdateCollectionFields(ctx, &col, renamed, change); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := st.Records(ctx, "shop", "books", nil, 0, 0, 10)
+	if err != nil || len(recs) != 2 {
+		t.Fatal(recs, err)
+	}
+	if got := string(recs[0].Data) + " " + string(recs[1].Data); got != `{"name": "Dune", "released": 1965} {"name": "Emma"}` {
+		t.Fatalf("records after the rename: %s", got)
+	}
+	violation(t, st.CreateRecord(ctx, &store.Record{ProjectID: "shop", CollectionID: "books", Data: json.RawMessage(`{"name":"Dune"}`)}), "data.name must be unique")
+	if err := st.CreateRecord(ctx, &store.Record{ProjectID: "shop", CollectionID: "books", Data: json.RawMessage(`{"name":"Ulysses","title":"Dune"}`)}); err != nil {
+		t.Fatalf("the old name is an ordinary property again: %v", err)
+	}
+}
+
 // Writers that checked a record against fields which change before their
 // statement runs are checked again against the new ones: eight writers
 // add records without a title while a change makes title required (with
