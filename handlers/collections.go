@@ -328,13 +328,18 @@ type recordsView struct {
 	Pager      Pager
 	Form       Form
 	CanWrite   bool
-	CanManage  bool   // ADMIN and ROOT members rename the collection
-	Self       string // the page's own URL, to reload its table in place
-	Matching   int    // records that match the filter (all without one)
-	Next       string // the API's next page: after= the last id shown, or an offset past a sorted page
-	Sort       string
-	Desc       bool
-	Heads      []sortHead
+	CanManage  bool // ADMIN and ROOT members rename the collection and change its fields
+	// CollectionIDs are the project's collections, which a reference
+	// field may name, and NewField the row of a field added on the page
+	// (both for the fields' panel, CanManage).
+	CollectionIDs []string
+	NewField      schema.Field
+	Self          string // the page's own URL, to reload its table in place
+	Matching      int    // records that match the filter (all without one)
+	Next          string // the API's next page: after= the last id shown, or an offset past a sorted page
+	Sort          string
+	Desc          bool
+	Heads         []sortHead
 	// Fields are a typed collection's fields by name: a cell is edited
 	// by its field's type.
 	Fields map[string]schema.Field
@@ -400,6 +405,12 @@ func (h *Handlers) recordsPage(c *fiber.Ctx, q recordListQuery) (recordsView, er
 	view := recordsView{Base: h.base(c, col.Name+" · "+p.Name), Project: p, Collection: col, Where: q.Where,
 		CanWrite: callerAtLeast(c, store.RoleAuthor), Self: c.OriginalURL(),
 		CanManage: callerAtLeast(c, store.RoleAdmin)}
+	if view.CanManage && representationOf(c) != asJSON {
+		view.NewField = schema.Field{Type: schema.Text}
+		if view.CollectionIDs, err = h.store.CollectionIDs(c.UserContext(), p.ID); err != nil {
+			return view, err
+		}
+	}
 	page := q.page(defaultLimit(c, 25))
 	var where json.RawMessage
 	if q.Where != "" {

@@ -315,7 +315,9 @@ func TestTypedRecordForm(t *testing.T) {
 		t.Fatalf("%d %s", status, page)
 	}
 	for _, want := range []string{`data-sort="title"`, `id="f-data" name="data.title"`, `type="checkbox" name="data.seen" value="true"`,
-		`type="datetime-local"`, `<select id="f-data-tags" name="data.tags" class="input" multiple`, `data-csv-import`, `format=csv`} {
+		`type="datetime-local"`, `<select id="f-data-tags" name="data.tags" class="input" multiple`, `data-csv-import`, `format=csv`,
+		// The fields panel, an ADMIN's: a row a field, as defined.
+		`data-fields-form`, `data-was="tags"`, `<option selected>select</option>`, `name="values" value="sf, old"`, `name="multiple" class="h-5 w-5 rounded border-slate-400" checked`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s", want)
 		}
@@ -325,6 +327,9 @@ func TestTypedRecordForm(t *testing.T) {
 	}
 	if !strings.Contains(page, `<option value="year" data-type="integer" data-ops="eq ne lt lte gt gte in is_null">`) {
 		t.Error("the filter builder does not offer a year's operators")
+	}
+	if _, authors := ta.call(t, "GET", "/web/data/collection?project_id=shop&id=films", "", browser(ta.signIn(t, "author"))); !strings.Contains(authors, `id="f-data"`) || strings.Contains(authors, "data-fields-form") {
+		t.Error("an AUTHOR's page offers the fields panel, or no form")
 	}
 	status, page = ta.call(t, "GET", "/web/data/collection?project_id=shop&id=films&filter="+url.QueryEscape(`[["year","gt","x"]]`), "", browser(cookie, csrf))
 	if status != 200 || !strings.Contains(page, "This filter cannot be used: filter[0] the value must be an integer.") {

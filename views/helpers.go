@@ -12,6 +12,7 @@ import (
 	"github.com/aymanbagabas/go-udiff"
 
 	"stencil/flow"
+	"stencil/schema"
 	"stencil/store"
 )
 
@@ -26,6 +27,14 @@ func Funcs() map[string]any {
 		"dict": dict,
 		// join writes a list with sep between its items.
 		"join": strings.Join,
+		// json is a value as JSON text (a field's definition, for a page's
+		// script).
+		"json": func(v any) (string, error) {
+			text, err := json.Marshal(v)
+			return string(text), err
+		},
+		// fieldTypes are the types a collection's field may have.
+		"fieldTypes": func() []string { return schema.Types },
 		// raw is JSON text as a string (a field's default).
 		"raw": func(b json.RawMessage) string { return string(b) },
 		// kind names a kind of object of a project's file ("email template").

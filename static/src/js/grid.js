@@ -9,6 +9,7 @@
 // test and a value, and a CSV file imported (POST /data/import).
 import { post, sendText } from "./lib/api.js";
 import { cellValue, filterOf, keyAction, kindOfField, kindOfValue, operandOf } from "./grid/cells.js";
+import { fieldsChange, problemRows } from "./grid/fields.js";
 
 function main() {
   var status = document.getElementById("grid-status");
@@ -318,6 +319,127 @@ function main() {
     if (form && form.hasAttribute("data-typed-filter") && e.target.name === "field") offerOps(form);
   });
   Array.prototype.forEach.call(document.querySelectorAll("form[data-typed-filter]"), offerOps);
+
+  // The fields panel (grid/fields.js): a row a field, added, moved and
+  // removed here, each showing the options of its type; saved whole by
+  // PATCH /collection/update, then the page loads again with the focus on
+  // the panel's button; the server's problems stand beside their rows.
+  function fieldRows(form) { return Array.prototype.slice.call(form.querySelectorAll("[data-field-row]")); }
+  function showOptions(row) {
+    var type = row.querySelector('select[name="type"]').value;
+    Array.prototype.forEach.call(row.querySelectorAll("[data-option-of]"), function (el) {
+      var on = el.getAttribute("data-option-of").split(" ").indexOf(type) >= 0;
+      el.hidden = !on;
+      Array.prototype.forEach.call(el.querySelectorAll("input, select"), function (i) { i.disabled = !on; });
+    });
+  }
+  function rowOf(row) {
+    var value = function (name) {
+      var el = row.querySelector('[name="' + name + '"]');
+      return !el ? undefined : el.type === "checkbox" ? el.checked : el.value;
+    };
+    var base = {};
+    try { base = JSON.parse(row.getAttribute("data-json") || "{}") || {}; } catch (err) { base = {}; }
+    if (!row.getAttribute("data-was")) base = {};
+    var inputs = {};
+    ["name", "type", "required", "unique", "indexed", "values", "multiple", "collection", "min", "max", "max_length"].forEach(function (n) { inputs[n] = value(n); });
+    return { was: row.getAttribute("data-was") || "", base: base, row: inputs };
+  }
+  function fieldName(row) { return row.querySelector('input[name="name"]').value.trim() || "the new field"; }
+  function clearProblems(form) {
+    form.querySelector("[data-fields-error]").textContent = "";
+    fieldRows(form).forEach(function (row) {
+      row.querySelector("[data-row-error]").textContent = "";
+      Array.prototype.forEach.call(row.querySelectorAll("[aria-invalid]"), function (el) {
+        el.removeAttribute("aria-invalid");
+        el.removeAttribute("aria-describedby");
+      });
+    });
+  }
+  document.addEventListener("click", function (e) {
+    var form = e.target.closest && e.target.closest("form[data-fields-form]");
+    if (!form) return;
+    var list = form.querySelector("[data-field-rows]");
+    var row = e.target.closest("[data-field-row]");
+    var button = e.target.closest("button");
+    if (button && button.hasAttribute("data-field-add")) {
+      var added = form.parentNode.querySelector("template[data-field-template]").content.firstElementChild.cloneNode(true);
+      list.appendChild(added);
+      showOptions(added);
+      added.querySelector('input[name="name"]').focus();
+      say("A new field, row " + fieldRows(form).length + ".");
+    } else if (button && row && button.hasAttribute("data-field-move")) {
+      var up = button.getAttribute("data-field-move") === "-1";
+      var other = up ? row.previousElementSibling : row.nextElementSibling;
+      if (!other) {
+        say(fieldName(row) + " is already " + (up ? "first." : "last."));
+        return;
+      }
+      list.insertBefore(row, up ? other : other.nextElementSibling);
+      button.focus();
+      say(fieldName(row) + " moved to " + (fieldRows(form).indexOf(row) + 1) + " of " + fieldRows(form).length + ".");
+    } else if (button && row && button.hasAttribute("data-field-remove")) {
+      // The focus goes to the next row, or after the last to Add field.
+      var next = row.nextElementSibling;
+      var name = fieldName(row);
+      row.remove();
+      (next ? next.querySelector('input[name="name"]') : form.querySelector("[data-field-add]")).focus();
+      say(name + " removed: once saved, its values stay in the records as other properties.");
+    }
+  });
+  document.addEventListener("change", function (e) {
+    var row = e.target.closest && e.target.closest("form[data-fields-form] [data-field-row]");
+    if (row && e.target.name === "type") showOptions(row);
+  });
+  document.addEventListener("submit", function (e) {
+    var form = e.target;
+    if (!form.hasAttribute("data-fields-form")) return;
+    e.preventDefault();
+    clearProblems(form);
+    var rows = fieldRows(form);
+    var given = rows.map(rowOf);
+    var change = fieldsChange(given);
+    var save = form.querySelector('button[type="submit"]');
+    save.disabled = true;
+    post("/collection/update", {
+      project_id: form.getAttribute("data-project"), id: form.getAttribute("data-collection"),
+      fields: change.fields, rename: change.rename, additional: form.elements.additional.checked
+    }, "PATCH").then(function (d) {
+      save.disabled = false;
+      if (d.status === 200) {
+        try { sessionStorage.setItem("grid:focus", "#fields-button"); } catch (err) { /* the focus starts at the top */ }
+        location.reload();
+        return;
+      }
+      var placed = problemRows(d.data && d.data.fields, given.map(function (g) { return g.was; }));
+      var first = null;
+      Object.keys(placed.rows).forEach(function (i) {
+        var row = rows[Number(i)];
+        var note = row.querySelector("[data-row-error]");
+        note.id = "field-error-" + i;
+        note.textContent = placed.rows[i].text;
+        var input = row.querySelector('[name="' + placed.rows[i].input + '"]:not([disabled])') || row.querySelector('input[name="name"]');
+        input.setAttribute("aria-invalid", "true");
+        input.setAttribute("aria-describedby", note.id);
+        first = first || input;
+      });
+      var message = (d.message || "").replace(/^Error: /, "");
+      form.querySelector("[data-fields-error]").textContent = first && !placed.other.length ? "" : [message].concat(placed.other).join(" ");
+      (first || save).focus();
+    }).catch(function () {
+      save.disabled = false;
+      form.querySelector("[data-fields-error]").textContent = "The fields did not reach the server.";
+      save.focus();
+    });
+  });
+  Array.prototype.forEach.call(document.querySelectorAll("form[data-fields-form] [data-field-row]"), showOptions);
+  try {
+    var focusAfterLoad = sessionStorage.getItem("grid:focus");
+    sessionStorage.removeItem("grid:focus");
+    if (focusAfterLoad && document.querySelector(focusAfterLoad)) document.querySelector(focusAfterLoad).focus();
+  } catch (err) {
+    // Storage refused: the focus starts at the top.
+  }
 
   ready();
   document.addEventListener("htmx:afterSettle", ready);
