@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,7 +24,7 @@ func TestJourneyTypedRecords(t *testing.T) {
 	token := apiLogin(t, app.URL, "hal", "hal-password-1")
 	if status, out := api(t, "POST", app.URL+"/collection/create", root, `{"project_id":"shop","id":"films","name":"Films","fields":[
 		{"name":"title","type":"text","required":true},{"name":"year","type":"integer","min":1888},{"name":"seen","type":"boolean"},
-		{"name":"genre","type":"select","values":["sf","drama"]}]}`); status != 201 {
+		{"name":"genre","type":"select","values":["sf","drama"]},{"name":"shown","type":"datetime"}]}`); status != 201 {
 		t.Fatalf("collection: %d %s", status, out)
 	}
 	const page = "/web/data/collection?project_id=shop&id=films"
@@ -30,7 +32,7 @@ func TestJourneyTypedRecords(t *testing.T) {
 		b.resize(width, 844)
 		b.do(chromedp.Navigate(app.URL + page))
 		b.waitText("Films")
-		if got := eval[string](b, `Array.from(document.querySelectorAll("[data-sort]")).map(a => a.dataset.sort).join(",")`); got != "Id,title,year,seen,genre,Created,Updated" {
+		if got := eval[string](b, `Array.from(document.querySelectorAll("[data-sort]")).map(a => a.dataset.sort).join(",")`); got != "Id,title,year,seen,genre,shown,Created,Updated" {
 			t.Fatalf("the columns are %s", got)
 		}
 		b.click(`[data-open-dialog="#record-panel"]`)
@@ -80,8 +82,26 @@ func TestJourneyTypedRecords(t *testing.T) {
 			b.press(kb.ArrowRight)
 			b.focusOn(`tr[data-record] td[data-field="seen"]`)
 			b.press("\r")
+			// A boolean changed and a date-time set, each saved with Enter.
 			b.focusOn(`tr[data-record] td[data-field="seen"] select[data-cell-editor="boolean"]`)
-			b.press(kb.Escape)
+			b.do(chromedp.KeyEvent("f")) // false
+			b.press("\r")
+			b.waitText(", seen.")
+			b.focusOn(`tr[data-record] td[data-field="seen"]`)
+			b.press(kb.ArrowRight)
+			b.press(kb.ArrowRight)
+			shown := `tr[data-record] td[data-field="shown"]`
+			b.focusOn(shown)
+			b.press("\r")
+			b.focusOn(shown + ` input[data-cell-editor="text"]`)
+			b.do(chromedp.KeyEvent("2024-05-01T20:30:00Z"))
+			b.press("\r")
+			b.waitText(", shown.")
+			b.focusOn(shown)
+			_, out := api(t, "GET", app.URL+"/data/fetch?project_id=shop&collection_id=films", token, "")
+			if !strings.Contains(out, `"seen":false`) || !strings.Contains(out, `"shown":"2024-05-01T20:30:00Z"`) {
+				t.Fatalf("after the boolean and the date-time were edited: %s", out)
+			}
 			// A filter built from a field, an operator its type allows and
 			// a value: year > 1960 keeps the record, > 1970 none.
 			for _, f := range []struct{ value, want string }{{"1960", title}, {"1970", "No records match the filter."}} {
@@ -102,8 +122,37 @@ func TestJourneyTypedRecords(t *testing.T) {
 		}
 	}
 	_, out := api(t, "GET", app.URL+"/data/fetch?project_id=shop&collection_id=films", token, "")
-	if strings.Count(out, `"seen":true`) != 2 || strings.Contains(out, "Early") || !strings.Contains(out, `"year":1965`) {
+	if strings.Count(out, `"seen":true`) != 1 || strings.Count(out, `"seen":false`) != 1 || strings.Contains(out, "Early") || !strings.Contains(out, `"year":1965`) {
 		t.Fatalf("the records: %s", out)
+	}
+
+	// The collection exported as CSV (the page's link, with the browser's
+	// session) and imported into another collection of the same fields
+	// from its page, by keyboard.
+	csv := eval[string](b, `fetch(document.querySelector("[data-testid=csv-export]").href).then(r => r.text())`, chromedp.EvalAwaitPromise)
+	if !strings.HasPrefix(csv, "id,title,year,seen,genre,shown") && !strings.HasPrefix(csv, "title,year,seen,genre,shown") {
+		t.Fatalf("the export: %q", csv)
+	}
+	if status, out := api(t, "POST", app.URL+"/collection/create", root, `{"project_id":"shop","id":"films_copy","name":"Films copy","fields":[
+		{"name":"title","type":"text","required":true},{"name":"year","type":"integer","min":1888},{"name":"seen","type":"boolean"},
+		{"name":"genre","type":"select","values":["sf","drama"]},{"name":"shown","type":"datetime"}]}`); status != 201 {
+		t.Fatalf("collection: %d %s", status, out)
+	}
+	file := filepath.Join(t.TempDir(), "films.csv")
+	if err := os.WriteFile(file, []byte(csv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.do(chromedp.Navigate(app.URL + "/web/data/collection?project_id=shop&id=films_copy"))
+	b.waitText("Films copy")
+	b.do(chromedp.SetUploadFiles(`form[data-csv-import] input[type="file"]`, []string{file}))
+	b.tabToMatch(`form[data-csv-import] button[type="submit"]`)
+	b.press("\r")
+	b.waitText("2 records imported")
+	b.focusOn(`form[data-csv-import] input[type="file"]`)
+	b.waitText("Dune 0")
+	_, copied := api(t, "GET", app.URL+"/data/fetch?project_id=shop&collection_id=films_copy&sort=title", token, "")
+	if !strings.Contains(copied, `"shown":"2024-05-01T20:30:00Z"`) || !strings.Contains(copied, `"seen":false`) || !strings.Contains(copied, `"title":"Dune 1"`) {
+		t.Fatalf("the imported copy: %s", copied)
 	}
 	b.checkClean()
 }
