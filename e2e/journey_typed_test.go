@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -22,17 +23,25 @@ func TestJourneyTypedRecords(t *testing.T) {
 	app, b := memberBrowser(t, "hal", "AUTHOR")
 	root := apiLogin(t, app.URL, "root", "root-password-1")
 	token := apiLogin(t, app.URL, "hal", "hal-password-1")
-	if status, out := api(t, "POST", app.URL+"/collection/create", root, `{"project_id":"shop","id":"films","name":"Films","fields":[
+	for _, call := range [][2]string{
+		{"/collection/create", `{"project_id":"shop","id":"people","name":"People"}`},
+		{"/data/create", `{"project_id":"shop","collection_id":"people","data":{"name":"Frank Herbert"}}`},
+		{"/collection/create", `{"project_id":"shop","id":"films","name":"Films","fields":[
 		{"name":"title","type":"text","required":true},{"name":"year","type":"integer","min":1888},{"name":"seen","type":"boolean"},
-		{"name":"genre","type":"select","values":["sf","drama"]},{"name":"shown","type":"datetime"}]}`); status != 201 {
-		t.Fatalf("collection: %d %s", status, out)
+		{"name":"genre","type":"select","values":["sf","drama"]},{"name":"shown","type":"datetime"},{"name":"by","type":"reference","collection":"people"}]}`},
+	} {
+		if status, out := api(t, "POST", app.URL+call[0], root, call[1]); status != 201 {
+			t.Fatalf("%s: %d %s", call[0], status, out)
+		}
 	}
+	_, people := api(t, "GET", app.URL+"/data/fetch?project_id=shop&collection_id=people", token, "")
+	herbert := regexp.MustCompile(`"id":(\d+)`).FindStringSubmatch(people)[1]
 	const page = "/web/data/collection?project_id=shop&id=films"
 	for i, width := range []int64{1280, 390} {
 		b.resize(width, 844)
 		b.do(chromedp.Navigate(app.URL + page))
 		b.waitText("Films")
-		if got := eval[string](b, `Array.from(document.querySelectorAll("[data-sort]")).map(a => a.dataset.sort).join(",")`); got != "Id,title,year,seen,genre,shown,Created,Updated" {
+		if got := eval[string](b, `Array.from(document.querySelectorAll("[data-sort]")).map(a => a.dataset.sort).join(",")`); got != "Id,title,year,seen,genre,shown,by,Created,Updated" {
 			t.Fatalf("the columns are %s", got)
 		}
 		b.click(`[data-open-dialog="#record-panel"]`)
@@ -83,8 +92,8 @@ func TestJourneyTypedRecords(t *testing.T) {
 			b.focusOn(`tr[data-record] td[data-field="seen"]`)
 			b.press("\r")
 			// A boolean changed and a date-time set, each saved with Enter.
-			b.focusOn(`tr[data-record] td[data-field="seen"] select[data-cell-editor="boolean"]`)
-			b.do(chromedp.KeyEvent("f")) // false
+			b.focusOn(`tr[data-record] td[data-field="seen"] input[type="checkbox"][data-cell-editor="boolean"]:checked`)
+			b.press(" ")
 			b.press("\r")
 			b.waitText(", seen.")
 			b.focusOn(`tr[data-record] td[data-field="seen"]`)
@@ -93,14 +102,29 @@ func TestJourneyTypedRecords(t *testing.T) {
 			shown := `tr[data-record] td[data-field="shown"]`
 			b.focusOn(shown)
 			b.press("\r")
-			b.focusOn(shown + ` input[data-cell-editor="text"]`)
-			b.do(chromedp.KeyEvent("2024-05-01T20:30:00Z"))
+			b.focusOn(shown + ` input[type="datetime-local"][data-cell-editor="datetime"]`)
+			// Month, day, year, hour, minute, second, PM: the input's
+			// own fields, in the browser's en-US order; a year may have
+			// more digits, so → moves on from it (Tab saves the cell).
+			b.do(chromedp.KeyEvent("05012024"))
+			b.press(kb.ArrowRight)
+			b.do(chromedp.KeyEvent("083000P"))
 			b.press("\r")
 			b.waitText(", shown.")
 			b.focusOn(shown)
+			// A reference picked among the people's records, by id.
+			b.press(kb.ArrowRight)
+			by := `tr[data-record] td[data-field="by"]`
+			b.focusOn(by)
+			b.press("\r")
+			b.focusOn(by + ` input[data-cell-editor="reference"][list]`)
+			b.do(chromedp.WaitReady(by + ` datalist option[label="Frank Herbert"][value="` + herbert + `"]`))
+			b.do(chromedp.KeyEvent(herbert))
+			b.press("\r")
+			b.waitText(", by.")
 			_, out := api(t, "GET", app.URL+"/data/fetch?project_id=shop&collection_id=films", token, "")
-			if !strings.Contains(out, `"seen":false`) || !strings.Contains(out, `"shown":"2024-05-01T20:30:00Z"`) {
-				t.Fatalf("after the boolean and the date-time were edited: %s", out)
+			if !strings.Contains(out, `"seen":false`) || !strings.Contains(out, `"shown":"2024-05-01T20:30:00Z"`) || !strings.Contains(out, `"by":`+herbert) {
+				t.Fatalf("after the boolean, the date-time and the reference were edited: %s", out)
 			}
 			// A filter built from a field, an operator its type allows and
 			// a value: year > 1960 keeps the record, > 1970 none.
@@ -135,7 +159,7 @@ func TestJourneyTypedRecords(t *testing.T) {
 	}
 	if status, out := api(t, "POST", app.URL+"/collection/create", root, `{"project_id":"shop","id":"films_copy","name":"Films copy","fields":[
 		{"name":"title","type":"text","required":true},{"name":"year","type":"integer","min":1888},{"name":"seen","type":"boolean"},
-		{"name":"genre","type":"select","values":["sf","drama"]},{"name":"shown","type":"datetime"}]}`); status != 201 {
+		{"name":"genre","type":"select","values":["sf","drama"]},{"name":"shown","type":"datetime"},{"name":"by","type":"reference","collection":"people"}]}`); status != 201 {
 		t.Fatalf("collection: %d %s", status, out)
 	}
 	file := filepath.Join(t.TempDir(), "films.csv")

@@ -8,7 +8,7 @@
 // Also here: a column added to the grid, the filter built from a column, a
 // test and a value, and a CSV file imported (POST /data/import).
 import { post, sendText } from "./lib/api.js";
-import { cellValue, filterOf, keyAction, kindOfField, kindOfValue, operandOf } from "./grid/cells.js";
+import { cellValue, filterOf, keyAction, kindOfField, kindOfValue, localTime, operandOf, recordLabel } from "./grid/cells.js";
 import { fieldsChange, problemRows } from "./grid/fields.js";
 
 function main() {
@@ -57,6 +57,15 @@ function main() {
     try { return JSON.parse(td.closest("tr").getAttribute("data-json")) || {}; } catch (e) { return {}; }
   }
 
+  // fieldOf is the definition of a typed collection's field a cell is of
+  // (the table's data-fields), or {}.
+  function fieldOf(td) {
+    var name = td.getAttribute("data-field");
+    try {
+      return (JSON.parse(td.closest("table").getAttribute("data-fields") || "[]") || []).filter(function (f) { return f.name === name; })[0] || {};
+    } catch (e) { return {}; }
+  }
+
   // kindOf is how a cell is edited: by its field's type in a typed
   // collection (data-type), else by its value, or for a field the record
   // lacks, by the values of its column.
@@ -73,38 +82,72 @@ function main() {
     return kindOfValue(v);
   }
 
-  function edit(td, first) {
+  // editorText is what an editor holds, as cellValue reads it.
+  function editorText(input) { return input.type === "checkbox" ? String(input.checked) : input.value; }
+
+  // A reference's editor offers the ids of its collection's first records
+  // (a list the browser filters as one types), each labelled by its record.
+  var pickers = 0;
+  function picker(input, td, collection) {
+    var list = document.createElement("datalist");
+    list.id = "record-picker-" + (++pickers);
+    input.setAttribute("list", list.id);
+    var url = "/data/fetch?project_id=" + encodeURIComponent(td.closest("table").getAttribute("data-project")) +
+      "&collection_id=" + encodeURIComponent(collection) + "&limit=100";
+    fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } }).then(function (r) { return r.json(); }).then(function (env) {
+      (env.data || []).forEach(function (rec) {
+        var o = document.createElement("option");
+        o.value = String(rec.id);
+        o.label = recordLabel(rec.data);
+        list.appendChild(o);
+      });
+    }).catch(function () { /* typed by id alone */ });
+    return list;
+  }
+
+  function edit(td) {
     if (td.querySelector("[data-cell-editor]")) return;
     var field = td.getAttribute("data-field");
     var value = recordOf(td)[field];
     var kind = kindOf(td);
     var label = "Record " + td.closest("tr").getAttribute("data-record") + ", " + field;
-    var input;
-    if (kind === "boolean") {
+    var input, extra = null;
+    if (kind === "boolean" && td.hasAttribute("data-type")) {
+      // A boolean field: checked or not (Space), saved with Enter.
+      input = document.createElement("input");
+      input.type = "checkbox";
+      input.checked = value === true;
+    } else if (kind === "boolean" || kind === "choice") {
       input = document.createElement("select");
-      ["true", "false"].forEach(function (v) {
+      var choices = kind === "boolean" ? ["true", "false"] : [""].concat(fieldOf(td).values || []);
+      choices.forEach(function (v) {
         var o = document.createElement("option");
-        o.value = o.textContent = v;
+        o.value = v;
+        o.textContent = v === "" ? "—" : v;
         input.appendChild(o);
       });
-      input.value = String(value === undefined ? true : value);
+      input.value = kind === "boolean" ? String(value === undefined ? true : value) : value == null ? "" : String(value);
     } else {
       input = document.createElement("input");
-      input.type = "text";
+      input.type = kind === "datetime" ? "datetime-local" : "text";
+      if (kind === "datetime") input.step = "1";
       if (kind === "number") input.inputMode = "decimal";
-      input.value = value === undefined ? "" : kind === "text" ? String(value) : JSON.stringify(value);
-      if (first !== undefined) input.value = first;
+      if (kind === "reference") input.inputMode = "numeric";
+      input.value = value === undefined || value === null && kind !== "json" ? "" : kind === "datetime" ? localTime(value) : kind === "text" ? String(value) : JSON.stringify(value);
+      if (kind === "reference" && fieldOf(td).collection) extra = picker(input, td, fieldOf(td).collection);
     }
-    input.className = "input" + (kind === "json" || kind === "number" ? " font-mono" : "");
+    input.className = input.type === "checkbox" ? "h-5 w-5 rounded border-slate-400" : "input" + (kind === "json" || kind === "number" || kind === "reference" ? " font-mono" : "");
     input.setAttribute("data-cell-editor", kind);
-    input.setAttribute("data-start", first === undefined ? input.value : "");
-    input.setAttribute("aria-label", label + (kind === "json" ? " (JSON)" : kind === "number" ? " (a number)" : ""));
+    input.setAttribute("data-start", editorText(input));
+    input.setAttribute("aria-label", label + (kind === "json" ? " (JSON)" : kind === "number" ? " (a number)" :
+      kind === "reference" ? " (the id of a record of " + fieldOf(td).collection + ")" : kind === "datetime" ? " (UTC)" : ""));
     var old = Array.prototype.slice.call(td.childNodes);
     td.setAttribute("data-old", "");
-    td.replaceChildren(input);
+    if (extra) td.replaceChildren(input, extra);
+    else td.replaceChildren(input);
     td._old = old;
     input.focus();
-    if (first === undefined && input.select) input.select();
+    if (input.type === "text" && input.select) input.select();
   }
 
   function stop(td, keepFocus) {
@@ -134,7 +177,7 @@ function main() {
   // unless quiet: the focus is elsewhere already.
   function save(td, next, quiet) {
     var input = td.querySelector("[data-cell-editor]");
-    var value = cellValue(input.getAttribute("data-cell-editor"), input.value);
+    var value = cellValue(input.getAttribute("data-cell-editor"), editorText(input));
     var field = td.getAttribute("data-field");
     if (value instanceof Error) {
       problem(td, field + " " + value.message, quiet);
@@ -181,7 +224,7 @@ function main() {
     if (!input.hasAttribute || !input.hasAttribute("data-cell-editor") || input.disabled) return;
     var td = input.closest("td[data-field]");
     if (!td || !td._old || (e.relatedTarget && td.contains(e.relatedTarget))) return;
-    if (input.value === input.getAttribute("data-start")) {
+    if (editorText(input) === input.getAttribute("data-start")) {
       stop(td, false);
     } else {
       save(td, null, true);

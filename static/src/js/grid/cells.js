@@ -31,13 +31,26 @@ export function kindOfValue(v) {
 }
 
 // kindOfField is how a cell of a typed collection's field is edited, by
-// the field's type (docs/collections.md): numbers as numbers, true/false
-// chosen, lists and JSON as JSON, the rest as text.
+// the field's type (docs/collections.md): numbers as numbers, a boolean
+// checked or not, a date-time in a date-and-time input, one of a select's
+// values chosen from them ("choice"), a reference picked among the ids of
+// its collection, lists and JSON as JSON, the rest as text.
 export function kindOfField(type, multiple) {
-  if (type === "integer" || type === "number" || type === "reference") return "number";
+  if (type === "integer" || type === "number") return "number";
+  if (type === "reference") return "reference";
   if (type === "boolean") return "boolean";
-  if (type === "json" || (type === "select" && multiple)) return "json";
+  if (type === "datetime") return "datetime";
+  if (type === "select") return multiple ? "json" : "choice";
+  if (type === "json") return "json";
   return "text";
+}
+
+// localTime is an RFC 3339 time as a date-and-time input shows it, in UTC
+// ("2024-05-01T20:30:00"), or "" for none.
+export function localTime(v) {
+  if (typeof v !== "string" || v === "") return "";
+  const t = new Date(v);
+  return isNaN(t.getTime()) ? "" : t.toISOString().slice(0, 19);
 }
 
 // operandOf reads the text of a typed filter's value for a field of type
@@ -57,7 +70,14 @@ export function operandOf(type, op, text) {
 export function cellValue(kind, text) {
   if (kind === "text") return JSON.stringify(text);
   if (kind === "boolean") return text;
-  if (kind === "number") {
+  if ((kind === "choice" || kind === "datetime" || kind === "reference") && text.trim() === "") return "null";
+  if (kind === "choice") return JSON.stringify(text);
+  if (kind === "datetime") {
+    // A date-and-time input's value, read as UTC; seconds when it has none.
+    const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(:\d{2})?(\.\d+)?$/.exec(text.trim());
+    return m ? JSON.stringify(m[1] + (m[2] || ":00") + "Z") : new Error("is not a date and time");
+  }
+  if (kind === "number" || kind === "reference") {
     if (!/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(text.trim())) return new Error("is not a number");
     return text.trim();
   }
@@ -75,4 +95,13 @@ export function filterOf(column, test, text) {
   const where = {};
   where[column] = test === "includes" ? [value] : value;
   return where;
+}
+
+// recordLabel names a record in a list of records to pick: its first text
+// property, cut at 60 characters, or "" when it has none.
+export function recordLabel(data) {
+  const key = Object.keys(data || {}).filter(function (k) { return typeof data[k] === "string" && data[k] !== ""; })[0];
+  if (!key) return "";
+  const text = data[key];
+  return text.length > 60 ? text.slice(0, 59) + "…" : text;
 }
