@@ -217,6 +217,60 @@ func main() {
 }
 `
 
+// typedClientTS reads the same answer through openapi-typescript's types:
+// a title is a string, a year a number or none, and a title read as a
+// number does not type-check.
+const typedClientTS = `import type { paths } from "./schema";
+
+type Answer = paths["/novels"]["get"]["responses"]["200"]["content"]["application/json"];
+
+export function first(a: Answer): string {
+  const title: string = a.rows[0].title;
+  const year: number | null | undefined = a.rows[0].year;
+  // @ts-expect-error a title is no number
+  const wrong: number = a.rows[0].title;
+  return title + String(year) + String(wrong);
+}
+`
+
+// typeCheckRouteClient generates TypeScript types from the project's route
+// document with openapi-typescript (default flags) and type-checks program
+// against them with tsc --strict: both from the repository's node_modules,
+// which make test installs first (docs/testing.md).
+func typeCheckRouteClient(t *testing.T, ta *testApp, program string) {
+	t.Helper()
+	status, raw := ta.call(t, "GET", "/x/shop/openapi.json", "", nil)
+	if status != 200 {
+		t.Fatalf("document: %d %s", status, raw)
+	}
+	modules, err := filepath.Abs(filepath.Join("..", "node_modules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(modules, ".bin", "openapi-typescript")); err != nil {
+		t.Fatalf("openapi-typescript is not installed (make deps-node): %v", err)
+	}
+	dir := t.TempDir()
+	for name, content := range map[string]string{"openapi.json": raw, "use.ts": program} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"openapi-typescript", "openapi.json", "-o", "schema.d.ts", "--silent"},
+		{"tsc", "--noEmit", "--strict", "--target", "es2022", "--module", "esnext", "--moduleResolution", "bundler", "--skipLibCheck", "use.ts"},
+	} {
+		cmd := exec.Command(filepath.Join(modules, ".bin", args[0]), args[1:]...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+}
+
 // TestRouteDocumentTypesRecords: a typed collection's records have a
 // schema of their own in the route document, so a client generated with
 // default flags reads books[0].title as a string (docs/collections.md).
@@ -242,6 +296,7 @@ func TestRouteDocumentTypesRecords(t *testing.T) {
 	if strings.TrimSpace(out) != "Dune 1965 2" {
 		t.Fatalf("the typed client printed %q", out)
 	}
+	typeCheckRouteClient(t, ta, typedClientTS)
 	novel := doc.Components.Schemas["Novels"]
 	if novel == nil || novel.Value.AdditionalProperties.Has == nil || *novel.Value.AdditionalProperties.Has ||
 		!novel.Value.Properties["tags"].Value.Type.Includes("array") || strings.Join(novel.Value.Required, ",") != "_id,title" {
