@@ -219,10 +219,16 @@ func main() {
 
 // typedClientTS reads the same answer through openapi-typescript's types:
 // a title is a string, a year a number or none, and a title read as a
-// number does not type-check.
+// number does not type-check; a new novel sent to a CREATE needs a title.
 const typedClientTS = `import type { paths } from "./schema";
 
 type Answer = paths["/novels"]["get"]["responses"]["200"]["content"]["application/json"];
+
+type NewNovel = paths["/novels"]["post"]["requestBody"]["content"]["application/json"]["novel"];
+
+export const kim: NewNovel = { title: "Kim", year: 1901 };
+// @ts-expect-error a new novel has a title
+export const untitled: NewNovel = { year: 1901 };
 
 export function first(a: Answer): string {
   const title: string = a.rows[0].title;
@@ -292,6 +298,11 @@ func TestRouteDocumentTypesRecords(t *testing.T) {
 		`{"type":"PROPERTY","depth":0,"local_name":"first","data":` + ref("rows") + `,"apply":"GET_FIRST","additional":""}`,
 		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("rows", ref("rows"), "first", ref("first")) + `,"conditions":[]}`,
 	}}.save(t, ta, h)
+	// A body value a CREATE stores as it is: typed as a new novel.
+	runnable{id: "add_novel", method: "POST", path: "/novels", body: `[{"id":"novel","bdtype":"OTHER"}]`, blocks: []string{
+		`{"type":"CREATE","depth":0,"ref_col":"novels","ref_object":"novel","save":true,"conditions":[]}`,
+		`{"type":"RETURN","depth":0,"pairs":` + pairsOf("ok", lit("BOOLEAN", "true")) + `,"conditions":[]}`,
+	}}.save(t, ta, h)
 	doc, out := runClient(t, ta, typedClientProgram)
 	if strings.TrimSpace(out) != "Dune 1965 2" {
 		t.Fatalf("the typed client printed %q", out)
@@ -304,6 +315,11 @@ func TestRouteDocumentTypesRecords(t *testing.T) {
 	}
 	if _, ok := doc.Components.Schemas["Books"]; ok {
 		t.Fatal("an untyped collection got a schema")
+	}
+	input := doc.Components.Schemas["NovelsInput"]
+	body := doc.Paths.Value("/novels").Post.RequestBody.Value.Content["application/json"].Schema.Value.Properties["novel"]
+	if input == nil || strings.Join(input.Value.Required, ",") != "title" || input.Value.Properties["_id"] != nil || body == nil || body.Ref != "#/components/schemas/NovelsInput" {
+		t.Fatalf("the new record's schema: %+v, the body's: %+v", input, body)
 	}
 	// The document follows a change of the fields.
 	if status, body := ta.call(t, "PATCH", "/collection/update", `{"project_id":"shop","id":"novels","fields":[

@@ -235,8 +235,16 @@ func docOperation(r flow.Route, pathParams []string, limited bool, records *reco
 	}
 	if len(r.Body) > 0 {
 		props, required := obj{}, []string{}
+		creates := createdFrom(r)
 		for _, p := range r.Body {
 			props[p.ID] = bdSchema(p.BDType, false)
+			if col, ok := creates[p.ID]; ok && p.BDType == "OTHER" {
+				// A value a CREATE stores as it is: a typed collection's
+				// input, so that a client builds it by its fields.
+				if in := records.input(col); in != nil {
+					props[p.ID] = in
+				}
+			}
 			required = append(required, p.ID)
 		}
 		op["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": obj{
@@ -244,6 +252,21 @@ func docOperation(r flow.Route, pathParams []string, limited bool, records *reco
 		}}}}
 	}
 	return op
+}
+
+// createdFrom maps the body's variables that a CREATE block of r stores
+// as they are (its ref_object) to that block's collection (the first, when
+// several store one).
+func createdFrom(r flow.Route) map[string]string {
+	out := map[string]string{}
+	for _, b := range r.Flow.Blocks {
+		if b.Type == "CREATE" && b.RefObject != "" && b.RefCol != "" {
+			if _, ok := out[b.RefObject]; !ok {
+				out[b.RefObject] = b.RefCol
+			}
+		}
+	}
+	return out
 }
 
 // failResponses adds to responses the statuses r's CONDITION blocks FAIL
@@ -540,6 +563,8 @@ type recordType struct {
 	name   string
 	schema obj
 	used   bool
+	fields schema.Schema
+	input  *recordType // the schema of a new record, once a route takes one
 }
 
 // recordSchemas names and writes the record schemas of typed collections.
@@ -551,9 +576,29 @@ func recordSchemas(typed map[string]schema.Schema) *recordTypes {
 			name += "Record"
 		}
 		rt.names[name] = true
-		rt.by[id] = &recordType{name: name, schema: recordSchema(id, typed[id])}
+		rt.by[id] = &recordType{name: name, schema: recordSchema(id, typed[id], false), fields: typed[id]}
 	}
 	return rt
+}
+
+// input is the schema of a new record of collection id, as a CREATE
+// stores it: a reference to its component (<Name>Input) when the
+// collection is typed, else nil.
+func (rt *recordTypes) input(id string) obj {
+	r, ok := rt.by[id]
+	if !ok {
+		return nil
+	}
+	if r.input == nil {
+		name := r.name + "Input"
+		for rt.names[name] {
+			name += "Input"
+		}
+		rt.names[name] = true
+		r.input = &recordType{name: name, schema: recordSchema(id, r.fields, true)}
+	}
+	r.input.used = true
+	return obj{"$ref": "#/components/schemas/" + r.input.name}
 }
 
 // of is the schema of a record of collection id: a reference to its
@@ -566,12 +611,15 @@ func (rt *recordTypes) of(id string) obj {
 	return obj{"type": "object", "required": []string{"_id"}, "properties": obj{"_id": obj{"type": "integer"}}, "additionalProperties": true}
 }
 
-// used are the record schemas the routes read.
+// used are the record schemas the routes read or take.
 func (rt *recordTypes) used() []*recordType {
 	var out []*recordType
 	for _, r := range rt.by {
 		if r.used {
 			out = append(out, r)
+		}
+		if r.input != nil && r.input.used {
+			out = append(out, r.input)
 		}
 	}
 	return out
@@ -589,23 +637,30 @@ func componentName(id string) string {
 	return b.String()
 }
 
-// recordSchema is the JSON Schema of a typed collection's records.
-func recordSchema(id string, sch schema.Schema) obj {
+// recordSchema is the JSON Schema of a typed collection's records; with
+// input, of a new record (no _id; a required field with a default may be
+// left out: it gets the default).
+func recordSchema(id string, sch schema.Schema, input bool) obj {
 	props := obj{"_id": obj{"type": "integer", "description": "The record's id."}}
 	required := []string{"_id"}
+	description := "A record of collection " + id + "."
+	if input {
+		props, required = obj{}, []string{}
+		description = "A new record of collection " + id + ": each field checked as every write checks it."
+	}
 	for _, f := range sch.Fields {
 		s := fieldSchema(f)
 		if f.Description != "" {
 			s["description"] = f.Description
 		}
-		if f.Required {
+		if f.Required && (!input || f.Default == nil) {
 			required = append(required, f.Name)
 		} else if t, ok := s["type"]; ok {
 			s["type"] = []any{t, "null"} // a value may be null or absent
 		}
 		props[f.Name] = s
 	}
-	return obj{"type": "object", "description": "A record of collection " + id + ".", "properties": props, "required": required,
+	return obj{"type": "object", "description": description, "properties": props, "required": required,
 		"additionalProperties": !sch.Strict}
 }
 
