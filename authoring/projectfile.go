@@ -448,6 +448,53 @@ var ErrChangedMeanwhile = errors.New("changed while the file was applied: nothin
 // planID (not ""), a project changed since that plan is ErrPlanStale. A
 // project that does not exist is created.
 func Apply(ctx context.Context, st *store.Store, project string, document []byte, prune bool, planID string, uid int64) (FilePlan, error) {
+	built, unused, err := prepareFieldIndexes(ctx, st, project, document, prune)
+	if err != nil {
+		return FilePlan{}, err
+	}
+	fp, err := apply(ctx, st, project, document, prune, planID, uid)
+	if err != nil {
+		_ = st.DropFieldIndexes(context.WithoutCancel(ctx), built)
+		return fp, err
+	}
+	// Indexes the fields no longer need go once the change is made; one
+	// that fails to go is dropped by the next change of that field.
+	_ = st.DropFieldIndexes(ctx, unused)
+	return fp, nil
+}
+
+// prepareFieldIndexes builds, before the apply's transaction, the indexes
+// the file's unique and indexed fields need that the project lacks
+// (PostgreSQL builds one without blocking writes only outside a
+// transaction), and names those built and those the file's fields no
+// longer need. A file that does not plan builds nothing: its apply tells
+// why.
+func prepareFieldIndexes(ctx context.Context, st *store.Store, project string, document []byte, prune bool) (built, unused []string, err error) {
+	fp, err := PlanFile(ctx, st, project, document, prune)
+	if err != nil {
+		return nil, nil, nil
+	}
+	for _, col := range fp.Want.Collections {
+		var cur schema.Schema
+		if fp.Have != nil {
+			if i := slices.IndexFunc(fp.Have.Collections, func(c store.Collection) bool { return c.ID == col.ID }); i >= 0 {
+				cur = fp.Have.Collections[i].Schema
+			}
+		}
+		next := col.Schema()
+		names, err := st.PrepareFieldIndexes(ctx, fp.Want.ID, col.ID, cur, next)
+		if err != nil {
+			_ = st.DropFieldIndexes(context.WithoutCancel(ctx), built)
+			return nil, nil, at(fp.place(projectfile.KindCollection, col.ID), err)
+		}
+		built = append(built, names...)
+		unused = append(unused, store.UnusedFieldIndexes(fp.Want.ID, col.ID, cur, next)...)
+	}
+	return built, unused, nil
+}
+
+// apply is Apply's transaction.
+func apply(ctx context.Context, st *store.Store, project string, document []byte, prune bool, planID string, uid int64) (FilePlan, error) {
 	var fp FilePlan
 	err := st.InSnapshot(ctx, func(tx *store.Store) error {
 		if err := tx.LockProject(ctx, project); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -468,14 +515,11 @@ func Apply(ctx context.Context, st *store.Store, project string, document []byte
 	return fp, err
 }
 
-// fieldsInTx names the fields of a collection a file would make unique or
-// indexed (or no longer): their indexes are built outside a transaction,
-// which a file's apply is, so such a change is made on its own
-// (docs/collections.md).
+// fieldsInTx names the fields of a collection whose indexes, built before
+// the apply's transaction (prepareFieldIndexes), changed meanwhile.
 func fieldsInTx(err error) error {
 	if errors.Is(err, store.ErrIndexInTx) {
-		return &Problems{Fields: map[string]string{"fields": "make a field unique or indexed (or no longer) with PATCH /collection/update, then apply the file: " +
-			"the field's index is built outside the transaction a file is applied in"}}
+		return ErrChangedMeanwhile
 	}
 	return err
 }

@@ -633,8 +633,7 @@ func TestProjectFileFields(t *testing.T) {
 	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "Error: data.title is required") {
 		t.Fatalf("a record after the apply: %d %s", status, body)
 	}
-	// Bad definitions are named by their place in the file; a unique
-	// field is made on its own.
+	// Bad definitions are named by their place in the file.
 	bad := edit(t, fits, func(doc map[string]any) {
 		item(doc, "collections", "id", "books")["fields"] = raw(`[{"name":"title","type":"string"}]`)
 	})
@@ -645,8 +644,43 @@ func TestProjectFileFields(t *testing.T) {
 	unique := edit(t, fits, func(doc map[string]any) {
 		item(doc, "collections", "id", "books")["fields"] = raw(`[{"name":"title","type":"text","required":true,"unique":true},{"name":"price","type":"integer"}]`)
 	})
-	status, body = ta.call(t, "POST", "/project/apply", fileBody("shop", unique, ""), admin)
-	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "with PATCH /collection/update, then apply the file") {
+	// A field made unique: its index is built before the apply's
+	// transaction, and holds after it.
+	if status, body := ta.call(t, "POST", "/project/apply", fileBody("shop", unique, ""), admin); status != http.StatusOK {
 		t.Fatalf("apply of a unique field: %d %s", status, body)
+	}
+	for _, doc := range []string{`{"title":"Kim","price":5}`, `{"title":"Nostromo","price":5}`} {
+		if status, body := ta.call(t, "POST", "/data/create", `{"project_id":"shop","collection_id":"books","data":`+doc+`}`, admin); status != http.StatusCreated {
+			t.Fatalf("a record: %d %s", status, body)
+		}
+	}
+	status, body = ta.call(t, "POST", "/data/create", `{"project_id":"shop","collection_id":"books","data":{"title":"Kim"}}`, admin)
+	if status != http.StatusConflict || !strings.Contains(body, "Error: data.title must be unique") {
+		t.Fatalf("a second Kim after the apply: %d %s", status, body)
+	}
+	// A unique field that stored records break refuses the whole apply
+	// and leaves no index behind; title stays unique.
+	price := edit(t, unique, func(doc map[string]any) {
+		item(doc, "collections", "id", "books")["fields"] = raw(`[{"name":"title","type":"text","required":true,"unique":true},{"name":"price","type":"integer","unique":true}]`)
+	})
+	status, body = ta.call(t, "POST", "/project/apply", fileBody("shop", price, ""), admin)
+	if status != http.StatusConflict || !strings.Contains(body, "2 records do not fit: data.price must be unique") {
+		t.Fatalf("apply of a unique field records break: %d %s", status, body)
+	}
+	var left int
+	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM pg_indexes WHERE indexname = $1",
+		store.FieldIndex("shop", "books", "price", true)).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("the refused unique field's index: %d %v", left, err)
+	}
+	// No longer unique: its index goes once the apply is made.
+	if status, body := ta.call(t, "POST", "/project/apply", fileBody("shop", fits, ""), admin); status != http.StatusOK {
+		t.Fatalf("apply of title no longer unique: %d %s", status, body)
+	}
+	if status, body := ta.call(t, "POST", "/data/create", `{"project_id":"shop","collection_id":"books","data":{"title":"Kim"}}`, admin); status != http.StatusCreated {
+		t.Fatalf("a second Kim once title is no longer unique: %d %s", status, body)
+	}
+	if err := ta.pool.QueryRow(context.Background(), "SELECT count(*) FROM pg_indexes WHERE indexname = $1",
+		store.FieldIndex("shop", "books", "title", true)).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("the index of a field no longer unique: %d %v", left, err)
 	}
 }

@@ -165,14 +165,19 @@ func scanCollection(row pgx.Row) (Collection, error) {
 }
 
 // CreateCollection inserts c, made by user uid. The indexes of its unique
-// and indexed fields are built first (field_indexes.go).
+// and indexed fields are built first (field_indexes.go); inside a
+// transaction, they must have been (PrepareFieldIndexes).
 func (s *Store) CreateCollection(ctx context.Context, c *Collection, uid int64) (err error) {
 	defer wrap(&err, "create collection")
 	if len(fieldIndexes(c.ProjectID, c.ID, c.Schema)) == 0 {
 		return s.createCollection(ctx, c, uid)
 	}
 	if inTransaction(s.db) {
-		return ErrIndexInTx
+		// Built beforehand (PrepareFieldIndexes), or not made here.
+		if err := s.fieldIndexesBuilt(ctx, unusedFieldIndexes(c.ProjectID, c.ID, c.Schema, schema.Schema{})); err != nil {
+			return err
+		}
+		return s.createCollection(ctx, c, uid)
 	}
 	return s.withFieldsLock(ctx, c.ProjectID, c.ID, func() error {
 		var exists bool

@@ -466,10 +466,13 @@ func (s *Store) setFields(ctx context.Context, project, collection string, next 
 // They are built on the pool, outside any transaction, so a Store in one
 // cannot change which fields are unique or indexed.
 func (s *Store) fieldIndexesFor(ctx context.Context, project, collection string, cur, next schema.Schema) ([]string, error) {
+	need := unusedFieldIndexes(project, collection, next, cur)
 	switch {
-	case inTransaction(s.db) && len(unusedFieldIndexes(project, collection, next, cur))+len(unusedFieldIndexes(project, collection, cur, next)) > 0:
-		return nil, ErrIndexInTx
-	case len(unusedFieldIndexes(project, collection, next, cur)) == 0:
+	case inTransaction(s.db):
+		// Built beforehand (PrepareFieldIndexes), or the change cannot be
+		// made here; those next no longer needs are the caller's to drop.
+		return nil, s.fieldIndexesBuilt(ctx, need)
+	case len(need) == 0:
 		return nil, nil // none to build
 	}
 	built, err := s.buildFieldIndexes(ctx, project, collection, cur, next)
@@ -481,8 +484,61 @@ func (s *Store) fieldIndexesFor(ctx context.Context, project, collection string,
 }
 
 // ErrIndexInTx is a change that needs a field's index made inside a
-// transaction, where PostgreSQL cannot build one without blocking writes.
-var ErrIndexInTx = errors.New("a field becomes unique or indexed: that change is made on its own, not inside a transaction")
+// transaction, where PostgreSQL cannot build one without blocking writes,
+// and that was not built beforehand (PrepareFieldIndexes).
+var ErrIndexInTx = errors.New("a field becomes unique or indexed: its index is built before the transaction that makes the change")
+
+// fieldIndexesBuilt is nil when every index named is built and valid, else
+// ErrIndexInTx.
+func (s *Store) fieldIndexesBuilt(ctx context.Context, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	var valid int
+	err := s.db.QueryRow(ctx, `SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+		WHERE c.relname = ANY($1) AND c.relnamespace = current_schema()::regnamespace AND i.indisvalid`, names).Scan(&valid)
+	if err != nil {
+		return err
+	}
+	if valid != len(names) {
+		return ErrIndexInTx
+	}
+	return nil
+}
+
+// PrepareFieldIndexes builds, outside any transaction and without
+// blocking the records' reads and writes, the indexes that a change of a
+// collection's fields from cur to next needs (next's unique and indexed
+// fields that cur has not), so that a transaction can then make the
+// change (SetFields and CreateCollection inside one find them built). It
+// returns their names, for the caller to drop (DropFieldIndexes) when the
+// change is not made; a unique field that stored records break is a
+// *FieldsRefused. UnusedFieldIndexes are those to drop once it is made.
+func (s *Store) PrepareFieldIndexes(ctx context.Context, project, collection string, cur, next schema.Schema) (_ []string, err error) {
+	defer wrap(&err, "prepare field indexes", project, collection)
+	if inTransaction(s.db) {
+		return nil, ErrIndexInTx
+	}
+	built, err := s.buildFieldIndexes(ctx, project, collection, cur, next)
+	if err != nil {
+		_ = s.dropFieldIndexes(context.WithoutCancel(ctx), built)
+		return nil, err
+	}
+	return built, nil
+}
+
+// UnusedFieldIndexes names the indexes of a collection's fields cur that
+// fields next no longer need.
+func UnusedFieldIndexes(project, collection string, cur, next schema.Schema) []string {
+	return unusedFieldIndexes(project, collection, cur, next)
+}
+
+// DropFieldIndexes drops the field indexes named, without blocking the
+// records' reads and writes.
+func (s *Store) DropFieldIndexes(ctx context.Context, names []string) (err error) {
+	defer wrap(&err, "drop field indexes")
+	return s.dropFieldIndexes(ctx, names)
+}
 
 // eachRecord calls fn with each record of a collection that meets where
 // (SQL after the collection's condition; its parameters from $3, args),
