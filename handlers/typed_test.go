@@ -209,6 +209,9 @@ func TestTypedFiltersAndSort(t *testing.T) {
 	bad := "/data/fetch?project_id=shop&collection_id=films&"
 	ta.run(t, []scenario{
 		{name: "not an array", method: "GET", path: bad + f(`{"year":1}`), headers: h, status: 400, want: []string{"Error: filter must be a JSON array of [field, op, value]"}},
+		{name: "20 conditions", method: "GET", path: bad + f("["+strings.Repeat(`["year","gt",1],`, 19)+`["year","gt",1]]`), headers: h, status: 200},
+		{name: "21 conditions", method: "GET", path: bad + f("["+strings.Repeat(`["year","gt",1],`, 20)+`["year","gt",1]]`), headers: h, status: 400,
+			want: []string{"Error: filter holds 21 conditions: at most 20"}},
 		{name: "a value of another type", method: "GET", path: bad + f(`[["year","gt","1980"]]`), headers: h, status: 400,
 			want: []string{"Error: filter[0] the value must be an integer"}},
 		{name: "an order of a boolean", method: "GET", path: bad + f(`[["year","gt",1],["seen","lt",true]]`), headers: h, status: 400,
