@@ -335,9 +335,9 @@ func ApplyFile(ctx context.Context, tx *store.Store, fp FilePlan, uid int64) err
 				return at(fp.place(projectfile.KindCollection, col.ID), fieldsInTx(err))
 			}
 			if col.Records != nil {
-				for _, data := range *col.Records {
+				for j, data := range *col.Records {
 					if err := tx.InsertRecord(ctx, &store.Record{ProjectID: id, CollectionID: col.ID, Data: data}); err != nil {
-						return err
+						return recordAt(fp.place(projectfile.KindCollection, col.ID)+fmt.Sprintf("records[%d]", j), err)
 					}
 				}
 			}
@@ -513,6 +513,20 @@ func apply(ctx context.Context, st *store.Store, project string, document []byte
 		return fp, ErrChangedMeanwhile
 	}
 	return fp, err
+}
+
+// recordAt names a record of a file its collection's fields refuse by its
+// place in the file (collections[2].records[1].year): a file's record is
+// its data.
+func recordAt(place string, err error) error {
+	var v *schema.Violation
+	switch {
+	case errors.As(err, &v) && !v.Conflict:
+		return &Problems{Fields: map[string]string{place + "." + v.Field: v.Message}}
+	case errors.Is(err, store.ErrNumberRange):
+		return &Problems{Fields: map[string]string{place: err.Error()}}
+	}
+	return err
 }
 
 // fieldsInTx names the fields of a collection whose indexes, built before

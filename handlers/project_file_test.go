@@ -683,4 +683,18 @@ func TestProjectFileFields(t *testing.T) {
 		store.FieldIndex("shop", "books", "title", true)).Scan(&left); err != nil || left != 0 {
 		t.Fatalf("the index of a field no longer unique: %d %v", left, err)
 	}
+	// The records a file adds are checked against their collection's
+	// fields: one that breaks them refuses the apply, named by its place.
+	withRecords := edit(t, fits, func(doc map[string]any) {
+		doc["collections"] = append(doc["collections"].([]any), raw(`{"id":"films","name":"Films","description":"",
+			"fields":[{"name":"title","type":"text","required":true},{"name":"year","type":"integer"}],
+			"records":[{"title":"Alien","year":1979},{"title":"Heat","year":"1995"}]}`))
+	})
+	status, body = ta.call(t, "POST", "/project/apply", fileBody("shop", withRecords, ""), admin)
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, `collections[2].records[1].year must be an integer`) {
+		t.Fatalf("apply of a record its fields refuse: %d %s", status, body)
+	}
+	if status, body := ta.call(t, "GET", "/collection/fetch/one?project_id=shop&id=films", "", admin); status != http.StatusNotFound {
+		t.Fatalf("a refused apply made the collection: %d %s", status, body)
+	}
 }
