@@ -14,10 +14,14 @@ import (
 
 // TestJourneyTypedRecords: a typed collection's page at 1280 and 390 px.
 // Its fields are the table's columns in their order before any record
-// holds them; an AUTHOR adds records by keyboard alone through a form of
-// one input a field (a checkbox for a boolean), the focus back on the
-// first input after each; a record a field refuses is told beside the
+// holds them; an AUTHOR adds three records by keyboard alone through a
+// form of one input a field (a checkbox for a boolean), the focus back on
+// the first input after each; a record a field refuses is told beside the
 // field's input and nothing is written. Both widths are audited and shot.
+// Then, by keyboard: a boolean, a date-time and a reference edited in the
+// grid, a filter of year > 1990, and the collection exported as CSV and
+// imported into another of the same fields (TestJourneyFieldsPanel types
+// a collection's fields from its page).
 func TestJourneyTypedRecords(t *testing.T) {
 	t.Parallel()
 	app, b := memberBrowser(t, "hal", "AUTHOR")
@@ -57,6 +61,16 @@ func TestJourneyTypedRecords(t *testing.T) {
 		b.press("\r")
 		b.waitText("created.")
 		b.focusOn("#f-data")
+		// Two more, the focus back on the first input after each.
+		for _, film := range [][2]string{{"Heat", "1995"}, {"Memento", "2000"}} {
+			b.do(chromedp.KeyEvent(fmt.Sprintf("%s %d", film[0], i)))
+			b.press(kb.Tab)
+			b.focusOn("#f-data-year")
+			b.do(chromedp.KeyEvent(film[1]))
+			b.press("\r")
+			b.waitText(fmt.Sprintf("%s %d", film[0], i))
+			b.focusOn("#f-data")
+		}
 		// A year before cinema: told beside the year, nothing written.
 		b.do(chromedp.KeyEvent("Early"))
 		b.press(kb.Tab)
@@ -127,8 +141,8 @@ func TestJourneyTypedRecords(t *testing.T) {
 				t.Fatalf("after the boolean, the date-time and the reference were edited: %s", out)
 			}
 			// A filter built from a field, an operator its type allows and
-			// a value: year > 1960 keeps the record, > 1970 none.
-			for _, f := range []struct{ value, want string }{{"1960", title}, {"1970", "No records match the filter."}} {
+			// a value: year > 1990 keeps two records, > 2005 none.
+			for _, f := range []struct{ value, want string }{{"1990", "Memento 0"}, {"2005", "No records match the filter."}} {
 				b.do(chromedp.Navigate(app.URL + page))
 				b.waitText(title)
 				b.choose(`form[data-typed-filter] select[name="field"]`, "year")
@@ -137,6 +151,9 @@ func TestJourneyTypedRecords(t *testing.T) {
 				b.press("\r")
 				b.waitText(`[["year","gt",` + strings.TrimSpace(f.value) + `]]`)
 				b.waitText(f.want)
+				if f.value == "1990" && (!strings.Contains(b.text(), "Heat 0") || strings.Contains(b.text(), "Dune 0")) {
+					t.Fatalf("year > 1990 shows: %s", b.text())
+				}
 			}
 			b.choose(`form[data-typed-filter] select[name="field"]`, "year")
 			if !eval[bool](b, `document.querySelector('form[data-typed-filter] select[name="op"] option[value="contains"]').disabled`) {
@@ -146,7 +163,7 @@ func TestJourneyTypedRecords(t *testing.T) {
 		}
 	}
 	_, out := api(t, "GET", app.URL+"/data/fetch?project_id=shop&collection_id=films", token, "")
-	if strings.Count(out, `"seen":true`) != 1 || strings.Count(out, `"seen":false`) != 1 || strings.Contains(out, "Early") || !strings.Contains(out, `"year":1965`) {
+	if strings.Count(out, `"seen":true`) != 1 || strings.Count(out, `"seen":false`) != 5 || strings.Contains(out, "Early") || !strings.Contains(out, `"year":1995`) {
 		t.Fatalf("the records: %s", out)
 	}
 
@@ -171,7 +188,7 @@ func TestJourneyTypedRecords(t *testing.T) {
 	b.do(chromedp.SetUploadFiles(`form[data-csv-import] input[type="file"]`, []string{file}))
 	b.tabToMatch(`form[data-csv-import] button[type="submit"]`)
 	b.press("\r")
-	b.waitText("2 records imported")
+	b.waitText("6 records imported")
 	b.focusOn(`form[data-csv-import] input[type="file"]`)
 	b.waitText("Dune 0")
 	_, copied := api(t, "GET", app.URL+"/data/fetch?project_id=shop&collection_id=films_copy&sort=title", token, "")

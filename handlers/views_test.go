@@ -70,6 +70,7 @@ func sampleViews() map[string]sample {
 	typed.Collection.Schema = schema.Schema{Fields: []schema.Field{{Name: "title", Type: schema.Text, Required: true}, {Name: "year", Type: schema.Integer},
 		{Name: "seen", Type: schema.Boolean, Default: json.RawMessage("true")}, {Name: "shown", Type: schema.Datetime}, {Name: "tags", Type: schema.Select, Values: []string{"sf"}, Multiple: true},
 		{Name: "book", Type: schema.Reference, Collection: "books"}, {Name: "extra", Type: schema.JSON}}}
+	typed.CollectionIDs, typed.NewField = []string{"books"}, schema.Field{Type: schema.Text}
 	project.Invite, project.InviteRoles, project.InviteLinks, project.Invited = form, roles, map[int64]string{1: "http://localhost:8080/web/invite?token=x"}, 1
 	project.Invitations = []store.Invitation{{ID: 1, ProjectID: "shop", Email: "kim@example.com", Role: store.RoleAuthor, ExpiresAt: now}}
 	shop := store.Project{ID: "shop", Name: "Shop"}
@@ -159,6 +160,7 @@ func sampleViews() map[string]sample {
 		"data/collection":     {page: true, view: records},
 		"data/record_form":    {view: records},
 		"data/typed_form":     {view: typed},
+		"data/field_row":      {view: map[string]any{"F": typed.Collection.Schema.Fields[4], "Collections": []string{"books", "typed"}}},
 		"data/record_edit":    {view: records},
 		"partials/flash_oob":  {view: base.Flash},
 		"vault/log":           {page: true, view: vaultLog},
