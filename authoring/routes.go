@@ -62,6 +62,10 @@ func CheckRoute(ctx context.Context, st *store.Store, r flow.Route, readsVault b
 		return nil, ProblemsOf(prefixed)
 	}
 	if !readsVault {
+		if r.AuthSignature.Checks() {
+			w := flow.Warn("route.auth_signature", "reads the vault (the secret of the signatures): only an ADMIN or ROOT member of the project can save or try a route that does")
+			return nil, &Refused{w}
+		}
 		for i, b := range r.Flow.Blocks {
 			if b.Type == "VAULT" {
 				w := flow.WarnBlock(fmt.Sprintf("route.flow.blocks[%d]", i), "VAULT", "reads the vault: only an ADMIN or ROOT member of the project can save or try a route that does")
@@ -89,6 +93,9 @@ func CheckRoute(ctx context.Context, st *store.Store, r flow.Route, readsVault b
 	// A VAULT block whose key the vault does not hold faults on every run.
 	// Only ADMIN and ROOT members get here with one, and they may list keys.
 	var keys, keyPaths []string
+	if r.AuthSignature.Checks() {
+		keys, keyPaths = append(keys, r.AuthSignature.VaultKey), append(keyPaths, "route.auth_signature.vault_key")
+	}
 	for i, b := range r.Flow.Blocks {
 		if b.Type == "VAULT" {
 			keys, keyPaths = append(keys, b.Key), append(keyPaths, fmt.Sprintf("route.flow.blocks[%d].key", i))

@@ -49,7 +49,8 @@ func DiffRoutes(a, b Route) RouteDiff {
 		old, new any
 	}{
 		{"route_id", a.RouteID, b.RouteID}, {"method", a.Method, b.Method}, {"route_path", a.RoutePath, b.RoutePath},
-		{"auth_jwt", a.AuthJWT, b.AuthJWT}, {"params", a.Params, b.Params}, {"body", a.Body, b.Body},
+		{"auth_jwt", a.AuthJWT, b.AuthJWT}, {"auth_signature", a.AuthSignature, b.AuthSignature},
+		{"params", a.Params, b.Params}, {"body", a.Body, b.Body},
 	} {
 		o, n := compact(f.old), compact(f.new)
 		if o != n {
@@ -61,7 +62,7 @@ func DiffRoutes(a, b Route) RouteDiff {
 }
 
 var requestLabels = map[string]string{"route_id": "Route id", "method": "Method", "route_path": "Path",
-	"auth_jwt": "Sign-in (auth_jwt)", "params": "Query parameters", "body": "Body fields"}
+	"auth_jwt": "Sign-in (auth_jwt)", "auth_signature": "Signed webhooks (auth_signature)", "params": "Query parameters", "body": "Body fields"}
 
 func compact(v any) string {
 	raw, _ := json.Marshal(v)

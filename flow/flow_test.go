@@ -524,3 +524,37 @@ func TestStoredDocumentsDecodePlainly(t *testing.T) {
 		t.Fatal("a wrong type must not decode")
 	}
 }
+
+// A route's auth_signature is decoded strictly and checked: a scheme of
+// the list, a vault key, a header for hmac-sha256 alone, a tolerance of
+// at most a day (docs/webhooks.md).
+func TestAuthSignature(t *testing.T) {
+	base := `{"route_id":"hook","route_path":"/hook","method":"POST","auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[]},"auth_signature":`
+	r, p := DecodeRoute([]byte(base+`{"active":true,"scheme":"stripe","vault_key":"STRIPE_SECRET","tolerance_s":600}}`), "route")
+	if len(p) > 0 || !r.AuthSignature.Checks() || r.AuthSignature.VaultKey != "STRIPE_SECRET" || r.AuthSignature.ToleranceS != 600 {
+		t.Fatalf("decoded %+v, problems %v", r.AuthSignature, p)
+	}
+	if p := ValidateRoute(r, "route"); len(p) > 0 {
+		t.Fatalf("a good auth_signature: %v", p)
+	}
+	if _, p := DecodeRoute([]byte(base+`{"active":true,"scheme":"stripe","vault_key":"K","secret":"x"}}`), "route"); p["route.auth_signature.secret"] == "" {
+		t.Fatalf("an unknown field of auth_signature: %v", p)
+	}
+	for doc, want := range map[string]string{
+		`{"active":true,"scheme":"sha1","vault_key":"K"}`:                                "route.auth_signature.scheme",
+		`{"active":true,"scheme":"github","vault_key":"lower"}`:                          "route.auth_signature.vault_key",
+		`{"active":true,"scheme":"hmac-sha256","vault_key":"K"}`:                         "route.auth_signature.header",
+		`{"active":true,"scheme":"hmac-sha256","vault_key":"K","header":"X Sig"}`:        "route.auth_signature.header",
+		`{"active":true,"scheme":"github","vault_key":"K","header":"X-Sig"}`:             "route.auth_signature.header",
+		`{"active":true,"scheme":"stripe","vault_key":"K","tolerance_s":86401}`:          "route.auth_signature.tolerance_s",
+		`{"active":false,"scheme":"standard-webhooks","vault_key":"K","tolerance_s":-1}`: "route.auth_signature.tolerance_s",
+	} {
+		r, p := DecodeRoute([]byte(base+doc+`}`), "route")
+		if len(p) == 0 {
+			p = ValidateRoute(r, "route")
+		}
+		if p[want] == "" {
+			t.Errorf("%s: problems %v, want one at %s", doc, p, want)
+		}
+	}
+}

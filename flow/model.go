@@ -20,15 +20,18 @@ var (
 
 // Route is a request definition and its flow (docs/routes.md).
 type Route struct {
-	ProjectID string       `json:"project_id"`
-	RouteID   string       `json:"route_id"`
-	RoutePath string       `json:"route_path"`
-	Method    string       `json:"method"`
-	AuthJWT   AuthJWT      `json:"auth_jwt"`
-	Params    Params       `json:"params"`
-	Body      []Param      `json:"body"`
-	Flow      Flow         `json:"flow"`
-	Template  *TemplateRef `json:"template"`
+	ProjectID string  `json:"project_id"`
+	RouteID   string  `json:"route_id"`
+	RoutePath string  `json:"route_path"`
+	Method    string  `json:"method"`
+	AuthJWT   AuthJWT `json:"auth_jwt"`
+	// AuthSignature, when set, checks the signature of the webhooks the
+	// route receives (docs/webhooks.md); templates carry none.
+	AuthSignature *AuthSignature `json:"auth_signature,omitempty"`
+	Params        Params         `json:"params"`
+	Body          []Param        `json:"body"`
+	Flow          Flow           `json:"flow"`
+	Template      *TemplateRef   `json:"template"`
 }
 
 // RouteDocument is a route as it is saved: without its project and the
@@ -39,21 +42,40 @@ type RouteDocument struct {
 	RoutePath string  `json:"route_path"`
 	Method    string  `json:"method"`
 	AuthJWT   AuthJWT `json:"auth_jwt"`
-	Params    Params  `json:"params"`
-	Body      []Param `json:"body"`
-	Flow      Flow    `json:"flow"`
+	// AuthSignature: Route's.
+	AuthSignature *AuthSignature `json:"auth_signature,omitempty"`
+	Params        Params         `json:"params"`
+	Body          []Param        `json:"body"`
+	Flow          Flow           `json:"flow"`
 }
 
 // Document is r as it is saved.
 func (r Route) Document() RouteDocument {
-	return RouteDocument{RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT, Params: r.Params, Body: r.Body, Flow: r.Flow}
+	return RouteDocument{RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT, AuthSignature: r.AuthSignature,
+		Params: r.Params, Body: r.Body, Flow: r.Flow}
 }
 
 // In is the route of project that d stands for, made from no template.
 func (d RouteDocument) In(project string) Route {
 	return Route{ProjectID: project, RouteID: d.RouteID, RoutePath: d.RoutePath, Method: d.Method, AuthJWT: d.AuthJWT,
-		Params: d.Params, Body: d.Body, Flow: d.Flow}
+		AuthSignature: d.AuthSignature, Params: d.Params, Body: d.Body, Flow: d.Flow}
 }
+
+// AuthSignature says whether and how a route checks the signature of the
+// webhooks it receives (docs/webhooks.md): by Scheme (one of
+// webhooks.Schemes), with the secret of the project's vault entry
+// VaultKey, Header naming scheme hmac-sha256's header, and ToleranceS
+// bounding a signed timestamp's age (0: the default, 300 s).
+type AuthSignature struct {
+	Active     bool   `json:"active"`
+	Scheme     string `json:"scheme"`
+	VaultKey   string `json:"vault_key"`
+	Header     string `json:"header,omitempty"`
+	ToleranceS int    `json:"tolerance_s,omitempty"`
+}
+
+// Checks says whether the route checks signatures.
+func (a *AuthSignature) Checks() bool { return a != nil && a.Active }
 
 // AuthJWT says whether and how the route authenticates its callers.
 type AuthJWT struct {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"stencil/webhooks"
 )
 
 var (
@@ -55,8 +57,36 @@ func ValidateRoute(r Route, prefix string) Problems {
 		p.add(at("route_path"), "must start with / and be 1–200 letters, digits or _ - / { } :")
 	}
 	checkRequest(r.Method, r.AuthJWT, r.Params, r.Body, false, prefix, p)
+	if s := r.AuthSignature; s != nil {
+		checkSignature(*s, at("auth_signature"), p)
+	}
 	checkFlow(r.Flow, at("flow"), false, p)
 	return p
+}
+
+// headerName is the rule of a header's name that auth_signature reads.
+var headerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,99}$`)
+
+// MaxToleranceS bounds auth_signature.tolerance_s: a day.
+const MaxToleranceS = 86_400
+
+// checkSignature checks a route's auth_signature (docs/webhooks.md).
+func checkSignature(s AuthSignature, at string, p Problems) {
+	if !slices.Contains(webhooks.Schemes, s.Scheme) {
+		p.add(at+".scheme", oneOf(webhooks.Schemes))
+	}
+	if !VaultKey(s.VaultKey) {
+		p.add(at+".vault_key", VaultKeyRule)
+	}
+	switch {
+	case s.Scheme == webhooks.HMACSHA256 && !headerName.MatchString(s.Header):
+		p.add(at+".header", "must name the header that holds the signature: 1–100 letters, digits or -")
+	case s.Scheme != webhooks.HMACSHA256 && s.Header != "":
+		p.add(at+".header", "is only for scheme hmac-sha256: the other schemes name their own headers")
+	}
+	if s.ToleranceS < 0 || s.ToleranceS > MaxToleranceS {
+		p.add(at+".tolerance_s", fmt.Sprintf("must be 0 (the default, 300) to %d seconds", MaxToleranceS))
+	}
 }
 
 // ValidateTemplate checks a template: its structure, its name and its

@@ -30,6 +30,7 @@ func (h *Handlers) runRoute(c *fiber.Ctx) error {
 		PreflightHeaders: c.Get(fiber.HeaderAccessControlRequestHeaders),
 		Hop:              hops(c.Get("Stencil-Hop")),
 		Resolve:          func() (*store.Caller, error) { return h.bearerCaller(c) },
+		Header:           func(name string) string { return c.Get(name) },
 	})
 	if err != nil {
 		return err

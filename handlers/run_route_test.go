@@ -42,6 +42,7 @@ type runnable struct {
 	id, method, path string
 	params, body     string // JSON lists; "" is []
 	auth             string // the auth_jwt object; "" is off
+	signature        string // the auth_signature object; "" is none
 	blocks           []string
 }
 
@@ -56,8 +57,12 @@ func (r runnable) JSON() string {
 	if auth == "" {
 		auth = `{"active":false,"field":"","ref_col":""}`
 	}
-	return fmt.Sprintf(`{"route_id":%q,"route_path":%q,"method":%q,"auth_jwt":%s,"params":{"delimiter":"&","pairs":%s},"body":%s,"flow":{"blocks":[%s]}}`,
-		r.id, r.path, r.method, auth, params, body, strings.Join(r.blocks, ","))
+	signature := ""
+	if r.signature != "" {
+		signature = `"auth_signature":` + r.signature + `,`
+	}
+	return fmt.Sprintf(`{"route_id":%q,"route_path":%q,"method":%q,"auth_jwt":%s,%s"params":{"delimiter":"&","pairs":%s},"body":%s,"flow":{"blocks":[%s]}}`,
+		r.id, r.path, r.method, auth, signature, params, body, strings.Join(r.blocks, ","))
 }
 
 // save creates the route in project shop and fails the test if it cannot.

@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -8,7 +9,9 @@ import (
 	"time"
 
 	"stencil/engine"
+	"stencil/flow"
 	"stencil/store"
+	"stencil/webhooks"
 )
 
 // execute reads req's inputs, checks its caller and runs plan; it fills
@@ -17,7 +20,14 @@ import (
 // serialize or deadlocks, runs again from the start after a short jittered
 // back-off, until it commits or its time is up (docs/engine.md).
 func (s *Service) execute(ctx context.Context, plan *engine.Plan, params map[string]string, req *Request, run *store.Run, opts options) (engine.Result, error) {
-	vars, caller, err := s.inputs(ctx, plan.Route, params, req)
+	// A signed webhook's signature is checked on the raw body before the
+	// body is read (docs/webhooks.md).
+	delivery, err := s.signed(ctx, plan.Route, req)
+	var vars map[string]any
+	var caller *store.Caller
+	if err == nil {
+		vars, caller, err = s.inputs(ctx, plan.Route, params, req)
+	}
 	if caller == nil {
 		caller = req.Caller
 	}
@@ -26,15 +36,75 @@ func (s *Service) execute(ctx context.Context, plan *engine.Plan, params map[str
 	}
 	var refused *Refusal
 	if errors.As(err, &refused) {
-		run.Ended, run.Fault = "REFUSED", refused.Message
-		return engine.Result{Status: refused.Status, Body: ErrorBody(refused.Status, refused.Message), Ended: "REFUSED"}, nil
+		ended, fault := cmp.Or(refused.Ended, "REFUSED"), cmp.Or(refused.Detail, refused.Message)
+		run.Ended, run.Fault = ended, fault
+		return engine.Result{Status: refused.Status, Body: ErrorBody(refused.Status, refused.Message), Ended: ended}, nil
 	}
 	if err != nil {
 		return engine.Result{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.Limits.Time)
+	runCtx, cancel := context.WithTimeout(ctx, s.Limits.Time)
 	defer cancel()
-	return s.attempts(ctx, plan, vars, caller, run, opts)
+	res, err := s.attempts(runCtx, plan, vars, caller, run, opts)
+	if delivery != "" && (err != nil || res.Status >= http.StatusInternalServerError) {
+		// Not done: the sender's retry of this delivery runs.
+		if rerr := s.store.ReleaseDelivery(context.WithoutCancel(ctx), plan.Route.ProjectID, plan.Route.RouteID, delivery); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	return res, err
+}
+
+// signatureMismatch is what a request whose signature does not hold is
+// answered (docs/webhooks.md), whatever the reason, which the run log
+// keeps.
+const signatureMismatch = "Error: signature does not match"
+
+// signed checks the signature of a request to a route with an active
+// auth_signature, with the secret of the project's vault entry it names
+// (read and logged as a route's read), and claims the delivery's id where
+// the scheme carries one: it returns that id, "" when there is none. A
+// replay of a delivery accepted before is a Refusal of status 200 that
+// runs nothing. A member's try of the route (a plan given with its
+// caller) is not checked: the member is signed in.
+func (s *Service) signed(ctx context.Context, r flow.Route, req *Request) (string, error) {
+	sig := r.AuthSignature
+	if !sig.Checks() || req.Plan != nil && req.Caller != nil {
+		return "", nil
+	}
+	access := store.VaultAccess{ProjectID: r.ProjectID, Key: sig.VaultKey, Channel: "route", RouteID: &r.RouteID}
+	_, secret, err := s.vault.Read(ctx, r.ProjectID, sig.VaultKey, access)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", &Refusal{Status: http.StatusInternalServerError, Message: "Error: the route cannot check signatures: its secret is not in the project's vault",
+			Ended: "FAULT", Detail: "Error: auth_signature.vault_key " + sig.VaultKey + " is not an entry of the project's vault"}
+	}
+	if err != nil {
+		return "", err
+	}
+	header := req.Header
+	if header == nil {
+		header = func(string) string { return "" }
+	}
+	tolerance := webhooks.DefaultTolerance
+	if sig.ToleranceS > 0 {
+		tolerance = time.Duration(sig.ToleranceS) * time.Second
+	}
+	id, err := webhooks.Verify(sig.Scheme, secret, sig.Header, header, req.Body, time.Now(), tolerance)
+	var mismatch *webhooks.Mismatch
+	if errors.As(err, &mismatch) {
+		return "", &Refusal{Status: http.StatusUnauthorized, Message: signatureMismatch, Detail: signatureMismatch + ": " + mismatch.Reason}
+	}
+	if err != nil || id == "" {
+		return "", err
+	}
+	first, err := s.store.ClaimDelivery(ctx, r.ProjectID, r.RouteID, id)
+	if err != nil {
+		return "", err
+	}
+	if !first {
+		return "", &Refusal{Status: http.StatusOK, Message: "Delivery " + id + " was received already: nothing ran"}
+	}
+	return id, nil
 }
 
 // attempts runs plan until it commits, ends otherwise, or its time is up

@@ -31,7 +31,7 @@ func (s *Service) inputs(ctx context.Context, r flow.Route, params map[string]st
 			continue
 		}
 		if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
-			return nil, nil, &Refusal{http.StatusBadRequest, "Error: path parameter " + name + " contains a NUL character or invalid UTF-8"}
+			return nil, nil, &Refusal{Status: http.StatusBadRequest, Message: "Error: path parameter " + name + " contains a NUL character or invalid UTF-8"}
 		}
 		vars[name] = v
 	}
@@ -47,7 +47,7 @@ func (s *Service) inputs(ctx context.Context, r flow.Route, params map[string]st
 	caller := req.Caller
 	if caller == nil {
 		if req.Resolve == nil {
-			return nil, nil, &Refusal{http.StatusUnauthorized, NoTokenMessage}
+			return nil, nil, &Refusal{Status: http.StatusUnauthorized, Message: NoTokenMessage}
 		}
 		var err error
 		if caller, err = req.Resolve(); err != nil {
@@ -81,7 +81,7 @@ func queryInputs(vars map[string]any, declared flow.Params, query string) error 
 		key, err1 := url.QueryUnescape(k)
 		value, err2 := url.QueryUnescape(v)
 		if err1 != nil || err2 != nil {
-			return &Refusal{http.StatusBadRequest, "Error: the query string is not valid URL encoding"}
+			return &Refusal{Status: http.StatusBadRequest, Message: "Error: the query string is not valid URL encoding"}
 		}
 		if _, seen := given[key]; !seen {
 			given[key] = value
@@ -95,7 +95,7 @@ func queryInputs(vars map[string]any, declared flow.Params, query string) error 
 		}
 		v, err := engine.ConvertText(text, p.BDType)
 		if err != nil {
-			return &Refusal{http.StatusBadRequest, fmt.Sprintf("Error: query parameter %s %s", p.ID, err)}
+			return &Refusal{Status: http.StatusBadRequest, Message: fmt.Sprintf("Error: query parameter %s %s", p.ID, err)}
 		}
 		vars[p.ID] = v
 	}
@@ -109,26 +109,26 @@ func bodyInputs(vars map[string]any, declared []flow.Param, body []byte) error {
 		return nil
 	}
 	if len(body) > bodyMaxBytes {
-		return &Refusal{http.StatusRequestEntityTooLarge, "Error: the body is too large (at most 1 MiB)"}
+		return &Refusal{Status: http.StatusRequestEntityTooLarge, Message: "Error: the body is too large (at most 1 MiB)"}
 	}
 	// Each field is decoded on its own, so that a value no Go type holds
 	// (a number past float64's range) is named by its field.
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		return &Refusal{http.StatusBadRequest, "Error: the body must be a JSON object"}
+		return &Refusal{Status: http.StatusBadRequest, Message: "Error: the body must be a JSON object"}
 	}
 	for _, p := range declared {
 		raw, ok := fields[p.ID]
 		if !ok {
-			return &Refusal{http.StatusBadRequest, fmt.Sprintf("Error: body field %s is required", p.ID)}
+			return &Refusal{Status: http.StatusBadRequest, Message: fmt.Sprintf("Error: body field %s is required", p.ID)}
 		}
 		var v any
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return &Refusal{http.StatusBadRequest, fmt.Sprintf("Error: body field %s holds a number past a 64-bit float's range", p.ID)}
+			return &Refusal{Status: http.StatusBadRequest, Message: fmt.Sprintf("Error: body field %s holds a number past a 64-bit float's range", p.ID)}
 		}
 		v, err := engine.ConvertJSON(v, p.BDType)
 		if err != nil {
-			return &Refusal{http.StatusBadRequest, fmt.Sprintf("Error: body field %s %s", p.ID, err)}
+			return &Refusal{Status: http.StatusBadRequest, Message: fmt.Sprintf("Error: body field %s %s", p.ID, err)}
 		}
 		vars[p.ID] = v
 	}
@@ -148,17 +148,17 @@ func (s *Service) routeAuth(ctx context.Context, r flow.Route, p *store.Caller) 
 	case "email":
 		attr = p.User.Email
 	default:
-		return nil, &Refusal{http.StatusForbidden, fmt.Sprintf("Error: auth_jwt.field %s is not an attribute of callers (uid, username or email)", r.AuthJWT.Field)}
+		return nil, &Refusal{Status: http.StatusForbidden, Message: fmt.Sprintf("Error: auth_jwt.field %s is not an attribute of callers (uid, username or email)", r.AuthJWT.Field)}
 	}
 	where, _ := json.Marshal(map[string]any{r.AuthJWT.Field: attr})
 	recs, err := s.reads.RunRecords(ctx, r.ProjectID, r.AuthJWT.RefCol, store.RecordQuery{Where: where, Limit: 1})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, &Refusal{http.StatusForbidden, fmt.Sprintf("Error: the collection %s that lists this route's callers does not exist", r.AuthJWT.RefCol)}
+		return nil, &Refusal{Status: http.StatusForbidden, Message: fmt.Sprintf("Error: the collection %s that lists this route's callers does not exist", r.AuthJWT.RefCol)}
 	case err != nil:
 		return nil, err
 	case len(recs) == 0:
-		return nil, &Refusal{http.StatusForbidden, fmt.Sprintf("Error: %s %v is not among this route's callers", r.AuthJWT.Field, text(attr))}
+		return nil, &Refusal{Status: http.StatusForbidden, Message: fmt.Sprintf("Error: %s %v is not among this route's callers", r.AuthJWT.Field, text(attr))}
 	}
 	rec, err := engine.NewDecoder().Object(recs[0].Data)
 	if err != nil {

@@ -158,6 +158,9 @@ type Request struct {
 	// checks its callers (auth_jwt); its refusals are *Refusal.
 	Caller  *store.Caller
 	Resolve func() (*store.Caller, error)
+	// Header reads the request's headers by name (a signed webhook's
+	// signature: docs/webhooks.md); nil reads none.
+	Header func(name string) string
 
 	Plan   *engine.Plan
 	Params map[string]string
@@ -195,10 +198,15 @@ type Answer struct {
 }
 
 // Refusal is a request a route refuses before running: bad inputs (400),
-// no credential (401), a caller the route does not know (403).
+// no credential or signature (401), a caller the route does not know
+// (403), a signed webhook's delivery received already (200). Ended is how
+// the run log says it ended ("" is REFUSED) and Detail what its fault
+// says, when more than Message (which the answer carries).
 type Refusal struct {
 	Status  int
 	Message string
+	Ended   string
+	Detail  string
 }
 
 func (r *Refusal) Error() string { return r.Message }

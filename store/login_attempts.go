@@ -108,7 +108,8 @@ const loginAttemptsKept = time.Hour
 
 // Sweep deletes what has run out: browser sessions past their expiry,
 // sign-in attempts past every window, runs older than RunsKept, route
-// analytics older than StatsKept and events older than eventsKept. Several instances
+// analytics older than StatsKept, events older than eventsKept and the
+// deliveries of signed webhooks past deliveriesKept. Several instances
 // sweeping at once is harmless.
 func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) (err error) {
 	defer wrap(&err, "sweep")
@@ -137,6 +138,9 @@ func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) (err error)
 		return err
 	}
 	if err := s.sweepFieldIndexes(ctx); err != nil {
+		return err
+	}
+	if err := s.sweepDeliveries(ctx); err != nil {
 		return err
 	}
 	return s.sweepLog(ctx, runLog, RunsKept)
