@@ -47,7 +47,9 @@ type Mismatch struct{ Reason string }
 
 func (m *Mismatch) Error() string { return "signature does not match" }
 
-func mismatch(format string, args ...any) error { return &Mismatch{Reason: fmt.Sprintf(format, args...)} }
+func mismatch(format string, args ...any) error {
+	return &Mismatch{Reason: fmt.Sprintf(format, args...)}
+}
 
 // Verify checks a request's signature by scheme, with secret, over the
 // raw body; header reads the request's headers by name (in any case) and
