@@ -83,6 +83,23 @@ func TestSignedWebhooks(t *testing.T) {
 	if strings.Count(log, `"channel":"route"`) < 8 {
 		t.Fatalf("the deliveries' secret reads are not in the vault's log: %s", log)
 	}
+	// The route document names the headers; a project's file carries the
+	// setting.
+	_, doc := ta.call(t, "GET", "/x/shop/openapi.json", "", nil)
+	for _, want := range []string{`{"description":"The delivery's signature (standard-webhooks), checked on the raw body before the route runs.","in":"header","name":"webhook-signature","required":true`,
+		`"in":"header","name":"X-Signature","required":true`, `"in":"header","name":"Stripe-Signature"`, `"in":"header","name":"X-Hub-Signature-256"`} {
+		if !strings.Contains(doc, want) {
+			t.Fatalf("the route document lacks %s: %s", want, doc)
+		}
+	}
+	if file := export(t, ta, "shop", "", admin); !strings.Contains(file, `"auth_signature": {
+        "active": true,
+        "scheme": "hmac-sha256",
+        "vault_key": "HOOK_SECRET",
+        "header": "X-Signature"
+      }`) {
+		t.Fatalf("the project's file lacks the signature setting:\n%s", file)
+	}
 	// An entry the vault lacks: the route cannot check, 500, nothing runs.
 	ta.expectStatus(t, "entry gone", "DELETE", "/vault/delete?project_id=shop&key=HOOK_SECRET", "", admin, 200)
 	status, out := ta.call(t, "POST", "/x/shop/hook", body, signed(webhooks.StandardWebhooks, "msg_4", now, body))

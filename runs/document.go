@@ -18,6 +18,7 @@ import (
 	"stencil/flow"
 	"stencil/schema"
 	"stencil/store"
+	"stencil/webhooks"
 )
 
 // DocumentPath is where, under a project's api_path, its routes'
@@ -197,6 +198,18 @@ func docOperation(r flow.Route, pathParams []string, limited bool, records *reco
 	}
 	if len(r.Body) > 0 {
 		responses["413"] = errorResponse("The body is larger than 1 MiB.")
+	}
+	if sig := r.AuthSignature; sig.Checks() {
+		// A signed webhook's headers (docs/webhooks.md).
+		for _, name := range webhooks.Headers(sig.Scheme, sig.Header) {
+			parameters = append(parameters, obj{"name": name, "in": "header", "required": true, "schema": obj{"type": "string"},
+				"description": "The delivery's signature (" + sig.Scheme + "), checked on the raw body before the route runs."})
+		}
+		responses["401"] = errorResponse("The signature does not match (missing, wrong, or its timestamp out of tolerance): nothing ran.")
+		description += " It runs only for deliveries signed with its secret (" + sig.Scheme + ")."
+		if sig.Scheme == webhooks.StandardWebhooks {
+			description += " A delivery whose `webhook-id` was accepted before answers 200 and runs nothing."
+		}
 	}
 	if r.AuthJWT.Active {
 		responses["401"] = errorResponse("No bearer token of the platform, or one that is not valid.")
