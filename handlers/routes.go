@@ -175,6 +175,7 @@ func (h *Handlers) routeShow(c *fiber.Ctx) error {
 	req := flow.Template{RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT, Params: r.Params, Body: r.Body}
 	view := routeView{Base: h.base(c, r.RouteID), Route: r, Blocks: views.Blocks(r.Flow, nil), Request: views.RequestOf(req, nil),
 		CanWrite: callerAtLeast(c, store.RoleAuthor), Address: h.routeAddress(c, p.APIPath, r.Route)}
+	views.AddSignature(&view.Request, r.AuthSignature)
 	view.Curl = runs.CurlCommand(view.Address, r.Route)
 	if representationOf(c) != asJSON {
 		if shown := c.Query("version"); shown != "" {

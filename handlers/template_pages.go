@@ -10,6 +10,7 @@ import (
 	"stencil/flow"
 	"stencil/store"
 	"stencil/views"
+	"stencil/webhooks"
 )
 
 type templatesView struct {
@@ -84,7 +85,7 @@ type editorData struct {
 func newEditorData(mode string, doc any) editorData {
 	d := editorData{Mode: mode, Doc: doc, BlockTypes: flow.BlockTypes, Blocks: map[string][]flow.FieldInfo{},
 		Enums: map[string][]string{"method": flow.Methods, "bdtype": flow.BDTypes, "condition_type": flow.ConditionTypes,
-			"operation_type": flow.OperationTypes, "next": flow.Nexts}, Words: flow.Words, About: flow.Blocks}
+			"operation_type": flow.OperationTypes, "next": flow.Nexts, "signature_scheme": webhooks.Schemes}, Words: flow.Words, About: flow.Blocks}
 	for _, t := range flow.BlockTypes {
 		d.Blocks[t] = flow.BlockFields(t)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -155,6 +156,17 @@ func RequestOf(t flow.Template, declared map[string]bool) Request {
 	}
 	parts := map[string]any{"route_id": t.RouteID, "route_path": t.RoutePath, "method": t.Method, "auth_jwt": t.AuthJWT, "params": t.Params, "body": t.Body}
 	return Request{Method: t.Method, Path: Highlight(t.RoutePath, declared), Outline: items, Raw: Highlight(prettyJSON(parts, ""), declared)}
+}
+
+// AddSignature shows a route's check of signed webhooks in its request's
+// outline, after who may call it (docs/webhooks.md).
+func AddSignature(r *Request, sig *flow.AuthSignature) {
+	if !sig.Checks() {
+		return
+	}
+	line := OutlineItem{"Signed webhooks", template.HTML(template.HTMLEscapeString(
+		"only deliveries signed with the secret in vault entry " + sig.VaultKey + " (" + sig.Scheme + "); others get 401"))}
+	r.Outline = slices.Insert(r.Outline, min(2, len(r.Outline)), line)
 }
 
 // prettyJSON writes v indented; a block's fields in the order of its type.

@@ -502,12 +502,62 @@ function main() {
           textInput("auth_jwt.field", "JWT field", { mono: true }), textInput("auth_jwt.ref_col", "JWT ref_col", { mono: true })
         ]) : null
       ]),
+      isTemplate ? null : signature(),
       el("div", { class: "grid gap-4 sm:grid-cols-4" }, [textInput("params.delimiter", "Param delimiter", { mono: true })]),
       listInput("params.pairs", "URL parameter", function () { return { id: "", bdtype: "STRING" }; }, paramRow),
       bodyAllowed ? listInput("body", "body field", function () { return { id: "", bdtype: "STRING" }; }, paramRow)
         : el("p", { class: "text-xs text-slate-600", text: "Body fields are for POST, PUT and PATCH." }),
       fieldError("body")
     ]);
+  }
+
+  // A route's check of signed webhooks (docs/webhooks.md): its scheme,
+  // the vault key of its secret, scheme hmac-sha256's header and the
+  // tolerance of a signed timestamp. Only a member who may read the vault
+  // (ADMIN, ROOT) changes it; others read it.
+  function signature() {
+    var sig = state.auth_signature;
+    var on = !!(sig && sig.active);
+    if (!data.can_vault) {
+      return on ? el("p", { class: "text-sm text-slate-700", "data-section": "signature",
+        text: "Checks signed webhooks (" + sig.scheme + ", secret " + sig.vault_key + "): only an ADMIN or ROOT member changes this, as it reads the vault." }) : null;
+    }
+    var toggle = el("input", {
+      type: "checkbox", class: "h-4 w-4 rounded border-slate-300 text-brand-600", "data-path": "auth_signature.active",
+      onchange: function (e) {
+        if (!state.auth_signature) state.auth_signature = { active: false, scheme: data.enums.signature_scheme[0], vault_key: "" };
+        set("auth_signature.active", e.target.checked);
+        render();
+      }
+    });
+    toggle.checked = on;
+    var scheme = function () {
+      // Only hmac-sha256 names its header; the others name their own.
+      if (state.auth_signature.scheme !== "hmac-sha256") delete state.auth_signature.header;
+      render();
+    };
+    var timed = on && (sig.scheme === "standard-webhooks" || sig.scheme === "stripe");
+    return el("div", { class: "space-y-2", "data-section": "signature" }, [
+      el("label", { class: "inline-flex items-center gap-1.5 text-sm text-slate-700" }, [toggle, "Checks signed webhooks"]),
+      fieldError("auth_signature"),
+      on ? el("div", { class: "grid gap-4 sm:grid-cols-3" }, [
+        select("auth_signature.scheme", "Signature scheme", data.enums.signature_scheme, scheme),
+        textInput("auth_signature.vault_key", "Secret (vault key)", { mono: true, list: "dl-vault-keys", placeholder: "STRIPE_WEBHOOK_SECRET" }),
+        sig.scheme === "hmac-sha256" ? textInput("auth_signature.header", "Signature header", { mono: true, placeholder: "X-Signature" }) :
+          timed ? numberInput("auth_signature.tolerance_s", "Tolerance (seconds; 0 is 300)") : null
+      ]) : null
+    ]);
+  }
+
+  // numberInput is a whole number at path (0 when left empty).
+  function numberInput(path, label) {
+    var input = el("input", {
+      type: "number", min: "0", step: "1", inputmode: "numeric", class: "input" + (problems[path] ? " input-error" : ""),
+      "data-path": path, "aria-label": label,
+      oninput: function (e) { set(path, e.target.value === "" ? 0 : Math.trunc(Number(e.target.value)) || 0); }
+    });
+    input.value = get(path) || 0;
+    return el("label", { class: "block" }, [el("span", { class: "label", text: label }), input, fieldError(path)]);
   }
 
   function variables() {
