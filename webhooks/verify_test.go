@@ -3,6 +3,7 @@ package webhooks
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -107,5 +108,22 @@ func TestStandardWebhooksSeveralSignatures(t *testing.T) {
 	h = headersOf(map[string]string{"Stripe-Signature": stripe + ",v1=00ff,v0=abc"})
 	if _, err := Verify(Stripe, "whsec_new", "", h, body, now, DefaultTolerance); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkVerify is the check's cost per delivery of a 1 KiB body, by
+// scheme (docs/webhooks.md; make bench).
+func BenchmarkVerify(b *testing.B) {
+	body := []byte(`{"data":"` + strings.Repeat("x", 1000) + `"}`)
+	now := time.Unix(1_800_000_000, 0)
+	for _, scheme := range Schemes {
+		h := headersOf(Sign(scheme, "whsec_c2VjcmV0LW9mLXRoZS1yb3V0ZQ==", "X-Signature", "msg_1", body, now))
+		b.Run(scheme, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Verify(scheme, "whsec_c2VjcmV0LW9mLXRoZS1yb3V0ZQ==", "X-Signature", h, body, now, DefaultTolerance); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
