@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -155,7 +154,7 @@ func (h *Handlers) routeUpgrade(c *fiber.Ctx) error {
 		plan.Applied, plan.Version, plan.Route = true, sr.Version, sr.Route
 		h.flash(c, "success", fmt.Sprintf("Upgraded to version %d of template %s as route version %d.", plan.ToVersion, plan.Template.Name, sr.Version))
 		return h.respond(c, Reply{Message: "Route upgraded", Data: plan, Warnings: warnings,
-			Redirect: "/web/routes/view?project_id=" + url.QueryEscape(sr.ProjectID) + "&route_id=" + url.QueryEscape(sr.RouteID)})
+			Redirect: routeViewURL(sr.ProjectID, sr.RouteID)})
 	}
 }
 

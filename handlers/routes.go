@@ -132,7 +132,7 @@ func (h *Handlers) routeCreate(c *fiber.Ctx) error {
 	h.routesChanged(c, sr.ProjectID, sr.RouteID)
 	h.flash(c, "success", "Route "+sr.RouteID+" created.")
 	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Route created", Data: newRouteDTO(sr), Warnings: warnings,
-		Redirect: "/web/routes/view?project_id=" + sr.ProjectID + "&route_id=" + sr.RouteID})
+		Redirect: routeViewURL(sr.ProjectID, sr.RouteID)})
 }
 
 type routeListQuery struct {

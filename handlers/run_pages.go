@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -45,6 +46,8 @@ type runDTO struct {
 	// SampleRate is how many runs this one stands for: 1, or the rate of
 	// a success kept of a sample (docs/routes.md).
 	SampleRate int `json:"sample_rate"`
+	// Trigger is what started the run: http, schedule or job.
+	Trigger string `json:"trigger"`
 	// FaultAt is how the pages name the fault's block, as the editor does
 	// ("Block 1 (FETCH)"), and FaultBlock its number (0: the fault names no
 	// block); FaultReason is the rest of the fault. The API's fault keeps
@@ -61,7 +64,7 @@ func newRunDTO(r store.Run) runDTO {
 	d := runDTO{ID: r.ID, At: r.At.UTC().Format("2006-01-02T15:04:05.000Z"), RouteID: r.RouteID, Method: r.Method, Path: r.Path,
 		Status: r.Status, Ended: r.Ended, DurationMS: float64(r.Duration.Microseconds()) / 1000, UserID: r.UserID, Username: r.Username,
 		Fault: r.Fault, Attempts: max(1, r.Attempts), Query: r.Query, Message: r.Message, DryRun: r.DryRun, FaultReason: r.Fault,
-		SampleRate: max(1, r.SampleRate)}
+		SampleRate: max(1, r.SampleRate), Trigger: cmp.Or(r.Trigger, store.TriggerHTTP)}
 	if r.Version > 0 {
 		v := r.Version
 		d.RouteVersion = &v

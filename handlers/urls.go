@@ -152,6 +152,10 @@ func mount(app *fiber.App, h *Handlers) {
 	app.Get("/route/version", signedIn, h.routeVersionShow)
 	app.Post("/route/restore", author, h.routeRestore)
 	app.Post("/route/upgrade", author, h.routeUpgrade)
+	app.Post("/route/schedule/create", author, h.scheduleCreate)
+	app.Get("/route/schedule/fetch", signedIn, h.scheduleList)
+	app.Patch("/route/schedule/update", author, h.scheduleUpdate)
+	app.Delete("/route/schedule/delete", author, h.scheduleDelete)
 	app.Post("/route/run", document, author, h.routeRun)
 
 	// Template and route pages.

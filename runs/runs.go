@@ -80,8 +80,11 @@ type Service struct {
 	upstream *projectSlots
 	client   *http.Client
 	egress   *Slots // upstream requests in flight
-	// slots bound the runs under way at once.
-	slots *Slots
+	// slots bound the runs under way at once; background the runs no
+	// request waits for (a schedule's, a job's), to half as many, so that
+	// /x keeps answering while they drain.
+	slots      *Slots
+	background *Slots
 	// batches commits the runs of contended write routes together.
 	batches *batches
 }
@@ -95,7 +98,9 @@ func New(cfg Config) *Service {
 	}
 	egressSlots := NewSlots(cfg.EgressConcurrency)
 	egressSlots.Wait, egressSlots.Queue = limits.Time, math.MaxInt64 // every run waits, within its time
-	return &Service{client: cfg.Egress, egress: egressSlots, store: cfg.Store, reads: cfg.Reads, tx: cfg.Tx, vault: cfg.Vault,
+	background := NewSlots(max(1, cfg.Concurrency/2))
+	background.Wait, background.Queue = limits.Time, math.MaxInt64
+	return &Service{background: background, client: cfg.Egress, egress: egressSlots, store: cfg.Store, reads: cfg.Reads, tx: cfg.Tx, vault: cfg.Vault,
 		mailStatus: cfg.MailStatus, MailBacklog: cfg.MailBacklog, Limits: limits,
 		table: newTable(cfg.Store, cfg.Log), log: newLogWriter(cfg.Store, !cfg.NoStats, cfg.Counted, cfg.Log), slots: NewSlots(cfg.Concurrency),
 		txSlots: newProjectSlots(max(1, cfg.TxConns/2)), upstream: newProjectSlots(max(1, cfg.Concurrency/4)), batches: newBatches()}
@@ -166,6 +171,11 @@ type Request struct {
 	Params map[string]string
 	// ProjectID is Plan's project.
 	ProjectID string
+
+	// Trigger is what started the run (store.TriggerSchedule,
+	// store.TriggerJob); "" is a request. A run no request waits for
+	// takes a background slot first.
+	Trigger string
 
 	// DryRun rolls the run's writes back; Trace traces it, masks vault
 	// values in its answer and keeps the trace in the run log; KeepBody

@@ -26,7 +26,7 @@ func (s *Service) Serve(ctx context.Context, req Request) (Answer, error) {
 	start := time.Now()
 	if req.Plan != nil {
 		run := store.Run{At: start, ProjectID: req.ProjectID, RouteID: req.Plan.Route.RouteID, Method: req.Plan.Route.Method,
-			Path: req.Path, Query: req.Query, DryRun: req.DryRun}
+			Path: req.Path, Query: req.Query, DryRun: req.DryRun, Trigger: req.Trigger}
 		if req.KeepBody && req.Body != nil {
 			sent := string(req.Body)
 			run.Body = &sent
@@ -227,10 +227,20 @@ type options struct {
 // the platform's, logged as a 500 ending in ERROR.
 func (s *Service) runRequest(ctx context.Context, plan *engine.Plan, params map[string]string, req *Request, run *store.Run, opts options) (engine.Result, error) {
 	var res engine.Result
-	release, err := s.slots.Enter(ctx)
+	var background func()
+	var err error
+	if req.Trigger != "" && req.Trigger != store.TriggerHTTP {
+		background, err = s.background.Enter(ctx)
+	}
 	if err == nil {
-		res, err = s.execute(ctx, plan, params, req, run, opts)
-		release()
+		var release func()
+		if release, err = s.slots.Enter(ctx); err == nil {
+			res, err = s.execute(ctx, plan, params, req, run, opts)
+			release()
+		}
+	}
+	if background != nil {
+		background()
 	}
 	if errors.Is(err, engine.ErrBusy) {
 		res, err = busyResult, nil

@@ -308,6 +308,7 @@ func newHandlers(ctx context.Context, cfg config.Config, st *store.Store, keyrin
 		return nil, err
 	}
 	runner.Start(ctx)
+	go runner.Scheduler(log).Run(ctx)
 	go mailer.Run(ctx)
 	return h, nil
 }

@@ -108,8 +108,9 @@ const loginAttemptsKept = time.Hour
 
 // Sweep deletes what has run out: browser sessions past their expiry,
 // sign-in attempts past every window, runs older than RunsKept, route
-// analytics older than StatsKept, events older than eventsKept and the
-// deliveries of signed webhooks past deliveriesKept. Several instances
+// analytics older than StatsKept, events older than eventsKept, the
+// deliveries of signed webhooks past deliveriesKept and schedules' ticks
+// older than RunsKept. Several instances
 // sweeping at once is harmless.
 func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) (err error) {
 	defer wrap(&err, "sweep")
@@ -141,6 +142,9 @@ func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) (err error)
 		return err
 	}
 	if err := s.sweepDeliveries(ctx); err != nil {
+		return err
+	}
+	if err := s.sweepTicks(ctx); err != nil {
 		return err
 	}
 	return s.sweepLog(ctx, runLog, RunsKept)

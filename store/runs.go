@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -704,11 +705,21 @@ type Run struct {
 	// route's rate of kept runs, 1 in SampleRate successful runs is kept
 	// (0 and 1: the run stands for itself).
 	SampleRate int
+	// Trigger is what started the run: "http" (a request; "" is that too),
+	// "schedule" (a schedule's tick) or "job".
+	Trigger string
 	// Trace and Body are kept for runs made from the playground (the
 	// trace as it was shown there, the body sent), and read by Run only.
 	Trace []byte  `db:"-"`
 	Body  *string `db:"-"`
 }
+
+// The triggers of runs (Run.Trigger).
+const (
+	TriggerHTTP     = "http"
+	TriggerSchedule = "schedule"
+	TriggerJob      = "job"
+)
 
 // RunQueryMax, RunTraceMax and RunBodyMax bound what the run log keeps of a
 // run's query string, trace and body; a trace or body over its bound is
@@ -747,7 +758,7 @@ func (s *Store) LogRuns(ctx context.Context, runs []Run) (err error) {
 		kept := slices.DeleteFunc(slices.Clone(runs), func(r Run) bool { return !projects[r.ProjectID] })
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"route_runs"},
 			[]string{"at", "project_id", "route_id", "method", "path", "status", "ended", "duration_us", "user_id", "username", "fault", "attempts",
-				"query", "message", "dry_run", "trace", "body", "route_version", "sample_rate"},
+				"query", "message", "dry_run", "trace", "body", "route_version", "sample_rate", "trigger"},
 			pgx.CopyFromSlice(len(kept), func(i int) ([]any, error) {
 				r := kept[i]
 				if r.UserID != nil && !users[*r.UserID] {
@@ -766,7 +777,7 @@ func (s *Store) LogRuns(ctx context.Context, runs []Run) (err error) {
 					version = r.Version
 				}
 				return []any{r.At, r.ProjectID, r.RouteID, r.Method, r.Path, r.Status, r.Ended, r.Duration.Microseconds(), r.UserID, r.Username, r.Fault,
-					max(1, r.Attempts), Cut(r.Query, RunQueryMax), r.Message, r.DryRun, trace, body, version, max(1, r.SampleRate)}, nil
+					max(1, r.Attempts), Cut(r.Query, RunQueryMax), r.Message, r.DryRun, trace, body, version, max(1, r.SampleRate), cmp.Or(r.Trigger, TriggerHTTP)}, nil
 			}))
 		return err
 	})
@@ -859,7 +870,7 @@ func runsSQL(project string, q RunQuery) (l listSQL) {
 
 // runColumns are the columns of a Run, in its fields' order (Trace and Body
 // aside).
-const runColumns = "id, at, project_id, route_id, method, path, status, ended, duration_us * 1000, user_id, username, fault, attempts, query, message, dry_run, coalesce(route_version, 0), sample_rate"
+const runColumns = "id, at, project_id, route_id, method, path, status, ended, duration_us * 1000, user_id, username, fault, attempts, query, message, dry_run, coalesce(route_version, 0), sample_rate, trigger"
 
 // Run returns run id of project, with its trace and body when it kept them.
 func (s *Store) Run(ctx context.Context, project string, id int64) (_ Run, err error) {
@@ -872,7 +883,7 @@ func (s *Store) Run(ctx context.Context, project string, id int64) (_ Run, err e
 		var r Run
 		var trace *string
 		err := row.Scan(&r.ID, &r.At, &r.ProjectID, &r.RouteID, &r.Method, &r.Path, &r.Status, &r.Ended, &r.Duration, &r.UserID, &r.Username, &r.Fault,
-			&r.Attempts, &r.Query, &r.Message, &r.DryRun, &r.Version, &r.SampleRate, &trace, &r.Body)
+			&r.Attempts, &r.Query, &r.Message, &r.DryRun, &r.Version, &r.SampleRate, &r.Trigger, &trace, &r.Body)
 		if trace != nil {
 			r.Trace = []byte(*trace)
 		}
