@@ -43,7 +43,7 @@ unit:
 	@$(GO) mod download && (cd .ci/apiclient && $(GO) mod download)
 	@GOBIN=$(CURDIR)/.cache/bin $(GO) install github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
 	@.ci/loopback-only ip -brief addr
-	OAPI_CODEGEN_BIN=$(CURDIR)/.cache/bin/oapi-codegen .ci/loopback-only $(GO) test -race -count=1 -p 3 -parallel 4 -timeout 20m $(PKGS)
+	OAPI_CODEGEN_BIN=$(CURDIR)/.cache/bin/oapi-codegen .ci/loopback-only $(GO) test -race -count=1 -p 3 -timeout 20m $(PKGS)
 
 ## bench: Go benchmarks, then the load harness: the service on a private
 ## cluster, loaded by wrk, beside pgbench running the same SQL (about 6
