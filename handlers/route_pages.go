@@ -74,6 +74,10 @@ type routeView struct {
 	// the run log links a fault's block to the version that ran); 0: the
 	// live one.
 	Shown int64
+	// Schedules are the route's schedules with their next runs; Form the
+	// form that adds one (docs/schedules.md).
+	Schedules []scheduleDTO
+	Form      Form
 }
 
 // routeEditor renders /web/routes/create?id=: the route form, with Create

@@ -197,6 +197,9 @@ func (h *Handlers) routeShow(c *fiber.Ctx) error {
 			return err
 		}
 		view.Health = health[r.RouteID]
+		if view.Schedules, err = h.routeSchedules(c, r.ProjectID, r.RouteID); err != nil {
+			return err
+		}
 	}
 	return h.respond(c, Reply{Data: newRouteDTO(r), Page: "routes/view", View: view})
 }

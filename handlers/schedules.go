@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"stencil/engine"
+	"stencil/flow"
 	"stencil/schedule"
 	"stencil/store"
 )
@@ -50,24 +51,27 @@ func newScheduleDTO(sc store.Schedule, now time.Time) scheduleDTO {
 	return d
 }
 
+// scheduleInput is a new schedule: a JSON body, or the route page's form,
+// whose body is JSON text (BodyText).
 type scheduleInput struct {
-	ProjectID string          `json:"project_id" validate:"required"`
-	RouteID   string          `json:"route_id" validate:"required,max=100"`
-	Cron      string          `json:"cron" validate:"required,max=100"`
-	Timezone  string          `json:"timezone" validate:"max=64"`
-	Query     string          `json:"query" validate:"max=2048"`
-	Body      json.RawMessage `json:"body"`
-	Active    *bool           `json:"active"`
+	ProjectID string          `json:"project_id" form:"project_id" validate:"required"`
+	RouteID   string          `json:"route_id" form:"route_id" validate:"required,max=100"`
+	Cron      string          `json:"cron" form:"cron" validate:"required,max=100"`
+	Timezone  string          `json:"timezone" form:"timezone" validate:"max=64"`
+	Query     string          `json:"query" form:"query" validate:"max=2048"`
+	Body      json.RawMessage `json:"body" form:"-"`
+	BodyText  string          `json:"-" form:"body" validate:"max=65536"`
+	Active    *bool           `json:"active" form:"-"`
 }
 
 type scheduleUpdateInput struct {
-	ProjectID string          `json:"project_id" validate:"required"`
-	ID        int64           `json:"id" validate:"required,min=1"`
-	Cron      *string         `json:"cron" validate:"omitnil,min=1,max=100"`
-	Timezone  *string         `json:"timezone" validate:"omitnil,max=64"`
-	Query     *string         `json:"query" validate:"omitnil,max=2048"`
-	Body      json.RawMessage `json:"body"`
-	Active    *bool           `json:"active"`
+	ProjectID string          `json:"project_id" form:"project_id" validate:"required"`
+	ID        int64           `json:"id" form:"id" validate:"required,min=1"`
+	Cron      *string         `json:"cron" form:"-" validate:"omitnil,min=1,max=100"`
+	Timezone  *string         `json:"timezone" form:"-" validate:"omitnil,max=64"`
+	Query     *string         `json:"query" form:"-" validate:"omitnil,max=2048"`
+	Body      json.RawMessage `json:"body" form:"-"`
+	Active    *bool           `json:"active" form:"active"`
 }
 
 type scheduleQuery struct {
@@ -119,21 +123,47 @@ func (h *Handlers) checkSchedule(c *fiber.Ctx, sc *store.Schedule) error {
 	return nil
 }
 
+// routeSchedules are a route's schedules as its page shows them.
+func (h *Handlers) routeSchedules(c *fiber.Ctx, project, route string) ([]scheduleDTO, error) {
+	list, err := h.store.Schedules(c.UserContext(), project, route)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	out := make([]scheduleDTO, len(list))
+	for i, sc := range list {
+		out[i] = newScheduleDTO(sc, now)
+	}
+	return out, nil
+}
+
+// scheduleFormError answers the route page's form with its errors beside
+// their fields.
+func (h *Handlers) scheduleFormError(c *fiber.Ctx, err error, in scheduleInput) error {
+	return h.formError(c, err, func() (Reply, *Form, error) {
+		view := routeView{Base: h.base(c, in.RouteID), Route: store.StoredRoute{Route: flow.Route{ProjectID: in.ProjectID, RouteID: in.RouteID}}, CanWrite: true}
+		return Reply{Page: "routes/view", Fragment: "routes/schedule_form", View: &view}, &view.Form, nil
+	})
+}
+
 // scheduleCreate answers POST /route/schedule/create.
 func (h *Handlers) scheduleCreate(c *fiber.Ctx) error {
 	var in scheduleInput
 	if err := bind(c, &in); err != nil {
-		return err
+		return h.scheduleFormError(c, err, in)
 	}
 	if _, err := h.member(c, in.ProjectID); err != nil {
 		return err
+	}
+	if in.BodyText != "" {
+		in.Body = json.RawMessage(in.BodyText)
 	}
 	sc := store.Schedule{ProjectID: in.ProjectID, RouteID: in.RouteID, Cron: in.Cron, Timezone: in.Timezone, Query: in.Query, Body: in.Body, Active: true}
 	if in.Active != nil {
 		sc.Active = *in.Active
 	}
 	if err := h.checkSchedule(c, &sc); err != nil {
-		return err
+		return h.scheduleFormError(c, err, in)
 	}
 	if err := h.store.CreateSchedule(c.UserContext(), &sc, current(c).User.ID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -156,14 +186,9 @@ func (h *Handlers) scheduleList(c *fiber.Ctx) error {
 	if _, err := h.member(c, q.ProjectID); err != nil {
 		return err
 	}
-	list, err := h.store.Schedules(c.UserContext(), q.ProjectID, q.RouteID)
+	out, err := h.routeSchedules(c, q.ProjectID, q.RouteID)
 	if err != nil {
 		return err
-	}
-	now := time.Now()
-	out := make([]scheduleDTO, len(list))
-	for i, sc := range list {
-		out[i] = newScheduleDTO(sc, now)
 	}
 	n := len(out)
 	return h.respond(c, Reply{Data: out, Amount: &n})

@@ -2,6 +2,9 @@ package handlers
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -146,5 +149,42 @@ func TestTickClaims(t *testing.T) {
 	ticks, err := st.Ticks(ctx, id, 10)
 	if err != nil || len(ticks) != 4 || ticks[2].State != store.TickSkipped || ticks[3].State != store.TickDone || *ticks[3].Status != 200 {
 		t.Fatalf("ticks: %+v %v", ticks, err)
+	}
+}
+
+// The route page's form: a schedule added as a browser sends it, a bad
+// expression answered with the form and the error beside its field, and
+// a pause from the page's button.
+func TestScheduleForm(t *testing.T) {
+	t.Parallel()
+	ta, h := runApp(t)
+	runnable{id: "nightly", method: "POST", path: "/nightly", blocks: []string{`{"type":"RETURN","depth":0,"pairs":` + pairsOf("ok", lit("BOOLEAN", "true")) + `,"conditions":[]}`}}.save(t, ta, h)
+	cookie, csrf := ta.signIn(t, "author")
+	send := func(method, path string, form url.Values) (int, string, http.Header) {
+		form.Set("csrf_token", csrf)
+		req := httptest.NewRequest(method, path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for k, v := range merge(browser(cookie, csrf), map[string]string{"HX-Request": "true"}) {
+			req.Header.Set(k, v)
+		}
+		resp, body := ta.do(t, req)
+		return resp.StatusCode, body, resp.Header
+	}
+	status, body, header := send("POST", "/route/schedule/create", url.Values{"project_id": {"shop"}, "route_id": {"nightly"}, "cron": {"0 3 * * *"},
+		"timezone": {"Europe/Berlin"}, "query": {"full=1"}, "body": {`{"deep":true}`}})
+	if status != 200 || header.Get("HX-Location") == "" {
+		t.Fatalf("the form's schedule: %d %s %v", status, body, header)
+	}
+	status, body, _ = send("POST", "/route/schedule/create", url.Values{"project_id": {"shop"}, "route_id": {"nightly"}, "cron": {"* * *"}, "timezone": {"UTC"}})
+	if status != 422 || !strings.Contains(body, `id="schedule-form"`) || !strings.Contains(body, `<p id="se-cron" class="field-error">must be five fields`) || !strings.Contains(body, `value="* * *"`) {
+		t.Fatalf("a bad expression from the form: %d %s", status, body)
+	}
+	status, body, _ = send("PATCH", "/route/schedule/update", url.Values{"project_id": {"shop"}, "id": {"1"}, "active": {"false"}})
+	if status != 200 {
+		t.Fatalf("a pause from the page: %d %s", status, body)
+	}
+	_, list := ta.call(t, "GET", "/route/schedule/fetch?project_id=shop", "", h)
+	if !strings.Contains(list, `"active":false`) || !strings.Contains(list, `"body":{"deep":true}`) || !strings.Contains(list, `"query":"full=1"`) {
+		t.Fatalf("the schedule after the page's pause: %s", list)
 	}
 }

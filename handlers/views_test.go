@@ -177,7 +177,10 @@ func sampleViews() map[string]sample {
 		"templates/view":   {page: true, view: templateView{Base: base, Template: tmplDoc, Blocks: blocks, Request: views.Request{Method: "GET", Path: "/x", Raw: "<b>x</b>"}, CanWrite: true}},
 		"templates/editor": {page: true, view: editorView{Base: base, Heading: "New", Data: `{"mode":"template"}`, Back: "/"}},
 		"routes/index":     {page: true, view: routesView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Routes: []store.StoredRoute{route}, Pager: pager, CanWrite: true}},
-		"routes/view":      {page: true, view: routeView{Base: base, Route: route, Blocks: blocks, CanWrite: true}},
+		"routes/view": {page: true, view: routeView{Base: base, Route: route, Blocks: blocks, CanWrite: true, Schedules: []scheduleDTO{
+			newScheduleDTO(store.Schedule{ID: 1, ProjectID: "shop", RouteID: route.RouteID, Cron: "30 2 * * *", Timezone: "Europe/Berlin", Active: true}, now),
+			newScheduleDTO(store.Schedule{ID: 2, ProjectID: "shop", RouteID: route.RouteID, Cron: "@every 15m", Timezone: "UTC", Query: "full=1"}, now)}}},
+		"routes/schedule_form": {view: routeView{Base: base, Route: route, CanWrite: true, Form: Form{Values: map[string]string{"cron": "* * *"}, Errors: map[string]string{"cron": "must be five fields"}}}},
 		"routes/history": {page: true, view: historyView{Base: base, Back: "/web/routes/view?project_id=shop&route_id=r", BackText: "Route r", Subject: "GET /books",
 			Self: "/web/routes/history?project_id=shop&route_id=r", Keys: []hiddenField{{"project_id", "shop"}}, RestoreURL: "/route/restore",
 			RestoreVals: `"project_id":"shop","route_id":"r"`, TryURL: "/web/routes/try?project_id=shop&route_id=r&version=", Live: 3,

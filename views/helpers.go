@@ -26,6 +26,8 @@ import (
 func Funcs() map[string]any {
 	return map[string]any{
 		"dict": dict,
+		// list makes a list of its arguments (rows of a form).
+		"list": func(items ...any) []any { return items },
 		// join writes a list with sep between its items.
 		"join": strings.Join,
 		// json is a value as JSON text (a field's definition, for a page's

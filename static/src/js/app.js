@@ -550,6 +550,33 @@ function main() {
   document.addEventListener("htmx:pushedIntoHistory", remember);
   document.addEventListener("htmx:replacedInHistory", remember);
 
+  // Times in UTC (time[data-viewer-time]) also say the viewer's own time,
+  // and a time zone field left empty (input[data-viewer-zone]) starts as
+  // the viewer's zone (a schedule's next runs and its form).
+  var viewerZone = function () {
+    var zone = "";
+    try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { zone = ""; }
+    return zone;
+  };
+  var viewerTimes = function (root) {
+    var zone = viewerZone();
+    root.querySelectorAll("time[data-viewer-time]:not([data-shown])").forEach(function (t) {
+      t.setAttribute("data-shown", "");
+      if (!zone || zone === "UTC" || zone === "Etc/UTC") return;
+      var at = new Date(t.getAttribute("datetime"));
+      var local = new Intl.DateTimeFormat(undefined, { weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", hourCycle: "h23" }).format(at);
+      var span = document.createElement("span");
+      span.className = "text-slate-600";
+      span.textContent = " · " + local + " your time (" + zone + ")";
+      t.after(span);
+    });
+    root.querySelectorAll("input[data-viewer-zone]").forEach(function (input) {
+      if (!input.value && zone) input.value = zone;
+    });
+  };
+  document.addEventListener("DOMContentLoaded", function () { viewerTimes(document); });
+  document.addEventListener("htmx:afterSettle", function (evt) { viewerTimes(evt.target || document); });
+
   // Escape in a form with a Cancel button (data-cancel) cancels it.
   document.addEventListener("keydown", function (evt) {
     if (evt.key !== "Escape") {
