@@ -116,6 +116,9 @@ func TestScheduleRunsOncePerTick(t *testing.T) {
 	if strings.Count(runs, `"trigger":"schedule"`) != 4 {
 		t.Fatalf("the run log's scheduled runs: %s", runs)
 	}
+	if _, page := ta.call(t, "GET", "/web/routes/runs?project_id=shop", "", browser(ta.signIn(t, "author"))); strings.Count(page, `data-testid="run-trigger">on a schedule`) != 4 {
+		t.Fatalf("the run log page does not say the runs were scheduled")
+	}
 }
 
 // A tick claimed while the schedule's previous run still runs is skipped;
