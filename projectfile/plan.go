@@ -98,6 +98,9 @@ func Compare(have *Document, want Document, prune bool) Plan {
 		func(a, b EmailTemplate) []string { return fieldWords(a, b, "subject", "text", "html") }, nil)
 	needed := slices.Clone(want.VaultKeys)
 	for _, r := range want.Routes {
+		if r.AuthSignature.Checks() {
+			needed = append(needed, r.AuthSignature.VaultKey)
+		}
 		for _, b := range r.Flow.Blocks {
 			if b.Type == "VAULT" {
 				needed = append(needed, b.Key)

@@ -143,3 +143,19 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("empty plan: %s", raw)
 	}
 }
+
+// A route's auth_signature travels in the file, and the secret it names is
+// a missing secret of a project that lacks it, as a VAULT block's key is.
+func TestSignatureInFile(t *testing.T) {
+	signed := strings.Replace(route("hook", "books"), `"auth_jwt":`, `"auth_signature":{"active":true,"scheme":"github","vault_key":"GH_SECRET"},"auth_jwt":`, 1)
+	want := decode(t, strings.Replace(sample, "%s", signed, 1))
+	if s := want.Routes[0].AuthSignature; !s.Checks() || s.VaultKey != "GH_SECRET" {
+		t.Fatalf("decoded: %+v", s)
+	}
+	if !strings.Contains(string(Encode(want)), `"vault_key": "GH_SECRET"`) {
+		t.Fatalf("encoded:\n%s", Encode(want))
+	}
+	if p := Compare(nil, want, false); !slices.Contains(p.MissingSecrets, "GH_SECRET") {
+		t.Fatalf("missing secrets: %v", p.MissingSecrets)
+	}
+}
