@@ -210,7 +210,15 @@ func shapeRefusal(raw string) string {
 			"cannot be set on", "is used by another field", "select with multiple", "may be unique or indexed",
 			// A route run's path, required when the route's path has
 			// parameters (the operation's description says so).
-			"has parameters to fill"} {
+			"has parameters to fill",
+			// A schedule's cron expression and time zone, which the
+			// document describes in words (docs/schedules.md).
+			"must be five fields", "@every takes", "at most 31 days", "is not one of @hourly", "above maximum", "below minimum",
+			"beyond end of range", "failed to parse", "too many", "should be a positive number", "not allowed", "unrecognized descriptor",
+			"empty spec string", "is not an IANA time zone", "names its time zone in timezone",
+			// A route's auth_signature: its header is scheme hmac-sha256's
+			// alone (docs/webhooks.md).
+			"is only for scheme hmac-sha256", "must name the header that holds the signature"} {
 			if strings.Contains(msg, data) {
 				msg = ""
 				break

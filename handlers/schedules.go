@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"stencil/authoring"
 	"stencil/engine"
 	"stencil/flow"
 	"stencil/schedule"
@@ -208,20 +209,10 @@ func (h *Handlers) scheduleUpdate(c *fiber.Ctx) error {
 	if err != nil {
 		return scheduleMissing(err, in.ID)
 	}
-	if in.Cron != nil {
-		sc.Cron = *in.Cron
-	}
-	if in.Timezone != nil {
-		sc.Timezone = *in.Timezone
-	}
-	if in.Query != nil {
-		sc.Query = *in.Query
-	}
+	sc.Cron, sc.Timezone, sc.Query = authoring.Deref(in.Cron, sc.Cron), authoring.Deref(in.Timezone, sc.Timezone), authoring.Deref(in.Query, sc.Query)
+	sc.Active = authoring.Deref(in.Active, sc.Active)
 	if in.Body != nil {
 		sc.Body = in.Body
-	}
-	if in.Active != nil {
-		sc.Active = *in.Active
 	}
 	if err := h.checkSchedule(c, &sc); err != nil {
 		return err
