@@ -1,0 +1,49 @@
+package runs
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"stencil/store"
+)
+
+// Runs no request waits for (a schedule's, a job's) take a background slot
+// first, and there are half as many of those as run slots: with them all
+// taken, a scheduled run waits and is then BUSY, while a request's run of
+// the same route still runs (docs/schedules.md).
+func TestBackgroundRunsHoldHalfTheSlots(t *testing.T) {
+	rt := newTestRuntime(t)
+	rt.route(t, routeDoc("ping", "GET", "/ping", "", `{"type":"RETURN","depth":0,"pairs":`+pairsOf("ok", lit("BOOLEAN", "true"))+`,"conditions":[]}`))
+	if got := cap(rt.background.taken); got != cap(rt.slots.taken)/2 {
+		t.Fatalf("%d background slots of %d run slots", got, cap(rt.slots.taken))
+	}
+	rt.background.Wait = 50 * time.Millisecond
+	var held []func()
+	for range cap(rt.background.taken) {
+		release, err := rt.background.Enter(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, release)
+	}
+	ctx := context.Background()
+	plan, err := rt.Plan(ctx, "shop", "ping")
+	if err != nil || plan == nil {
+		t.Fatal(plan, err)
+	}
+	scheduled := Request{Plan: plan, ProjectID: "shop", Method: "GET", Path: "/x/shop/ping", Trigger: store.TriggerSchedule}
+	if a, err := rt.Serve(ctx, scheduled); err != nil || a.Status != http.StatusServiceUnavailable || a.Ended != "BUSY" {
+		t.Fatalf("a scheduled run with every background slot taken: %+v %v", a, err)
+	}
+	if a, err := rt.Serve(ctx, Request{Method: "GET", Path: "/x/shop/ping"}); err != nil || a.Status != http.StatusOK {
+		t.Fatalf("a request's run beside them: %+v %v", a, err)
+	}
+	for _, release := range held {
+		release()
+	}
+	if a, err := rt.Serve(ctx, scheduled); err != nil || a.Status != http.StatusOK {
+		t.Fatalf("a scheduled run with a slot free: %+v %v", a, err)
+	}
+}
