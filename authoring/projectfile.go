@@ -57,7 +57,16 @@ func FileOf(pc store.ProjectContents, records bool) projectfile.Document {
 	for _, t := range pc.EmailTemplates {
 		d.EmailTemplates = append(d.EmailTemplates, projectfile.EmailTemplate{Name: t.Name, Subject: t.Subject, Text: t.Text, HTML: t.HTML})
 	}
+	d.Schedules = []projectfile.Schedule{}
+	for _, sc := range pc.Schedules {
+		d.Schedules = append(d.Schedules, ScheduleOf(sc))
+	}
 	return d
+}
+
+// ScheduleOf is a schedule as a project's file holds it.
+func ScheduleOf(sc store.Schedule) projectfile.Schedule {
+	return projectfile.Schedule{RouteID: sc.RouteID, Cron: sc.Cron, Timezone: sc.Timezone, Query: sc.Query, Body: projectfile.CanonicalBody(sc.Body), Active: sc.Active}
 }
 
 // FilePlan is a file read and checked for a project: the file as it
@@ -318,6 +327,10 @@ func ApplyFile(ctx context.Context, tx *store.Store, fp FilePlan, uid int64) err
 			err = tx.DeleteEmailTemplate(ctx, id, it.ID)
 		case projectfile.KindCollection:
 			err = tx.DeleteCollection(ctx, id, it.ID)
+		case projectfile.KindSchedule:
+			if sc, ok := scheduleByKey(have.Schedules, it.ID); ok {
+				err = tx.DeleteSchedule(ctx, id, sc.ID)
+			}
 		}
 		if err != nil {
 			return err
@@ -405,7 +418,37 @@ func ApplyFile(ctx context.Context, tx *store.Store, fp FilePlan, uid int64) err
 			return at(fp.place(projectfile.KindRoute, r.RouteID), err)
 		}
 	}
+	// Schedules last: their routes are made by now.
+	schedules := touched(projectfile.KindSchedule)
+	for _, fs := range w.Schedules {
+		added, ok := schedules[fs.Key()]
+		if !ok {
+			continue
+		}
+		if added {
+			sc := store.Schedule{ProjectID: id, RouteID: fs.RouteID, Cron: fs.Cron, Timezone: fs.Timezone, Query: fs.Query, Body: fs.Body, Active: fs.Active}
+			if err := tx.CreateSchedule(ctx, &sc, uid); err != nil {
+				return err
+			}
+			continue
+		}
+		if sc, ok := scheduleByKey(have.Schedules, fs.Key()); ok {
+			sc.Active = fs.Active
+			if err := tx.UpdateSchedule(ctx, &sc); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// scheduleByKey is the schedule of a project a file's schedule key names.
+func scheduleByKey(list []store.Schedule, key string) (store.Schedule, bool) {
+	i := slices.IndexFunc(list, func(sc store.Schedule) bool { return ScheduleOf(sc).Key() == key })
+	if i < 0 {
+		return store.Schedule{}, false
+	}
+	return list[i], true
 }
 
 // at names a conflict of a write by the file's path of what was written

@@ -218,7 +218,9 @@ func shapeRefusal(raw string) string {
 			"empty spec string", "is not an IANA time zone", "names its time zone in timezone",
 			// A route's auth_signature: its header is scheme hmac-sha256's
 			// alone (docs/webhooks.md).
-			"is only for scheme hmac-sha256", "must name the header that holds the signature"} {
+			"is only for scheme hmac-sha256", "must name the header that holds the signature",
+			// A file's schedule names a route of the same file.
+			"names no route of the file", "cannot run without a caller"} {
 			if strings.Contains(msg, data) {
 				msg = ""
 				break

@@ -698,3 +698,62 @@ func TestProjectFileFields(t *testing.T) {
 		t.Fatalf("a refused apply made the collection: %d %s", status, body)
 	}
 }
+
+// Schedules travel in a project's file (docs/schedules.md): exported with
+// their route ids, applied to another project, paused by a file, removed
+// with prune; one that names no route of the file, or a bad expression,
+// is a problem at its place.
+func TestProjectFileSchedules(t *testing.T) {
+	t.Parallel()
+	ta, admin := fileApp(t)
+	if status, body := ta.call(t, "POST", "/route/schedule/create", `{"project_id":"shop","route_id":"ping","cron":"30 2 * * *","timezone":"Europe/Berlin","body":{"b":1,"a":[2]}}`, admin); status != http.StatusCreated {
+		t.Fatalf("schedule: %d %s", status, body)
+	}
+	file := export(t, ta, "shop", "", admin)
+	if !strings.Contains(file, `"schedules": [
+    {
+      "route_id": "ping",
+      "cron": "30 2 * * *",
+      "timezone": "Europe/Berlin",
+      "body": {`) {
+		t.Fatalf("the file's schedules:\n%s", file)
+	}
+	// Unchanged, it plans nothing: the body's keys in any order.
+	if status, body := ta.call(t, "POST", "/project/plan", fileBody("shop", file, ""), admin); status != http.StatusOK || len(readPlan(t, body).Data.Change) != 0 || strings.Contains(body, `"kind":"schedule"`) {
+		t.Fatalf("plan of the exported file: %d %s", status, body)
+	}
+	// Applied to a new project: the schedule comes with its route.
+	copied := strings.Replace(strings.Replace(file, `"id": "shop"`, `"id": "copy"`, 1), `"api_path": "/shop"`, `"api_path": "/copy"`, 1)
+	if status, body := ta.call(t, "POST", "/project/apply", fileBody("copy", copied, ""), admin); status != http.StatusCreated {
+		t.Fatalf("apply to a new project: %d %s", status, body)
+	}
+	_, list := ta.call(t, "GET", "/route/schedule/fetch?project_id=copy", "", admin)
+	if !strings.Contains(list, `"route_id":"ping","cron":"30 2 * * *","timezone":"Europe/Berlin"`) || !strings.Contains(list, `"active":true`) {
+		t.Fatalf("the copy's schedules: %s", list)
+	}
+	// Paused by the file; then gone with prune.
+	paused := edit(t, file, func(doc map[string]any) { doc["schedules"].([]any)[0].(map[string]any)["active"] = false })
+	status, body := ta.call(t, "POST", "/project/apply", fileBody("shop", paused, ""), admin)
+	if status != http.StatusOK || !strings.Contains(body, "active: true → false") {
+		t.Fatalf("a file that pauses the schedule: %d %s", status, body)
+	}
+	none := edit(t, file, func(doc map[string]any) { doc["schedules"] = []any{} })
+	if status, body := ta.call(t, "POST", "/project/apply", fileBody("shop", none, `,"prune":true`), admin); status != http.StatusOK {
+		t.Fatalf("prune: %d %s", status, body)
+	}
+	if _, list := ta.call(t, "GET", "/route/schedule/fetch?project_id=shop", "", admin); !strings.Contains(list, `"amount":0`) {
+		t.Fatalf("schedules after the prune: %s", list)
+	}
+	for doc, want := range map[string]string{
+		`{"route_id":"nope","cron":"@daily","timezone":"UTC","active":true}`:     `"schedules[0].route_id":"names no route of the file"`,
+		`{"route_id":"ping","cron":"* *","timezone":"UTC","active":true}`:        `"schedules[0].cron":"must be five fields`,
+		`{"route_id":"ping","cron":"@daily","timezone":"Nowhere","active":true}`: `"schedules[0].timezone":`,
+		`{"route_id":"ping","cron":"@daily","body":[1]}`:                         `"schedules[0].body":"must be a JSON object"`,
+		`{"route_id":"ping","cron":"@daily","when":"now"}`:                       `"schedules[0].when":"is not a known field"`,
+	} {
+		bad := edit(t, file, func(d map[string]any) { d["schedules"] = []any{raw(doc)} })
+		if status, body := ta.call(t, "POST", "/project/plan", fileBody("shop", bad, ""), admin); status != http.StatusUnprocessableEntity || !strings.Contains(body, want) {
+			t.Errorf("%s: %d %s", doc, status, body)
+		}
+	}
+}

@@ -12,7 +12,9 @@ import (
 	"slices"
 	"strings"
 
+	"stencil/engine"
 	"stencil/flow"
+	"stencil/schedule"
 	"stencil/schema"
 )
 
@@ -40,7 +42,47 @@ type Document struct {
 	Routes         []Route         `json:"routes"`
 	Templates      []Template      `json:"templates"`
 	EmailTemplates []EmailTemplate `json:"email_templates"`
+	Schedules      []Schedule      `json:"schedules"`
 	VaultKeys      []string        `json:"vault_keys"`
+}
+
+// Schedule runs a route of the file at a cron expression's ticks in a time
+// zone, with a query and a body (docs/schedules.md). A file names a
+// schedule by all of it but Active: two that differ otherwise are two.
+type Schedule struct {
+	RouteID  string          `json:"route_id"`
+	Cron     string          `json:"cron"`
+	Timezone string          `json:"timezone"`
+	Query    string          `json:"query,omitempty"`
+	Body     json.RawMessage `json:"body,omitempty"`
+	Active   bool            `json:"active"`
+}
+
+// Key names s in a plan: its route, expression and zone, and its query
+// and body when it has them.
+func (s Schedule) Key() string {
+	k := s.RouteID + ": " + s.Cron + " (" + s.Timezone + ")"
+	if s.Query != "" {
+		k += " ?" + s.Query
+	}
+	if len(s.Body) > 0 {
+		k += " " + string(CanonicalBody(s.Body))
+	}
+	return k
+}
+
+// CanonicalBody is a schedule's body written one way, whatever the order
+// of its keys (PostgreSQL's jsonb keeps its own): keys sorted, no spaces.
+func CanonicalBody(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return raw
+	}
+	out, _ := json.Marshal(v)
+	return out
 }
 
 // Collection is a collection of the project; Fields and Additional its
@@ -108,6 +150,7 @@ func (d *Document) Sort() {
 	slices.SortFunc(d.Routes, func(a, b Route) int { return strings.Compare(a.RouteID, b.RouteID) })
 	slices.SortFunc(d.Templates, func(a, b Template) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(d.EmailTemplates, func(a, b EmailTemplate) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(d.Schedules, func(a, b Schedule) int { return strings.Compare(a.Key(), b.Key()) })
 	slices.Sort(d.VaultKeys)
 }
 
@@ -117,7 +160,7 @@ func (d *Document) Sort() {
 func Encode(d Document) []byte {
 	// Sorted on copies: the caller's lists keep their order.
 	d.Collections, d.Routes, d.Templates = slices.Clone(d.Collections), slices.Clone(d.Routes), slices.Clone(d.Templates)
-	d.EmailTemplates, d.VaultKeys = slices.Clone(d.EmailTemplates), slices.Clone(d.VaultKeys)
+	d.EmailTemplates, d.VaultKeys, d.Schedules = slices.Clone(d.EmailTemplates), slices.Clone(d.VaultKeys), slices.Clone(d.Schedules)
 	d.Sort()
 	d.Format = Format
 	for _, l := range []*[]string{&d.VaultKeys} {
@@ -137,6 +180,9 @@ func Encode(d Document) []byte {
 	if d.EmailTemplates == nil {
 		d.EmailTemplates = []EmailTemplate{}
 	}
+	if d.Schedules == nil {
+		d.Schedules = []Schedule{}
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -150,7 +196,7 @@ func Encode(d Document) []byte {
 
 // topFields are the fields a document may have.
 var topFields = []string{"format", "id", "name", "description", "api_path", "x_rate_limit", "x_rate_burst", "x_cors_origins",
-	"x_egress_hosts", "collections", "routes", "templates", "email_templates", "vault_keys"}
+	"x_egress_hosts", "collections", "routes", "templates", "email_templates", "schedules", "vault_keys"}
 
 // Decode reads a document strictly: every field known and of its type,
 // format 1, the routes and templates valid as saving them would find
@@ -212,6 +258,9 @@ func Decode(raw []byte) (Document, flow.Problems) {
 			list[i] = obj
 		}
 	}
+	// A schedule's body is any JSON object: schedules are read apart.
+	d.Schedules = decodeSchedules(top["schedules"], p)
+	delete(top, "schedules")
 	delete(top, "format")
 	for k := range top {
 		if !slices.Contains(topFields, k) {
@@ -276,6 +325,24 @@ func Decode(raw []byte) (Document, flow.Problems) {
 	twice(p, "routes", "route_path", d.Routes, func(r Route) string { return r.Method + " " + r.RoutePath })
 	twice(p, "templates", "name", d.Templates, func(t Template) string { return t.Name })
 	twice(p, "email_templates", "name", d.EmailTemplates, func(t EmailTemplate) string { return t.Name })
+	twice(p, "schedules", "cron", d.Schedules, func(s Schedule) string { return s.Key() })
+	for i, sc := range d.Schedules {
+		at := fmt.Sprintf("schedules[%d]", i)
+		j := slices.IndexFunc(d.Routes, func(r Route) bool { return r.RouteID == sc.RouteID })
+		switch {
+		case j < 0:
+			p[at+".route_id"] = "names no route of the file"
+		case len(engine.PathParams(d.Routes[j].RoutePath)) > 0 || d.Routes[j].AuthJWT.Active || d.Routes[j].AuthSignature.Checks():
+			p[at+".route_id"] = "names a route that cannot run without a caller (path parameters, auth_jwt or auth_signature)"
+		}
+		if _, err := schedule.Parse(sc.Cron, sc.Timezone); err != nil {
+			if _, zerr := schedule.Zone(sc.Timezone); zerr != nil {
+				p[at+".timezone"] = zerr.Error()
+			} else {
+				p[at+".cron"] = err.Error()
+			}
+		}
+	}
 	if len(d.VaultKeys) > MaxVaultKeys {
 		p["vault_keys"] = fmt.Sprintf("has %d keys: at most %d", len(d.VaultKeys), MaxVaultKeys)
 	}
@@ -341,6 +408,58 @@ func decodeRecords(v any, path string, p flow.Problems) []json.RawMessage {
 			continue
 		}
 		out = append(out, raw)
+	}
+	return out
+}
+
+// decodeSchedules reads a file's schedules strictly: each an object of
+// the known fields, its body a JSON object or left out.
+func decodeSchedules(v any, p flow.Problems) []Schedule {
+	if v == nil {
+		return nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		p["schedules"] = "must be an array"
+		return nil
+	}
+	out := make([]Schedule, 0, len(list))
+	for i, item := range list {
+		at := fmt.Sprintf("schedules[%d]", i)
+		obj, ok := item.(map[string]any)
+		if !ok {
+			p[at] = "must be an object"
+			continue
+		}
+		var sc Schedule
+		if b, ok := obj["body"]; ok && b != nil {
+			if _, isObj := b.(map[string]any); !isObj {
+				p[at+".body"] = "must be a JSON object"
+			} else {
+				raw, _ := json.Marshal(b)
+				sc.Body = CanonicalBody(raw)
+			}
+		}
+		rest := maps.Clone(obj)
+		delete(rest, "body")
+		var wire struct {
+			RouteID  string `json:"route_id"`
+			Cron     string `json:"cron"`
+			Timezone string `json:"timezone"`
+			Query    string `json:"query"`
+			Active   bool   `json:"active"`
+		}
+		for path, msg := range flow.DecodeValue(rest, &wire, at) {
+			p[path] = msg
+		}
+		sc.RouteID, sc.Cron, sc.Timezone, sc.Query, sc.Active = wire.RouteID, wire.Cron, wire.Timezone, wire.Query, wire.Active
+		if sc.Timezone == "" {
+			sc.Timezone = "UTC"
+		}
+		if _, has := obj["active"]; !has {
+			sc.Active = true
+		}
+		out = append(out, sc)
 	}
 	return out
 }

@@ -19,6 +19,7 @@ const (
 	KindRoute         = "route"
 	KindTemplate      = "template"
 	KindEmailTemplate = "email_template"
+	KindSchedule      = "schedule"
 )
 
 // Item is one object a plan adds, changes or removes; Fields, for a
@@ -96,6 +97,8 @@ func Compare(have *Document, want Document, prune bool) Plan {
 		}, nil)
 	compareList(&p, KindEmailTemplate, have.EmailTemplates, want.EmailTemplates, prune, func(t EmailTemplate) string { return t.Name },
 		func(a, b EmailTemplate) []string { return fieldWords(a, b, "subject", "text", "html") }, nil)
+	compareList(&p, KindSchedule, have.Schedules, want.Schedules, prune, Schedule.Key,
+		func(a, b Schedule) []string { return fieldWords(a, b, "active") }, nil)
 	needed := slices.Clone(want.VaultKeys)
 	for _, r := range want.Routes {
 		if r.AuthSignature.Checks() {

@@ -16,12 +16,13 @@ type ProjectContents struct {
 	Collections    []Collection    // by id, without their record counts
 	Records        map[string][]json.RawMessage
 	EmailTemplates []EmailTemplate // by name
+	Schedules      []Schedule      // by route and id
 	VaultKeys      []string        // names only, by name
 }
 
 // ProjectContents reads project's settings, routes, templates,
 // collections (with records, each collection's data by id), email
-// templates and vault key names from one snapshot of the database: in a
+// templates, schedules and vault key names from one snapshot of the database: in a
 // repeatable-read transaction, or in the caller's own.
 func (s *Store) ProjectContents(ctx context.Context, project string, records bool) (_ ProjectContents, err error) {
 	defer wrap(&err, "project contents", project)
@@ -75,6 +76,9 @@ func (s *Store) ProjectContents(ctx context.Context, project string, records boo
 			}
 		}
 		if pc.EmailTemplates, err = tx.EmailTemplates(ctx, project); err != nil {
+			return err
+		}
+		if pc.Schedules, err = tx.Schedules(ctx, project, ""); err != nil {
 			return err
 		}
 		rows, err = tx.db.Query(ctx, "SELECT key FROM vault_entries WHERE project_id = $1 ORDER BY key", project)
