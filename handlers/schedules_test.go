@@ -59,6 +59,17 @@ func TestSchedulesAPI(t *testing.T) {
 	if !strings.Contains(list, "T01:30:00Z") && !strings.Contains(list, "T00:30:00Z") {
 		t.Fatalf("the next runs of 30 2 * * * in Berlin: %s", list)
 	}
+	// A schedule follows its route when the route's id changes, and goes
+	// with it.
+	renamed := runnable{id: "nightly_run", method: "POST", path: "/nightly", blocks: []string{`{"type":"RETURN","depth":0,"pairs":` + pairsOf("ok", lit("BOOLEAN", "true")) + `,"conditions":[]}`}}
+	ta.expectStatus(t, "rename", "PATCH", "/route/update", `{"project_id":"shop","route_id":"nightly","route":`+renamed.JSON()+`}`, h, 200)
+	if _, list := ta.call(t, "GET", "/route/schedule/fetch?project_id=shop&route_id=nightly_run", "", h); !strings.Contains(list, `"amount":1`) {
+		t.Fatalf("the schedule after its route's rename: %s", list)
+	}
+	ta.expectStatus(t, "route gone", "DELETE", "/route/delete?project_id=shop&route_id=nightly_run", "", h, 200)
+	if _, list := ta.call(t, "GET", "/route/schedule/fetch?project_id=shop", "", h); !strings.Contains(list, `"amount":0`) {
+		t.Fatalf("the schedules after their route was deleted: %s", list)
+	}
 }
 
 // A schedule of @every 1m with two instances on one database, driven by a
