@@ -31,18 +31,40 @@ type scheduleDTO struct {
 	Body      json.RawMessage `json:"body"`
 	Active    bool            `json:"active"`
 	NextRuns  []time.Time     `json:"next_runs"`
+	LastTicks []tickDTO       `json:"last_ticks"`
 	Since     time.Time       `json:"since"`
 	CreatedBy *int64          `json:"created_by"`
 	CreatedAt time.Time       `json:"created_at"`
 	UpdatedAt time.Time       `json:"updated_at"`
 }
 
-// nextRuns is how many upcoming ticks a schedule shows.
-const nextRuns = 5
+// tickDTO is a tick of a schedule as it went: running, done (with the
+// run's status) or skipped (its previous run still ran).
+type tickDTO struct {
+	Tick       time.Time  `json:"tick"`
+	State      string     `json:"state"`
+	Status     *int       `json:"status"`
+	FinishedAt *time.Time `json:"finished_at"`
+}
+
+// Code is the tick's run's status, 0 when it has none (yet).
+func (t tickDTO) Code() int {
+	if t.Status == nil {
+		return 0
+	}
+	return *t.Status
+}
+
+// nextRuns is how many upcoming ticks a schedule shows, and lastTicks how
+// many of those past.
+const (
+	nextRuns  = 5
+	lastTicks = 5
+)
 
 func newScheduleDTO(sc store.Schedule, now time.Time) scheduleDTO {
 	d := scheduleDTO{ID: sc.ID, ProjectID: sc.ProjectID, RouteID: sc.RouteID, Cron: sc.Cron, Timezone: sc.Timezone, Query: sc.Query,
-		Body: sc.Body, Active: sc.Active, NextRuns: []time.Time{}, Since: sc.Since, CreatedBy: sc.CreatedBy, CreatedAt: sc.CreatedAt, UpdatedAt: sc.UpdatedAt}
+		Body: sc.Body, Active: sc.Active, NextRuns: []time.Time{}, LastTicks: []tickDTO{}, Since: sc.Since, CreatedBy: sc.CreatedBy, CreatedAt: sc.CreatedAt, UpdatedAt: sc.UpdatedAt}
 	if d.Body == nil {
 		d.Body = json.RawMessage("null")
 	}
@@ -124,7 +146,8 @@ func (h *Handlers) checkSchedule(c *fiber.Ctx, sc *store.Schedule) error {
 	return nil
 }
 
-// routeSchedules are a route's schedules as its page shows them.
+// routeSchedules are a route's schedules as its page shows them, each
+// with its last ticks.
 func (h *Handlers) routeSchedules(c *fiber.Ctx, project, route string) ([]scheduleDTO, error) {
 	list, err := h.store.Schedules(c.UserContext(), project, route)
 	if err != nil {
@@ -134,6 +157,13 @@ func (h *Handlers) routeSchedules(c *fiber.Ctx, project, route string) ([]schedu
 	out := make([]scheduleDTO, len(list))
 	for i, sc := range list {
 		out[i] = newScheduleDTO(sc, now)
+		ticks, err := h.store.Ticks(c.UserContext(), sc.ID, lastTicks)
+		if err != nil {
+			return nil, err
+		}
+		for _, tk := range ticks {
+			out[i].LastTicks = append(out[i].LastTicks, tickDTO{Tick: tk.Tick.UTC(), State: tk.State, Status: tk.Status, FinishedAt: tk.FinishedAt})
+		}
 	}
 	return out, nil
 }

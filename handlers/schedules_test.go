@@ -130,6 +130,11 @@ func TestScheduleRunsOncePerTick(t *testing.T) {
 	if _, page := ta.call(t, "GET", "/web/routes/runs?project_id=shop", "", browser(ta.signIn(t, "author"))); strings.Count(page, `data-testid="run-trigger">on a schedule`) != 4 {
 		t.Fatalf("the run log page does not say the runs were scheduled")
 	}
+	// The schedule says how its last ticks went.
+	_, list := ta.call(t, "GET", "/route/schedule/fetch?project_id=shop&route_id=tick", "", h)
+	if strings.Count(list, `"state":"done","status":200`) != 4 {
+		t.Fatalf("the schedule's last ticks: %s", list)
+	}
 }
 
 // A tick claimed while the schedule's previous run still runs is skipped;

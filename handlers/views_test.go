@@ -71,6 +71,10 @@ func sampleViews() map[string]sample {
 		{Name: "seen", Type: schema.Boolean, Default: json.RawMessage("true")}, {Name: "shown", Type: schema.Datetime}, {Name: "tags", Type: schema.Select, Values: []string{"sf"}, Multiple: true},
 		{Name: "book", Type: schema.Reference, Collection: "books"}, {Name: "extra", Type: schema.JSON}}}
 	typed.CollectionIDs, typed.NewField = []string{"books"}, schema.Field{Type: schema.Text}
+	ticked := newScheduleDTO(store.Schedule{ID: 1, ProjectID: "shop", RouteID: "read_books", Cron: "30 2 * * *", Timezone: "Europe/Berlin", Active: true}, now)
+	ok, failed := 200, 503
+	ticked.LastTicks = []tickDTO{{Tick: now, State: store.TickRunning}, {Tick: now, State: store.TickSkipped}, {Tick: now, State: store.TickDone, Status: &ok},
+		{Tick: now, State: store.TickDone, Status: &failed}}
 	project.Invite, project.InviteRoles, project.InviteLinks, project.Invited = form, roles, map[int64]string{1: "http://localhost:8080/web/invite?token=x"}, 1
 	project.Invitations = []store.Invitation{{ID: 1, ProjectID: "shop", Email: "kim@example.com", Role: store.RoleAuthor, ExpiresAt: now}}
 	shop := store.Project{ID: "shop", Name: "Shop"}
@@ -178,7 +182,7 @@ func sampleViews() map[string]sample {
 		"templates/editor": {page: true, view: editorView{Base: base, Heading: "New", Data: `{"mode":"template"}`, Back: "/"}},
 		"routes/index":     {page: true, view: routesView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Routes: []store.StoredRoute{route}, Pager: pager, CanWrite: true}},
 		"routes/view": {page: true, view: routeView{Base: base, Route: route, Blocks: blocks, CanWrite: true, Schedules: []scheduleDTO{
-			newScheduleDTO(store.Schedule{ID: 1, ProjectID: "shop", RouteID: route.RouteID, Cron: "30 2 * * *", Timezone: "Europe/Berlin", Active: true}, now),
+			ticked,
 			newScheduleDTO(store.Schedule{ID: 2, ProjectID: "shop", RouteID: route.RouteID, Cron: "@every 15m", Timezone: "UTC", Query: "full=1"}, now)}}},
 		"routes/schedule_form": {view: routeView{Base: base, Route: route, CanWrite: true, Form: Form{Values: map[string]string{"cron": "* * *"}, Errors: map[string]string{"cron": "must be five fields"}}}},
 		"routes/history": {page: true, view: historyView{Base: base, Back: "/web/routes/view?project_id=shop&route_id=r", BackText: "Route r", Subject: "GET /books",
