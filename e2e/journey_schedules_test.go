@@ -51,8 +51,8 @@ func TestJourneySchedule(t *testing.T) {
 			if n := eval[int](b, `document.querySelectorAll('[data-testid="next-runs"] li').length`); n != 5 {
 				t.Fatalf("%d next runs shown", n)
 			}
-			if got := eval[string](b, `document.querySelector('[data-testid="next-runs"] li').textContent`); !strings.Contains(got, "02:00 UTC") ||
-				!strings.Contains(got, "03:00 your time (Europe/Berlin)") {
+			if got := eval[string](b, `document.querySelector('[data-testid="next-runs"] li').textContent`); !strings.HasPrefix(got, "2026-") && !strings.HasPrefix(got, "2027-") || !strings.Contains(got, " 02:00 UTC") ||
+				!strings.Contains(got, " 03:00 your time (Europe/Berlin)") {
 				t.Fatalf("03:00 in Berlin in winter reads %q", got)
 			}
 			b.screenshot("schedules-next-1280")

@@ -563,8 +563,11 @@ function main() {
     root.querySelectorAll("time[data-viewer-time]:not([data-shown])").forEach(function (t) {
       t.setAttribute("data-shown", "");
       if (!zone || zone === "UTC" || zone === "Etc/UTC") return;
-      var at = new Date(t.getAttribute("datetime"));
-      var local = new Intl.DateTimeFormat(undefined, { weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", hourCycle: "h23" }).format(at);
+      // ISO-like, as the app writes every date: YYYY-MM-DD HH:MM.
+      var parts = {};
+      new Intl.DateTimeFormat("en-US", { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23" })
+        .formatToParts(new Date(t.getAttribute("datetime"))).forEach(function (p) { parts[p.type] = p.value; });
+      var local = parts.year + "-" + parts.month + "-" + parts.day + " " + parts.hour + ":" + parts.minute;
       var span = document.createElement("span");
       span.className = "text-slate-600";
       span.textContent = " · " + local + " your time (" + zone + ")";
