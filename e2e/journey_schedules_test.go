@@ -64,6 +64,14 @@ func TestJourneySchedule(t *testing.T) {
 			if got := eval[string](b, `document.activeElement.textContent.trim()`); got != "Resume" {
 				t.Fatalf("after pausing, the button reads %q", got)
 			}
+			b.screenshot("schedules-paused-1280")
+			// Resumed, then paused again for the rest of the journey.
+			b.press("\r")
+			b.waitText("Schedule 0 3 * * * resumed.")
+			b.focusOn(`button[id$="-toggle"]`)
+			b.press("\r")
+			b.waitText("Paused: it runs again once resumed.")
+			b.focusOn(`button[id$="-toggle"]`)
 			b.tabToMatch("#s-cron")
 		}
 		// A bad expression: told beside the field, the focus in it.
@@ -82,5 +90,17 @@ func TestJourneySchedule(t *testing.T) {
 	if _, body := api(t, "GET", app.URL+"/route/schedule/fetch?project_id=shop&route_id=nightly", token, ""); !strings.Contains(body, `"active":false`) || !strings.Contains(body, `"timezone":"Europe/Berlin"`) {
 		t.Fatalf("the schedule: %s", body)
 	}
+	// Deleted by keyboard, through the confirmation: the focus goes to the
+	// form, where a new one is added.
+	b.resize(1280, 844)
+	b.do(chromedp.Navigate(app.URL + page))
+	b.waitText("Add a schedule")
+	b.tabToMatch(`button[aria-label^="Delete schedule"]`)
+	b.press("\r")
+	b.do(chromedp.WaitVisible(chromedp.CSS("#confirm-dialog[open] [data-confirm]")))
+	tabOnTo(b, "#confirm-dialog [data-confirm]", false)
+	b.press("\r")
+	b.waitText("No schedules yet.")
+	b.focusOn("#s-cron")
 	b.checkClean()
 }

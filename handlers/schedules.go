@@ -254,8 +254,29 @@ func (h *Handlers) scheduleUpdate(c *fiber.Ctx) error {
 	if in.Active != nil && len(c.Body()) > 0 && in.Cron == nil && in.Timezone == nil && in.Query == nil && in.Body == nil {
 		word = map[bool]string{true: "resumed", false: "paused"}[sc.Active]
 	}
+	// The view first: it reads the page's flash, which the fragment's
+	// out-of-band flash then carries.
+	view, err := h.schedulesView(c, sc.ProjectID, sc.RouteID)
+	if err != nil {
+		return err
+	}
 	h.flash(c, "success", "Schedule "+sc.Cron+" "+word+".")
-	return h.respond(c, Reply{Message: "Schedule " + word, Data: newScheduleDTO(sc, time.Now()), Redirect: routeViewURL(sc.ProjectID, sc.RouteID)})
+	return h.respond(c, Reply{Message: "Schedule " + word, Data: newScheduleDTO(sc, time.Now()), Redirect: routeViewURL(sc.ProjectID, sc.RouteID),
+		Fragment: "routes/schedules", View: view})
+}
+
+// schedulesView is the route page's schedules section, which a pause, a
+// resumption or a deletion from the page answers with in place.
+func (h *Handlers) schedulesView(c *fiber.Ctx, project, route string) (*routeView, error) {
+	if representationOf(c) != asFragment {
+		return nil, nil
+	}
+	list, err := h.routeSchedules(c, project, route)
+	if err != nil {
+		return nil, err
+	}
+	return &routeView{Base: h.base(c, route), Route: store.StoredRoute{Route: flow.Route{ProjectID: project, RouteID: route}}, CanWrite: true,
+		Schedules: list}, nil
 }
 
 // scheduleDelete answers DELETE /route/schedule/delete.
@@ -274,8 +295,12 @@ func (h *Handlers) scheduleDelete(c *fiber.Ctx) error {
 	if err := h.store.DeleteSchedule(c.UserContext(), q.ProjectID, q.ID); err != nil {
 		return scheduleMissing(err, q.ID)
 	}
+	view, err := h.schedulesView(c, sc.ProjectID, sc.RouteID)
+	if err != nil {
+		return err
+	}
 	h.flash(c, "success", "Schedule "+sc.Cron+" deleted.")
-	return h.respond(c, Reply{Message: "Schedule deleted", Redirect: routeViewURL(sc.ProjectID, sc.RouteID)})
+	return h.respond(c, Reply{Message: "Schedule deleted", Redirect: routeViewURL(sc.ProjectID, sc.RouteID), Fragment: "routes/schedules", View: view})
 }
 
 // scheduleMissing words a schedule that is not there as 404.

@@ -199,7 +199,7 @@ func TestScheduleForm(t *testing.T) {
 		t.Fatalf("a bad expression from the form: %d %s", status, body)
 	}
 	status, body, _ = send("PATCH", "/route/schedule/update", url.Values{"project_id": {"shop"}, "id": {"1"}, "active": {"false"}})
-	if status != 200 {
+	if status != 200 || !strings.Contains(body, `<section id="schedules"`) || !strings.Contains(body, "Schedule 0 3 * * * paused.") {
 		t.Fatalf("a pause from the page: %d %s", status, body)
 	}
 	_, list := ta.call(t, "GET", "/route/schedule/fetch?project_id=shop", "", h)

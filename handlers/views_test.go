@@ -184,6 +184,7 @@ func sampleViews() map[string]sample {
 		"routes/view": {page: true, view: routeView{Base: base, Route: route, Blocks: blocks, CanWrite: true, Schedules: []scheduleDTO{
 			ticked,
 			newScheduleDTO(store.Schedule{ID: 2, ProjectID: "shop", RouteID: route.RouteID, Cron: "@every 15m", Timezone: "UTC", Query: "full=1"}, now)}}},
+		"routes/schedules":     {view: routeView{Base: base, Route: route, CanWrite: true, Schedules: []scheduleDTO{ticked}}},
 		"routes/schedule_form": {view: routeView{Base: base, Route: route, CanWrite: true, Form: Form{Values: map[string]string{"cron": "* * *"}, Errors: map[string]string{"cron": "must be five fields"}}}},
 		"routes/history": {page: true, view: historyView{Base: base, Back: "/web/routes/view?project_id=shop&route_id=r", BackText: "Route r", Subject: "GET /books",
 			Self: "/web/routes/history?project_id=shop&route_id=r", Keys: []hiddenField{{"project_id", "shop"}}, RestoreURL: "/route/restore",
