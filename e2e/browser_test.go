@@ -342,6 +342,9 @@ func (b *browser) text() string {
 // look at.
 func (b *browser) screenshot(name string) {
 	b.t.Helper()
+	if os.Getenv("STENCIL_SCREENSHOTS") == "off" {
+		return // CI (.ci/run): no one reads them there
+	}
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
 	// Chromium draws at most 16,384 px in one capture: a longer page (the
