@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,6 +72,35 @@ func TestSignedWebhooks(t *testing.T) {
 	})
 	if got := strings.Count(ta.records(t, "books"), `"title": "Signed"`); got != 4 {
 		t.Fatalf("%d records of signed deliveries, want 4 (hook once, stripe, github, hmac)", got)
+	}
+	// One delivery sent eight times at once (a sender's retries crossing):
+	// it runs once, the others are told it was received.
+	same := `{"title":"Once"}`
+	headers := signed(webhooks.StandardWebhooks, "msg_burst", now, same)
+	var wg sync.WaitGroup
+	statuses := make(chan string, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			status, out := ta.call(t, "POST", "/x/shop/hook", same, headers)
+			statuses <- fmt.Sprint(status, strings.Contains(out, "received already"))
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	ran := 0
+	for st := range statuses {
+		switch st {
+		case "200 false":
+			ran++
+		case "200 true":
+		default:
+			t.Fatalf("a delivery sent at once with others: %s", st)
+		}
+	}
+	if got := strings.Count(ta.records(t, "books"), `"title": "Once"`); ran != 1 || got != 1 {
+		t.Fatalf("one delivery sent eight times ran %d times and wrote %d records", ran, got)
 	}
 	if err := ta.h.runs.FlushLog(context.Background()); err != nil {
 		t.Fatal(err)
