@@ -17,7 +17,7 @@ import (
 	"stencil/store"
 )
 
-// Schedules of routes (docs/schedules.md, SPEC §17): AUTHOR and up make,
+// Schedules of routes (docs/schedules.md): AUTHOR and up make,
 // change and delete them; members read them with their next runs.
 
 // scheduleDTO is a schedule as the API gives it, with its next five ticks.
