@@ -153,15 +153,19 @@ func (h *Handlers) routeSchedules(c *fiber.Ctx, project, route string) ([]schedu
 	if err != nil {
 		return nil, err
 	}
+	ids := make([]int64, len(list))
+	for i, sc := range list {
+		ids[i] = sc.ID
+	}
+	ticks, err := h.store.Ticks(c.UserContext(), ids, lastTicks)
+	if err != nil {
+		return nil, err
+	}
 	now := time.Now()
 	out := make([]scheduleDTO, len(list))
 	for i, sc := range list {
 		out[i] = newScheduleDTO(sc, now)
-		ticks, err := h.store.Ticks(c.UserContext(), sc.ID, lastTicks)
-		if err != nil {
-			return nil, err
-		}
-		for _, tk := range ticks {
+		for _, tk := range ticks[sc.ID] {
 			out[i].LastTicks = append(out[i].LastTicks, tickDTO{Tick: tk.Tick.UTC(), State: tk.State, Status: tk.Status, FinishedAt: tk.FinishedAt})
 		}
 	}

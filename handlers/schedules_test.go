@@ -165,8 +165,9 @@ func TestTickClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	claim(t0.Add(3*time.Minute), time.Minute, store.TickRunning)
-	ticks, err := st.Ticks(ctx, id, 10)
-	if err != nil || len(ticks) != 4 || ticks[2].State != store.TickSkipped || ticks[3].State != store.TickDone || *ticks[3].Status != 200 {
+	all, err := st.Ticks(ctx, []int64{id, id + 1}, 10)
+	ticks := all[id]
+	if err != nil || len(all) != 1 || len(ticks) != 4 || ticks[2].State != store.TickSkipped || ticks[3].State != store.TickDone || *ticks[3].Status != 200 {
 		t.Fatalf("ticks: %+v %v", ticks, err)
 	}
 }

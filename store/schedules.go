@@ -198,15 +198,28 @@ type Tick struct {
 	FinishedAt *time.Time
 }
 
-// Ticks lists schedule id's newest ticks, at most limit.
-func (s *Store) Ticks(ctx context.Context, id int64, limit int) (_ []Tick, err error) {
-	defer wrap(&err, "ticks", strconv.FormatInt(id, 10))
-	rows, err := s.db.Query(ctx, "SELECT tick, state, status, claimed_at, finished_at FROM schedule_ticks WHERE schedule_id = $1 ORDER BY tick DESC LIMIT $2",
-		id, limit)
+// Ticks lists the newest ticks of each schedule of ids, at most limit a
+// schedule, newest first, by schedule id: one statement for a list.
+func (s *Store) Ticks(ctx context.Context, ids []int64, limit int) (_ map[int64][]Tick, err error) {
+	defer wrap(&err, "ticks")
+	out := map[int64][]Tick{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.Query(ctx, `SELECT t.schedule_id, t.tick, t.state, t.status, t.claimed_at, t.finished_at
+		FROM unnest($1::bigint[]) AS q (id), LATERAL (
+			SELECT * FROM schedule_ticks WHERE schedule_id = q.id ORDER BY tick DESC LIMIT $2) AS t
+		ORDER BY t.schedule_id, t.tick DESC`, ids, limit)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[Tick])
+	var id int64
+	var t Tick
+	_, err = pgx.ForEachRow(rows, []any{&id, &t.Tick, &t.State, &t.Status, &t.ClaimedAt, &t.FinishedAt}, func() error {
+		out[id] = append(out[id], t)
+		return nil
+	})
+	return out, err
 }
 
 // sweepTicks forgets ticks older than the run log keeps runs.
