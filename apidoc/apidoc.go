@@ -97,6 +97,11 @@ func addBlockSchemas(doc *openapi3.T) {
 			return &openapi3.SchemaRef{Value: openapi3.NewIntegerSchema().WithMin(200).WithMax(308).
 				WithDefault(200)}
 		},
+		"attempts": func() *openapi3.SchemaRef {
+			a := openapi3.NewIntegerSchema().WithMin(1).WithMax(flow.MaxJobAttempts).WithDefault(flow.DefaultJobAttempts)
+			a.Description = "How many times the job is tried at most (docs/jobs.md)."
+			return &openapi3.SchemaRef{Value: a}
+		},
 	}
 	no := false
 	block := schemas["Block"].Value

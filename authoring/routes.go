@@ -3,6 +3,7 @@ package authoring
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -114,7 +115,40 @@ func CheckRoute(ctx context.Context, st *store.Store, r flow.Route, readsVault b
 	if err != nil {
 		return nil, err
 	}
-	return flow.Named(flow.CapWarnings(append(warnings, mailWarnings...)), r.Flow.Blocks), nil
+	jobWarnings, err := enqueueWarnings(ctx, st, r)
+	if err != nil {
+		return nil, err
+	}
+	return flow.Named(flow.CapWarnings(append(append(warnings, mailWarnings...), jobWarnings...)), r.Flow.Blocks), nil
+}
+
+// enqueueWarnings are what saving says of a route's ENQUEUE blocks: a
+// route the project does not have yet, or one that cannot run without a
+// caller — every job of it would be cancelled (docs/jobs.md).
+func enqueueWarnings(ctx context.Context, st *store.Store, r flow.Route) ([]flow.Warning, error) {
+	var warnings []flow.Warning
+	for i, b := range r.Flow.Blocks {
+		if b.Type != "ENQUEUE" || b.TargetRoute == "" {
+			continue
+		}
+		at := fmt.Sprintf("route.flow.blocks[%d].route_id", i)
+		target := r
+		if b.TargetRoute != r.RouteID {
+			stored, err := st.Route(ctx, r.ProjectID, b.TargetRoute)
+			if errors.Is(err, store.ErrNotFound) {
+				warnings = append(warnings, flow.Warn(at, fmt.Sprintf("route %s does not exist in this project yet: its jobs would be cancelled", b.TargetRoute)))
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			target = stored.Route
+		}
+		if len(engine.PathParams(target.RoutePath)) > 0 || target.AuthJWT.Active || target.AuthSignature.Checks() {
+			warnings = append(warnings, flow.Warn(at, fmt.Sprintf("route %s cannot run without a caller (path parameters, auth_jwt or auth_signature): its jobs would be cancelled", b.TargetRoute)))
+		}
+	}
+	return warnings, nil
 }
 
 // emailWarnings are what saving says of a route's EMAIL blocks: a template

@@ -447,11 +447,9 @@ var (
 	axeSource string
 )
 
-// audit checks the page as it stands and fails the test, naming state, when
-// the page scrolls sideways, when a visible control lies outside the
-// window's width, or when axe-core (pinned in package.json) finds a serious
-// or critical violation.
-func (b *browser) audit(state string) {
+// layout fails the test, naming state, when the page scrolls sideways or
+// a visible control lies outside the window's width.
+func (b *browser) layout(state string) {
 	b.t.Helper()
 	if eval[bool](b, "document.documentElement.scrollWidth > window.innerWidth") {
 		w := eval[int](b, "window.innerWidth")
@@ -464,6 +462,15 @@ func (b *browser) audit(state string) {
 	for _, e := range off {
 		b.t.Errorf("%s: a control lies outside the window: %s", state, e)
 	}
+}
+
+// audit checks the page as it stands and fails the test, naming state, when
+// the page scrolls sideways, when a visible control lies outside the
+// window's width, or when axe-core (pinned in package.json) finds a serious
+// or critical violation.
+func (b *browser) audit(state string) {
+	b.t.Helper()
+	b.layout(state)
 	axeOnce.Do(func() {
 		src, err := os.ReadFile(filepath.Join("node_modules", "axe-core", "axe.min.js"))
 		if err != nil {

@@ -54,6 +54,20 @@ type Env interface {
 	// MaxAnswerBytes, within c.Timeout. A request that gets no answer is a
 	// *CallError.
 	Call(ctx context.Context, c Call) (Reply, error)
+	// Enqueue writes a job in the run's transaction and returns its id:
+	// no job exists unless the run commits.
+	Enqueue(ctx context.Context, j Job) (int64, error)
+}
+
+// Job is a later run of a route of the project that an ENQUEUE block asks
+// for (docs/jobs.md): its query and body as the run's request would carry
+// them, its delay and how many times it is tried at most.
+type Job struct {
+	Route       string
+	Query       string // encoded, without "?"
+	Body        []byte // a JSON value; nil: none
+	Delay       time.Duration
+	MaxAttempts int
 }
 
 // Call is the request of an HTTP block (docs/engine.md).
@@ -121,6 +135,9 @@ var (
 	// ErrMailBacklog: the project has as many messages waiting as it may
 	// (docs/mail.md); the run faults with 503 and Retry-After.
 	ErrMailBacklog = errors.New("the project's outbox is full")
+	// ErrJobBacklog: the project has as many jobs not yet finished as it
+	// may (docs/jobs.md); the run faults with 429.
+	ErrJobBacklog = errors.New("the project has too many jobs waiting")
 )
 
 // Bounds of the mail one run queues (docs/mail.md): recipients of one

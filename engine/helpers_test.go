@@ -111,6 +111,9 @@ type memEnv struct {
 	// their requests.
 	upstream func(Call) (Reply, error)
 	sent     []Call
+	// jobs are the jobs enqueued; backlog makes Enqueue refuse them.
+	jobs    []Job
+	backlog bool
 }
 
 // memRecord is a record of a memEnv, its data decoded.
@@ -277,6 +280,14 @@ func (m *memEnv) Queue(_ context.Context, e Email) error {
 	e.Pairs = maps.Clone(e.Pairs)
 	m.queued = append(m.queued, e)
 	return nil
+}
+
+func (m *memEnv) Enqueue(_ context.Context, j Job) (int64, error) {
+	if m.backlog {
+		return 0, ErrJobBacklog
+	}
+	m.jobs = append(m.jobs, j)
+	return int64(len(m.jobs)), nil
 }
 
 func (m *memEnv) Call(_ context.Context, c Call) (Reply, error) {

@@ -65,13 +65,14 @@ const (
 	kEmail
 	kDelete
 	kHTTP
+	kEnqueue
 )
 
 var kinds = map[string]kind{
 	"FETCH": kFetch, "ASSIGNMENT": kAssignment, "TEMPLATE": kTemplate, "CONDITION": kCondition, "LOOP": kLoop,
 	"FILTER": kFilter, "PROPERTY": kProperty, "FUNCTION": kFunction, "OBJECT": kObject, "UPDATE": kUpdate,
 	"SIMPLE_UPDATE": kSimpleUpdate, "CREATE": kCreate, "RETURN": kReturn, "VAULT": kVault, "EMAIL": kEmail, "DELETE": kDelete,
-	"HTTP": kHTTP,
+	"HTTP": kHTTP, "ENQUEUE": kEnqueue,
 }
 
 // operand is a literal converted once, or a variable's slot and the dot
@@ -234,8 +235,10 @@ type Plan struct {
 	// Calls says whether the flow holds an HTTP block: such a run never
 	// joins a batch, which would hold the batch's transaction while it
 	// waits for an upstream (docs/engine.md).
-	Calls   bool
-	Version int64 // the version of the stored route it was made from
+	Calls bool
+	// Enqueues says whether the flow holds an ENQUEUE block.
+	Enqueues bool
+	Version  int64 // the version of the stored route it was made from
 	// Warnings are what Compile finds doubtful but runs all the same:
 	// variables used before any block sets them. Collections are the
 	// collections the flow names, with where, for the caller to check.
@@ -433,6 +436,8 @@ func (c *compiler) block(b *flow.Block, i int, inLoop bool) step {
 		}
 	case kHTTP:
 		c.call(&s, b, at)
+	case kEnqueue:
+		c.enqueue(&s, b, at)
 	case kEmail:
 		s.pairs = c.pairs(b.Pairs, at+".pairs")
 		s.operands = c.operands(b.Recipients, at+".recipients")

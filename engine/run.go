@@ -418,6 +418,10 @@ func (r *runner) envError(s *step, err error) error {
 		f := r.fault(s, "the project's outbox is full: too many messages wait to be sent; try again later").(*Fault)
 		f.Status, f.RetryAfter = 503, MailBacklogRetry
 		return f
+	case errors.Is(err, ErrJobBacklog):
+		f := r.fault(s, "the project has as many jobs waiting as it may: try again later").(*Fault)
+		f.Status, f.RetryAfter = 429, JobBacklogRetry
+		return f
 	case errors.Is(err, ErrBusy):
 		return ErrBusy
 	case errors.Is(err, ErrTooLarge):
@@ -838,6 +842,18 @@ func (r *runner) step(s *step) (signal, error) {
 	case kEmail:
 		if r.when(s.tests) {
 			return sigNext, r.email(s)
+		}
+	case kEnqueue:
+		if !r.when(s.tests) {
+			return sigNext, nil
+		}
+		id, err := r.enqueue(s)
+		if err != nil {
+			return sigEnd, err
+		}
+		r.result.Wrote = true
+		if s.out >= 0 {
+			r.put(s.out, float64(id))
 		}
 	case kHTTP:
 		if !r.when(s.tests) {

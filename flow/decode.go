@@ -260,4 +260,7 @@ func (b *Block) decode(v any, path string, p Problems) {
 		}
 		decodeValue(obj[k], reflect.ValueOf(b.slot(k)).Elem(), join(path, k), p)
 	}
+	if _, given := obj["max_attempts"]; t == "ENQUEUE" && !given {
+		b.MaxAttempts = DefaultJobAttempts
+	}
 }

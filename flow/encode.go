@@ -125,6 +125,9 @@ type wireBlock struct {
 	Query          []Pair          `json:"query"`
 	CallBody       *Operand        `json:"body"`
 	Timeout        *Operand        `json:"timeout_ms"`
+	TargetRoute    string          `json:"route_id"`
+	Delay          *Operand        `json:"delay_ms"`
+	MaxAttempts    int             `json:"max_attempts"`
 	Data           json.RawMessage `json:"data"`
 	Targets        json.RawMessage `json:"targets"`
 }
@@ -137,7 +140,7 @@ func (w *wireBlock) block() (Block, error) {
 		Conditions: w.Conditions, Operations: w.Operations, Filters: w.Filters, Pairs: w.Pairs, Params: w.Params,
 		Recipients: w.Recipients, Min: w.Min, Max: w.Max, Step: w.Step, Set: w.Set, Add: w.Add, Filter: w.Filter, Fail: w.Fail,
 		Match: w.Match, Sort: w.Sort, Limit: w.Limit, Status: w.Status, Headers: w.Headers, CallMethod: w.CallMethod,
-		URL: w.URL, Query: w.Query, CallBody: w.CallBody, Timeout: w.Timeout}
+		URL: w.URL, Query: w.Query, CallBody: w.CallBody, Timeout: w.Timeout, TargetRoute: w.TargetRoute, Delay: w.Delay, MaxAttempts: w.MaxAttempts}
 	for name, raw := range map[string]json.RawMessage{"data": w.Data, "targets": w.Targets} {
 		if len(raw) > 0 {
 			if err := json.Unmarshal(raw, b.slot(name)); err != nil {

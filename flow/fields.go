@@ -19,10 +19,11 @@ const (
 	kPairs
 	kUpdateTargets
 	kSimpleTargets
-	kFailN   // fail or null
-	kSortN   // sort or null
-	kHeaders // pairs whose ids are HTTP header names
-	kStatus  // an HTTP status, 0 when absent
+	kFailN    // fail or null
+	kSortN    // sort or null
+	kHeaders  // pairs whose ids are HTTP header names
+	kStatus   // an HTTP status, 0 when absent
+	kAttempts // a job's attempts, 1 to MaxJobAttempts
 )
 
 // field is one field of a block type.
@@ -71,6 +72,9 @@ var blockFields = map[string][]field{
 	"HTTP": {{name: "local_name", kind: kText, required: true}, {name: "method", kind: kEnum, enum: CallMethods},
 		{name: "url", kind: kOperand}, {name: "query", kind: kPairs}, {name: "headers", kind: kHeaders},
 		{name: "body", kind: kOperandN}, {name: "timeout_ms", kind: kOperandN}, {name: "conditions", kind: kConditions}},
+	"ENQUEUE": {{name: "route_id", kind: kText, required: true}, {name: "query", kind: kPairs}, {name: "body", kind: kOperandN},
+		{name: "delay_ms", kind: kOperandN}, {name: "max_attempts", kind: kAttempts}, {name: "conditions", kind: kConditions},
+		{name: "local_name", kind: kText}},
 }
 
 // Field returns a pointer to the Go field that holds field name of a block
@@ -159,6 +163,12 @@ func (b *Block) slot(name string) any {
 		return &b.CallBody
 	case "timeout_ms":
 		return &b.Timeout
+	case "route_id":
+		return &b.TargetRoute
+	case "delay_ms":
+		return &b.Delay
+	case "max_attempts":
+		return &b.MaxAttempts
 	case "targets":
 		if b.Type == "UPDATE" {
 			return &b.UpdateTargets
@@ -172,7 +182,7 @@ func (b *Block) slot(name string) any {
 type FieldInfo struct {
 	Name     string   `json:"name"`
 	Label    string   `json:"label"`              // what people read for it
-	Kind     string   `json:"kind"`               // text, enum, bool, operand, operand-or-null, operands, conditions, operations, filters, filter-or-null, pairs, update-targets, simple-targets, fail-or-null, sort-or-null, headers, status
+	Kind     string   `json:"kind"`               // text, enum, bool, operand, operand-or-null, operands, conditions, operations, filters, filter-or-null, pairs, update-targets, simple-targets, fail-or-null, sort-or-null, headers, status, attempts
 	Enum     []string `json:"enum,omitempty"`     // for enum
 	Required bool     `json:"required,omitempty"` // text that must not be empty, or an operand that must be there
 	Optional bool     `json:"optional,omitempty"` // left out of the block's JSON when empty
@@ -181,7 +191,7 @@ type FieldInfo struct {
 var kindNames = map[kind]string{kText: "text", kEnum: "enum", kBool: "bool", kOperand: "operand", kOperandN: "operand-or-null",
 	kOperands: "operands", kConditions: "conditions", kOperations: "operations", kFilters: "filters", kFilterN: "filter-or-null",
 	kPairs: "pairs", kUpdateTargets: "update-targets", kSimpleTargets: "simple-targets", kFailN: "fail-or-null", kSortN: "sort-or-null",
-	kHeaders: "headers", kStatus: "status"}
+	kHeaders: "headers", kStatus: "status", kAttempts: "attempts"}
 
 // BlockFields describes the fields of block type t, in order.
 func BlockFields(t string) []FieldInfo {
@@ -204,6 +214,7 @@ var fieldLabels = map[string]string{
 	"match": "Match (property = value)", "sort": "Sort by", "limit": "At most",
 	"status": "Status", "headers": "Headers", "method": "Method", "url": "URL", "query": "Query",
 	"body": "Body", "timeout_ms": "Timeout (ms)",
+	"route_id": "Route", "delay_ms": "Delay (ms)", "max_attempts": "Attempts at most",
 }
 
 func fieldLabel(name string) string {

@@ -302,7 +302,7 @@ func TestValidateRouteRules(t *testing.T) {
 // substitutedPath lists, independently of walk.go, every field docs/routes.md
 // says is substituted.
 var substitutedPath = regexp.MustCompile(`^(route_id|route_path|auth_jwt\.field|auth_jwt\.ref_col|params\.delimiter|params\.pairs\[\d+\]\.id|body\[\d+\]\.id|` +
-	`flow\.blocks\[\d+\]\.(local_name|ref_col|ref_property|ref_object|source|templatestring|key|additional|template|fail\.message|` +
+	`flow\.blocks\[\d+\]\.(local_name|route_id|ref_col|ref_property|ref_object|source|templatestring|key|additional|template|fail\.message|` +
 	`targets\[\d+\]\.field|pairs\[\d+\]\.id|match\[\d+\]\.id|query\[\d+\]\.id|headers\[\d+\]\.id|sort\.property))$`)
 
 // leaves flattens a JSON value into path → leaf.
@@ -556,5 +556,40 @@ func TestAuthSignature(t *testing.T) {
 		if p[want] == "" {
 			t.Errorf("%s: problems %v, want one at %s", doc, p, want)
 		}
+	}
+}
+
+func TestEnqueueFields(t *testing.T) {
+	base := `{"route_id":"signup","route_path":"/signup","method":"POST","auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[`
+	block := func(fields string) string {
+		return base + `{"type":"ENQUEUE","depth":0,"route_id":"remind","query":[],"body":null,"delay_ms":null,"conditions":[],"local_name":"job"` + fields + `}]}}`
+	}
+	r, p := DecodeRoute([]byte(block("")), "route")
+	if len(p) > 0 || r.Flow.Blocks[0].MaxAttempts != DefaultJobAttempts {
+		t.Fatalf("no max_attempts: %d, problems %v", r.Flow.Blocks[0].MaxAttempts, p)
+	}
+	if p := ValidateRoute(r, "route"); len(p) > 0 {
+		t.Fatalf("a good ENQUEUE: %v", p)
+	}
+	raw, _ := json.Marshal(r.Flow.Blocks[0])
+	if want := `{"type":"ENQUEUE","depth":0,"route_id":"remind","query":[],"body":null,"delay_ms":null,"max_attempts":5,"conditions":[],"local_name":"job"}`; string(raw) != want {
+		t.Fatalf("encoded\n%s\nwant\n%s", raw, want)
+	}
+	for fields, want := range map[string]string{
+		`,"max_attempts":0`:   "must be from 1 to 25",
+		`,"max_attempts":26`:  "must be from 1 to 25",
+		`,"max_attempts":2.5`: "must be an integer",
+	} {
+		r, p := DecodeRoute([]byte(block(fields)), "route")
+		if len(p) == 0 {
+			p = ValidateRoute(r, "route")
+		}
+		if got := p["route.flow.blocks[0].max_attempts"]; !strings.HasPrefix(got, want) {
+			t.Errorf("%s: %q, want %q (all: %v)", fields, got, want, p)
+		}
+	}
+	r, _ = DecodeRoute([]byte(strings.Replace(block(""), `"route_id":"remind"`, `"route_id":""`, 1)), "route")
+	if p := ValidateRoute(r, "route"); p["route.flow.blocks[0].route_id"] != "is required" {
+		t.Fatalf("no route: %v", p)
 	}
 }

@@ -13,7 +13,7 @@ var (
 	Actions        = []string{"FAIL", "BREAK", "CONTINUE"}
 	Applies        = []string{"GET_FIRST", "GET_LAST", "LENGTH", "GET_INDEX", "GET_PROPERTY"}
 	Funcs          = []string{"V4", "GENERATE_TIMESTAMP", "PAGINATE"}
-	BlockTypes     = []string{"FETCH", "ASSIGNMENT", "TEMPLATE", "CONDITION", "LOOP", "FILTER", "PROPERTY", "FUNCTION", "OBJECT", "UPDATE", "SIMPLE_UPDATE", "CREATE", "RETURN", "VAULT", "EMAIL", "DELETE", "HTTP"}
+	BlockTypes     = []string{"FETCH", "ASSIGNMENT", "TEMPLATE", "CONDITION", "LOOP", "FILTER", "PROPERTY", "FUNCTION", "OBJECT", "UPDATE", "SIMPLE_UPDATE", "CREATE", "RETURN", "VAULT", "EMAIL", "DELETE", "HTTP", "ENQUEUE"}
 	// CallMethods are the methods an HTTP block sends (docs/engine.md).
 	CallMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}
 )
@@ -244,4 +244,7 @@ type Block struct {
 	Query         []Pair         // HTTP "query"
 	CallBody      *Operand       // HTTP "body"
 	Timeout       *Operand       // HTTP "timeout_ms"
+	TargetRoute   string         // ENQUEUE "route_id"
+	Delay         *Operand       // ENQUEUE "delay_ms"
+	MaxAttempts   int            // ENQUEUE "max_attempts"
 }

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"stencil/webhooks"
@@ -69,6 +70,15 @@ var headerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,99}$`)
 
 // MaxToleranceS bounds auth_signature.tolerance_s: a day.
 const MaxToleranceS = 86_400
+
+// An ENQUEUE block's job (docs/jobs.md): its attempts, 1 to
+// MaxJobAttempts (DefaultJobAttempts when the block names none), and its
+// delay, at most MaxJobDelay.
+const (
+	DefaultJobAttempts = 5
+	MaxJobAttempts     = 25
+	MaxJobDelay        = 30 * 24 * time.Hour
+)
 
 // checkSignature checks a route's auth_signature (docs/webhooks.md).
 func checkSignature(s AuthSignature, at string, p Problems) {
@@ -248,6 +258,10 @@ func (b *Block) check(path string, template bool, p Problems) {
 		case kStatus:
 			if b.Status != 0 && !ReturnStatus(b.Status) {
 				p.add(fp, "must be a success or redirect status: 200 to 299 or 300 to 308")
+			}
+		case kAttempts:
+			if b.MaxAttempts < 1 || b.MaxAttempts > MaxJobAttempts {
+				p.add(fp, fmt.Sprintf("must be from 1 to %d", MaxJobAttempts))
 			}
 		case kUpdateTargets:
 			for i, tg := range b.UpdateTargets {

@@ -49,4 +49,5 @@ var Blocks = map[string]BlockInfo{
 	"EMAIL":         {"✉", "Send an email from one of the project's templates"},
 	"DELETE":        {"🗑", "Delete the records whose fields equal values"},
 	"HTTP":          {"⇄", "Call another service over HTTP and keep its answer"},
+	"ENQUEUE":       {"↠", "Run a route of the project later, as a job retried until it succeeds"},
 }

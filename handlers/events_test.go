@@ -218,6 +218,20 @@ func TestEventPerChange(t *testing.T) {
 	refuse("a schedule of a bad expression", author, "PATCH", "/route/schedule/update", `{"project_id":"shop","id":`+sid+`,"cron":"* *"}`, 422)
 	ok("schedule delete", author, "DELETE", "/route/schedule/delete?project_id=shop&id="+sid, "", 200, "schedule_delete", "eve_route/"+sid, "shop")
 	refuse("a schedule deleted twice", author, "DELETE", "/route/schedule/delete?project_id=shop&id="+sid, "", 404)
+	enq := strings.Replace(plainRoute("eve_enq"), `{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}`,
+		`{"type":"ENQUEUE","depth":0,"route_id":"eve_route","query":[],"body":null,"delay_ms":null,"max_attempts":5,"conditions":[],"local_name":"job"},`+
+			`{"type":"RETURN","depth":0,"pairs":[{"id":"job","data":{"ref_var":true,"rtype":"OTHER","data":"job"}}],"conditions":[]}`, 1)
+	ok("a route that enqueues", author, "POST", "/route/create", `{"project_id":"shop","route":`+enq+`}`, 201, "route_create", "eve_enq", "shop")
+	_, ran := ta.call(t, "GET", "/x/shop/eve_enq", "", nil)
+	var job struct{ Job int64 }
+	if err := json.Unmarshal([]byte(ran), &job); err != nil || job.Job == 0 {
+		t.Fatalf("the enqueueing route answered %s", ran)
+	}
+	jid := strconv.FormatInt(job.Job, 10)
+	ok("job cancel", author, "POST", "/route/job/cancel", `{"project_id":"shop","id":`+jid+`}`, 200, "job_cancel", "eve_route/"+jid, "shop")
+	refuse("a job of none cancelled", author, "POST", "/route/job/cancel", `{"project_id":"shop","id":999999}`, 404)
+	ok("job retry", author, "POST", "/route/job/retry", `{"project_id":"shop","id":`+jid+`}`, 200, "job_retry", "eve_route/"+jid, "shop")
+	refuse("a job of none retried", author, "POST", "/route/job/retry", `{"project_id":"shop","id":999999}`, 404)
 	ok("route delete", author, "DELETE", "/route/delete?project_id=shop&route_id=eve_route", "", 200, "route_delete", "eve_route", "shop")
 	refuse("a route deleted twice", author, "DELETE", "/route/delete?project_id=shop&route_id=eve_route", "", 404)
 	ok("template delete", author, "DELETE", fmt.Sprintf("/route/template/delete?id=%d", tid), "", 200, "template_delete", tidS, "shop")

@@ -78,6 +78,8 @@ type routeView struct {
 	// form that adds one (docs/schedules.md).
 	Schedules []scheduleDTO
 	Form      Form
+	// Jobs are the route's newest jobs (docs/jobs.md).
+	Jobs jobsView
 }
 
 // routeEditor renders /web/routes/create?id=: the route form, with Create

@@ -200,6 +200,9 @@ func (h *Handlers) routeShow(c *fiber.Ctx) error {
 		if view.Schedules, err = h.routeSchedules(c, r.ProjectID, r.RouteID); err != nil {
 			return err
 		}
+		if view.Jobs, _, _, err = h.jobsView(c, p, r.RouteID, "", store.Page{Limit: 10}); err != nil {
+			return err
+		}
 	}
 	return h.respond(c, Reply{Data: newRouteDTO(r), Page: "routes/view", View: view})
 }

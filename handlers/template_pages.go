@@ -80,6 +80,8 @@ type editorData struct {
 	// for ADMIN and ROOT, its vault keys (names only).
 	Collections []string `json:"collections,omitempty"`
 	VaultKeys   []string `json:"vault_keys,omitempty"`
+	// Routes are the project's route ids, which an ENQUEUE names.
+	Routes []string `json:"routes,omitempty"`
 }
 
 func newEditorData(mode string, doc any) editorData {
@@ -104,6 +106,9 @@ func (h *Handlers) editorPage(c *fiber.Ctx, heading, back string, data editorDat
 	if data.ProjectID != "" {
 		var err error
 		if data.Collections, err = h.store.CollectionIDs(c.UserContext(), data.ProjectID); err != nil {
+			return err
+		}
+		if data.Routes, err = h.store.RouteIDs(c.UserContext(), data.ProjectID); err != nil {
 			return err
 		}
 		if data.CanVault {

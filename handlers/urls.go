@@ -156,6 +156,9 @@ func mount(app *fiber.App, h *Handlers) {
 	app.Get("/route/schedule/fetch", signedIn, h.scheduleList)
 	app.Patch("/route/schedule/update", author, h.scheduleUpdate)
 	app.Delete("/route/schedule/delete", author, h.scheduleDelete)
+	app.Get("/route/job/fetch", signedIn, h.jobList)
+	app.Post("/route/job/cancel", author, h.jobCancel)
+	app.Post("/route/job/retry", author, h.jobRetry)
 	app.Post("/route/run", document, author, h.routeRun)
 
 	// Template and route pages.
@@ -168,6 +171,7 @@ func mount(app *fiber.App, h *Handlers) {
 	app.Get("/web/routes", signedIn, h.routesIndex)
 	app.Get("/web/routes/view", signedIn, h.routeShow)
 	app.Get("/web/routes/runs", signedIn, h.runList)
+	app.Get("/web/routes/jobs", signedIn, h.jobList)
 	app.Get("/web/routes/stats", signedIn, h.statsPage)
 	app.Get("/web/routes/history", signedIn, h.routeVersionList)
 	app.Get("/web/routes/upgrade", author, h.routeUpgradePage)

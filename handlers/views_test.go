@@ -53,6 +53,11 @@ func sampleViews() map[string]sample {
 	route := store.StoredRoute{Route: flow.Route{ProjectID: "shop", RouteID: "r", RoutePath: "/r", Method: "GET", Template: &flow.TemplateRef{ID: 7, Name: "t"}}}
 	vaultLog := vaultLogView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Pager: pager, Action: "read", Actions: []string{"create", "read"},
 		Log: []store.VaultAccess{{ID: 1, At: now, UserID: &uid, Username: "ada", TokenID: &uid, Key: "API_KEY", Action: "read", Channel: "api"}}}
+	lastError := "the route answered 503: always down"
+	ended := now.Add(-time.Minute)
+	jobList := jobsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}, Pager: pager, State: "discarded", States: store.JobStates, CanChange: true,
+		Jobs: []store.Job{{ID: 7, RouteID: "remind", State: "discarded", Attempts: 5, MaxAttempts: 5, RunAt: now, LastError: &lastError, CreatedAt: now, FinishedAt: &ended},
+			{ID: 8, RouteID: "remind", State: "scheduled", MaxAttempts: 5, RunAt: now.Add(time.Hour), CreatedAt: now}}}
 	runList := runsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}, Pager: pager, RouteID: "books", Status: "418",
 		RouteIDs: []string{"books"}, Statuses: []string{"2xx", "4xx", "5xx"},
 		Runs: []runDTO{{ID: 1, At: "2026-01-02T03:04:05.678Z", RouteID: "books", Method: "GET", Path: "/shop/books", Status: 500, Ended: "FAULT", DurationMS: 1.25,
@@ -181,10 +186,12 @@ func sampleViews() map[string]sample {
 		"templates/view":   {page: true, view: templateView{Base: base, Template: tmplDoc, Blocks: blocks, Request: views.Request{Method: "GET", Path: "/x", Raw: "<b>x</b>"}, CanWrite: true}},
 		"templates/editor": {page: true, view: editorView{Base: base, Heading: "New", Data: `{"mode":"template"}`, Back: "/"}},
 		"routes/index":     {page: true, view: routesView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Routes: []store.StoredRoute{route}, Pager: pager, CanWrite: true}},
-		"routes/view": {page: true, view: routeView{Base: base, Route: route, Blocks: blocks, CanWrite: true, Schedules: []scheduleDTO{
+		"routes/view": {page: true, view: routeView{Base: base, Route: route, Blocks: blocks, CanWrite: true, Jobs: jobList, Schedules: []scheduleDTO{
 			ticked,
 			newScheduleDTO(store.Schedule{ID: 2, ProjectID: "shop", RouteID: route.RouteID, Cron: "@every 15m", Timezone: "UTC", Query: "full=1"}, now)}}},
 		"routes/schedules":     {view: routeView{Base: base, Route: route, CanWrite: true, Schedules: []scheduleDTO{ticked}}},
+		"routes/jobs":          {page: true, view: jobList},
+		"routes/jobs-table":    {view: jobList},
 		"routes/schedule_form": {view: routeView{Base: base, Route: route, CanWrite: true, Form: Form{Values: map[string]string{"cron": "* * *"}, Errors: map[string]string{"cron": "must be five fields"}}}},
 		"routes/history": {page: true, view: historyView{Base: base, Back: "/web/routes/view?project_id=shop&route_id=r", BackText: "Route r", Subject: "GET /books",
 			Self: "/web/routes/history?project_id=shop&route_id=r", Keys: []hiddenField{{"project_id", "shop"}}, RestoreURL: "/route/restore",

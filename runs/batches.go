@@ -238,7 +238,7 @@ func (b *batch) runAll() bool {
 func (b *batch) runOne(q *queuedRun) (rerun, ok bool) {
 	// The run's Env is on the batch's transaction: it never begins,
 	// commits or ends one of its own.
-	env := &runEnv{s: b.s, project: b.project, route: q.plan.Route.RouteID, caller: q.caller, tx: b.tx, batch: b.ctx}
+	env := &runEnv{s: b.s, project: b.project, route: q.plan.Route.RouteID, caller: q.caller, tx: b.tx, batch: b.ctx, jobsFull: q.opts.jobsFull}
 	runCtx, stop := context.WithTimeout(q.ctx, b.s.batches.RunTime)
 	res, err := engine.RunTraced(runCtx, q.plan, q.vars, env, b.s.Limits, q.opts.trace)
 	slow := runCtx.Err() != nil && q.ctx.Err() == nil && (err != nil || res.Fault != nil)

@@ -36,6 +36,9 @@ type runEnv struct {
 	key   string
 	hosts []string
 	hop   int // the Stencil-Hop of the request to /x
+	// jobsFull: the project holds as many waiting jobs as it may, and
+	// an ENQUEUE faults (see Service.jobsFull).
+	jobsFull bool
 }
 
 // on is the context a statement of the run goes under.

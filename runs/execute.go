@@ -45,6 +45,11 @@ func (s *Service) execute(ctx context.Context, plan *engine.Plan, params map[str
 	}
 	runCtx, cancel := context.WithTimeout(ctx, s.Limits.Time)
 	defer cancel()
+	if plan.Enqueues {
+		if opts.jobsFull, err = s.jobsFull(runCtx, plan.Route.ProjectID); err != nil {
+			return engine.Result{}, err
+		}
+	}
 	res, err := s.attempts(runCtx, plan, vars, caller, run, opts)
 	if delivery != "" && (err != nil || res.Status >= http.StatusInternalServerError) {
 		// Not done: the sender's retry of this delivery runs.
@@ -128,7 +133,7 @@ func (s *Service) attempts(ctx context.Context, plan *engine.Plan, vars map[stri
 		run.Attempts = attempt
 		// A run that calls upstream never joins a batch: it would hold the
 		// batch's transaction while it waits (docs/engine.md).
-		batched := plan.Writes && !plan.Calls && !opts.dry && !alone
+		batched := plan.Writes && !plan.Calls && !opts.dry && !alone && opts.job == 0
 		var res engine.Result
 		var err error
 		if batched {
@@ -233,7 +238,7 @@ var contention = engine.Result{Status: http.StatusServiceUnavailable, Ended: "BU
 // commits what it wrote when it ended normally (unless dry).
 func (s *Service) attempt(ctx context.Context, plan *engine.Plan, vars map[string]any, caller *store.Caller, opts options) (engine.Result, error) {
 	env := &runEnv{s: s, project: plan.Route.ProjectID, route: plan.Route.RouteID, caller: caller, serializable: plan.Writes, gated: plan.Writes,
-		key: opts.key, hosts: opts.hosts, hop: opts.hop}
+		key: opts.key, hosts: opts.hosts, hop: opts.hop, jobsFull: opts.jobsFull}
 	defer env.rollback()
 	if plan.Writes {
 		if err := env.begin(ctx); err != nil {
@@ -245,6 +250,11 @@ func (s *Service) attempt(ctx context.Context, plan *engine.Plan, vars map[strin
 		return res, err
 	}
 	if res.Commit() && !opts.dry {
+		if opts.job != 0 && env.tx != nil {
+			if err := env.tx.MarkJobDone(ctx, opts.job); err != nil {
+				return res, err
+			}
+		}
 		if err := env.commit(ctx); err != nil {
 			return res, err
 		}

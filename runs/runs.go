@@ -19,7 +19,11 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
 
 	"stencil/engine"
 	"stencil/store"
@@ -67,10 +71,11 @@ type Service struct {
 
 	mailStatus func() string
 
-	// Limits bound every run, and MailBacklog a project's queued route
-	// mail; tests may lower them.
+	// Limits bound every run, MailBacklog a project's queued route mail
+	// and JobBacklog its jobs not yet finished; tests may lower them.
 	Limits      engine.Limits
 	MailBacklog int
+	JobBacklog  int
 
 	table   *table
 	log     *logWriter
@@ -87,6 +92,11 @@ type Service struct {
 	background *Slots
 	// batches commits the runs of contended write routes together.
 	batches *batches
+	// jobs writes the jobs of ENQUEUE blocks and, once started, works
+	// them (docs/jobs.md).
+	jobs *river.Client[pgx.Tx]
+	// backlogs are the projects' counts of waiting jobs (see jobsFull).
+	backlogs sync.Map
 }
 
 // New builds the service; Start sets its background work going.
@@ -100,10 +110,16 @@ func New(cfg Config) *Service {
 	egressSlots.Wait, egressSlots.Queue = limits.Time, math.MaxInt64 // every run waits, within its time
 	background := NewSlots(max(1, cfg.Concurrency/2))
 	background.Wait, background.Queue = limits.Time, math.MaxInt64
-	return &Service{background: background, client: cfg.Egress, egress: egressSlots, store: cfg.Store, reads: cfg.Reads, tx: cfg.Tx, vault: cfg.Vault,
-		mailStatus: cfg.MailStatus, MailBacklog: cfg.MailBacklog, Limits: limits,
+	s := &Service{background: background, client: cfg.Egress, egress: egressSlots, store: cfg.Store, reads: cfg.Reads, tx: cfg.Tx, vault: cfg.Vault,
+		mailStatus: cfg.MailStatus, MailBacklog: cfg.MailBacklog, JobBacklog: engine.MaxWaitingJobs, Limits: limits,
 		table: newTable(cfg.Store, cfg.Log), log: newLogWriter(cfg.Store, !cfg.NoStats, cfg.Counted, cfg.Log), slots: NewSlots(cfg.Concurrency),
 		txSlots: newProjectSlots(max(1, cfg.TxConns/2)), upstream: newProjectSlots(max(1, cfg.Concurrency/4)), batches: newBatches()}
+	jobs, err := newJobs(s, cap(background.taken), cfg.Log)
+	if err != nil {
+		panic("runs: the job queue's settings: " + err.Error()) // they are the code's, not a user's
+	}
+	s.jobs = jobs
+	return s
 }
 
 // Start follows route changes made on other instances and writes the run
@@ -176,6 +192,9 @@ type Request struct {
 	// store.TriggerJob); "" is a request. A run no request waits for
 	// takes a background slot first.
 	Trigger string
+
+	// job is the job whose run this is (0: none).
+	job int64
 
 	// DryRun rolls the run's writes back; Trace traces it, masks vault
 	// values in its answer and keeps the trace in the run log; KeepBody

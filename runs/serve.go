@@ -109,13 +109,16 @@ func (s *Service) serveProject(ctx context.Context, p *routing, rest []string, r
 // runPlan runs plan for req, traced when req asks, and makes its answer.
 func (s *Service) runPlan(ctx context.Context, plan *engine.Plan, params map[string]string, req *Request, run *store.Run) (Answer, error) {
 	run.Version = plan.Version // 0 for a draft
-	opts := options{dry: req.DryRun}
+	opts := options{dry: req.DryRun, job: req.job}
 	if plan.Calls {
 		hosts, err := s.table.hosts(ctx, plan.Route.ProjectID)
 		if err != nil {
 			return Answer{}, err
 		}
 		opts.key, opts.hosts, opts.hop = callKey(), hosts, req.Hop
+		if req.job != 0 {
+			opts.key = jobKey(req.job)
+		}
 	}
 	var t *tracer
 	if req.Trace {
@@ -219,6 +222,11 @@ type options struct {
 	hosts []string
 	// hop is the Stencil-Hop the request to /x carried (0: none).
 	hop int
+	// job is the job whose run this is (0: none): the run never joins a
+	// batch, and its transaction marks the job done as it commits.
+	job int64
+	// jobsFull: see runEnv.
+	jobsFull bool
 }
 
 // runRequest runs plan for req and writes run, begun at run.At, to the run

@@ -309,6 +309,7 @@ func newHandlers(ctx context.Context, cfg config.Config, st *store.Store, keyrin
 	}
 	runner.Start(ctx)
 	go runner.Scheduler(log).Run(ctx)
+	go runner.Jobs(log).Run(ctx)
 	go mailer.Run(ctx)
 	return h, nil
 }

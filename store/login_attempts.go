@@ -109,9 +109,9 @@ const loginAttemptsKept = time.Hour
 // Sweep deletes what has run out: browser sessions past their expiry,
 // sign-in attempts past every window, runs older than RunsKept, route
 // analytics older than StatsKept, events older than eventsKept, the
-// deliveries of signed webhooks past deliveriesKept and schedules' ticks
-// older than RunsKept. Several instances
-// sweeping at once is harmless.
+// deliveries of signed webhooks past deliveriesKept, schedules' ticks
+// older than RunsKept and the marks of jobs' writes past jobWritesKept.
+// Several instances sweeping at once is harmless.
 func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) (err error) {
 	defer wrap(&err, "sweep")
 	if _, err := s.db.Exec(ctx, "DELETE FROM sessions WHERE expiry < current_timestamp"); err != nil {
@@ -145,6 +145,9 @@ func (s *Store) Sweep(ctx context.Context, eventsKept time.Duration) (err error)
 		return err
 	}
 	if err := s.sweepTicks(ctx); err != nil {
+		return err
+	}
+	if _, err := s.db.Exec(ctx, "DELETE FROM job_writes WHERE written_at < $1", time.Now().Add(-jobWritesKept)); err != nil {
 		return err
 	}
 	return s.sweepLog(ctx, runLog, RunsKept)

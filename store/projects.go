@@ -156,6 +156,10 @@ func (s *Store) DeleteProject(ctx context.Context, id string) (err error) {
 	return s.change(ctx, func(tx *Store) (Event, error) {
 		var name string
 		err := tx.db.QueryRow(ctx, "DELETE FROM projects WHERE id = $1 RETURNING name", id).Scan(&name)
+		if err == nil {
+			// Jobs keep their project in River's table, which no key ties.
+			_, err = tx.db.Exec(ctx, "DELETE FROM river_job WHERE kind = 'route' AND args->>'project' = $1", id)
+		}
 		return projectEvent("delete", id, "project "+name+" deleted with everything in it"), translate(err)
 	})
 }

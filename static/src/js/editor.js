@@ -121,7 +121,7 @@ function main() {
         text: "", enum: f.enum ? f.enum[0] : "", bool: false,
         operand: operand(type === "LOOP" ? "INTEGER" : "STRING"), "operand-or-null": null, operands: [],
         conditions: [], operations: [], filters: [], "filter-or-null": null, pairs: [],
-        "update-targets": [], "simple-targets": [], "fail-or-null": null, "sort-or-null": null, headers: []
+        "update-targets": [], "simple-targets": [], "fail-or-null": null, "sort-or-null": null, headers: [], attempts: 5
       }[f.kind]; // a status is left out: the answer's default, 200
     });
     if (type === "HTTP") b.timeout_ms = null;
@@ -140,7 +140,7 @@ function main() {
   // project's collections, its vault keys (for ADMIN and ROOT), or the
   // variables the route defines.
   function suggestionsFor(field) {
-    return { ref_col: "dl-collections", key: "dl-vault-keys", source: "dl-variables", ref_object: "dl-variables" }[field] || null;
+    return { ref_col: "dl-collections", key: "dl-vault-keys", source: "dl-variables", ref_object: "dl-variables", route_id: "dl-routes" }[field] || null;
   }
 
   // variableNames are the names a route's blocks can read: its inputs
@@ -161,7 +161,7 @@ function main() {
     var list = function (id, values) {
       return el("datalist", { id: id }, (values || []).map(function (v) { return el("option", { value: v }); }));
     };
-    return el("div", { hidden: true }, [list("dl-collections", data.collections), list("dl-vault-keys", data.vault_keys), list("dl-variables", variableNames())]);
+    return el("div", { hidden: true }, [list("dl-collections", data.collections), list("dl-vault-keys", data.vault_keys), list("dl-variables", variableNames()), list("dl-routes", data.routes)]);
   }
 
   // ---------- inputs bound to paths ----------
@@ -385,6 +385,26 @@ function main() {
     ]);
   }
 
+  // attemptsInput is an ENQUEUE's max_attempts: a whole number, 1 to 25.
+  function attemptsInput(path, label) {
+    var input = el("input", {
+      id: "f-" + path, type: "number", min: "1", max: "25", inputmode: "numeric",
+      class: "input w-28" + (problems[path] ? " input-error" : ""), "data-path": path,
+      oninput: function (e) {
+        var at = path.lastIndexOf(".");
+        get(path.slice(0, at))[path.slice(at + 1)] = parseInt(e.target.value, 10) || 0;
+        clearProblem(path);
+        changed(false);
+      }
+    });
+    input.value = get(path);
+    return el("div", {}, [
+      el("label", { class: "label", for: "f-" + path, text: label }), input,
+      el("p", { class: "mt-1 text-xs text-slate-600", text: "A run answering 5xx is tried again after 1 s, 2 s, 4 s … until this many attempts are spent." }),
+      fieldError(path)
+    ]);
+  }
+
   // fieldInput renders one block field from its kind.
   function fieldInput(path, f) {
     var label = f.label;
@@ -415,6 +435,8 @@ function main() {
         });
       case "status":
         return statusInput(path, label);
+      case "attempts":
+        return attemptsInput(path, label);
       case "pairs":
         if (f.name === "query") {
           return listInput(path, "query parameter", function () { return { id: "", data: operand() }; }, function (p) {
