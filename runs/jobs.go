@@ -37,9 +37,10 @@ const jobQueue = "routes"
 
 // Job timing: a job's run is bounded by the engine's time and its wait
 // for a background slot (JobTimeout covers both); a job an instance
-// stopped running is taken back after JobRescue.
+// stopped running is taken back after JobRescue (JOB_RESCUE), by the
+// rescuer River runs every 30 s.
 const (
-	JobTimeout = 30 * time.Second
+	JobTimeout = 15 * time.Second
 	JobRescue  = time.Minute
 	// maxBackoff bounds the wait before a job's next attempt.
 	maxBackoff = 24 * time.Hour
@@ -47,7 +48,7 @@ const (
 
 // newJobs makes the service's River client: it inserts jobs in runs'
 // transactions at once, and works them once Jobs' Run starts it.
-func newJobs(s *Service, workers int, log *slog.Logger) (*river.Client[pgx.Tx], error) {
+func newJobs(s *Service, workers int, rescue time.Duration, log *slog.Logger) (*river.Client[pgx.Tx], error) {
 	w := river.NewWorkers()
 	if err := river.AddWorkerSafely(w, &jobWorker{s: s}); err != nil {
 		return nil, err
@@ -60,7 +61,7 @@ func newJobs(s *Service, workers int, log *slog.Logger) (*river.Client[pgx.Tx], 
 		Workers:                     w,
 		RetryPolicy:                 backoff{},
 		JobTimeout:                  JobTimeout,
-		RescueStuckJobsAfter:        JobRescue,
+		RescueStuckJobsAfter:        rescue,
 		CompletedJobRetentionPeriod: store.JobsKept,
 		CancelledJobRetentionPeriod: store.JobsKept,
 		DiscardedJobRetentionPeriod: store.JobsKept,

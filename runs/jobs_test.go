@@ -168,3 +168,36 @@ func TestJobRetriesWithOneKey(t *testing.T) {
 		t.Fatalf("another project's job: %v", err)
 	}
 }
+
+// TestJobWritesOnce: a job's run that committed its writes marks the job
+// in the same transaction; an attempt after it (its instance stopped
+// before the job was marked completed, and the job was taken back) finds
+// the mark and writes nothing again.
+func TestJobWritesOnce(t *testing.T) {
+	rt := newTestRuntime(t)
+	rt.collection(t, "charges")
+	rt.route(t, routeDoc("charge", "POST", "/charge", "",
+		`{"type":"OBJECT","depth":0,"local_name":"c","pairs":`+pairsOf("amount", lit("INTEGER", "5"))+`}`,
+		`{"type":"CREATE","depth":0,"ref_col":"charges","ref_object":"c","save":true,"conditions":[]}`,
+		`{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}`))
+	rt.route(t, routeDoc("start", "POST", "/start", "", enqueueBlock("charge", "")))
+	if a := rt.serve(t, Request{Method: "POST", Path: "/x/shop/start"}); a.Status != 200 {
+		t.Fatalf("%d %s", a.Status, a.Body)
+	}
+	id := rt.jobsOf(t, "")[0].ID
+	args := store.JobArgs{Project: "shop", Route: "charge"}
+	for attempt := range 2 {
+		if err := rt.runJob(context.Background(), id, args); err != nil {
+			t.Fatalf("attempt %d: %v", attempt+1, err)
+		}
+	}
+	if recs := rt.records(t, "charges"); len(recs) != 1 {
+		t.Fatalf("%d records after two attempts", len(recs))
+	}
+	if err := rt.FlushLog(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if runs, _, err := rt.st.ListRuns(context.Background(), "shop", store.RunQuery{Page: store.Page{Limit: 10}, RouteID: "charge"}); err != nil || len(runs) != 1 {
+		t.Fatalf("%d runs of charge: %v", len(runs), err)
+	}
+}

@@ -13,6 +13,7 @@
 package runs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -60,6 +61,9 @@ type Config struct {
 	NoStats bool
 	Counted func(store.Tally)
 	Log     *slog.Logger
+	// JobRescue is how long a job an instance took stays its own
+	// (JOB_RESCUE; 0: JobRescue).
+	JobRescue time.Duration
 }
 
 // Service runs routes. Its zero value is not usable: make one with New.
@@ -114,7 +118,7 @@ func New(cfg Config) *Service {
 		mailStatus: cfg.MailStatus, MailBacklog: cfg.MailBacklog, JobBacklog: engine.MaxWaitingJobs, Limits: limits,
 		table: newTable(cfg.Store, cfg.Log), log: newLogWriter(cfg.Store, !cfg.NoStats, cfg.Counted, cfg.Log), slots: NewSlots(cfg.Concurrency),
 		txSlots: newProjectSlots(max(1, cfg.TxConns/2)), upstream: newProjectSlots(max(1, cfg.Concurrency/4)), batches: newBatches()}
-	jobs, err := newJobs(s, cap(background.taken), cfg.Log)
+	jobs, err := newJobs(s, cap(background.taken), cmp.Or(cfg.JobRescue, JobRescue), cfg.Log)
 	if err != nil {
 		panic("runs: the job queue's settings: " + err.Error()) // they are the code's, not a user's
 	}

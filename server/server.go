@@ -299,7 +299,8 @@ func newHandlers(ctx context.Context, cfg config.Config, st *store.Store, keyrin
 	}
 	runner := runs.New(runs.Config{Store: st, Reads: store.New(p.runReads), Tx: store.New(p.runTx), TxConns: int(p.runTx.Config().MaxConns),
 		Vault: secrets, MailStatus: mailer.Status, MailBacklog: cfg.MailBacklog, Concurrency: cfg.RunConcurrency, Memory: cfg.RunMemory,
-		Egress: guard.Client(), EgressConcurrency: cfg.EgressConcurrency, NoStats: !cfg.RouteStats, Counted: metrics.RunsCounted, Log: log})
+		Egress: guard.Client(), EgressConcurrency: cfg.EgressConcurrency, NoStats: !cfg.RouteStats, Counted: metrics.RunsCounted, Log: log,
+		JobRescue: cfg.JobRescue})
 	hasher := auth.NewHasher(auth.DefaultPasswordParams, max(2, runtime.NumCPU()), hashWait)
 	followMemory(hasher, runner.Limits.Shared)
 	h, err := handlers.New(cfg, handlers.Parts{Store: st, Probe: store.New(p.probe), Metrics: metrics, Runs: runner, Mail: mailer, Vault: secrets,
