@@ -21,6 +21,7 @@ type runListQuery struct {
 	ProjectID string `query:"project_id" json:"project_id" validate:"required"`
 	RouteID   string `query:"route_id" json:"route_id" validate:"max=100"`
 	Status    string `query:"status" json:"status" validate:"omitempty,run_status"`
+	Trigger   string `query:"trigger" json:"trigger" validate:"omitempty,oneof=http schedule job"`
 }
 
 // runDTO is one run of a route as the API shows it.
@@ -83,6 +84,7 @@ type runsView struct {
 	Pager    Pager
 	RouteID  string
 	Status   string
+	Trigger  string
 	RouteIDs []string
 	Statuses []string
 }
@@ -101,7 +103,7 @@ func (h *Handlers) runList(c *fiber.Ctx) error {
 	}
 	k := q.keyset()
 	page := q.page(defaultLimit(c, 25))
-	rq := store.RunQuery{Page: page, RouteID: q.RouteID, Status: q.Status, Keyset: k}
+	rq := store.RunQuery{Page: page, RouteID: q.RouteID, Status: q.Status, Trigger: q.Trigger, Keyset: k}
 	read := func(limit int) ([]store.Run, int, error) {
 		q := rq
 		q.Limit = limit
@@ -115,9 +117,13 @@ func (h *Handlers) runList(c *fiber.Ctx) error {
 	for i, r := range runs {
 		dtos[i] = newRunDTO(r)
 	}
-	pager := newLogPager(c, page, k, len(runs), func(i int) int64 { return runs[i].ID }, more, total, math.MaxInt)
+	countCap := math.MaxInt
+	if !store.RunsCounted(rq) {
+		countCap = store.LogCountCap
+	}
+	pager := newLogPager(c, page, k, len(runs), func(i int) int64 { return runs[i].ID }, more, total, countCap)
 	if representationOf(c) == asJSON {
-		return h.respond(c, Reply{Data: dtos, Amount: &total, Next: pager.Next, Last: pager.Next == ""})
+		return h.respond(c, Reply{Data: dtos, Amount: &pager.Total, Capped: pager.AtLeast, Next: pager.Next, Last: pager.Next == ""})
 	}
 	ids, err := h.store.RouteIDs(c.UserContext(), p.ID)
 	if err != nil {
@@ -127,7 +133,7 @@ func (h *Handlers) runList(c *fiber.Ctx) error {
 		ids = append(ids, q.RouteID) // a route deleted since: its runs stay a week
 	}
 	view := runsView{Base: h.base(c, "Runs · "+p.Name), Project: p, Runs: dtos, Pager: pager,
-		RouteID: q.RouteID, Status: q.Status, RouteIDs: ids, Statuses: []string{"2xx", "4xx", "5xx"}}
+		RouteID: q.RouteID, Status: q.Status, Trigger: q.Trigger, RouteIDs: ids, Statuses: []string{"2xx", "4xx", "5xx"}}
 	return h.respond(c, Reply{Data: dtos, Amount: &total, Page: "routes/runs", View: view})
 }
 

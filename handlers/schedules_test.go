@@ -130,6 +130,20 @@ func TestScheduleRunsOncePerTick(t *testing.T) {
 	if _, page := ta.call(t, "GET", "/web/routes/runs?project_id=shop", "", browser(ta.signIn(t, "author"))); strings.Count(page, `data-testid="run-trigger">on a schedule`) != 4 {
 		t.Fatalf("the run log page does not say the runs were scheduled")
 	}
+	// The run log filtered by what started the runs: counted, up to a cap.
+	if _, only := ta.call(t, "GET", "/route/runs?project_id=shop&trigger=schedule", "", h); strings.Count(only, `"trigger":"schedule"`) != 4 ||
+		!strings.Contains(only, `"amount":4`) || strings.Contains(only, `"amount_capped":true`) {
+		t.Fatalf("the scheduled runs: %s", only)
+	}
+	if _, none := ta.call(t, "GET", "/route/runs?project_id=shop&trigger=http", "", h); !strings.Contains(none, `"amount":0`) {
+		t.Fatalf("the runs requests started: %s", none)
+	}
+	if status, bad := ta.call(t, "GET", "/route/runs?project_id=shop&trigger=cron", "", h); status < 400 || status >= 500 || !strings.Contains(bad, "trigger") {
+		t.Fatalf("a trigger that is none: %d %s", status, bad)
+	}
+	if _, page := ta.call(t, "GET", "/web/routes/runs?project_id=shop&trigger=schedule", "", browser(ta.signIn(t, "author"))); !strings.Contains(page, `<option value="schedule" selected>`) {
+		t.Fatal("the run log page does not keep its trigger filter")
+	}
 	// The schedule says how its last ticks went.
 	_, list := ta.call(t, "GET", "/route/schedule/fetch?project_id=shop&route_id=tick", "", h)
 	if strings.Count(list, `"state":"done","status":200`) != 4 {

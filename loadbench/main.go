@@ -44,7 +44,7 @@ import (
 )
 
 // onlyLoads are the loads -only can name (measure runs them by name).
-var onlyLoads = []string{"route", "return", "create", "vault", "page", "counter", "match", "mail", "upstream", "stats", "typed"}
+var onlyLoads = []string{"route", "return", "create", "vault", "page", "counter", "match", "mail", "upstream", "stats", "typed", "jobs"}
 
 func main() {
 	bin := flag.String("bin", "bin/stencil", "the service binary")
@@ -52,7 +52,7 @@ func main() {
 	conns := flag.Int("conns", 64, "concurrent connections of each load")
 	rounds := flag.Int("rounds", 3, "rounds of each load and its anchor, in turn; the table shows medians")
 	lighthouse := flag.String("lighthouse", "", "a Lighthouse binary: audit pages instead of loading them")
-	only := flag.String("only", "", `run only one load and its anchor: "route" (GET /x/… beside its SQL), "return" (a route of one RETURN beside a bare Fiber handler), "create" (a route creating one record beside its INSERT at 16 and 64 connections), "vault" (the reads by JWT and PAT beside their SQL), "page" (/web/vault beside the JWT read), "counter" (a serializable counter route beside its transaction), "match" (a FETCH with match and limit in 100,000 records beside its SQL), "typed" (a FETCH by an indexed field at 1,000,000 records beside 10,000, a create with a unique field beside one without, a field check of 1,000,000 records) or "mail" (1,000 queued messages delivered beside a plain loop of the same library)`)
+	only := flag.String("only", "", `run only one load and its anchor: "route" (GET /x/… beside its SQL), "return" (a route of one RETURN beside a bare Fiber handler), "create" (a route creating one record beside its INSERT at 16 and 64 connections), "vault" (the reads by JWT and PAT beside their SQL), "page" (/web/vault beside the JWT read), "counter" (a serializable counter route beside its transaction), "match" (a FETCH with match and limit in 100,000 records beside its SQL), "typed" (a FETCH by an indexed field at 1,000,000 records beside 10,000, a create with a unique field beside one without, a field check of 1,000,000 records) "mail" (1,000 queued messages delivered beside a plain loop of the same library) or "jobs" (10,000 jobs enqueued by a route and drained beside the same route at /x, and /x while they drain beside /x alone)`)
 	scale := flag.Bool("scale", false, "measure each hot path at 1×, 10× and 100× its data instead (docs/performance.md, about an hour)")
 	scaleFactor := flag.Float64("scale-factor", 1, "with -scale: multiply every size by this (0.01 for a quick trial)")
 	scaleDoc := flag.String("scale-doc", "docs/performance.md", `with -scale: the document whose table and charts to write ("": none)`)

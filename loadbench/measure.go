@@ -384,15 +384,16 @@ func (b *bench) measure(ctx context.Context) error {
 		return nil
 	}
 	typedLoad := func() error { return b.typedLoads(ctx, add) }
+	jobsLoad := func() error { return b.jobLoads(ctx, add) }
 	if b.only != "" {
 		load := map[string]func() error{"route": routeLoad, "return": returnLoad, "create": createLoad, "vault": vaultReads, "page": vaultPage, "counter": counterLoad, "match": matchLoad, "mail": mailLoad,
-			"upstream": upstreamLoad, "stats": statsLoad, "typed": typedLoad}[b.only]
+			"upstream": upstreamLoad, "stats": statsLoad, "typed": typedLoad, "jobs": jobsLoad}[b.only]
 		if err := load(); err != nil {
 			return err
 		}
 		return b.finish(ctx, rows)
 	}
-	for _, load := range []func() error{routeLoad, returnLoad, createLoad, counterLoad, matchLoad, typedLoad, upstreamLoad, statsLoad, mailLoad} {
+	for _, load := range []func() error{routeLoad, returnLoad, createLoad, counterLoad, matchLoad, typedLoad, upstreamLoad, statsLoad, mailLoad, jobsLoad} {
 		if err := load(); err != nil {
 			return err
 		}

@@ -271,6 +271,12 @@ func (b *batch) runOne(q *queuedRun) (rerun, ok bool) {
 			b.again()
 			return false, false
 		}
+	case q.opts.job != 0:
+		// A job's run marks its job in its savepoint (see Service.attempt).
+		if err := b.tx.MarkJobDone(b.ctx, q.opts.job); err != nil {
+			b.again()
+			return false, false
+		}
 	}
 	q.res, q.err, q.finished = res, err, true
 	return false, true

@@ -133,7 +133,7 @@ func (s *Service) attempts(ctx context.Context, plan *engine.Plan, vars map[stri
 		run.Attempts = attempt
 		// A run that calls upstream never joins a batch: it would hold the
 		// batch's transaction while it waits (docs/engine.md).
-		batched := plan.Writes && !plan.Calls && !opts.dry && !alone && opts.job == 0
+		batched := plan.Writes && !plan.Calls && !opts.dry && !alone
 		var res engine.Result
 		var err error
 		if batched {

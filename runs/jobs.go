@@ -44,6 +44,9 @@ const (
 	JobRescue  = time.Minute
 	// maxBackoff bounds the wait before a job's next attempt.
 	maxBackoff = 24 * time.Hour
+	// jobFetchCooldown is the shortest time between two fetches of due
+	// jobs by one instance.
+	jobFetchCooldown = 5 * time.Millisecond
 )
 
 // newJobs makes the service's River client: it inserts jobs in runs'
@@ -57,10 +60,14 @@ func newJobs(s *Service, workers int, rescue time.Duration, log *slog.Logger) (*
 		log = slog.New(slog.DiscardHandler)
 	}
 	return river.NewClient(riverpgxv5.New(s.store.Pool()), &river.Config{
-		Queues:                      map[string]river.QueueConfig{jobQueue: {MaxWorkers: workers}},
-		Workers:                     w,
-		RetryPolicy:                 backoff{},
-		JobTimeout:                  JobTimeout,
+		Queues:      map[string]river.QueueConfig{jobQueue: {MaxWorkers: workers}},
+		Workers:     w,
+		RetryPolicy: backoff{},
+		JobTimeout:  JobTimeout,
+		// River fetches due jobs at most once a FetchCooldown (100 ms
+		// unless set): at 32 workers that bounded the runner to 320 jobs
+		// a second (docs/performance.md).
+		FetchCooldown:               jobFetchCooldown,
 		RescueStuckJobsAfter:        rescue,
 		CompletedJobRetentionPeriod: store.JobsKept,
 		CancelledJobRetentionPeriod: store.JobsKept,
@@ -90,19 +97,22 @@ type jobWorker struct {
 func (w *jobWorker) Timeout(*river.Job[store.JobArgs]) time.Duration { return JobTimeout }
 
 func (w *jobWorker) Work(ctx context.Context, job *river.Job[store.JobArgs]) error {
-	return w.s.runJob(ctx, job.ID, job.Args)
+	return w.s.runJob(ctx, job.ID, job.Attempt, job.Args)
 }
 
-// runJob runs job id's route. A route that is gone, or that cannot run
-// without a caller, ends the job as cancelled: no attempt would do
-// better.
-func (s *Service) runJob(ctx context.Context, id int64, args store.JobArgs) error {
-	done, err := s.store.JobDone(ctx, id)
-	if err != nil {
-		return err
-	}
-	if done {
-		return nil // an earlier attempt committed its writes
+// runJob runs attempt n of job id's route. A route that is gone, or that
+// cannot run without a caller, ends the job as cancelled: no attempt would
+// do better.
+func (s *Service) runJob(ctx context.Context, id int64, n int, args store.JobArgs) error {
+	if n > 1 {
+		// Only an earlier attempt can have committed its writes.
+		done, err := s.store.JobDone(ctx, id)
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
 	}
 	plan, err := s.Plan(ctx, args.Project, args.Route)
 	if err != nil {
@@ -114,12 +124,12 @@ func (s *Service) runJob(ctx context.Context, id int64, args store.JobArgs) erro
 	if r := plan.Route; len(engine.PathParams(r.RoutePath)) > 0 || r.AuthJWT.Active || r.AuthSignature.Checks() {
 		return river.JobCancel(fmt.Errorf("route %s cannot run without a caller (path parameters, auth_jwt or auth_signature)", args.Route))
 	}
-	project, err := s.store.Project(ctx, args.Project, 0)
+	apiPath, err := s.table.apiPath(ctx, args.Project)
 	if err != nil {
 		return err
 	}
 	a, err := s.Serve(ctx, Request{Plan: plan, ProjectID: args.Project, Method: plan.Route.Method,
-		Path: "/x" + strings.TrimSuffix(project.APIPath, "/") + plan.Route.RoutePath, Query: args.Query, Body: args.Body,
+		Path: "/x" + strings.TrimSuffix(apiPath, "/") + plan.Route.RoutePath, Query: args.Query, Body: args.Body,
 		Client: "job", Trigger: store.TriggerJob, job: id})
 	if err != nil {
 		return err

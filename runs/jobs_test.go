@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -187,7 +188,7 @@ func TestJobWritesOnce(t *testing.T) {
 	id := rt.jobsOf(t, "")[0].ID
 	args := store.JobArgs{Project: "shop", Route: "charge"}
 	for attempt := range 2 {
-		if err := rt.runJob(context.Background(), id, args); err != nil {
+		if err := rt.runJob(context.Background(), id, attempt+1, args); err != nil {
 			t.Fatalf("attempt %d: %v", attempt+1, err)
 		}
 	}
@@ -199,5 +200,39 @@ func TestJobWritesOnce(t *testing.T) {
 	}
 	if runs, _, err := rt.st.ListRuns(context.Background(), "shop", store.RunQuery{Page: store.Page{Limit: 10}, RouteID: "charge"}); err != nil || len(runs) != 1 {
 		t.Fatalf("%d runs of charge: %v", len(runs), err)
+	}
+}
+
+// TestJobsInBatchesWriteOnce: jobs of a contended route (a counter read,
+// added to and written back) run at once, so that their runs commit in
+// batches, each marking its job in its savepoint; every job's second
+// attempt then writes nothing: the counter counts each job once.
+func TestJobsInBatchesWriteOnce(t *testing.T) {
+	rt := newTestRuntime(t)
+	rt.collection(t, "counters", `{"name":"c","n":0}`)
+	rt.route(t, routeDoc("inc", "POST", "/inc", "", append(append([]string{}, readCounter...), setCounter,
+		`{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}`)...))
+	const n = 48
+	args := store.JobArgs{Project: "shop", Route: "inc"}
+	led := rt.batches.Led.Load()
+	for attempt := 1; attempt <= 2; attempt++ {
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for id := int64(1); id <= n; id++ {
+			wg.Go(func() { errs <- rt.runJob(context.Background(), id, attempt, args) })
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("attempt %d: %v", attempt, err)
+			}
+		}
+	}
+	if got := rt.records(t, "counters")[0]["n"]; got != float64(n) {
+		t.Fatalf("the counter is %v after %d jobs run twice each", got, n)
+	}
+	if rt.batches.Led.Load() == led {
+		t.Fatal("no batch was led: the jobs' runs never met")
 	}
 }

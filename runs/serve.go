@@ -222,8 +222,8 @@ type options struct {
 	hosts []string
 	// hop is the Stencil-Hop the request to /x carried (0: none).
 	hop int
-	// job is the job whose run this is (0: none): the run never joins a
-	// batch, and its transaction marks the job done as it commits.
+	// job is the job whose run this is (0: none): the run's transaction
+	// (or its savepoint in a batch) marks the job done as it commits.
 	job int64
 	// jobsFull: see runEnv.
 	jobsFull bool

@@ -212,6 +212,19 @@ func (t *table) plan(ctx context.Context, project, route string) (*engine.Plan, 
 	return t.planOf(ctx, project, r)
 }
 
+// apiPath returns the api_path of project ("" when the table has none).
+func (t *table) apiPath(ctx context.Context, project string) (string, error) {
+	if err := t.ensure(ctx); err != nil {
+		return "", err
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if p := t.projects[project]; p != nil {
+		return p.apiPath, nil
+	}
+	return "", nil
+}
+
 // hosts returns the egress list of project (nil: any public host).
 func (t *table) hosts(ctx context.Context, project string) ([]string, error) {
 	if err := t.ensure(ctx); err != nil {

@@ -61,6 +61,9 @@ func Migrate(ctx context.Context, databaseURL string) (err error) {
 	if err := m.Migrate(ctx); err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
 	}
+	if err := buildPartitionIndexes(ctx, conn); err != nil {
+		return fmt.Errorf("build the log's indexes: %w", err)
+	}
 	return nil
 }
 

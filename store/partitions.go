@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -212,4 +213,45 @@ func (s *Store) sweepLogBefore(ctx context.Context, l partitionedLog, cutoff tim
 		cutoff = oldest
 	}
 	return s.sweepBatches(ctx, l.table, cutoff)
+}
+
+// partitionIndexes are indexes made on a partitioned log alone (ON ONLY,
+// in a migration), each with its definition: buildPartitionIndexes makes
+// each partition's.
+var partitionIndexes = []struct{ table, index, columns string }{
+	{"route_runs", "route_runs_trigger_idx", "(project_id, trigger, id DESC) WHERE trigger <> 'http'"},
+}
+
+// buildPartitionIndexes builds, CONCURRENTLY (the log's writes go on),
+// each partition's index of partitionIndexes that the partition lacks,
+// and attaches it: once every partition's is, the log's index is valid.
+// An index a build left invalid (a stopped instance) is built again.
+func buildPartitionIndexes(ctx context.Context, conn *pgx.Conn) error {
+	for _, pi := range partitionIndexes {
+		rows, err := conn.Query(ctx, `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+			WHERE i.inhparent = $1::regclass AND NOT EXISTS (
+				SELECT 1 FROM pg_inherits ii JOIN pg_index x ON x.indexrelid = ii.inhrelid
+				WHERE ii.inhparent = $2::regclass AND x.indrelid = c.oid)
+			ORDER BY 1`, pi.table, pi.index)
+		if err != nil {
+			return err
+		}
+		parts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		for _, part := range parts {
+			name := pgx.Identifier{part + "_" + strings.TrimPrefix(pi.index, pi.table+"_")}.Sanitize()
+			if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+name); err != nil {
+				return err
+			}
+			if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE INDEX CONCURRENTLY %s ON %s %s", name, pgx.Identifier{part}.Sanitize(), pi.columns)); err != nil {
+				return err
+			}
+			if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER INDEX %s ATTACH PARTITION %s", pi.index, name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -800,14 +800,26 @@ func lockKeys[K comparable](ctx context.Context, tx pgx.Tx, sql string, keys map
 	return err
 }
 
-// RunQuery selects runs of a project: of one route, and of a status class
-// ("2xx", "4xx", "5xx") or exact status.
+// RunQuery selects runs of a project: of one route, of a status class
+// ("2xx", "4xx", "5xx") or exact status, and of a trigger (TriggerHTTP,
+// TriggerSchedule, TriggerJob).
 type RunQuery struct {
 	Page
 	RouteID string
 	Status  string
+	Trigger string
 	Keyset
 }
+
+// RunsCounted says whether q's amount is exact, read from the counts kept
+// with the run log; a filter of the trigger counts the runs themselves, up
+// to LogCountCap.
+func RunsCounted(q RunQuery) bool { return q.Trigger == "" }
+
+// runTriggers are the triggers a run log filter may name, written into its
+// statement as literals: a schedule's or a job's runs are then read by the
+// partial index of the runs no request started (migration 054).
+var runTriggers = []string{TriggerHTTP, TriggerSchedule, TriggerJob}
 
 // ListRuns returns a page of a project's runs, newest first, and how many
 // match: exactly, from route_run_counts.
@@ -858,6 +870,9 @@ func runsSQL(project string, q RunQuery) (l listSQL) {
 	case c > 0:
 		class = add(" AND status / 100 = $%d", c) // route_runs_class_idx
 	}
+	if slices.Contains(runTriggers, q.Trigger) {
+		filters += " AND trigger = '" + q.Trigger + "'" // route_runs_trigger_idx, but for http
+	}
 	where := " WHERE project_id >= $1 AND project_id <= $1" + filters
 	n := len(l.args)
 	bound, kargs, ascending := q.bound(n + 1)
@@ -865,6 +880,10 @@ func runsSQL(project string, q RunQuery) (l listSQL) {
 	l.ascending = ascending
 	l.page = fmt.Sprintf("SELECT %s FROM route_runs%s%s%s OFFSET $%d LIMIT $%d", runColumns, where, bound, orderBy("project_id", ascending), n+1, n+2)
 	l.count = fmt.Sprintf("SELECT coalesce(sum(n), 0) FROM route_run_counts WHERE project_id = $1 AND route_id = %s AND class = %s", route, class)
+	if !RunsCounted(q) {
+		l.count = fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM route_runs WHERE project_id = $1%s LIMIT %d) AS capped", filters, LogCountCap)
+		l.planCount = true
+	}
 	return l
 }
 
