@@ -118,7 +118,9 @@ func New(cfg Config) *Service {
 		mailStatus: cfg.MailStatus, MailBacklog: cfg.MailBacklog, JobBacklog: engine.MaxWaitingJobs, Limits: limits,
 		table: newTable(cfg.Store, cfg.Log), log: newLogWriter(cfg.Store, !cfg.NoStats, cfg.Counted, cfg.Log), slots: NewSlots(cfg.Concurrency),
 		txSlots: newProjectSlots(max(1, cfg.TxConns/2)), upstream: newProjectSlots(max(1, cfg.Concurrency/4)), batches: newBatches()}
-	jobs, err := newJobs(s, cap(background.taken), cmp.Or(cfg.JobRescue, JobRescue), cfg.Log)
+	// The job runner runs at most half as many jobs at once as there are
+	// background slots (docs/performance.md, Jobs).
+	jobs, err := newJobs(s, max(1, cap(background.taken)/2), cmp.Or(cfg.JobRescue, JobRescue), cfg.Log)
 	if err != nil {
 		panic("runs: the job queue's settings: " + err.Error()) // they are the code's, not a user's
 	}
