@@ -89,32 +89,13 @@ func (r *runner) request(s *step) (Call, error) {
 	if err := callURL(raw); err != nil {
 		return c, r.fault(s, "url %s", err)
 	}
-	var query strings.Builder
-	for _, p := range s.pairs {
-		v := r.value(p.v)
-		items, many := v.([]any)
-		if !many {
-			items = []any{v}
-		}
-		for _, item := range items {
-			if item == nil {
-				continue // a null value leaves its parameter out
-			}
-			t := text(item)
-			r.hide(&p.v, t)
-			if query.Len() > 0 {
-				query.WriteByte('&')
-			}
-			query.WriteString(url.QueryEscape(p.id) + "=" + url.QueryEscape(t))
-		}
-	}
 	c.URL = raw
-	if query.Len() > 0 {
+	if query := r.query(s); query != "" {
 		sep := "?"
 		if strings.Contains(raw, "?") {
 			sep = "&"
 		}
-		c.URL = raw + sep + query.String()
+		c.URL = raw + sep + query
 	}
 	typed := false
 	for _, h := range s.headers {
@@ -215,6 +196,31 @@ func (r *runner) call(s *step) (any, error) {
 		body = string(reply.Body)
 	}
 	return map[string]any{"status": float64(reply.Status), "headers": headers, "body": body}, nil
+}
+
+// query is step s's query pairs encoded (an HTTP block's, an ENQUEUE's):
+// an array value repeats the name, a null value leaves its parameter out.
+func (r *runner) query(s *step) string {
+	var query strings.Builder
+	for _, p := range s.pairs {
+		v := r.value(p.v)
+		items, many := v.([]any)
+		if !many {
+			items = []any{v}
+		}
+		for _, item := range items {
+			if item == nil {
+				continue
+			}
+			t := text(item)
+			r.hide(&p.v, t)
+			if query.Len() > 0 {
+				query.WriteByte('&')
+			}
+			query.WriteString(url.QueryEscape(p.id) + "=" + url.QueryEscape(t))
+		}
+	}
+	return query.String()
 }
 
 // host is the host of a URL already checked, for messages.

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"net/url"
-	"strings"
 	"time"
 
 	"stencil/flow"
@@ -53,24 +51,7 @@ func jobDelay(v any) (time.Duration, bool) {
 // itself).
 func (r *runner) enqueue(s *step) (int64, error) {
 	j := Job{Route: s.name, MaxAttempts: s.index}
-	var query strings.Builder
-	for _, p := range s.pairs {
-		v := r.value(p.v)
-		items, many := v.([]any)
-		if !many {
-			items = []any{v}
-		}
-		for _, item := range items {
-			if item == nil {
-				continue // a null value leaves its parameter out
-			}
-			if query.Len() > 0 {
-				query.WriteByte('&')
-			}
-			query.WriteString(url.QueryEscape(p.id) + "=" + url.QueryEscape(text(item)))
-		}
-	}
-	j.Query = query.String()
+	j.Query = r.query(s)
 	if s.b != nil {
 		if v := r.value(*s.b); v != nil {
 			body, err := appendJSON(nil, v, MaxJobBody)
