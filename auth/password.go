@@ -24,6 +24,14 @@ type PasswordParams struct {
 // DefaultPasswordParams follow the RFC 9106 second recommendation (64 MiB).
 var DefaultPasswordParams = PasswordParams{Memory: 64 * 1024, Time: 3, Threads: 2}
 
+// OWASPPasswordParams are the OWASP Password Storage Cheat Sheet's first
+// argon2id configuration (19 MiB, 2 passes, 1 lane): about a fifth of the
+// default's work, for machines short of memory or CPU (PASSWORD_HASH).
+var OWASPPasswordParams = PasswordParams{Memory: 19 * 1024, Time: 2, Threads: 1}
+
+// PasswordHashes are the parameter sets PASSWORD_HASH names.
+var PasswordHashes = map[string]PasswordParams{"rfc9106": DefaultPasswordParams, "owasp": OWASPPasswordParams}
+
 const (
 	saltLen = 16
 	keyLen  = 32

@@ -80,6 +80,9 @@ type Config struct {
 	// MailLease is how long a message an instance took for delivery is
 	// its own: if the instance dies, another takes the message after it.
 	MailLease time.Duration
+	// PasswordHash names the argon2id parameters new password hashes
+	// take (auth.PasswordHashes): rfc9106 (the default) or owasp.
+	PasswordHash string
 	// JobRescue is how long a job an instance took is its own: if the
 	// instance dies, another takes the job back after it (docs/jobs.md).
 	JobRescue time.Duration
@@ -371,6 +374,11 @@ func (c *Config) loadMail(getenv func(string) string) error {
 	}
 	if c.MailLease, err = time.ParseDuration(or(getenv("MAIL_LEASE"), "2m")); err != nil || c.MailLease < 5*time.Second || c.MailLease > time.Hour {
 		return fmt.Errorf("MAIL_LEASE must be a duration from 5s to 1h, such as 2m, got %q", getenv("MAIL_LEASE"))
+	}
+	switch c.PasswordHash = or(getenv("PASSWORD_HASH"), "rfc9106"); c.PasswordHash {
+	case "rfc9106", "owasp":
+	default:
+		return fmt.Errorf("PASSWORD_HASH must be rfc9106 or owasp, got %q", c.PasswordHash)
 	}
 	if c.JobRescue, err = time.ParseDuration(or(getenv("JOB_RESCUE"), "1m")); err != nil || c.JobRescue < 15*time.Second || c.JobRescue > time.Hour {
 		return fmt.Errorf("JOB_RESCUE must be a duration from 15s to 1h, such as 1m, got %q", getenv("JOB_RESCUE"))

@@ -161,6 +161,7 @@ func TestBadSettings(t *testing.T) {
 		"egress no port":       {map[string]string{"EGRESS_ALLOW": "127.0.0.1"}, "EGRESS_ALLOW entries must be host:port"},
 		"egress no host":       {map[string]string{"EGRESS_ALLOW": "api.example.com:443, :9000"}, `got ":9000"`},
 		"egress none":          {map[string]string{"EGRESS_CONCURRENCY": "0"}, "EGRESS_CONCURRENCY"},
+		"password hash none":   {map[string]string{"PASSWORD_HASH": "md5"}, "PASSWORD_HASH"},
 		"job rescue short":     {map[string]string{"JOB_RESCUE": "5s"}, "JOB_RESCUE"},
 		"job rescue no time":   {map[string]string{"JOB_RESCUE": "soon"}, "JOB_RESCUE"},
 		"route stats":          {map[string]string{"ROUTE_STATS": "yes"}, "ROUTE_STATS must be on or off"},

@@ -173,7 +173,7 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 	if err != nil {
 		return err
 	}
-	if err := ensureRoot(ctx, cfg.Root, st, log); err != nil {
+	if err := ensureRoot(ctx, cfg.Root, auth.PasswordHashes[cfg.PasswordHash], st, log); err != nil {
 		return err
 	}
 	if err := reportAPIPathClashes(ctx, st, log); err != nil {
@@ -301,7 +301,7 @@ func newHandlers(ctx context.Context, cfg config.Config, st *store.Store, keyrin
 		Vault: secrets, MailStatus: mailer.Status, MailBacklog: cfg.MailBacklog, Concurrency: cfg.RunConcurrency, Memory: cfg.RunMemory,
 		Egress: guard.Client(), EgressConcurrency: cfg.EgressConcurrency, NoStats: !cfg.RouteStats, Counted: metrics.RunsCounted, Log: log,
 		JobRescue: cfg.JobRescue})
-	hasher := auth.NewHasher(auth.DefaultPasswordParams, max(2, runtime.NumCPU()), hashWait)
+	hasher := auth.NewHasher(auth.PasswordHashes[cfg.PasswordHash], max(2, runtime.NumCPU()), hashWait)
 	followMemory(hasher, runner.Limits.Shared)
 	h, err := handlers.New(cfg, handlers.Parts{Store: st, Probe: store.New(p.probe), Metrics: metrics, Runs: runner, Mail: mailer, Vault: secrets,
 		Hasher: hasher}, log)
@@ -336,16 +336,16 @@ func housekeeping(ctx context.Context, st *store.Store, eventsKept time.Duration
 
 // ensureRoot creates the first ROOT user from ROOT_USERNAME, ROOT_PASSWORD
 // and ROOT_EMAIL when all are set and no user exists yet.
-func ensureRoot(ctx context.Context, root config.RootAccount, st *store.Store, log *slog.Logger) error {
+func ensureRoot(ctx context.Context, root config.RootAccount, params auth.PasswordParams, st *store.Store, log *slog.Logger) error {
 	if !root.Set() {
 		return nil
 	}
-	// Most starts find users: they skip the 64 MiB hash.
+	// Most starts find users: they skip the hash.
 	if has, err := st.HasUsers(ctx); err != nil || has {
 		return err
 	}
 	u := store.User{Username: root.Username, Email: root.Email, Role: store.RoleRoot,
-		PasswordHash: auth.HashPassword(root.Password, auth.DefaultPasswordParams)}
+		PasswordHash: auth.HashPassword(root.Password, params)}
 	err := st.CreateFirstUser(ctx, &u)
 	switch {
 	case errors.Is(err, store.ErrAlreadySetUp):
