@@ -52,6 +52,9 @@ func jobDelay(v any) (time.Duration, bool) {
 func (r *runner) enqueue(s *step) (int64, error) {
 	j := Job{Route: s.name, MaxAttempts: s.index}
 	j.Query = r.query(s)
+	if len(j.Query) > MaxJobQuery {
+		return 0, r.fault(s, "the query would pass 8 KiB")
+	}
 	if s.b != nil {
 		if v := r.value(*s.b); v != nil {
 			body, err := appendJSON(nil, v, MaxJobBody)
@@ -84,5 +87,9 @@ func (r *runner) enqueue(s *step) (int64, error) {
 	return id, nil
 }
 
-// MaxJobBody bounds a job's body, as a schedule's.
-const MaxJobBody = 64 << 10
+// MaxJobBody bounds a job's body, as a schedule's, and MaxJobQuery its
+// query string.
+const (
+	MaxJobBody  = 64 << 10
+	MaxJobQuery = 8 << 10
+)

@@ -176,3 +176,8 @@ func (s *Store) RunReadSQLForTest(ctx context.Context, project, collection strin
 	sql, _ := q.statement(q.shape(), project, collection)
 	return sql
 }
+
+// MigrateJobsForTest is migrateJobs on conn, for the pool URL given.
+func MigrateJobsForTest(ctx context.Context, conn *pgx.Conn, databaseURL string) error {
+	return migrateJobs(ctx, conn, databaseURL)
+}

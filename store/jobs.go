@@ -24,14 +24,28 @@ import (
 // whose run committed its writes.
 
 // migrateJobs applies River's pending migrations, each in a transaction
-// of its own (one adds a value to a type that the next statements use).
-func migrateJobs(ctx context.Context, databaseURL string) error {
+// of its own (one adds a value to a type that the next statements use),
+// on a pool of their own. Most starts find none pending: they learn it
+// on conn, without opening the pool.
+func migrateJobs(ctx context.Context, conn *pgx.Conn, databaseURL string) error {
+	cfg := &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)}
+	if check, err := rivermigrate.New(riverpgxv5.New(nil), cfg); err == nil {
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		have, err := check.ExistingVersionsTx(ctx, tx)
+		_ = tx.Rollback(ctx)
+		if err == nil && len(have) == len(check.AllVersions()) {
+			return nil
+		}
+	}
 	pool, err := pgxpool.New(ctx, databaseURL)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)})
+	m, err := rivermigrate.New(riverpgxv5.New(pool), cfg)
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func Migrate(ctx context.Context, databaseURL string) (err error) {
 	}
 	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", ternLock) }()
 	// River's tables first: the project's migrations index them.
-	if err := migrateJobs(ctx, databaseURL); err != nil {
+	if err := migrateJobs(ctx, conn, databaseURL); err != nil {
 		return fmt.Errorf("apply the job queue's migrations: %w", err)
 	}
 	m, err := migrate.NewMigrator(ctx, conn, versionTable)

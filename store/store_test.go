@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"stencil/store"
 	"stencil/store/storetest"
 )
@@ -22,6 +24,16 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	ok, err := st.MigrationsApplied(ctx)
 	if err != nil || !ok {
 		t.Fatalf("MigrationsApplied = %v, %v", ok, err)
+	}
+	// With the job queue's migrations applied, a start learns it on the
+	// migrations' connection and opens no pool (the URL is not used).
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := store.MigrateJobsForTest(ctx, conn, "postgres://nowhere.invalid/none"); err != nil {
+		t.Fatalf("the job queue's migrations, all applied: %v", err)
 	}
 }
 
