@@ -203,7 +203,7 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 		return err
 	}
 	defer ln.Close()
-	h, err := newHandlers(ctx, cfg, st, keyring, pools{probe: probe, runReads: runReads, runTx: runTx}, selfAddrs(cfg, ln.Addr()), log)
+	h, runner, err := newHandlers(ctx, cfg, st, keyring, pools{probe: probe, runReads: runReads, runTx: runTx}, selfAddrs(cfg, ln.Addr()), log)
 	if err != nil {
 		return err
 	}
@@ -220,6 +220,9 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
+	// The job runner starts once the service answers: its start (River's
+	// leader election, its listener, its queue) would hold up the first.
+	go runner.Jobs(log).Run(ctx)
 	// What start-up parsed and let go (the pages' templates, the API
 	// document) goes back now: a collector run by the memory limit alone
 	// (main.go) would keep it until the heap reached the limit.
@@ -286,16 +289,16 @@ const hashWait = 5 * time.Second
 // st and the pools, and sets the runtime's and the mailer's background work
 // going until ctx ends: following route changes made on other instances,
 // writing the run log, delivering mail.
-func newHandlers(ctx context.Context, cfg config.Config, st *store.Store, keyring *vaultcrypt.Keyring, p pools, self []netip.AddrPort, log *slog.Logger) (*handlers.Handlers, error) {
+func newHandlers(ctx context.Context, cfg config.Config, st *store.Store, keyring *vaultcrypt.Keyring, p pools, self []netip.AddrPort, log *slog.Logger) (*handlers.Handlers, *runs.Service, error) {
 	metrics := metrics.New(st)
 	secrets := vault.New(vault.Config{Store: st, Keyring: keyring, Versions: cfg.VaultVersions, Reads: metrics.VaultReads})
 	mailer, err := mail.New(st, cfg, secrets, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	guard, err := egress.New(cfg.EgressAllow, self)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	runner := runs.New(runs.Config{Store: st, Reads: store.New(p.runReads), Tx: store.New(p.runTx), TxConns: int(p.runTx.Config().MaxConns),
 		Vault: secrets, MailStatus: mailer.Status, MailBacklog: cfg.MailBacklog, Concurrency: cfg.RunConcurrency, Memory: cfg.RunMemory,
@@ -306,13 +309,12 @@ func newHandlers(ctx context.Context, cfg config.Config, st *store.Store, keyrin
 	h, err := handlers.New(cfg, handlers.Parts{Store: st, Probe: store.New(p.probe), Metrics: metrics, Runs: runner, Mail: mailer, Vault: secrets,
 		Hasher: hasher}, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	runner.Start(ctx)
 	go runner.Scheduler(log).Run(ctx)
-	go runner.Jobs(log).Run(ctx)
 	go mailer.Run(ctx)
-	return h, nil
+	return h, runner, nil
 }
 
 // housekeeping deletes expired browser sessions and sign-in failures past
