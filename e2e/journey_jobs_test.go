@@ -90,6 +90,7 @@ func TestJourneyJobs(t *testing.T) {
 	b.tabToMatch(retry)
 	b.press("\r")
 	b.waitText(fmt.Sprintf("Job %d due now.", job.ID))
+	b.do(chromedp.WaitNotPresent(fmt.Sprintf("#job-%d", job.ID))) // the table answered in place
 	// No longer discarded, it leaves the list shown: the focus goes back
 	// to the state's choice.
 	b.focusOn("#jobs-state")
