@@ -94,8 +94,6 @@ type jobWorker struct {
 	s *Service
 }
 
-func (w *jobWorker) Timeout(*river.Job[store.JobArgs]) time.Duration { return JobTimeout }
-
 func (w *jobWorker) Work(ctx context.Context, job *river.Job[store.JobArgs]) error {
 	return w.s.runJob(ctx, job.ID, job.Attempt, job.Args)
 }
