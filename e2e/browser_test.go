@@ -248,7 +248,11 @@ func (b *browser) waitText(s string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			b.t.Fatalf("page never showed %q (last error: %v); it shows:\n%s", s, err, b.text())
+			b.mu.Lock()
+			asked := b.requests[max(0, len(b.requests)-5):]
+			b.mu.Unlock()
+			b.t.Fatalf("page never showed %q (last error: %v); its last requests: %v; the focus on %s; it shows:\n%s", s, err, asked,
+				eval[string](b, `document.activeElement ? document.activeElement.outerHTML.slice(0, 200) : "nothing"`), b.text())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -90,10 +90,21 @@ func TestJourneyJobs(t *testing.T) {
 	b.tabToMatch(retry)
 	b.press("\r")
 	b.waitText(fmt.Sprintf("Job %d due now.", job.ID))
-	b.do(chromedp.WaitNotPresent(fmt.Sprintf("#job-%d", job.ID))) // the table answered in place
-	// No longer discarded, it leaves the list shown: the focus goes back
-	// to the state's choice.
-	b.focusOn("#jobs-state")
+	// The table is answered in place. No longer discarded, the job leaves
+	// the list shown and the focus goes back to the state's choice — unless
+	// the runner has already tried it again and discarded it again before
+	// the table was read: its row is then back, two attempts spent, and the
+	// focus stays on its Retry.
+	answered := fmt.Sprintf(`(() => {
+		const row = document.getElementById("job-%d");
+		const on = (sel) => !!document.activeElement && document.activeElement.matches(sel);
+		return row ? row.querySelector('[data-label="Attempts"]').textContent.trim().startsWith("2 of") && on(%q) : on("#jobs-state");
+	})()`, job.ID, retry)
+	for deadline := time.Now().Add(5 * time.Second); !eval[bool](b, answered); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after Retry the focus is on %s; the table: %s", eval[string](b, `document.activeElement.outerHTML.slice(0, 160)`), eval[string](b, `document.getElementById("jobs-table").innerText`))
+		}
+	}
 	b.screenshot("jobs-retried-1280")
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		_, list := api(t, "GET", app.URL+"/route/job/fetch?project_id=shop", token, "")

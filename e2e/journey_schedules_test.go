@@ -48,6 +48,7 @@ func TestJourneySchedule(t *testing.T) {
 			b.press("\r")
 			b.waitText("Schedule 0 3 * * * added.")
 			b.focusOn("#schedule-add")
+			b.waitText("your time (Europe/Berlin)") // written once the swap has settled
 			if n := eval[int](b, `document.querySelectorAll('[data-testid="next-runs"] li').length`); n != 5 {
 				t.Fatalf("%d next runs shown", n)
 			}

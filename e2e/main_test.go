@@ -94,7 +94,12 @@ func startInstance(t testing.TB, vars map[string]string) *instance {
 	select {
 	case addr := <-ready:
 		in.URL = "http://" + addr
-		t.Cleanup(in.stop)
+		t.Cleanup(func() {
+			in.stop()
+			if t.Failed() {
+				t.Logf("the instance's log:\n%s", tail(in.logs.String(), 40))
+			}
+		})
 		return in
 	case err := <-done:
 		cancel()
@@ -104,6 +109,12 @@ func startInstance(t testing.TB, vars map[string]string) *instance {
 		t.Fatalf("instance not ready after 60s\n%s", in.logs)
 	}
 	return nil
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 func getJSON(t testing.TB, url string) (int, map[string]any) {

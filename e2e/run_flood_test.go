@@ -58,7 +58,9 @@ var floodRoutes = []string{
 		{"type":"RETURN","depth":0,"pairs":[{"id":"n","data":{"ref_var":true,"rtype":"OTHER","data":"n"}}],"conditions":[]}]}}`,
 }
 
-// TestRunFloodMemory: 200 anonymous calls at once of each flood route.
+// TestRunFloodMemory: each flood route alone meets its run's memory limit;
+// then 200 anonymous calls at once of each, each answered by that limit or
+// busy.
 // The service's peak resident memory stays under 512 MiB (each run holds
 // at most 64 MiB of values, runs share 256 MiB, and runs past the cap on
 // runs under way are answered 503), and /healthz and another project's
@@ -100,6 +102,15 @@ func TestRunFloodMemory(t *testing.T) {
 	conn.Close(context.Background())
 	if err != nil {
 		t.Fatal(err)
+	}
+
+	// Alone, each route meets its run's memory limit. In the flood below
+	// which of them runs and which is turned away busy depends on the
+	// machine's speed; that each that runs stops at its limit does not.
+	for _, route := range []string{"hog", "all"} {
+		if status, body := apiCall(t, "GET", c.URL+"/x/flood/"+route, "", ""); status != 500 || !strings.Contains(body, "memory limit of 64 MiB") {
+			t.Fatalf("%s alone: %d %.300s", route, status, body)
+		}
 	}
 
 	stop := make(chan struct{})
@@ -155,9 +166,6 @@ func TestRunFloodMemory(t *testing.T) {
 	probes.Wait()
 	peak := c.peakRSS(t)
 	t.Logf("answers %v; peak RSS %d MiB; slowest probe %d ms", answers, peak, worst.Load())
-	if answers["hog 500 memory limit"] == 0 || answers["all 500 memory limit"] == 0 {
-		t.Errorf("no run reached its memory limit: %v", answers)
-	}
 	for key := range answers {
 		if !strings.Contains(key, "memory limit") && !strings.HasSuffix(key, " 503") {
 			t.Errorf("an answer neither a memory fault nor busy: %s", key)
