@@ -178,8 +178,9 @@ func sendHeadOnly(base string, hr hostileRequest, token string) (int, string, []
 
 // hostileRequests builds the attacks on one operation: each parameter and
 // each body field in turn gets a wrong type, NUL, invalid UTF-8, a huge
-// number and 1 MB of text; lists get bad paging; bodies get wrong media
-// types, deep nesting and over-limit sizes; and the request as a whole gets
+// number and text past its longest (parameters 4 KB); lists get bad paging;
+// bodies get wrong media types, 1 MB, deep nesting and over-limit sizes;
+// and the request as a whole gets
 // a long URL, a long header and methods the path does not take.
 func hostileRequests(method, path string, op *openapi3.Operation, values map[string]string) []hostileRequest {
 	query := url.Values{}
@@ -196,8 +197,8 @@ func hostileRequests(method, path string, op *openapi3.Operation, values map[str
 	}
 	fields := bodyFields(op)
 	body := map[string]any{}
-	for name, kind := range fields {
-		body[name] = sampleValue(name, kind, values)
+	for name, f := range fields {
+		body[name] = sampleValue(name, f.kind, values)
 	}
 	with := func(q url.Values) string {
 		if len(q) == 0 {
@@ -253,9 +254,15 @@ func hostileRequests(method, path string, op *openapi3.Operation, values map[str
 	}
 
 	if hasBody {
-		for name, kind := range fields {
+		for name, f := range fields {
+			kind := f.kind
+			// Past the longest text the field takes (most take at most
+			// 64 KiB): long enough for any column or index, cheap enough
+			// to send for every field; an operation's whole body of 1 MB
+			// is a class of its own below.
+			long := max(65536, f.maxLength) + 1
 			for class, v := range map[string]any{
-				"NUL": "a\x00b", "1 MB": strings.Repeat("x", 1<<20), "huge number": json.Number("1e400"),
+				"NUL": "a\x00b", "long text": strings.Repeat("x", long), "huge number": json.Number("1e400"),
 				"big integer": json.Number("99999999999999999999999999"), "null": nil,
 				"wrong type": map[bool]any{true: "abc", false: 12345}[kind != "string"],
 				"object":     map[string]any{"a": []any{1, "b"}}, "array": []any{"x"},
@@ -314,10 +321,16 @@ func hostileRequests(method, path string, op *openapi3.Operation, values map[str
 	return out
 }
 
-// bodyFields lists the top-level properties of an operation's JSON body and
-// the first JSON type of each.
-func bodyFields(op *openapi3.Operation) map[string]string {
-	fields := map[string]string{}
+// bodyField is a top-level property of an operation's JSON body: its first
+// JSON type, and its longest text when the document says.
+type bodyField struct {
+	kind      string
+	maxLength int
+}
+
+// bodyFields lists the top-level properties of an operation's JSON body.
+func bodyFields(op *openapi3.Operation) map[string]bodyField {
+	fields := map[string]bodyField{}
 	if op.RequestBody == nil || op.RequestBody.Value == nil {
 		return fields
 	}
@@ -332,7 +345,11 @@ func bodyFields(op *openapi3.Operation) map[string]string {
 			if p.Value != nil && p.Value.Type != nil && len(*p.Value.Type) > 0 {
 				kind = (*p.Value.Type)[0]
 			}
-			fields[name] = kind
+			f := bodyField{kind: kind}
+			if p.Value != nil && p.Value.MaxLength != nil {
+				f.maxLength = int(*p.Value.MaxLength)
+			}
+			fields[name] = f
 		}
 		for _, sub := range s.AllOf {
 			if sub.Value != nil {
