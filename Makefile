@@ -2,13 +2,13 @@
 # they need on a fresh Debian machine.
 SHELL := /bin/bash
 GO ?= go
-STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+STATICCHECK := $(CURDIR)/.cache/bin/staticcheck
 OAPI_CODEGEN := $(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
 # Go packages of this module; node_modules may ship Go files of its own (and
 # may be half-installed while prebuild lists the packages).
 PKGS = $$($(GO) list -e ./... 2>/dev/null | grep -v /node_modules/)
 
-.PHONY: lighthouse run build test go-checks prebuild check-format vet staticcheck lint-js test-js api-check unit bench bench-scale fuzz assets assets-check deps-system deps-node clean
+.PHONY: lighthouse run build test go-checks prebuild tools check-format vet staticcheck lint-js test-js api-check unit bench bench-scale fuzz assets assets-check deps-system deps-node clean
 
 run: deps-pg
 	$(GO) run . serve
@@ -17,12 +17,15 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/stencil .
 
 ## test: every check CI runs. Installs PostgreSQL and Chromium when missing.
-## The npm packages install (mostly a wait on the disk) while the Go checks
-## run and the tests' race-detecting builds are made (prebuild); then the
-## JavaScript and API checks, then the tests.
-test: deps-system
-	@$(MAKE) --no-print-directory -j3 --output-sync=target deps-node go-checks prebuild
-	@$(MAKE) --no-print-directory lint-js test-js assets-check api-check unit
+## First, side by side: the system's and npm's packages install (mostly
+## waits on the network and the disk) while the Go code is compiled twice,
+## as vet reads it and as the tests run it (race detector on: prebuild).
+## Then the tests start, and staticcheck (on vet's compiled packages) and the
+## JavaScript and API checks run beside them, in the time the browser
+## journeys' waits leave free (docs/testing.md).
+test:
+	@$(MAKE) --no-print-directory -j4 --output-sync=target deps-system deps-node check-format vet prebuild tools
+	@$(MAKE) --no-print-directory -j4 --output-sync=target unit staticcheck lint-js test-js assets-check api-check
 
 go-checks: check-format vet staticcheck
 
@@ -33,15 +36,19 @@ prebuild:
 	@$(GO) mod download && (cd .ci/apiclient && $(GO) mod download)
 	@$(GO) test -race -count=1 -run '^$$' -exec true $(PKGS) >/dev/null
 
+## tools: staticcheck, and oapi-codegen for the route client's test, built
+## into .cache/bin while the registries can be reached (the tests run with
+## loopback only).
+tools:
+	@GOBIN=$(CURDIR)/.cache/bin $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+	@GOBIN=$(CURDIR)/.cache/bin $(GO) install github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
+
 ## unit: the Go tests, after every module they need is downloaded, in a
 ## network namespace with loopback only (.ci/loopback-only, docs/testing.md);
 ## three packages at once, as one of them is often waiting (mail's server
 ## down for a minute, the private clusters' starts).
-## The route client's test runs oapi-codegen, built here while the
-## registries can be reached.
-unit:
+unit: deps-system deps-node tools
 	@$(GO) mod download && (cd .ci/apiclient && $(GO) mod download)
-	@GOBIN=$(CURDIR)/.cache/bin $(GO) install github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
 	@.ci/loopback-only ip -brief addr
 	OAPI_CODEGEN_BIN=$(CURDIR)/.cache/bin/oapi-codegen .ci/loopback-only $(GO) test -race -count=1 -p 3 -timeout 20m $(PKGS)
 
@@ -87,7 +94,7 @@ check-format:
 vet:
 	$(GO) vet $(PKGS)
 
-staticcheck:
+staticcheck: tools
 	$(STATICCHECK) $(PKGS)
 
 ## lint-js: ESLint with the committed config (eslint.config.mjs) over the
