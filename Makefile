@@ -18,23 +18,25 @@ build:
 
 ## test: every check CI runs. Installs PostgreSQL and Chromium when missing.
 ## First, side by side: the system's and npm's packages install (mostly
-## waits on the network and the disk) while the Go code is compiled twice,
-## as vet reads it and as the tests run it (race detector on: prebuild).
-## Then the tests start, and staticcheck (on vet's compiled packages) and the
-## JavaScript and API checks run beside them, in the time the browser
-## journeys' waits leave free (docs/testing.md).
+## waits on the network and the disk) while the Go code is compiled
+## (prebuild). Then the tests start, and vet, staticcheck and the JavaScript
+## and API checks run beside them, in the time the browser journeys' waits
+## leave free (docs/testing.md).
 test:
-	@$(MAKE) --no-print-directory -j4 --output-sync=target deps-system deps-node check-format vet prebuild tools
-	@$(MAKE) --no-print-directory -j4 --output-sync=target unit staticcheck lint-js test-js assets-check api-check
+	@$(MAKE) --no-print-directory -j3 --output-sync=target deps-system deps-node check-format prebuild tools
+	@$(MAKE) --no-print-directory -j4 --output-sync=target unit vet staticcheck lint-js test-js assets-check api-check
 
 go-checks: check-format vet staticcheck
 
-## prebuild: every module downloaded and every test binary built with the
-## race detector, run by nothing (-exec true): what `unit` then runs is in
-## the build cache.
+## prebuild: every module downloaded, every test binary built with the race
+## detector, run by nothing (-exec true), and the service built as the
+## journeys build it (without): what `unit` then runs is in the build cache.
+## vet and staticcheck read the race detector's build too (-race), so the
+## code is compiled twice, not three times.
 prebuild:
 	@$(GO) mod download && (cd .ci/apiclient && $(GO) mod download)
 	@$(GO) test -race -count=1 -run '^$$' -exec true $(PKGS) >/dev/null
+	@$(GO) build -o /dev/null .
 
 ## tools: staticcheck, and oapi-codegen for the route client's test, built
 ## into .cache/bin while the registries can be reached (the tests run with
@@ -92,10 +94,10 @@ check-format:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 vet:
-	$(GO) vet $(PKGS)
+	$(GO) vet -race $(PKGS)
 
 staticcheck: tools
-	$(STATICCHECK) $(PKGS)
+	GOFLAGS=-race $(STATICCHECK) $(PKGS)
 
 ## lint-js: ESLint with the committed config (eslint.config.mjs) over the
 ## pages' scripts and the repository's other JavaScript.
@@ -119,7 +121,7 @@ JS_BUILD = npx --no-install esbuild $(JS_ENTRIES) --bundle --format=iife --minif
 ## (openapi-typescript and openapi-fetch, .ci/apiclient/use.ts) type-checks.
 api-check: deps-node
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; set -e; \
-	$(GO) run . openapi > $$tmp/openapi.json; \
+	$(GO) run -race . openapi > $$tmp/openapi.json; \
 	npx --no-install spectral lint --quiet --ruleset .spectral.yaml --fail-severity error $$tmp/openapi.json; \
 	mkdir $$tmp/client; cp .ci/apiclient/go.mod .ci/apiclient/go.sum .ci/apiclient/use.go $$tmp/client/; \
 	$(OAPI_CODEGEN) -config .ci/apiclient/oapi-codegen.yaml -o $$tmp/client/client.gen.go $$tmp/openapi.json; \

@@ -258,9 +258,10 @@ func hostileRequests(method, path string, op *openapi3.Operation, values map[str
 			kind := f.kind
 			// Past the longest text the field takes (most take at most
 			// 64 KiB): long enough for any column or index, cheap enough
-			// to send for every field; an operation's whole body of 1 MB
-			// is a class of its own below.
-			long := max(65536, f.maxLength) + 1
+			// to send for every field. A field that takes more than 1 MB
+			// (a file's text, within the body's limit) gets 1 MB; bodies
+			// past the limit are a class of their own below.
+			long := min(max(65536, f.maxLength)+1, 1<<20)
 			for class, v := range map[string]any{
 				"NUL": "a\x00b", "long text": strings.Repeat("x", long), "huge number": json.Number("1e400"),
 				"big integer": json.Number("99999999999999999999999999"), "null": nil,
