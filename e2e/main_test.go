@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,11 +23,26 @@ import (
 	"stencil/store/storetest"
 )
 
+// journeysAtOnce is how many of the package's tests run at once unless
+// -test.parallel says: a journey mostly waits on its browser and its
+// service, so the default (as many as there are cores) left a core idle
+// while the package ran alone, the longest of `make test`
+// (docs/testing.md).
+const journeysAtOnce = 4
+
 // TestMain runs the tests from the repository's root, where the service
 // in development reads views/ and static/ and the binary is built from.
 func TestMain(m *testing.M) {
 	if err := os.Chdir(".."); err != nil {
 		panic(err)
+	}
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		if err := flag.Set("test.parallel", strconv.Itoa(max(journeysAtOnce, runtime.GOMAXPROCS(0)))); err != nil {
+			panic(err)
+		}
 	}
 	code := storetest.Main(m)
 	stopChromium()
