@@ -17,6 +17,7 @@ import (
 // few statements, and each gets its own user, its own project and its own
 // membership; an unknown user gets ErrNotFound.
 func TestCallersShareAStatement(t *testing.T) {
+	t.Parallel()
 	ctx, pool, st := groupedStore(t)
 	ids := make([]int64, 6)
 	for i := range ids {
@@ -94,6 +95,7 @@ func TestCallersShareAStatement(t *testing.T) {
 // one; every valid token's last use is written, however many of its
 // requests shared a statement.
 func TestTokenCallersTogether(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := storetest.Pool(t)
 	st := store.New(pool)

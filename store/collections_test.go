@@ -42,6 +42,7 @@ func ids(recs []store.Record) []int64 {
 }
 
 func TestCollectionsAndTheirRules(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	dup := store.Collection{ProjectID: "shop", ID: "books", Name: "Again"}
 	var conflict *store.ConflictError
@@ -97,6 +98,7 @@ func TestCollectionsAndTheirRules(t *testing.T) {
 }
 
 func TestRecordData(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	big := `{"x":"` + strings.Repeat("a", store.MaxRecordBytes-8) + `"}`
 	for name, tc := range map[string]struct {
@@ -132,6 +134,7 @@ func TestRecordData(t *testing.T) {
 // TestContainmentFilters: where is JSON containment (@>): nested objects
 // match partly, arrays hold their items in any order, 1 is not "1".
 func TestContainmentFilters(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	a := putRecord(t, st, "shop", "books", `{"title":"Dune","year":1965,"author":{"name":"Herbert","born":1920},"tags":["sf","classic"]}`)
 	b := putRecord(t, st, "shop", "books", `{"title":"Emma","year":"1815","author":{"name":"Austen"},"tags":["classic"]}`)
@@ -190,6 +193,7 @@ func TestContainmentFilters(t *testing.T) {
 // TestRecordsInTheCallersTransaction: the engine's reads and writes run in
 // one transaction it owns; rolled back, nothing stays.
 func TestRecordsInTheCallersTransaction(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	a := putRecord(t, st, "shop", "books", `{"n":1}`)
 	b := putRecord(t, st, "shop", "books", `{"n":2}`)
@@ -235,6 +239,7 @@ func TestRecordsInTheCallersTransaction(t *testing.T) {
 // TestRecordFilterUsesTheGINIndex: a where filter over 100,000 records of
 // one collection is an index lookup, not a scan.
 func TestRecordFilterUsesTheGINIndex(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	if err := st.ExecForTest(ctx, `INSERT INTO records (project_id, collection_id, data)
 		SELECT 'shop', 'books', jsonb_build_object('n', i, 'kind', CASE WHEN i % 1000 = 0 THEN 'rare' ELSE 'common' END, 'tags', jsonb_build_array('t' || (i % 7)))
@@ -284,6 +289,7 @@ func TestRecordFilterUsesTheGINIndex(t *testing.T) {
 // 12345678901234567000), is refused before the database, as is one jsonb
 // cannot hold (a fraction of 16,384 digits).
 func TestRecordNumbersAreFloats(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	for data, want := range map[string]error{
 		`{"a":1.7976931348623157e308}`:               nil,
@@ -317,6 +323,7 @@ func TestRecordNumbersAreFloats(t *testing.T) {
 // number past float64's range (only SQL can write one now) has it made
 // null by the migration's function, nested or not; the rest is kept.
 func TestStoredNumbersPastFloats(t *testing.T) {
+	t.Parallel()
 	var got string
 	err := storetest.Pool(t).QueryRow(context.Background(), `SELECT stencil_finite_json('{"a":1e400,"b":[1,-1e309,{"c":2.5}],"d":"1e400","e":{}}')::text`).Scan(&got)
 	if err != nil || got != `{"a": null, "b": [1, null, {"c": 2.5}], "d": "1e400", "e": {}}` {

@@ -55,6 +55,7 @@ func events(t testing.TB, pool *pgxpool.Pool, kind string) []eventRow {
 // saves of one route write one event each; a summary keeps a % as it is
 // and is cut at 300 characters.
 func TestEventsCommitWithTheirChange(t *testing.T) {
+	t.Parallel()
 	st, pool, ctx := eventStore(t)
 	r := store.StoredRoute{Route: flow.Route{ProjectID: "shop", RouteID: "books", RoutePath: "/books", Method: "GET"}, Note: "100% " + strings.Repeat("é", 400)}
 	r.Normalize()
@@ -121,6 +122,7 @@ func TestEventsCommitWithTheirChange(t *testing.T) {
 // TestEventsSweptAfterTheirRetention: Sweep removes the events older than
 // the retention it is given and keeps the others.
 func TestEventsSweptAfterTheirRetention(t *testing.T) {
+	t.Parallel()
 	st, pool, ctx := eventStore(t)
 	if _, err := pool.Exec(ctx, `INSERT INTO events (at, type, object, summary) VALUES
 		(now() - interval '100 days', 'config_create', 'old', 'x'), (now() - interval '10 days', 'config_create', 'recent', 'x'),
@@ -198,6 +200,7 @@ func BenchmarkRouteSave(b *testing.B) {
 // TestEventsOfSeveralProjects: an ADMIN's log of their projects pages
 // through them newest first, as one list, whatever the page.
 func TestEventsOfSeveralProjects(t *testing.T) {
+	t.Parallel()
 	st, pool, ctx := eventStore(t)
 	if _, err := pool.Exec(ctx, `INSERT INTO projects (id, name, api_path) VALUES ('p_a', 'A', '/pa'), ('p_b', 'B', '/pb'), ('p_c', 'C', '/pc');
 		INSERT INTO events (type, project_id, object, summary)

@@ -38,6 +38,7 @@ func violation(t *testing.T, err error, want string) {
 // update, a cell of the grid, the runs' batch update; nothing is written
 // when the data breaks one.
 func TestTypedRecordWrites(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	c := store.Collection{ProjectID: "shop", ID: "typed", Name: "Typed",
 		Schema: typedSchema(t, `[{"name":"title","type":"text","required":true},{"name":"year","type":"integer"},
@@ -102,6 +103,7 @@ func TestTypedRecordWrites(t *testing.T) {
 // count and first ids, and nothing changes; a backfill fills a new
 // required field in the same transaction.
 func TestFieldsChangeCheckedAgainstRecords(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	var ids []int64
 	for i, doc := range []string{`{"year":1999}`, `{"year":"1999"}`, `{"year":2001}`, `{"year":"x"}`, `{"title":"y"}`} {
@@ -156,6 +158,7 @@ func TestFieldsChangeCheckedAgainstRecords(t *testing.T) {
 // name refuses it whole; a renamed unique field stays unique, by the index
 // of its new name.
 func TestFieldsRename(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	if err := st.SetFields(ctx, "shop", "books", typedSchema(t, `[{"name":"title","type":"text","unique":true},{"name":"year","type":"integer"}]`, false), nil); err != nil {
 		t.Fatal(err)
@@ -203,6 +206,7 @@ func TestFieldsRename(t *testing.T) {
 // add records without a title while a change makes title required (with
 // a backfill); however they interleave, no record without a title is left.
 func TestFieldsChangeBesideWriters(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -280,6 +284,7 @@ func fieldIndexNames(t *testing.T, st *store.Store, ctx context.Context) string 
 // absent values are not compared. Its index is built with the field and
 // dropped with it, and with the collection.
 func TestUniqueFields(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	c := store.Collection{ProjectID: "shop", ID: "users", Name: "Users",
 		Schema: typedSchema(t, `[{"name":"email","type":"email","unique":true},{"name":"n","type":"integer","indexed":true}]`, false)}
@@ -353,6 +358,7 @@ func TestUniqueFields(t *testing.T) {
 // The sweep drops the field indexes of collections deleted with their
 // project.
 func TestFieldIndexesOfDeletedProjects(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	c := store.Collection{ProjectID: "blog", ID: "posts", Name: "Posts", Schema: typedSchema(t, `[{"name":"slug","type":"text","unique":true}]`, false)}
 	if err := st.CreateCollection(ctx, &c, 1); err != nil {
@@ -376,6 +382,7 @@ func TestFieldIndexesOfDeletedProjects(t *testing.T) {
 // PostgreSQL keeps for the statement: 20,000 records of the collection
 // beside 20,000 of another.
 func TestIndexedFieldServesFilterAndSort(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	c := store.Collection{ProjectID: "shop", ID: "films", Name: "Films",
 		Schema: typedSchema(t, `[{"name":"year","type":"integer","indexed":true},{"name":"email","type":"email","unique":true}]`, false)}
@@ -432,6 +439,7 @@ func TestIndexedFieldServesFilterAndSort(t *testing.T) {
 // field's index, in id order, whatever plan PostgreSQL keeps; the match
 // still holds whole.
 func TestFetchMatchReadsTheFieldIndex(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	c := store.Collection{ProjectID: "shop", ID: "tickets", Name: "Tickets",
 		Schema: typedSchema(t, `[{"name":"status","type":"text","indexed":true},{"name":"email","type":"email","unique":true},{"name":"n","type":"integer"}]`, false)}
@@ -492,6 +500,7 @@ func TestFetchMatchReadsTheFieldIndex(t *testing.T) {
 // order, both ways, and answers what the same sort of an untyped
 // collection does: the records without the value last, ties by id.
 func TestFetchSortReadsTheFieldIndex(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	c := store.Collection{ProjectID: "shop", ID: "films", Name: "Films", Schema: typedSchema(t, `[{"name":"year","type":"integer","indexed":true}]`, false)}
 	if err := st.CreateCollection(ctx, &c, 1); err != nil {

@@ -17,6 +17,7 @@ import (
 // records when one was written before theirs was prepared, else by the
 // unique index — and write nothing (docs/collections.md, "CSV").
 func TestImportsBesideEachOther(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	c := store.Collection{ProjectID: "shop", ID: "people", Name: "People",
 		Schema: typedSchema(t, `[{"name":"email","type":"email","unique":true},{"name":"n","type":"integer"}]`, false)}

@@ -16,6 +16,7 @@ import (
 // to a trash are destroyed by migration 024 with every version they kept;
 // live entries keep theirs, and a trashed key can be created again.
 func TestMigrationDestroysTheVaultTrash(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := storetest.EmptyURL(t)
 	conn, err := pgx.Connect(ctx, url)

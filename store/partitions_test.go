@@ -20,6 +20,7 @@ import (
 // without a clash; a day detached by a sweep that stopped before dropping
 // it is dropped.
 func TestLogPartitionsDropWhole(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := storetest.Pool(t)
 	st := store.New(pool)

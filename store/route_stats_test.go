@@ -18,6 +18,7 @@ import (
 // the routes' totals over a range add up the rows that tile it; the sweep
 // keeps each resolution as long as it should.
 func TestRouteStats(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	at := time.Date(2026, 11, 20, 10, 5, 30, 0, time.UTC)
 	run := func(route string, status int, ended string, d time.Duration, dry bool) store.Run {
@@ -76,6 +77,7 @@ func TestRouteStats(t *testing.T) {
 // rows, the hours at their edges by hour rows, the minutes at theirs by
 // minute rows.
 func TestStatsSpans(t *testing.T) {
+	t.Parallel()
 	d := func(s string) time.Time { v, _ := time.Parse("2006-01-02T15:04", s); return v }
 	for _, c := range []struct{ from, to, want string }{
 		{"2026-11-20T10:05", "2026-11-20T10:40", "m 11-20T10:05–11-20T10:40"},
@@ -95,6 +97,7 @@ func TestStatsSpans(t *testing.T) {
 // percentiles read from the rollups are within 5 % of the exact ones of
 // the run log's durations.
 func TestStatsPercentilesMatchTheRunLog(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	at := time.Now().UTC().Truncate(time.Minute)
 	r := rand.New(rand.NewPCG(3, 4))
@@ -134,6 +137,7 @@ func TestStatsPercentilesMatchTheRunLog(t *testing.T) {
 // TestStatsByRouteOverDays: over WholeDays or more, the routes' figures
 // add whole days — the closed ones read once and kept — to today's.
 func TestStatsByRouteOverDays(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	now := time.Now().UTC()
 	run := func(at time.Time, status int) store.Run {
@@ -155,6 +159,7 @@ func TestStatsByRouteOverDays(t *testing.T) {
 // at once, each batch adding to the same rows; every run is counted
 // once, no batch fails (the upserts take the rows in one order).
 func TestRouteStatsUnderConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	at := time.Now().UTC()
 	const writers, batches, size = 8, 5, 200

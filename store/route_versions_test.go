@@ -16,6 +16,7 @@ import (
 // of one route make one version each, numbered without gaps; deleting the
 // route deletes its versions.
 func TestRouteVersionsKeepEverySave(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	uid := int64(1)
 	r := store.StoredRoute{Route: flow.Route{ProjectID: "shop", RouteID: "books", RoutePath: "/books", Method: "GET"}, CreatedBy: &uid, Note: "first"}
@@ -97,6 +98,7 @@ func TestRouteVersionsKeepEverySave(t *testing.T) {
 // values with the document, only over the version it was merged from;
 // restoring a version from before it puts the template version back.
 func TestRouteUpgradeAndRestore(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	uid := int64(1)
 	tpl := store.RouteTemplate{Template: flow.Template{Name: "lister", Description: "d", Method: "GET", RouteID: "list_{col}", RoutePath: "/{col}",

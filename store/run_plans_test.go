@@ -116,6 +116,7 @@ func seqScanOfData(plan string) bool {
 // its primary key, as a custom plan or as the generic plan a prepared
 // statement falls back to.
 func TestRunLogPlans(t *testing.T) {
+	t.Parallel()
 	pool := storetest.Pool(t)
 	const columns = "at, project_id, route_id, method, path, status, ended, duration_us"
 	seedQuietAndBusy(t, pool, "route_runs", columns,
@@ -153,6 +154,7 @@ func TestRunLogPlans(t *testing.T) {
 // type, and for an ADMIN whose projects bound the list), of an ADMIN's
 // projects together, and by user.
 func TestEventLogPlans(t *testing.T) {
+	t.Parallel()
 	pool := storetest.Pool(t)
 	const columns = "at, uid, type, project_id, object, summary"
 	seedQuietAndBusy(t, pool, "events", columns,
@@ -191,6 +193,7 @@ func TestEventLogPlans(t *testing.T) {
 // writers, a sweep and a deleted project, for every filter the run log
 // takes.
 func TestRunCountsKept(t *testing.T) {
+	t.Parallel()
 	pool := storetest.Pool(t)
 	ctx := context.Background()
 	st := store.New(pool)
@@ -272,6 +275,7 @@ func TestRunCountsKept(t *testing.T) {
 // of a status class), one project's events, an ADMIN's several projects
 // and one user's events.
 func TestKeysetPages(t *testing.T) {
+	t.Parallel()
 	pool := storetest.Pool(t)
 	ctx := context.Background()
 	st := store.New(pool)
@@ -373,6 +377,7 @@ func TestKeysetPages(t *testing.T) {
 // prefixes are the pairs migration 013's api_paths_overlap finds over
 // every pair, among paths nested, equal but for case and slashes, and "/".
 func TestAPIPathClashesByPrefix(t *testing.T) {
+	t.Parallel()
 	pool := storetest.Pool(t)
 	ctx := context.Background()
 	if _, err := pool.Exec(ctx, `ALTER TABLE projects DISABLE TRIGGER projects_api_path_exclusive;
@@ -410,6 +415,7 @@ func TestAPIPathClashesByPrefix(t *testing.T) {
 // and after a sweep and its fold, for every filter it counts; one user's
 // events keep the capped count.
 func TestEventCountsKept(t *testing.T) {
+	t.Parallel()
 	pool := storetest.Pool(t)
 	ctx := context.Background()
 	st := store.New(pool)

@@ -13,6 +13,7 @@ import (
 // it (its records' data shared); a filtered read, an empty and a missing
 // collection each as on their own.
 func TestSharedRunRecords(t *testing.T) {
+	t.Parallel()
 	ctx, pool, st := groupedStore(t)
 	if _, err := pool.Exec(ctx, `INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop');
 		INSERT INTO collections (project_id, id, name) VALUES ('shop', 'books', 'Books'), ('shop', 'empty', 'Empty');

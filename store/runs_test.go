@@ -11,6 +11,7 @@ import (
 )
 
 func TestRunRecords(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	if _, err := st.RunRecords(ctx, "shop", "nope", store.RecordQuery{Limit: 10, Lock: false}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a missing collection: %v", err)
@@ -69,6 +70,7 @@ func TestRunRecords(t *testing.T) {
 }
 
 func TestRunLogAndOutbox(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	uid := int64(1)
 	now := time.Now()
@@ -161,6 +163,7 @@ func TestRunLogAndOutbox(t *testing.T) {
 }
 
 func TestRouteVersionsAndRouting(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	r := store.StoredRoute{Route: flow.Route{ProjectID: "shop", RouteID: "books", RoutePath: "/books", Method: "GET"}}
 	r.Normalize()

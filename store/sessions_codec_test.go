@@ -10,6 +10,7 @@ import (
 )
 
 func TestSessionCodec(t *testing.T) {
+	t.Parallel()
 	var codec store.SessionCodec
 	deadline := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	values := map[string]any{"uid": int64(7), "cv": int64(2), "csrf": "tok", "flash_kind": "success", "flash_text": "Saved <b>"}

@@ -11,6 +11,7 @@ import (
 // run in at most a statement per worker, and each gets its own session;
 // an expired or unknown token finds none.
 func TestSessionFindsShareAStatement(t *testing.T) {
+	t.Parallel()
 	ctx, pool, st := groupedStore(t)
 	sessions := st.Sessions()
 	const kept = 10

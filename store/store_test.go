@@ -15,6 +15,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 
 func TestMigrateIsIdempotent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := storetest.URL(t)
 	if err := store.Migrate(ctx, url); err != nil {
@@ -38,6 +39,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 }
 
 func TestMigrateEmptyDatabase(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := storetest.EmptyURL(t)
 	st := store.New(storetest.PoolOn(t, url))
@@ -53,6 +55,7 @@ func TestMigrateEmptyDatabase(t *testing.T) {
 }
 
 func TestInTxRollsBackOnError(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := storetest.Pool(t)
 	st := store.New(pool)
@@ -82,6 +85,7 @@ func TestInTxRollsBackOnError(t *testing.T) {
 }
 
 func TestErrorTranslation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := store.New(storetest.Pool(t))
 	if err := st.ExecForTest(ctx, "CREATE TABLE u (v text CONSTRAINT u_v_key UNIQUE)"); err != nil {
@@ -103,6 +107,7 @@ func TestErrorTranslation(t *testing.T) {
 // TestSweep: housekeeping deletes expired sessions and sign-in attempts
 // past every window, and keeps the rest.
 func TestSweep(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := storetest.Pool(t)
 	st := store.New(pool)

@@ -19,6 +19,7 @@ import (
 // one is a violation of its field (1e400 the number range) and writes
 // nothing (docs/collections.md, "Typed collections").
 func TestEveryTypeAtEveryWritePath(t *testing.T) {
+	t.Parallel()
 	st, ctx := collectionStore(t)
 	book := putRecord(t, st, "shop", "books", `{"title":"Dune"}`)
 	c := store.Collection{ProjectID: "shop", ID: "typed", Name: "Typed", Schema: typedSchema(t, `[

@@ -11,6 +11,7 @@ import (
 // masked page is kept while the version is the same, read again once it
 // moves, and read afresh in a transaction.
 func TestVaultListingFollowsTheVersion(t *testing.T) {
+	t.Parallel()
 	st, ctx := vaultStore(t)
 	version := func(project string) int64 {
 		t.Helper()

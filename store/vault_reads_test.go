@@ -18,6 +18,7 @@ import (
 // row, and a read whose request ended while queued is neither read nor
 // logged.
 func TestVaultReadsShareAStatement(t *testing.T) {
+	t.Parallel()
 	ctx, pool, st := groupedStore(t)
 	var uid int64
 	if err := pool.QueryRow(ctx, `INSERT INTO users (username, email, password_hash, role) VALUES ('uuu', 'u@example.com', 'x', 'ADMIN') RETURNING id`).Scan(&uid); err != nil {
@@ -104,6 +105,7 @@ func TestVaultReadsShareAStatement(t *testing.T) {
 // statement starts a second one, and every read gets its value with its
 // own log row.
 func TestVaultReadBacklogStartsAWorker(t *testing.T) {
+	t.Parallel()
 	ctx, pool, st := groupedStore(t)
 	if _, err := pool.Exec(ctx, `INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop');
 		INSERT INTO vault_entries (project_id, key, key_id, sealed) VALUES ('shop', 'A', 'k1', '\x0a')`); err != nil {
@@ -155,6 +157,7 @@ func TestVaultReadBacklogStartsAWorker(t *testing.T) {
 // TestVaultReadGroupFailsWhole: reads that share a statement share its
 // failure; none returns a value without its log row.
 func TestVaultReadGroupFailsWhole(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := storetest.Pool(t)
 	st := store.New(pool)
@@ -207,6 +210,7 @@ func TestVaultReadGroupFailsWhole(t *testing.T) {
 // TestVaultReadInATransaction: a read in a transaction runs in it, alone
 // (no grouped statement), and its log row goes with the transaction.
 func TestVaultReadInATransaction(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := storetest.Pool(t)
 	st := store.New(pool)

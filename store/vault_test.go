@@ -26,6 +26,7 @@ func vaultStore(t *testing.T) (*store.Store, context.Context) {
 // TestVaultKeyFilterUsesTheIndex fills a vault with 100,000 entries and
 // checks that the filtered page query is served by the trigram index.
 func TestVaultKeyFilterUsesTheIndex(t *testing.T) {
+	t.Parallel()
 	st, ctx := vaultStore(t)
 	if err := st.ExecForTest(ctx, `INSERT INTO vault_entries (project_id, key, key_id, sealed)
 		SELECT 'shop', 'KEY_' || upper(md5(i::text)) || '_' || i, 'k1', '\x00'::bytea FROM generate_series(1, 100000) AS i;
@@ -52,6 +53,7 @@ func TestVaultKeyFilterUsesTheIndex(t *testing.T) {
 // project's keys — also after many executions, when a prepared statement
 // would switch to a generic plan.
 func TestShortFilterInASmallProject(t *testing.T) {
+	t.Parallel()
 	st, ctx := vaultStore(t)
 	if err := st.ExecForTest(ctx, `INSERT INTO vault_entries (project_id, key, key_id, sealed)
 		SELECT 'blog', 'KEY_' || upper(md5(i::text)) || '_' || i, 'k1', '\x00'::bytea FROM generate_series(1, 100000) AS i;
@@ -80,6 +82,7 @@ func TestShortFilterInASmallProject(t *testing.T) {
 }
 
 func TestVaultListIsolatedPerProjectAndFilterIsLiteral(t *testing.T) {
+	t.Parallel()
 	st, ctx := vaultStore(t)
 	uid := int64(1)
 	ev := store.VaultAccess{UserID: &uid, Username: "u", Channel: "api"}
@@ -114,6 +117,7 @@ func TestVaultListIsolatedPerProjectAndFilterIsLiteral(t *testing.T) {
 // TestAccessLogCountStops: the log's count stops at LogCountCap, so a page of
 // a long history costs the same as one of a short history.
 func TestAccessLogCountStops(t *testing.T) {
+	t.Parallel()
 	st, ctx := vaultStore(t)
 	if err := st.ExecForTest(ctx, fmt.Sprintf(`INSERT INTO vault_access_log (user_id, username, project_id, key, action, channel)
 		SELECT 1, 'uuu', 'shop', 'K', 'read', 'api' FROM generate_series(1, %d)`, store.LogCountCap+50)); err != nil {
@@ -131,6 +135,7 @@ func TestAccessLogCountStops(t *testing.T) {
 // TestVaultListCountsEveryPage: the count rides on the page's rows, so a
 // page past the end counts on its own; a read page logs exactly its rows.
 func TestVaultListCountsEveryPage(t *testing.T) {
+	t.Parallel()
 	st, ctx := vaultStore(t)
 	if err := st.ExecForTest(ctx, `INSERT INTO vault_entries (project_id, key, key_id, sealed)
 		SELECT 'shop', 'KEY_' || lpad(i::text, 2, '0'), 'k1', '\x00'::bytea FROM generate_series(1, 12) AS i`); err != nil {
