@@ -234,6 +234,17 @@ func (b *browser) waitFocus(sel string) {
 	}
 }
 
+// waitUntil waits, up to 10 s, until the JavaScript expression expr is
+// true, and otherwise fails with what the page shows by explain.
+func (b *browser) waitUntil(expr string, explain func() string) {
+	b.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !eval[bool](b, expr); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.t.Fatalf("the page never came to %s: %s", expr, explain())
+		}
+	}
+}
+
 // waitText waits until the page's visible text contains s. It keeps asking
 // across navigations, which interrupt a single evaluation.
 func (b *browser) waitText(s string) {

@@ -87,11 +87,7 @@ func TestJourneyJobs(t *testing.T) {
 	// The table is answered in place, the address following it: until
 	// then a press of Retry would race the list's own answer (the same
 	// one job, all states, already shows "1–1 of 1").
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(eval[string](b, "location.search"), "state=discarded"); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the list of discarded jobs never came: %s", eval[string](b, "location.href"))
-		}
-	}
+	b.waitUntil(`location.search.includes("state=discarded")`, func() string { return eval[string](b, "location.href") })
 	b.waitText("1–1 of 1")
 	b.focusOn("#jobs-state")
 	retry := fmt.Sprintf(`[aria-label="Retry job %d"]`, job.ID)
@@ -108,11 +104,9 @@ func TestJourneyJobs(t *testing.T) {
 		const on = (sel) => !!document.activeElement && document.activeElement.matches(sel);
 		return row ? row.querySelector('[data-label="Attempts"]').textContent.trim().startsWith("2 of") && on(%q) : on("#jobs-state");
 	})()`, job.ID, retry)
-	for deadline := time.Now().Add(5 * time.Second); !eval[bool](b, answered); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after Retry the focus is on %s; the table: %s", eval[string](b, `document.activeElement.outerHTML.slice(0, 160)`), eval[string](b, `document.getElementById("jobs-table").innerText`))
-		}
-	}
+	b.waitUntil(answered, func() string {
+		return fmt.Sprintf("the focus is on %s; the table: %s", eval[string](b, `document.activeElement.outerHTML.slice(0, 160)`), eval[string](b, `document.getElementById("jobs-table").innerText`))
+	})
 	b.screenshot("jobs-retried-1280")
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		_, list := api(t, "GET", app.URL+"/route/job/fetch?project_id=shop", token, "")

@@ -180,8 +180,8 @@ func sendHeadOnly(base string, hr hostileRequest, token string) (int, string, []
 // each body field in turn gets a wrong type, NUL, invalid UTF-8, a huge
 // number and text past its longest (parameters 4 KB); lists get bad paging;
 // bodies get wrong media types, 1 MB, deep nesting and over-limit sizes;
-// and the request as a whole gets
-// a long URL, a long header and methods the path does not take.
+// and the request as a whole gets a long URL, a long header and methods the
+// path does not take.
 func hostileRequests(method, path string, op *openapi3.Operation, values map[string]string) []hostileRequest {
 	query := url.Values{}
 	var params []*openapi3.Parameter
@@ -255,7 +255,6 @@ func hostileRequests(method, path string, op *openapi3.Operation, values map[str
 
 	if hasBody {
 		for name, f := range fields {
-			kind := f.kind
 			// Past the longest text the field takes (most take at most
 			// 64 KiB): long enough for any column or index, cheap enough
 			// to send for every field. A field that takes more than 1 MB
@@ -265,7 +264,7 @@ func hostileRequests(method, path string, op *openapi3.Operation, values map[str
 			for class, v := range map[string]any{
 				"NUL": "a\x00b", "long text": strings.Repeat("x", long), "huge number": json.Number("1e400"),
 				"big integer": json.Number("99999999999999999999999999"), "null": nil,
-				"wrong type": map[bool]any{true: "abc", false: 12345}[kind != "string"],
+				"wrong type": map[bool]any{true: "abc", false: 12345}[f.kind != "string"],
 				"object":     map[string]any{"a": []any{1, "b"}}, "array": []any{"x"},
 			} {
 				b := cloneMap(body)
