@@ -142,7 +142,7 @@ func setup() {
 		return
 	}
 	// The template written out once: a copy of it while its pages were
-	// still dirty in shared buffers took 330 ms, after a checkpoint 33 ms
+	// still dirty in shared buffers was about ten times slower
 	// (docs/testing.md). Only a matter of speed: where the tests may not
 	// checkpoint (neither superuser nor pg_checkpoint), copies are slower.
 	_ = exec(ctx, "CHECKPOINT")
