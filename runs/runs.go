@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -94,6 +95,13 @@ type Service struct {
 	// /x keeps answering while they drain.
 	slots      *Slots
 	background *Slots
+	// requests counts the requests' runs under way or waiting for a
+	// slot; while they are more than a quarter of the run slots, a
+	// background run also takes one of yield's, a sixteenth of the run
+	// slots (an eighth of the job runner's workers): a backlog drains
+	// beside a busy /x at a fraction of its quiet rate (docs/jobs.md).
+	requests atomic.Int64
+	yield    *Slots
 	// batches commits the runs of contended write routes together.
 	batches *batches
 	// jobs writes the jobs of ENQUEUE blocks and, once started, works
@@ -114,13 +122,16 @@ func New(cfg Config) *Service {
 	egressSlots.Wait, egressSlots.Queue = limits.Time, math.MaxInt64 // every run waits, within its time
 	background := NewSlots(max(1, cfg.Concurrency/2))
 	background.Wait, background.Queue = limits.Time, math.MaxInt64
-	s := &Service{background: background, client: cfg.Egress, egress: egressSlots, store: cfg.Store, reads: cfg.Reads, tx: cfg.Tx, vault: cfg.Vault,
+	yield := NewSlots(max(1, cfg.Concurrency/16))
+	yield.Wait, yield.Queue = limits.Time, math.MaxInt64
+	s := &Service{background: background, yield: yield, client: cfg.Egress, egress: egressSlots, store: cfg.Store, reads: cfg.Reads, tx: cfg.Tx, vault: cfg.Vault,
 		mailStatus: cfg.MailStatus, MailBacklog: cfg.MailBacklog, JobBacklog: engine.MaxWaitingJobs, Limits: limits,
 		table: newTable(cfg.Store, cfg.Log), log: newLogWriter(cfg.Store, !cfg.NoStats, cfg.Counted, cfg.Log), slots: NewSlots(cfg.Concurrency),
 		txSlots: newProjectSlots(max(1, cfg.TxConns/2)), upstream: newProjectSlots(max(1, cfg.Concurrency/4)), batches: newBatches()}
-	// The job runner runs at most half as many jobs at once as there are
-	// background slots (docs/performance.md, Jobs).
-	jobs, err := newJobs(s, max(1, cap(background.taken)/2), cmp.Or(cfg.JobRescue, JobRescue), cfg.Log)
+	// The job runner runs as many jobs at once as there are background
+	// slots; yield holds them to fewer while requests are many
+	// (docs/jobs.md, docs/performance.md).
+	jobs, err := newJobs(s, max(1, cap(background.taken)), cmp.Or(cfg.JobRescue, JobRescue), cfg.Log)
 	if err != nil {
 		panic("runs: the job queue's settings: " + err.Error()) // they are the code's, not a user's
 	}

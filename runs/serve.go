@@ -237,8 +237,11 @@ func (s *Service) runRequest(ctx context.Context, plan *engine.Plan, params map[
 	var res engine.Result
 	var background func()
 	var err error
-	if req.Trigger != "" && req.Trigger != store.TriggerHTTP {
-		background, err = s.background.Enter(ctx)
+	foreground := req.Trigger == "" || req.Trigger == store.TriggerHTTP
+	if foreground {
+		s.requests.Add(1)
+	} else {
+		background, err = s.enterBackground(ctx)
 	}
 	if err == nil {
 		var release func()
@@ -247,7 +250,9 @@ func (s *Service) runRequest(ctx context.Context, plan *engine.Plan, params map[
 			release()
 		}
 	}
-	if background != nil {
+	if foreground {
+		s.requests.Add(-1)
+	} else if background != nil {
 		background()
 	}
 	if errors.Is(err, engine.ErrBusy) {
@@ -276,6 +281,22 @@ func (s *Service) runRequest(ctx context.Context, plan *engine.Plan, params map[
 	}
 	s.log.add(*run)
 	return res, err
+}
+
+// enterBackground takes a background slot for a run no request waits
+// for and, while the requests' runs are more than a quarter of the run
+// slots, one of yield's too (see Service.requests).
+func (s *Service) enterBackground(ctx context.Context) (func(), error) {
+	background, err := s.background.Enter(ctx)
+	if err != nil || s.requests.Load() <= int64(cap(s.slots.taken)/4) {
+		return background, err
+	}
+	yielded, err := s.yield.Enter(ctx)
+	if err != nil {
+		background()
+		return nil, err
+	}
+	return func() { yielded(); background() }, nil
 }
 
 // busyResult is the answer of a run the service has no room for now: no
