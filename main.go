@@ -37,6 +37,10 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) == 2 && cli.IsHelp(os.Args[1]) {
+		fmt.Fprint(os.Stdout, server.Usage+cli.Usage)
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "project" {
 		// A client of a running service: it neither reads the service's
 		// configuration nor touches its database.

@@ -51,8 +51,27 @@ func IsTerminal(f *os.File) bool {
 // usage is each command's line.
 var usage = map[string]string{
 	"export": "stencil project export <project> [-o file] [--records] [--url URL] [--token TOKEN]",
-	"plan":   "stencil project plan <file> [--project id] [--prune] [--url URL] [--token TOKEN]",
-	"apply":  "stencil project apply <file> [--project id] [--prune] [--yes] [--url URL] [--token TOKEN]",
+	"plan":   "stencil project plan <file> [--project id] [--prune] [-o plan.json] [--url URL] [--token TOKEN]",
+	"apply":  "stencil project apply <file | plan.json> [--project id] [--prune] [--yes] [--url URL] [--token TOKEN]",
+}
+
+// Usage is what `stencil help` and `stencil project --help` print of the
+// project client's commands.
+const Usage = `Commands of the project client (a running service's API, docs/projects.md):
+  project export <project> [-o file] [--records]
+                        write a project as a file
+  project plan <file> [--project id] [--prune] [-o plan.json]
+                        say what applying the file would change (exit 2: changes,
+                        drift or a missing secret); -o keeps the plan to apply
+  project apply <file | plan.json> [--project id] [--prune] [--yes]
+                        apply the file, or exactly the plan kept by plan -o
+  Each takes --url URL (STENCIL_URL) and --token TOKEN (STENCIL_TOKEN), and
+  --help for its flags.
+`
+
+// IsHelp says whether arg asks for help (help, --help, -h).
+func IsHelp(arg string) bool {
+	return arg == "help" || arg == "--help" || arg == "-h" || arg == "-help"
 }
 
 // Project runs `stencil project …` and returns the exit code.
@@ -85,6 +104,10 @@ type options struct {
 }
 
 func project(ctx context.Context, env Env) error {
+	if len(env.Args) == 1 && IsHelp(env.Args[0]) {
+		_, err := io.WriteString(env.Stdout, Usage)
+		return err
+	}
 	if len(env.Args) == 0 || usage[env.Args[0]] == "" {
 		return errors.New("stencil project takes export, plan or apply (docs/projects.md)")
 	}
@@ -101,11 +124,20 @@ func project(ctx context.Context, env Env) error {
 	case "plan", "apply":
 		fs.StringVar(&o.project, "project", "", "the project to change (default: the file's id)")
 		fs.BoolVar(&o.prune, "prune", false, "remove what the project holds and the file does not name")
+		if verb == "plan" {
+			fs.StringVar(&o.output, "o", "", "also write the plan here, for apply to apply exactly it")
+		}
 		if verb == "apply" {
 			fs.BoolVar(&o.yes, "yes", false, "apply without asking")
 		}
 	}
 	args, err := parseInterspersed(fs, env.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(env.Stdout, "Usage: %s\n\n", usage[verb])
+		fs.SetOutput(env.Stdout)
+		fs.PrintDefaults()
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("%v (usage: %s)", err, usage[verb])
 	}
@@ -122,6 +154,15 @@ func project(ctx context.Context, env Env) error {
 	file, id, err := readFile(args[0])
 	if err != nil {
 		return err
+	}
+	if kept, ok, err := readPlan(file); ok || err != nil {
+		if err != nil {
+			return fmt.Errorf("%s: %v", args[0], err)
+		}
+		if verb != "apply" || o.project != "" || o.prune {
+			return fmt.Errorf("%s is a plan: only apply takes it, without --project or --prune (usage: %s)", args[0], usage["apply"])
+		}
+		return applyPlan(ctx, c, env, kept, o)
 	}
 	if o.project != "" {
 		id = o.project
@@ -287,25 +328,52 @@ func planAndApply(ctx context.Context, c *client, env Env, file json.RawMessage,
 	}
 	out := &printer{w: env.Stdout, colour: env.Terminal && env.Getenv("NO_COLOR") == ""}
 	out.plan(id, p)
+	if o.output != "" {
+		raw, err := json.MarshalIndent(planFile{Kind: planKind, ProjectID: id, Prune: o.prune, Plan: p, Document: file}, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := writeFile(o.output, append(raw, '\n')); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stderr, "Wrote the plan to %s: stencil project apply %s applies exactly it.\n", o.output, o.output)
+	}
+	if !apply {
+		if p.Settled() {
+			return nil
+		}
+		return exitError(ExitChanges)
+	}
 	if p.Empty() {
 		return nil
 	}
-	if !apply {
-		return exitError(ExitChanges)
-	}
-	if !o.yes {
-		if !env.Terminal {
-			return errors.New("not applied: give --yes to apply without a terminal to ask on")
-		}
-		fmt.Fprint(env.Stdout, "\nApply these changes to project "+flow.Printable(id)+"? Only yes applies: ")
-		answer, _ := bufio.NewReader(env.Stdin).ReadString('\n')
-		if strings.TrimSpace(answer) != "yes" {
-			return errors.New("not applied")
-		}
+	if err := confirm(env, id, o); err != nil {
+		return err
 	}
 	body["plan_id"] = p.PlanID
+	return applied(ctx, c, env, id, body)
+}
+
+// confirm asks on a terminal before applying, unless --yes.
+func confirm(env Env, id string, o options) error {
+	if o.yes {
+		return nil
+	}
+	if !env.Terminal {
+		return errors.New("not applied: give --yes to apply without a terminal to ask on")
+	}
+	fmt.Fprint(env.Stdout, "\nApply these changes to project "+flow.Printable(id)+"? Only yes applies: ")
+	answer, _ := bufio.NewReader(env.Stdin).ReadString('\n')
+	if strings.TrimSpace(answer) != "yes" {
+		return errors.New("not applied")
+	}
+	return nil
+}
+
+// applied applies body's plan (its plan_id) and says what was done.
+func applied(ctx context.Context, c *client, env Env, id string, body map[string]any) error {
 	done, status, err := c.plan(ctx, "/project/apply", body)
-	if err != nil {
+	if err != nil { // 409: the project changed since the plan
 		return err
 	}
 	verb := "Applied to"
@@ -314,6 +382,52 @@ func planAndApply(ctx context.Context, c *client, env Env, file json.RawMessage,
 	}
 	fmt.Fprintf(env.Stdout, "\n%s project %s: %d added, %d changed, %d removed.\n", verb, flow.Printable(id), len(done.Add), len(done.Change), len(done.Remove))
 	return nil
+}
+
+// planKind marks a file of `plan -o`.
+const planKind = "stencil-plan"
+
+// planFile is what `plan -o` writes: the plan as it was shown, and what
+// `apply` sends to apply exactly it (the file, the project, prune and
+// the plan's id).
+type planFile struct {
+	Kind      string          `json:"kind"`
+	ProjectID string          `json:"project_id"`
+	Prune     bool            `json:"prune"`
+	Plan      plan            `json:"plan"`
+	Document  json.RawMessage `json:"document"`
+}
+
+// readPlan reads raw as a plan file when it is one (ok).
+func readPlan(raw json.RawMessage) (planFile, bool, error) {
+	var head struct {
+		Kind string `json:"kind"`
+	}
+	if json.Unmarshal(raw, &head) != nil || head.Kind != planKind {
+		return planFile{}, false, nil
+	}
+	var p planFile
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return p, true, fmt.Errorf("not a plan of stencil project plan -o: %v", err)
+	}
+	if p.ProjectID == "" || p.Plan.PlanID == "" || len(p.Document) == 0 {
+		return p, true, errors.New("not a plan of stencil project plan -o: project_id, plan.plan_id or document is missing")
+	}
+	return p, true, nil
+}
+
+// applyPlan applies a plan kept by `plan -o`: the service makes the plan
+// again and applies it only when its id is the kept one (else 409).
+func applyPlan(ctx context.Context, c *client, env Env, kept planFile, o options) error {
+	out := &printer{w: env.Stdout, colour: env.Terminal && env.Getenv("NO_COLOR") == ""}
+	out.plan(kept.ProjectID, kept.Plan)
+	if kept.Plan.Empty() {
+		return nil
+	}
+	if err := confirm(env, kept.ProjectID, o); err != nil {
+		return err
+	}
+	return applied(ctx, c, env, kept.ProjectID, map[string]any{"project_id": kept.ProjectID, "document": kept.Document, "prune": kept.Prune, "plan_id": kept.Plan.PlanID})
 }
 
 // printer writes a plan for people: + added, ~ changed, - removed, one
@@ -338,10 +452,17 @@ func (pr *printer) paint(colour, s string) string {
 }
 
 func (pr *printer) plan(id string, p plan) {
+	kept := ""
+	if len(p.Kept) > 0 {
+		kept = fmt.Sprintf(", %d not in the file", len(p.Kept))
+	}
 	if p.Empty() {
-		fmt.Fprintf(pr.w, "Project %s matches the file: nothing to change (%d unchanged).\n", flow.Printable(id), p.Unchanged)
+		fmt.Fprintf(pr.w, "Project %s matches the file: nothing to change (%d unchanged%s).\n", flow.Printable(id), p.Unchanged, kept)
 	} else {
-		fmt.Fprintf(pr.w, "Project %s: %d to add, %d to change, %d to remove, %d unchanged.\n\n", flow.Printable(id), len(p.Add), len(p.Change), len(p.Remove), p.Unchanged)
+		fmt.Fprintf(pr.w, "Project %s: %d to add, %d to change, %d to remove, %d unchanged%s.\n", flow.Printable(id), len(p.Add), len(p.Change), len(p.Remove), p.Unchanged, kept)
+	}
+	if !p.Empty() || len(p.Kept) > 0 {
+		fmt.Fprintln(pr.w)
 	}
 	for _, group := range []struct {
 		mark, colour string
@@ -356,7 +477,18 @@ func (pr *printer) plan(id string, p plan) {
 			}
 		}
 	}
+	for _, it := range p.Kept {
+		fmt.Fprintln(pr.w, pr.paint(yellow, "! not in the file: "+flow.Printable(strings.ReplaceAll(it.Kind, "_", " ")+" "+it.ID)+" (kept; --prune removes it)"))
+	}
 	if len(p.MissingSecrets) > 0 {
-		fmt.Fprintf(pr.w, "\nThe vault lacks %s: set them on the project's vault page (a file never carries a value).\n", flow.Printable(strings.Join(p.MissingSecrets, ", ")))
+		fmt.Fprintln(pr.w)
+		for _, k := range p.MissingSecrets {
+			line := "! the vault lacks " + k
+			if routes := p.SecretRoutes[k]; len(routes) > 0 {
+				line += ": routes " + strings.Join(routes, ", ") + " fault until it is set"
+			}
+			fmt.Fprintln(pr.w, pr.paint(yellow, flow.Printable(line)))
+		}
+		fmt.Fprintln(pr.w, "Set them on the project's vault page (a file never carries a value).")
 	}
 }

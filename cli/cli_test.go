@@ -42,10 +42,14 @@ func TestFlagsAfterArguments(t *testing.T) {
 // terminal's escape sequences prints them as text, on a terminal too.
 func TestPlanEscapesControlCharacters(t *testing.T) {
 	name := "\x1b[31mRED\x1b[0m\x1b]0;TITLE\x07"
-	p := plan{Plan: projectfile.Plan{Add: []projectfile.Item{{Kind: "route", ID: name, Fields: []string{"GET /" + name}}}, MissingSecrets: []string{name}}}
+	p := plan{Plan: projectfile.Plan{Add: []projectfile.Item{{Kind: "route", ID: name, Fields: []string{"GET /" + name}}}, Kept: []projectfile.Item{{Kind: "route", ID: name}},
+		MissingSecrets: []string{name}, SecretRoutes: map[string][]string{name: {name}}}}
 	var b strings.Builder
 	(&printer{w: &b, colour: true}).plan("shop", p)
-	out := strings.ReplaceAll(strings.ReplaceAll(b.String(), green, ""), reset, "")
+	out := b.String()
+	for _, colour := range []string{green, yellow, reset} {
+		out = strings.ReplaceAll(out, colour, "")
+	}
 	if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, `\u001b[31mRED`) {
 		t.Fatalf("%q", b.String())
 	}

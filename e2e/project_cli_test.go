@@ -23,7 +23,13 @@ type cliRun struct {
 // terminal), and returns what it said and its exit code.
 func runCLI(t *testing.T, env []string, args ...string) cliRun {
 	t.Helper()
-	cmd := exec.Command(stencilBinary(t), append([]string{"project"}, args...)...)
+	return runBinary(t, env, append([]string{"project"}, args...)...)
+}
+
+// runBinary runs the built binary with args (runCLI's, without project).
+func runBinary(t *testing.T, env []string, args ...string) cliRun {
+	t.Helper()
+	cmd := exec.Command(stencilBinary(t), args...)
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -35,6 +41,30 @@ func runCLI(t *testing.T, env []string, args ...string) cliRun {
 		t.Fatal(err)
 	}
 	return cliRun{code, stdout.String(), stderr.String()}
+}
+
+// TestHelp: every way of asking the command for help prints its usage on
+// standard output and exits 0; the project commands' --help prints their
+// flags.
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}, {"project", "--help"}, {"project", "help"},
+		{"project", "plan", "--help"}, {"project", "apply", "-h"}, {"project", "export", "--help"}} {
+		r := runBinary(t, nil, args...)
+		want := "project plan <file>"
+		if len(args) == 3 {
+			want = "Usage: stencil project " + args[1] + " "
+		}
+		if r.code != 0 || r.stderr != "" || !strings.Contains(r.stdout, want) {
+			t.Errorf("stencil %s: exit %d, stdout %q, stderr %q; want exit 0 and %q on stdout", strings.Join(args, " "), r.code, r.stdout, r.stderr, want)
+		}
+		if len(args) == 3 && !strings.Contains(r.stdout, "-token") {
+			t.Errorf("stencil %s names no flag: %q", strings.Join(args, " "), r.stdout)
+		}
+	}
+	if r := runBinary(t, nil, "help"); !strings.Contains(r.stdout, "vault rotate") || !strings.Contains(r.stdout, "restore <file>") {
+		t.Errorf("stencil help names not the service's commands: %q", r.stdout)
+	}
 }
 
 // TestProjectCLI: `stencil project export|plan|apply` as a process
@@ -96,7 +126,7 @@ func TestProjectCLI(t *testing.T) {
 	}
 	r = runCLI(t, env, "plan", file)
 	for _, want := range []string{"Project shop: 0 to add, 2 to change, 0 to remove", "~ setting x_rate_limit\n    x_rate_limit: 50 → 75",
-		"~ route books\n    Block 1 (FETCH) Collection: books → shelves"} {
+		"~ route books\n    Block 1 (FETCH) · Collection: books → shelves"} {
 		if r.code != 2 || !strings.Contains(r.stdout, want) {
 			t.Fatalf("plan of a change lacks %q: %+v", want, r)
 		}
@@ -105,12 +135,72 @@ func TestProjectCLI(t *testing.T) {
 		t.Fatalf("colour without a terminal: %q", r.stdout)
 	}
 	oneLine(runCLI(t, env, "apply", file), "not applied: give --yes")
-	r = runCLI(t, env, "apply", file, "--yes")
-	if r.code != 0 || !strings.Contains(r.stdout, "Applied to project shop: 0 added, 2 changed, 0 removed.") {
-		t.Fatalf("apply --yes: %+v", r)
+	health := `{"project_id":"shop","route":{"route_id":"health","route_path":"/health","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},
+		"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}]}}}`
+	// The plan kept by plan -o is applied as it was reviewed, or not at
+	// all once the project changed since.
+	planPath := filepath.Join(dir, "plan.json")
+	if r := runCLI(t, env, "plan", file, "-o", planPath); r.code != 2 || !strings.Contains(r.stderr, "Wrote the plan to "+planPath) {
+		t.Fatalf("plan -o: %+v", r)
+	}
+	oneLine(runCLI(t, env, "apply", planPath, "--prune", "--yes"), "is a plan: only apply takes it, without --project or --prune")
+	oneLine(runCLI(t, env, "plan", planPath), "is a plan: only apply takes it")
+	tmp := strings.ReplaceAll(health, "health", "tmp")
+	if status, body := api(t, "POST", app.URL+"/route/create", root, tmp); status != 201 {
+		t.Fatalf("route/create: %d %s", status, body)
+	}
+	oneLine(runCLI(t, env, "apply", planPath, "--yes"), "changed since that plan: nothing was applied; plan again")
+	if status, body := api(t, "DELETE", app.URL+"/route/delete?project_id=shop&route_id=tmp", root, ""); status != 200 {
+		t.Fatalf("route/delete: %d %s", status, body)
+	}
+	r = runCLI(t, env, "apply", planPath, "--yes")
+	if r.code != 0 || !strings.Contains(r.stdout, "~ route books") || !strings.Contains(r.stdout, "Applied to project shop: 0 added, 2 changed, 0 removed.") {
+		t.Fatalf("apply plan.json --yes: %+v", r)
 	}
 	if r := runCLI(t, env, "plan", file); r.code != 0 {
 		t.Fatalf("plan after apply: %+v", r)
+	}
+	// Drift: a route the file does not name is listed and exits 2, with
+	// nothing to write; --prune would remove it.
+	if status, body := api(t, "POST", app.URL+"/route/create", root, health); status != 201 {
+		t.Fatalf("route/create: %d %s", status, body)
+	}
+	r = runCLI(t, env, "plan", file)
+	for _, want := range []string{"Project shop matches the file: nothing to change (", ", 1 not in the file).", "! not in the file: route health (kept; --prune removes it)"} {
+		if r.code != 2 || !strings.Contains(r.stdout, want) {
+			t.Fatalf("plan with drift lacks %q or exit 2: %+v", want, r)
+		}
+	}
+	if r := runCLI(t, env, "plan", file, "--prune"); r.code != 2 || !strings.Contains(r.stdout, "- route health") || strings.Contains(r.stdout, "not in the file") {
+		t.Fatalf("plan --prune with drift: %+v", r)
+	}
+	if status, body := api(t, "DELETE", app.URL+"/route/delete?project_id=shop&route_id=health", root, ""); status != 200 {
+		t.Fatalf("route/delete: %d %s", status, body)
+	}
+	// A secret the file's routes read and the vault lacks: exit 2 before
+	// and after applying, naming the route that needs it.
+	vaultRoute := `{"route_id":"sync","route_path":"/sync","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},
+		"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[{"type":"VAULT","depth":0,"local_name":"tok","key":"UP_TOKEN"},
+		{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}]}},`
+	secretFile := filepath.Join(dir, "secret.json")
+	if err := os.WriteFile(secretFile, []byte(strings.Replace(changed, `"routes": [`, `"routes": [`+vaultRoute, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, verb := range []string{"plan", "apply"} {
+		args := []string{verb, secretFile}
+		if verb == "apply" {
+			args = append(args, "--yes")
+		}
+		r = runCLI(t, env, args...)
+		if want := "! the vault lacks UP_TOKEN: routes sync fault until it is set"; !strings.Contains(r.stdout, want) || (verb == "plan") != (r.code == 2) || (verb == "apply") != (r.code == 0) {
+			t.Fatalf("%s with a missing secret lacks %q or its exit code: %+v", verb, want, r)
+		}
+	}
+	if r := runCLI(t, env, "plan", secretFile); r.code != 2 || !strings.Contains(r.stdout, "nothing to change") || !strings.Contains(r.stdout, "! the vault lacks UP_TOKEN") {
+		t.Fatalf("plan after applying a file whose secret is missing: %+v", r)
+	}
+	if status, body := api(t, "DELETE", app.URL+"/route/delete?project_id=shop&route_id=sync", root, ""); status != 200 {
+		t.Fatalf("route/delete: %d %s", status, body)
 	}
 	// Another project from the file, at another API path.
 	copyFile := filepath.Join(dir, "copy.json")

@@ -76,6 +76,9 @@ func (h *Handlers) projectPlan(c *fiber.Ctx) error {
 	if !fp.Plan.Empty() {
 		msg = fmt.Sprintf("Plan: %d to add, %d to change, %d to remove", len(fp.Plan.Add), len(fp.Plan.Change), len(fp.Plan.Remove))
 	}
+	if n := len(fp.Plan.Kept); n > 0 {
+		msg += fmt.Sprintf("; %d not in the file (kept)", n)
+	}
 	view := projectFileView{Project: store.Project{ID: in.ProjectID}, Plan: newPlanView(fp, in.Prune)}
 	return h.respond(c, Reply{Message: msg, Data: planDTO{Plan: fp.Plan, PlanID: fp.PlanID}, Fragment: "projects/plan", View: view})
 }

@@ -273,7 +273,7 @@ add route pong: GET /pong
 add email_template bye: 
 change setting x_rate_limit: x_rate_limit: 20 → 30
 change collection books: name: Books → All books
-change route books: Block 1 (FETCH) Collection: books → authors
+change route books: Block 1 (FETCH) · Collection: books → authors
 change template lister: description: lists → lists a collection
 change email_template welcome: subject: Hi {name} → Welcome {name}`
 	if got := words(readPlan(t, body)); status != http.StatusOK || got != want {

@@ -217,7 +217,7 @@ func sampleViews() map[string]sample {
 		"projects/apply": {page: true, view: projectFileView{Base: base, Project: shop}},
 		"projects/plan": {view: projectFileView{Base: base, Project: shop, Plan: &planView{planDTO: planDTO{Plan: projectfile.Plan{
 			Add: []projectfile.Item{{Kind: "route", ID: "pong", Fields: []string{"GET /pong"}}}, Remove: []projectfile.Item{{Kind: "email_template", ID: "old"}},
-			MissingSecrets: []string{"API_KEY"}}, PlanID: "ab"}, Changes: []planChange{{Item: projectfile.Item{Kind: "setting", ID: "name", Fields: []string{"name: a → b"}}},
+			Kept: []projectfile.Item{{Kind: "route", ID: "health"}}, MissingSecrets: []string{"API_KEY"}, SecretRoutes: map[string][]string{"API_KEY": {"pong"}}}, PlanID: "ab"}, Changes: []planChange{{Item: projectfile.Item{Kind: "setting", ID: "name", Fields: []string{"name: a → b"}}},
 			{Item: projectfile.Item{Kind: "route", ID: "books"}, Diff: views.DiffOf(0, 0, route.Route, route.Route, nil)}}}}},
 		"vault/import_keys": {view: map[string]any{"Title": "To add", "Keys": []string{"A"}, "Class": "", "ID": "added"}},
 		"routes/try": {page: true, view: tryView{Base: base, Route: route, APIPath: "/shop", PathParams: []string{"id"}, Version: 2,

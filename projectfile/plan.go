@@ -33,22 +33,34 @@ type Item struct {
 
 // Plan is what applying a document to a project would do.
 type Plan struct {
-	Add            []Item   `json:"add"`
-	Change         []Item   `json:"change"`
-	Remove         []Item   `json:"remove"`
+	Add    []Item `json:"add"`
+	Change []Item `json:"change"`
+	Remove []Item `json:"remove"`
+	// Kept lists, without prune, what the project holds and the file
+	// does not name: drift that applying keeps.
+	Kept           []Item   `json:"kept"`
 	Unchanged      int      `json:"unchanged"`
 	MissingSecrets []string `json:"missing_secrets"`
+	// SecretRoutes names, for each missing secret, the file's routes
+	// that read it (a VAULT block, a signature's key); a key only in
+	// vault_keys has none.
+	SecretRoutes map[string][]string `json:"secret_routes"`
 }
 
 // Empty says whether applying would write nothing.
 func (p Plan) Empty() bool { return len(p.Add) == 0 && len(p.Change) == 0 && len(p.Remove) == 0 }
+
+// Settled says whether the project matches the file with nothing to
+// heed: nothing to write, nothing the file does not name, no secret
+// missing. A plan that is not settled exits 2 (cli).
+func (p Plan) Settled() bool { return p.Empty() && len(p.Kept) == 0 && len(p.MissingSecrets) == 0 }
 
 // Compare plans applying want to the project as it is (have; nil when
 // the project does not exist yet). Every setting of want is set (the
 // caller fills what the file left out). With prune, what the project
 // holds and want does not is removed; settings and vault keys never are.
 func Compare(have *Document, want Document, prune bool) Plan {
-	p := Plan{Add: []Item{}, Change: []Item{}, Remove: []Item{}, MissingSecrets: []string{}}
+	p := Plan{Add: []Item{}, Change: []Item{}, Remove: []Item{}, Kept: []Item{}, MissingSecrets: []string{}, SecretRoutes: map[string][]string{}}
 	if have == nil {
 		have = &Document{}
 	}
@@ -100,13 +112,20 @@ func Compare(have *Document, want Document, prune bool) Plan {
 	compareList(&p, KindSchedule, have.Schedules, want.Schedules, prune, Schedule.Key,
 		func(a, b Schedule) []string { return fieldWords(a, b, "active") }, nil)
 	needed := slices.Clone(want.VaultKeys)
+	readers := map[string][]string{}
+	read := func(key, route string) {
+		needed = append(needed, key)
+		if !slices.Contains(readers[key], route) {
+			readers[key] = append(readers[key], route)
+		}
+	}
 	for _, r := range want.Routes {
 		if r.AuthSignature.Checks() {
-			needed = append(needed, r.AuthSignature.VaultKey)
+			read(r.AuthSignature.VaultKey, r.RouteID)
 		}
 		for _, b := range r.Flow.Blocks {
 			if b.Type == "VAULT" {
-				needed = append(needed, b.Key)
+				read(b.Key, r.RouteID)
 			}
 		}
 	}
@@ -114,6 +133,7 @@ func Compare(have *Document, want Document, prune bool) Plan {
 	for _, k := range slices.Compact(needed) {
 		if !slices.Contains(have.VaultKeys, k) {
 			p.MissingSecrets = append(p.MissingSecrets, k)
+			p.SecretRoutes[k] = append([]string{}, readers[k]...)
 		}
 	}
 	return p
@@ -155,16 +175,16 @@ func deref[T any](p *T) any {
 
 // compareList plans one list: by key, an object only in want is added,
 // one in both that differs is changed (words says how), one only in have
-// is removed with prune. about, when set, says what an added object holds.
+// is removed with prune and kept (Plan.Kept) without. about, when set, says what an added object holds.
 func compareList[T any](p *Plan, kind string, have, want []T, prune bool, key func(T) string, words func(a, b T) []string, about func(T) []string) {
 	had := map[string]T{}
 	for _, h := range have {
 		had[key(h)] = h
 	}
-	kept := map[string]bool{}
+	named := map[string]bool{}
 	for _, w := range want {
 		k := key(w)
-		kept[k] = true
+		named[k] = true
 		h, ok := had[k]
 		switch {
 		case !ok:
@@ -179,24 +199,40 @@ func compareList[T any](p *Plan, kind string, have, want []T, prune bool, key fu
 			p.Unchanged++
 		}
 	}
-	if !prune {
-		return
-	}
 	for _, h := range have {
-		if k := key(h); !kept[k] {
-			p.Remove = append(p.Remove, Item{Kind: kind, ID: k})
+		if k := key(h); !named[k] {
+			if prune {
+				p.Remove = append(p.Remove, Item{Kind: kind, ID: k})
+			} else {
+				p.Kept = append(p.Kept, Item{Kind: kind, ID: k})
+			}
 		}
 	}
 }
 
-// RouteWords says how route b differs from a in the outline's words: a
-// request field as "Path: /a → /b", a block as "Block 2 (FETCH) added:
-// …", "removed", "moved to 4" or "changed: …" with its summary line.
+// RouteWords says how route b differs from a in the outline's words, a
+// line for each changed field with its label, before and after: a request
+// field as "Path: /a → /b" (a query parameter or body field by its name:
+// "Query parameters · limit: integer → string"), a block as "Block 2
+// (FETCH) added: …" with its summary line, "removed", "moved to 4", or a
+// changed field as "Block 1 (FETCH) · Sort: title → title, descending".
 func RouteWords(a, b flow.Route) []string {
 	d := flow.DiffRoutes(a, b)
 	var out []string
 	for _, f := range d.Request {
-		out = append(out, f.Label+": "+showRaw(f.Old)+" → "+showRaw(f.New))
+		switch f.Field {
+		case "params":
+			if a.Params.Delimiter != b.Params.Delimiter {
+				out = append(out, f.Label+" · Delimiter: "+change(a.Params.Delimiter, b.Params.Delimiter))
+			}
+			out = append(out, paramWords(f.Label, a.Params.Pairs, b.Params.Pairs)...)
+		case "body":
+			out = append(out, paramWords(f.Label, a.Body, b.Body)...)
+		case "auth_jwt", "auth_signature":
+			out = append(out, objectWords(f.Label, f.Old, f.New)...)
+		default:
+			out = append(out, f.Label+": "+change(text(f.Old), text(f.New)))
+		}
 	}
 	for _, c := range d.Blocks {
 		switch c.Kind {
@@ -207,16 +243,67 @@ func RouteWords(a, b flow.Route) []string {
 		case "moved":
 			out = append(out, fmt.Sprintf("Block %d (%s) moved to %d", c.From+1, c.Type, c.To+1))
 		default:
-			// Fields of plain values read best one by one; operands and
-			// lists as the block's summary line before and after.
-			if !slices.ContainsFunc(c.Fields, func(f flow.FieldChange) bool { return !scalar(f.Old) || !scalar(f.New) }) {
-				for _, f := range c.Fields {
-					out = append(out, fmt.Sprintf("Block %d (%s) %s: %s → %s", c.To+1, c.Type, f.Label, showRaw(f.Old), showRaw(f.New)))
+			for _, f := range c.Fields {
+				// The outline's words for the field; its JSON where
+				// those words do not show the difference.
+				before, after := flow.FieldText(a.Flow.Blocks[c.From], f.Field), flow.FieldText(b.Flow.Blocks[c.To], f.Field)
+				if before == after {
+					before, after = text(f.Old), text(f.New)
 				}
-				continue
+				out = append(out, fmt.Sprintf("Block %d (%s) · %s: %s", c.To+1, c.Type, f.Label, change(before, after)))
 			}
-			before, after := flow.Summary(a.Flow.Blocks[c.From]), flow.Summary(b.Flow.Blocks[c.To])
-			out = append(out, fmt.Sprintf("Block %d (%s) changed: %s → %s", c.To+1, c.Type, cut(before), cut(after)))
+		}
+	}
+	return out
+}
+
+// paramWords says how a route's query parameters or body fields differ,
+// by name: added, removed, or a changed type.
+func paramWords(label string, a, b []flow.Param) []string {
+	var out []string
+	had := map[string]flow.Param{}
+	for _, p := range a {
+		had[p.ID] = p
+	}
+	named := map[string]bool{}
+	for _, p := range b {
+		named[p.ID] = true
+		switch h, ok := had[p.ID]; {
+		case !ok:
+			out = append(out, label+" · "+flow.Printable(p.ID)+" added ("+flow.Word(p.BDType)+")")
+		case h.BDType != p.BDType:
+			out = append(out, label+" · "+flow.Printable(p.ID)+": "+change(flow.Word(h.BDType), flow.Word(p.BDType)))
+		}
+	}
+	for _, p := range a {
+		if !named[p.ID] {
+			out = append(out, label+" · "+flow.Printable(p.ID)+" removed")
+		}
+	}
+	if len(out) == 0 { // the same fields in another order
+		out = append(out, label+": the order changed")
+	}
+	return out
+}
+
+// objectWords says which fields of a JSON object differ, each with its
+// value before and after.
+func objectWords(label, a, b string) []string {
+	var fa, fb map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(a), &fa)
+	_ = json.Unmarshal([]byte(b), &fb)
+	names := make([]string, 0, len(fa)+len(fb))
+	for k := range fa {
+		names = append(names, k)
+	}
+	for k := range fb {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	var out []string
+	for _, k := range slices.Compact(names) {
+		if !bytes.Equal(fa[k], fb[k]) {
+			out = append(out, label+" · "+flow.Printable(k)+": "+change(text(string(fa[k])), text(string(fb[k]))))
 		}
 	}
 	return out
@@ -256,17 +343,55 @@ func show(v any) string {
 
 // showRaw is a JSON text as a line shows it: a string without its quotes
 // unless it is empty, at most 80 characters.
-func showRaw(s string) string {
-	var text string
-	if json.Unmarshal([]byte(s), &text) == nil && text != "" {
-		s = flow.Printable(text)
+func showRaw(s string) string { return cut(text(s)) }
+
+// text is a JSON text for people: a string without its quotes unless it
+// is empty, control characters escaped; nothing is "(none)".
+func text(s string) string {
+	var str string
+	if json.Unmarshal([]byte(s), &str) == nil && str != "" {
+		return flow.Printable(str)
 	}
-	return cut(s)
+	if s == "" {
+		return "(none)"
+	}
+	return flow.Printable(s)
 }
 
-// scalar says whether a JSON text is a string, number, true, false or null.
-func scalar(s string) bool {
-	return s != "" && s[0] != '{' && s[0] != '['
+// change is "before → after", each cut to about 80 characters around
+// where they first differ, so that a long value never hides its change.
+func change(before, after string) string {
+	if before == "" {
+		before = "(none)"
+	}
+	if after == "" {
+		after = "(none)"
+	}
+	a, b := []rune(before), []rune(after)
+	at := 0
+	for at < len(a) && at < len(b) && a[at] == b[at] {
+		at++
+	}
+	return around(a, at) + " → " + around(b, at)
+}
+
+// around is s cut to at most 80 characters that show rune at, with "…"
+// where it was cut.
+func around(s []rune, at int) string {
+	const width = 80
+	if len(s) <= width {
+		return string(s)
+	}
+	from := max(0, min(at-20, len(s)-width+2))
+	to := min(len(s), from+width-2)
+	out := string(s[from:to])
+	if from > 0 {
+		out = "…" + out
+	}
+	if to < len(s) {
+		out += "…"
+	}
+	return out
 }
 
 func cut(s string) string {

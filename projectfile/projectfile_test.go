@@ -3,9 +3,12 @@ package projectfile
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"stencil/flow"
 )
 
 // route is a small valid route document: a FETCH of collection into rows
@@ -109,6 +112,10 @@ func TestCompare(t *testing.T) {
 	if len(p.Remove) != 0 {
 		t.Fatalf("removed without prune: %+v", p.Remove)
 	}
+	// What the file does not name is drift: kept, and listed.
+	if len(p.Kept) != 1 || p.Kept[0].Kind != KindRoute || p.Kept[0].ID != "old" || p.Settled() {
+		t.Fatalf("kept without prune: %+v (settled %t)", p.Kept, p.Settled())
+	}
 	if len(p.Add) != 1 || p.Add[0].ID != "new" || !slices.Equal(p.Add[0].Fields, []string{"GET /new"}) {
 		t.Fatalf("add: %+v", p.Add)
 	}
@@ -118,7 +125,7 @@ func TestCompare(t *testing.T) {
 	}
 	wantChanged := []string{
 		"setting x_rate_burst: x_rate_burst: 100 → 200",
-		"route a_list: Block 1 (FETCH) Collection: books → shelves",
+		"route a_list: Block 1 (FETCH) · Collection: books → shelves",
 	}
 	if !slices.Equal(changed, wantChanged) {
 		t.Fatalf("change:\n%s\nwant:\n%s", strings.Join(changed, "\n"), strings.Join(wantChanged, "\n"))
@@ -128,10 +135,15 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("unchanged %d, missing %v", p.Unchanged, p.MissingSecrets)
 	}
 	pruned := Compare(&have, want, true)
-	if len(pruned.Remove) != 1 || pruned.Remove[0].Kind != KindRoute || pruned.Remove[0].ID != "old" {
-		t.Fatalf("prune: %+v", pruned.Remove)
+	if len(pruned.Remove) != 1 || pruned.Remove[0].Kind != KindRoute || pruned.Remove[0].ID != "old" || len(pruned.Kept) != 0 {
+		t.Fatalf("prune: %+v, kept %+v", pruned.Remove, pruned.Kept)
 	}
-	if same := Compare(&have, have, true); !same.Empty() || same.Unchanged != 11 {
+	// The same file without the old route: nothing to write, but drift.
+	drift := Compare(&have, decode(t, strings.Replace(sample, "%s", route("a_list", "books"), 1)), false)
+	if !drift.Empty() || drift.Settled() || len(drift.Kept) != 1 {
+		t.Fatalf("drift alone: %+v", drift)
+	}
+	if same := Compare(&have, have, true); !same.Empty() || !same.Settled() || same.Unchanged != 11 {
 		t.Fatalf("a project compared with itself: %+v", same)
 	}
 	fresh := Compare(nil, want, false)
@@ -139,7 +151,7 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("a new project: %+v", fresh)
 	}
 	raw, _ := json.Marshal(Compare(&have, have, false))
-	if string(raw) != `{"add":[],"change":[],"remove":[],"unchanged":11,"missing_secrets":[]}` {
+	if string(raw) != `{"add":[],"change":[],"remove":[],"kept":[],"unchanged":11,"missing_secrets":[],"secret_routes":{}}` {
 		t.Fatalf("empty plan: %s", raw)
 	}
 }
@@ -155,7 +167,50 @@ func TestSignatureInFile(t *testing.T) {
 	if !strings.Contains(string(Encode(want)), `"vault_key": "GH_SECRET"`) {
 		t.Fatalf("encoded:\n%s", Encode(want))
 	}
-	if p := Compare(nil, want, false); !slices.Contains(p.MissingSecrets, "GH_SECRET") {
-		t.Fatalf("missing secrets: %v", p.MissingSecrets)
+	if p := Compare(nil, want, false); !slices.Contains(p.MissingSecrets, "GH_SECRET") || !slices.Equal(p.SecretRoutes["GH_SECRET"], []string{"hook"}) ||
+		p.SecretRoutes["API_KEY"] == nil || len(p.SecretRoutes["API_KEY"]) != 0 || p.Settled() {
+		t.Fatalf("missing secrets: %v, read by %v", p.MissingSecrets, p.SecretRoutes)
+	}
+}
+
+// The plan names each changed field of a block by its label with its
+// value before and after — a FETCH's sort and limit, an HTTP block's
+// timeout, a query parameter's type — and never cuts a long value before
+// where it changes.
+func TestRouteWordsShowEveryChange(t *testing.T) {
+	op := func(ref bool, rtype, data string) string {
+		return fmt.Sprintf(`{"ref_var":%t,"rtype":%q,"data":%q}`, ref, rtype, data)
+	}
+	routeOf := func(descending bool, limit, limitType, timeout, message string) flow.Route {
+		doc := `{"route_id":"r","route_path":"/r","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},
+			"params":{"delimiter":"&","pairs":[{"id":"lim","bdtype":"INTEGER"},{"id":"n","bdtype":"` + limitType + `"}]},"body":[],"flow":{"blocks":[
+			{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"books","match":[],"sort":{"property":"title","descending":` + fmt.Sprint(descending) + `},"limit":` + op(true, "OTHER", limit) + `},
+			{"type":"HTTP","depth":0,"local_name":"res","method":"GET","url":` + op(false, "STRING", "https://api.example.com/x") + `,"query":[],"headers":[],"body":null,"timeout_ms":` + op(false, "INTEGER", timeout) + `,"conditions":[]},
+			{"type":"TEMPLATE","depth":0,"local_name":"note","templatestring":"` + message + `","data":[],"conditions":[]}]}}`
+		r, problems := flow.DecodeRoute([]byte(doc), "")
+		if len(problems) > 0 {
+			t.Fatal(problems)
+		}
+		return r
+	}
+	long := strings.Repeat("a long message that says a great deal ", 5)
+	a := routeOf(false, "lim", "INTEGER", "2000", long+"before")
+	b := routeOf(true, "n", "STRING", "5000", long+"after")
+	got := strings.Join(RouteWords(a, b), "\n")
+	for _, want := range []string{
+		"Query parameters · n: INTEGER → STRING",
+		"Block 1 (FETCH) · Sort by: title → title, descending",
+		"Block 1 (FETCH) · At most: lim → n",
+		"Block 2 (HTTP) · Timeout (ms): 2000 → 5000",
+		"before → …",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the plan lacks %q:\n%s", want, got)
+		}
+	}
+	for _, line := range RouteWords(a, b) {
+		if strings.Contains(line, "TEMPLATE") && (!strings.Contains(line, "before") || !strings.Contains(line, "after")) {
+			t.Errorf("a long value cut before its change: %q", line)
+		}
 	}
 }

@@ -39,6 +39,21 @@ import (
 // Run executes one subcommand of stencil (serve, migrate, vault rotate,
 // openapi, backup or restore). ready, when not nil, receives the listening
 // address once the server accepts connections.
+// Usage is what `stencil help` prints of the service's commands; the
+// project client's follow (cli.Usage).
+const Usage = `Usage: stencil [command]
+
+Commands of the service (its settings from the environment, README.md):
+  serve                 start the service (the default)
+  migrate               apply the database's migrations and stop
+  vault rotate          re-encrypt every vault entry under the active key
+  openapi               print the API document as served
+  backup <file>         write a backup of the running service's data
+  restore <file>        restore a backup into an empty DATA_DIR or database
+  help                  print this
+
+`
+
 func Run(ctx context.Context, args []string, getenv func(string) string, logOut io.Writer, ready chan<- string) error {
 	cmd := "serve"
 	if len(args) > 0 {
