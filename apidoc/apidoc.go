@@ -7,6 +7,7 @@
 package apidoc
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -47,6 +48,9 @@ var Load = sync.OnceValues(func() (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The library keeps a bound as a float64, which writes int64's
+	// largest value rounded up past it; the document says it exactly.
+	b = bytes.ReplaceAll(b, []byte(`:9223372036854776000`), []byte(`:9223372036854775807`))
 	return &Document{Doc: doc, JSON: b}, nil
 })
 

@@ -1,6 +1,7 @@
 package apidoc
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -75,5 +76,23 @@ func TestCreateAnswersLink(t *testing.T) {
 	}
 	if len(ops["projectShow"].Responses.Value("200").Value.Links) != 0 {
 		t.Error("the shared answer of other operations took the links")
+	}
+}
+
+// The served document writes int64's largest value exactly (the library
+// holds bounds as float64, which rounds it up to …776000).
+func TestInt64BoundsExact(t *testing.T) {
+	raw, err := JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(raw, []byte("9223372036854776000")) || !bytes.Contains(raw, []byte(`"maximum":9223372036854775807`)) {
+		t.Fatal("the document does not write int64's largest value exactly")
+	}
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
 	}
 }

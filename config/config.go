@@ -66,6 +66,9 @@ type Config struct {
 	// its own; DebugAddr serves net/http/pprof, on a loopback address only.
 	MetricsAddr string
 	DebugAddr   string
+	// MetricsToken, when set, is a bearer token /metrics accepts besides
+	// a ROOT's (METRICS_TOKEN: a scraper's, at least 32 characters).
+	MetricsToken string
 	// Mail (docs/mail.md): SMTP is the server messages go to (nil: none, every
 	// message is held); MailFrom their sender; MailRate the recipients a
 	// second one project's messages reach at most; MailBacklog the
@@ -285,6 +288,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("REQUEST_TIMEOUT must be a duration of at least 100ms, such as 15s, got %q", getenv("REQUEST_TIMEOUT"))
 	}
 	c.MetricsAddr, c.DebugAddr = getenv("METRICS_ADDR"), getenv("DEBUG_ADDR")
+	if c.MetricsToken = getenv("METRICS_TOKEN"); c.MetricsToken != "" && (len(c.MetricsToken) < 32 || strings.ContainsFunc(c.MetricsToken, func(r rune) bool { return r <= ' ' || r > '~' })) {
+		return c, errors.New("METRICS_TOKEN must be at least 32 printable ASCII characters without spaces")
+	}
 	if c.MetricsAddr != "" {
 		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
 			return c, fmt.Errorf("METRICS_ADDR must be host:port, got %q", c.MetricsAddr)

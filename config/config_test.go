@@ -152,6 +152,8 @@ func TestBadSettings(t *testing.T) {
 		"timeout":              {map[string]string{"REQUEST_TIMEOUT": "fast"}, "REQUEST_TIMEOUT"},
 		"tiny timeout":         {map[string]string{"REQUEST_TIMEOUT": "1ms"}, "REQUEST_TIMEOUT"},
 		"metrics addr":         {map[string]string{"METRICS_ADDR": "9100"}, "METRICS_ADDR"},
+		"metrics token short":  {map[string]string{"METRICS_TOKEN": "short"}, "METRICS_TOKEN must be at least 32"},
+		"metrics token space":  {map[string]string{"METRICS_TOKEN": strings.Repeat("m", 32) + " x"}, "METRICS_TOKEN must be at least 32"},
 		"public debug":         {map[string]string{"DEBUG_ADDR": "0.0.0.0:6060"}, "DEBUG_ADDR"},
 		"debug no port":        {map[string]string{"DEBUG_ADDR": "127.0.0.1"}, "DEBUG_ADDR"},
 		"events kept never":    {map[string]string{"EVENT_RETENTION": "0d"}, "EVENT_RETENTION must be a number of days"},

@@ -233,10 +233,15 @@ func TestRestoreNeedsTheOperatorsKeys(t *testing.T) {
 		t.Fatal("the backup holds the operator's key, a value, or sealed keys")
 	}
 	target := storetest.EmptyURL(t)
-	restore := map[string]string{"DATABASE_URL": target, "VAULT_KEYS": key("k2", 2), "JWT_SECRET": strings.Repeat("j", 40), "DATA_DIR": t.TempDir()}
+	// No JWT_SECRET: a development secret would be written to DATA_DIR,
+	// but a refused restore writes nothing.
+	restore := map[string]string{"DATABASE_URL": target, "VAULT_KEYS": key("k2", 2), "DATA_DIR": t.TempDir()}
 	code, out := runStencil(t, restore, "restore", file)
 	if code != 1 || !strings.Contains(out, "need master keys k1, which VAULT_KEYS does not hold") {
 		t.Fatalf("restore without k1: %d %s", code, out)
+	}
+	if left, err := os.ReadDir(restore["DATA_DIR"]); err != nil || len(left) != 0 {
+		t.Fatalf("a refused restore left DATA_DIR with %v (%v)", left, err)
 	}
 	restore["VAULT_KEYS"] = key("k2", 2) + "," + key("k1", 1)
 	if code, out := runStencil(t, restore, "restore", file); code != 0 {

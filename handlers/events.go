@@ -14,7 +14,7 @@ import (
 
 type eventQuery struct {
 	keysetQuery
-	Offset    int    `query:"offset" json:"offset" validate:"min=0"`
+	Offset    int    `query:"offset" json:"offset" validate:"min=0,max=10000000"`
 	Limit     *int   `query:"limit" json:"limit" validate:"omitempty,min=1,max=1000"`
 	ProjectID string `query:"project_id" json:"project_id" validate:"max=200"`
 	Type      string `query:"type" json:"type" validate:"omitempty,event_type"`

@@ -12,7 +12,7 @@ import (
 
 // listQuery is the paging input of every list endpoint (docs/architecture.md).
 type listQuery struct {
-	Offset int    `query:"offset" json:"offset" validate:"min=0"`
+	Offset int    `query:"offset" json:"offset" validate:"min=0,max=10000000"`
 	Limit  *int   `query:"limit" json:"limit" validate:"omitempty,min=1,max=1000"`
 	Filter string `query:"filter" json:"filter" validate:"max=200"`
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"crypto/subtle"
 	"net/http"
 	"strings"
 	"time"
@@ -38,6 +39,18 @@ func (h *Handlers) MetricsHandler() http.Handler {
 }
 
 // metricsShow answers GET /metrics (ROOT only on the main listener).
+// metricsByToken serves /metrics to a bearer of METRICS_TOKEN (compared
+// in constant time); other requests go on to the ROOT check, which
+// answers 401 to a request without credentials, in JSON unless a browser
+// asks for a page (representationOf).
+func (h *Handlers) metricsByToken(c *fiber.Ctx) error {
+	token, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+	if want := h.cfg.MetricsToken; ok && want != "" && subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1 {
+		return h.metricsShow(c)
+	}
+	return c.Next()
+}
+
 func (h *Handlers) metricsShow(c *fiber.Ctx) error {
 	fasthttpadaptor.NewFastHTTPHandler(h.MetricsHandler())(c.Context())
 	return nil

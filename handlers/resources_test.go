@@ -43,6 +43,7 @@ func TestUsers(t *testing.T) {
 		{name: "limit too big", method: "GET", path: "/user/fetch?limit=1001", headers: h, status: 422},
 		{name: "limit zero", method: "GET", path: "/user/fetch?limit=0", headers: h, status: 422},
 		{name: "negative offset", method: "GET", path: "/user/fetch?offset=-1", headers: h, status: 422},
+		{name: "offset too deep", method: "GET", path: "/user/fetch?offset=10000001", headers: h, status: 422, want: []string{`"offset":"must be at most 10000000"`}},
 		{name: "one", method: "GET", path: fmt.Sprintf("/user/fetch/one?target_uid=%d", viewer.ID), headers: h, status: 200, want: []string{`"username":"viewer"`}},
 		{name: "one unknown", method: "GET", path: "/user/fetch/one?target_uid=9999", headers: h, status: 404},
 		{name: "one missing id", method: "GET", path: "/user/fetch/one", headers: h, status: 400},

@@ -61,6 +61,9 @@ func representationOf(c *fiber.Ctx) representation {
 	if p := c.Path(); p == "/x" || strings.HasPrefix(p, "/x/") {
 		return asJSON // routes' answers are JSON, whatever the client accepts
 	}
+	if c.Path() == "/metrics" && !strings.Contains(c.Get(fiber.HeaderAccept), fiber.MIMETextHTML) {
+		return asJSON // a scraper's */* is no browser: 401, not the sign-in page
+	}
 	if c.Accepts(fiber.MIMETextHTML, fiber.MIMEApplicationJSON) == fiber.MIMEApplicationJSON {
 		return asJSON
 	}

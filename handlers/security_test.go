@@ -593,3 +593,42 @@ func TestThrottleScopes(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsCredentials: /metrics answers 401 to a scraper without
+// credentials (Prometheus' Accept is no browser's), sends a browser to
+// sign in, and serves a bearer of METRICS_TOKEN; a wrong token is 401.
+func TestMetricsCredentials(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.MetricsToken = strings.Repeat("m", 40)
+	ta := newTestAppWith(t, storetest.Pool(t), cfg)
+	ta.root = ta.newUser(t, "root", store.RoleRoot)
+	get := func(accept, bearer string) (*http.Response, string) {
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		return ta.do(t, req)
+	}
+	prometheus := "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+	for _, accept := range []string{prometheus, "", "*/*", "text/plain"} {
+		if resp, body := get(accept, ""); resp.StatusCode != 401 || !strings.Contains(body, "authentication required") {
+			t.Errorf("Accept %q without credentials: %d %s", accept, resp.StatusCode, body)
+		}
+	}
+	if resp, _ := get("text/html,application/xhtml+xml,*/*;q=0.8", ""); resp.StatusCode != 303 || !strings.HasPrefix(resp.Header.Get("Location"), "/web/login") {
+		t.Errorf("a browser without a session: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if resp, body := get(prometheus, cfg.MetricsToken); resp.StatusCode != 200 || !strings.Contains(body, "# TYPE") {
+		t.Errorf("METRICS_TOKEN: %d %.200s", resp.StatusCode, body)
+	}
+	if resp, _ := get(prometheus, strings.Repeat("m", 39)+"n"); resp.StatusCode != 401 {
+		t.Errorf("a wrong token: %d", resp.StatusCode)
+	}
+	if resp, _ := get(prometheus, ta.token(t, ta.root)); resp.StatusCode != 200 {
+		t.Errorf("a ROOT's token: %d", resp.StatusCode)
+	}
+}

@@ -26,6 +26,10 @@ func mount(app *fiber.App, h *Handlers) {
 	// a route with auth_jwt reads the caller's bearer token itself.
 	app.All("/x/*", h.runRoute)
 
+	// Metrics by a scraper's METRICS_TOKEN; any other caller goes on to
+	// the ROOT check below.
+	app.Get("/metrics", h.metricsByToken)
+
 	// Everything below has a browser session (unsafe requests on it need the
 	// CSRF token), sends browsers to first-run setup while no user exists,
 	// and knows its caller: session, JWT or personal access token.

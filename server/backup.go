@@ -104,11 +104,15 @@ func runBackup(ctx context.Context, cfg config.Config, getenv func(string) strin
 // runRestore brings a backup into an empty DATA_DIR (or DATABASE_URL): the
 // keys first (unsealed into DATA_DIR, or the operator's VAULT_KEYS, which
 // must hold every id the manifest names), then the database.
-func runRestore(ctx context.Context, getenv func(string) string, path string, log *slog.Logger) error {
+func runRestore(ctx context.Context, getenv func(string) string, path string, log *slog.Logger) (err error) {
 	dataDir, err := config.DataDir(getenv)
 	if err != nil {
 		return err
 	}
+	// A refused or failed restore leaves DATA_DIR as it found it: what it
+	// wrote there (a development secret, unsealed keys, a private
+	// cluster) goes, so that the right restore then finds it empty.
+	defer keepAsFound(dataDir, &err)()
 	work, err := os.MkdirTemp("", "stencil-restore-")
 	if err != nil {
 		return err
@@ -159,6 +163,33 @@ func runRestore(ctx context.Context, getenv func(string) string, path string, lo
 	}
 	log.Info("backup restored", "file", path, "made", a.Manifest.CreatedAt.Format(time.RFC3339), "vault_key_ids", strings.Join(a.Manifest.VaultKeyIDs, ","))
 	return nil
+}
+
+// keepAsFound notes what dir holds now; the function it returns removes,
+// when *err is set, what was added to dir since (dir too, if it did not
+// exist).
+func keepAsFound(dir string, err *error) func() {
+	before := map[string]bool{}
+	entries, readErr := os.ReadDir(dir)
+	existed := readErr == nil
+	for _, e := range entries {
+		before[e.Name()] = true
+	}
+	return func() {
+		if *err == nil {
+			return
+		}
+		if !existed {
+			os.RemoveAll(dir)
+			return
+		}
+		now, _ := os.ReadDir(dir)
+		for _, e := range now {
+			if !before[e.Name()] {
+				os.RemoveAll(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
 }
 
 // restoreSecrets unseals the backup's keys into DATA_DIR, which must not
