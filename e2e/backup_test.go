@@ -61,6 +61,12 @@ func TestBackupWhileWritingAndRestore(t *testing.T) {
 	for _, call := range [][2]string{
 		{"/project/create", `{"id":"shop","name":"Shop","api_path":"/shop"}`},
 		{"/collection/create", `{"project_id":"shop","id":"books","name":"Books"}`},
+		{"/collection/create", `{"project_id":"shop","id":"added","name":"Added"}`},
+		{"/route/create", `{"project_id":"shop","route":{"route_id":"add","route_path":"/add/:t","method":"POST",
+			"auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[
+			{"type":"OBJECT","depth":0,"local_name":"row","pairs":[{"id":"title","data":{"ref_var":true,"rtype":"OTHER","data":"t"}}]},
+			{"type":"CREATE","depth":0,"ref_col":"added","ref_object":"row","save":true,"conditions":[]},
+			{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}]}}}`},
 	} {
 		if status, body := api(t, "POST", app.URL+call[0], token, call[1]); status >= 300 {
 			t.Fatalf("%s: %d %s", call[0], status, body)
@@ -71,6 +77,23 @@ func TestBackupWhileWritingAndRestore(t *testing.T) {
 	var writes []written
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	// A route's runs, fewer than the log keeps each a second (100): every
+	// one acknowledged before the backup began has its run-log row in it.
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			path := fmt.Sprintf("/x/shop/add/r%d", i)
+			if status, _ := api(t, "POST", app.URL+path, "", ""); status == http.StatusOK {
+				mu.Lock()
+				writes = append(writes, written{kind: "run", id: path, at: time.Now()})
+				mu.Unlock()
+			}
+		}
+	})
 	for w := range 16 {
 		wg.Go(func() {
 			for i := 0; ; i++ {
@@ -176,9 +199,35 @@ func TestBackupWhileWritingAndRestore(t *testing.T) {
 	again := startChild(t, map[string]string{"DATA_DIR": restored}, 0)
 	token = apiLogin(t, again.URL, "root", "root-password-1")
 	present := map[string]int{}
+	logged := map[string]bool{}
+	for next := "/route/runs?project_id=shop&route_id=add&limit=1000"; next != ""; {
+		status, body := api(t, "GET", again.URL+next, token, "")
+		var page struct {
+			Data []struct{ Path string }
+			Next string
+		}
+		if status != http.StatusOK || json.Unmarshal([]byte(body), &page) != nil {
+			t.Fatalf("the run log: %d %s", status, body)
+		}
+		for _, r := range page.Data {
+			logged[r.Path] = true
+		}
+		next = strings.TrimPrefix(page.Next, again.URL)
+	}
+	for _, w := range writes {
+		if w.kind != "run" {
+			continue
+		}
+		if !logged[w.id] && w.at.Before(began) {
+			t.Fatalf("the run of %s acknowledged %s before the backup began has no run-log row", w.id, began.Sub(w.at))
+		}
+		present["run"]++
+	}
 	for _, w := range writes {
 		var path string
 		switch w.kind {
+		case "run":
+			continue
 		case "route":
 			path = "/route/fetch/one?project_id=shop&route_id=" + w.id
 		case "record":
@@ -197,7 +246,7 @@ func TestBackupWhileWritingAndRestore(t *testing.T) {
 		}
 		present[w.kind]++
 	}
-	if present["route"] == 0 || present["record"] == 0 || present["vault"] == 0 {
+	if present["route"] == 0 || present["record"] == 0 || present["vault"] == 0 || len(logged) == 0 {
 		t.Fatalf("restored: %v", present)
 	}
 	t.Logf("%d writes, %d before the backup began; restored %v", len(writes), before, present)

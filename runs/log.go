@@ -41,6 +41,9 @@ type logWriter struct {
 	dropped int // kept runs dropped since the last warning
 	lost    int // runs analytics could not count since the last warning
 	kick    chan struct{}
+	// flushes are asks to write everything now; each is closed once
+	// written (with an error: left open).
+	flushes chan chan struct{}
 
 	// unwritten is what earlier tallies counted that route analytics could
 	// not take yet (the writer's alone).
@@ -69,7 +72,7 @@ type second struct {
 }
 
 func newLogWriter(st *store.Store, count bool, counted func(store.Tally), log *slog.Logger) *logWriter {
-	return &logWriter{store: st, count: count, counted: counted, log: log, max: logMax, keepAll: logKeepAll, seconds: map[routeKey]*second{}, kick: make(chan struct{}, 1)}
+	return &logWriter{store: st, count: count, counted: counted, log: log, max: logMax, keepAll: logKeepAll, seconds: map[routeKey]*second{}, kick: make(chan struct{}, 1), flushes: make(chan chan struct{})}
 }
 
 // add counts r and queues it for the log when the log keeps it.
@@ -156,9 +159,41 @@ func (l *logWriter) run(ctx context.Context) {
 			if err := l.flush(ctx, false); err != nil && ctx.Err() == nil {
 				l.log.Error("run log: write", "err", err)
 			}
+		case done := <-l.flushes:
+			if err := l.flush(ctx, true); err != nil {
+				if ctx.Err() == nil {
+					l.log.Error("run log: write", "err", err)
+				}
+				continue
+			}
+			close(done)
 		}
 	}
 }
+
+// flushFor writes the run log at once for a backup's ask (nonce) and then
+// says so (store.RunLogFlushed); it gives up after flushWait.
+func (l *logWriter) flushFor(ctx context.Context, nonce string) {
+	wait, cancel := context.WithTimeout(ctx, flushWait)
+	defer cancel()
+	done := make(chan struct{})
+	select {
+	case l.flushes <- done:
+	case <-wait.Done():
+		return
+	}
+	select {
+	case <-done:
+	case <-wait.Done():
+		return
+	}
+	if err := l.store.RunLogFlushed(wait, nonce); err != nil {
+		l.log.Warn("run log: telling a backup it is written", "err", err)
+	}
+}
+
+// flushWait bounds a backup's ask to write the run log.
+const flushWait = 5 * time.Second
 
 // flush writes the tally (with counts) and then what is queued, a batch at
 // a time; what cannot be written waits for the next time.

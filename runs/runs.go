@@ -140,8 +140,9 @@ func New(cfg Config) *Service {
 }
 
 // Start follows route changes made on other instances and writes the run
-// log until ctx ends.
+// log until ctx ends, at once when a backup asks.
 func (s *Service) Start(ctx context.Context) {
+	s.table.flushLog = func(nonce string) { go s.log.flushFor(ctx, nonce) }
 	go s.table.listen(ctx)
 	go s.log.run(ctx)
 }

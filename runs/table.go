@@ -49,6 +49,9 @@ type table struct {
 	loaded   bool
 	projects map[string]*routing // by id
 	paths    map[string]*routing // by pathKey, one project a URL space
+	// flushLog is told of a backup's ask to write the run log now, with
+	// its nonce (store.FlushRunLogs); nil: none.
+	flushLog func(nonce string)
 }
 
 // routing is one project's routes, compiled.
@@ -504,6 +507,12 @@ func (t *table) listen(ctx context.Context) {
 			}
 			return nil
 		}, func(payload string) error {
+			if nonce, ok := strings.CutPrefix(payload, store.RunLogFlushPrefix); ok {
+				if t.flushLog != nil {
+					t.flushLog(nonce)
+				}
+				return nil
+			}
 			// "<project>" or "<project> <route>" (migration 033).
 			project, route, _ := strings.Cut(payload, " ")
 			var routes []string

@@ -51,6 +51,10 @@ func backupPassphrase(getenv func(string) string, why string) (string, error) {
 // runBackup writes the service's database, and its keys when they live in
 // DATA_DIR, to path. The dump and the manifest's key ids come from one
 // snapshot of the database, taken while the service keeps serving.
+// runLogWait bounds the wait for the instances' run logs before a
+// backup's snapshot.
+const runLogWait = 5 * time.Second
+
 func runBackup(ctx context.Context, cfg config.Config, getenv func(string) string, path string, log *slog.Logger) error {
 	var secrets *backup.Secrets
 	var passphrase string
@@ -82,6 +86,18 @@ func runBackup(ctx context.Context, cfg config.Config, getenv func(string) strin
 	defer os.RemoveAll(work)
 	dump := filepath.Join(work, "database.dump")
 	m := backup.Manifest{CreatedAt: time.Now().UTC().Truncate(time.Second), Keys: keys, Database: "pg_dump custom format"}
+	// Runs acknowledged before now have their run-log rows in the
+	// snapshot: every instance writes what it holds first.
+	asked, answered, err := store.New(pool).FlushRunLogs(ctx, runLogWait)
+	if err != nil {
+		return err
+	}
+	if answered < asked {
+		log.Warn("backup: instances did not write their run log in time; runs they acknowledged since their last write are not in the backup",
+			"instances", asked, "written", answered, "waited", runLogWait)
+	} else {
+		log.Info("backup: run logs written", "instances", asked)
+	}
 	err = store.New(pool).WithSnapshot(ctx, func(tx *store.Store, snapshot string) error {
 		if m.VaultKeyIDs, err = tx.VaultKeyIDs(ctx); err != nil {
 			return err

@@ -2,6 +2,7 @@ package store
 
 import (
 	"cmp"
+	"crypto/rand"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -934,4 +935,66 @@ func rawInt8(b []byte, format int16) (int64, error) {
 		return int64(binary.BigEndian.Uint64(b)), nil
 	}
 	return strconv.ParseInt(string(b), 10, 64)
+}
+
+// Run log flushes (docs/operations.md, Backups): a backup asks every
+// instance to write the runs it holds for the log before it takes its
+// snapshot. The ask travels on the route notices' channel, which every
+// instance listens on, as RunLogFlushPrefix and a nonce; each instance
+// answers on runLogFlushed with the nonce once its log is written.
+const (
+	RunLogFlushPrefix = "!flush-run-log "
+	runLogFlushed     = "stencil_run_log_flushed"
+	routeNotices      = "stencil_routes"
+)
+
+// RunLogFlushed says that this instance wrote its run log for the ask
+// with nonce.
+func (s *Store) RunLogFlushed(ctx context.Context, nonce string) (err error) {
+	defer wrap(&err, "run log flushed")
+	_, err = s.db.Exec(ctx, "SELECT pg_notify($1, $2)", runLogFlushed, nonce)
+	return err
+}
+
+// FlushRunLogs asks every instance that listens for route notices to
+// write its run log now and waits, at most wait, until each says it has.
+// It returns how many were asked and how many answered.
+func (s *Store) FlushRunLogs(ctx context.Context, wait time.Duration) (asked, answered int, err error) {
+	defer wrap(&err, "flush run logs")
+	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return 0, 0, err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{runLogFlushed}.Sanitize()); err != nil {
+		return 0, 0, err
+	}
+	// An instance's listening connection sends nothing after its LISTEN,
+	// so that statement stays its last.
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query = $1`,
+		"LISTEN "+pgx.Identifier{routeNotices}.Sanitize()).Scan(&asked); err != nil {
+		return 0, 0, err
+	}
+	if asked == 0 {
+		return 0, 0, nil
+	}
+	nonce := rand.Text()
+	if _, err := conn.Exec(ctx, "SELECT pg_notify($1, $2)", routeNotices, RunLogFlushPrefix+nonce); err != nil {
+		return asked, 0, err
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for answered < asked {
+		n, err := conn.WaitForNotification(waitCtx)
+		if err != nil {
+			if waitCtx.Err() != nil && ctx.Err() == nil {
+				return asked, answered, nil // the rest did not answer in time
+			}
+			return asked, answered, err
+		}
+		if n.Channel == runLogFlushed && n.Payload == nonce {
+			answered++
+		}
+	}
+	return asked, answered, nil
 }

@@ -1,8 +1,10 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,5 +194,42 @@ func TestRouteVersionsAndRouting(t *testing.T) {
 	all, err := st.RoutingProjects(ctx)
 	if err != nil || len(all) < 2 {
 		t.Fatalf("routing projects: %v %v", all, err)
+	}
+}
+
+// TestFlushRunLogs: a backup's ask reaches every instance listening for
+// route notices, and counts those that answer within the wait; with none
+// listening it asks nobody.
+func TestFlushRunLogs(t *testing.T) {
+	t.Parallel()
+	st, ctx := collectionStore(t)
+	if asked, answered, err := st.FlushRunLogs(ctx, time.Second); err != nil || asked != 0 || answered != 0 {
+		t.Fatalf("none listening: asked %d, answered %d, %v", asked, answered, err)
+	}
+	listen := func(answer bool) (stop func()) {
+		lctx, cancel := context.WithCancel(ctx)
+		ready := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = st.Listen(lctx, "stencil_routes", func() error { close(ready); return nil }, func(payload string) error {
+				if nonce, ok := strings.CutPrefix(payload, store.RunLogFlushPrefix); ok && answer {
+					return st.RunLogFlushed(lctx, nonce)
+				}
+				return nil
+			})
+		}()
+		<-ready
+		return func() { cancel(); <-done }
+	}
+	defer listen(true)()
+	if asked, answered, err := st.FlushRunLogs(ctx, 5*time.Second); err != nil || asked != 1 || answered != 1 {
+		t.Fatalf("one answering: asked %d, answered %d, %v", asked, answered, err)
+	}
+	defer listen(false)()
+	start := time.Now()
+	asked, answered, err := st.FlushRunLogs(ctx, 300*time.Millisecond)
+	if err != nil || asked != 2 || answered != 1 || time.Since(start) < 300*time.Millisecond {
+		t.Fatalf("one of two answering: asked %d, answered %d, %v after %s", asked, answered, err, time.Since(start))
 	}
 }
