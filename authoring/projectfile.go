@@ -230,9 +230,20 @@ func checkFile(want projectfile.Document, have *store.ProjectContents, prune boo
 			fields[prefix+problem.Path] = problem.Message
 		}
 		if col.Records != nil {
+			seen := map[int64]int{}
 			for j, r := range *col.Records {
-				if _, err := store.RecordData(r); err != nil {
-					fields[fmt.Sprintf("%srecords[%d]", prefix, j)] = err.Error()
+				at := fmt.Sprintf("%srecords[%d]", prefix, j)
+				id, data, err := store.SplitRecordID(r)
+				if err != nil {
+					fields[at+"."+store.RecordIDKey] = err.Error()
+					continue
+				}
+				if k, dup := seen[id]; dup && id > 0 {
+					fields[at+"."+store.RecordIDKey] = fmt.Sprintf("is the id of records[%d] too", k)
+				}
+				seen[id] = j
+				if _, err := store.RecordData(data); err != nil {
+					fields[at] = err.Error()
 				}
 			}
 		}
@@ -348,9 +359,17 @@ func ApplyFile(ctx context.Context, tx *store.Store, fp FilePlan, uid int64) err
 				return at(fp.place(projectfile.KindCollection, col.ID), fieldsInTx(err))
 			}
 			if col.Records != nil {
-				for j, data := range *col.Records {
-					if err := tx.InsertRecord(ctx, &store.Record{ProjectID: id, CollectionID: col.ID, Data: data}); err != nil {
-						return recordAt(fp.place(projectfile.KindCollection, col.ID)+fmt.Sprintf("records[%d]", j), err)
+				for j, raw := range *col.Records {
+					place := fp.place(projectfile.KindCollection, col.ID) + fmt.Sprintf("records[%d]", j)
+					rid, data, err := store.SplitRecordID(raw)
+					if err == nil {
+						err = tx.InsertRecord(ctx, &store.Record{ID: rid, ProjectID: id, CollectionID: col.ID, Data: data})
+					}
+					if errors.Is(err, store.ErrRecordIDTaken) {
+						return &Problems{Fields: map[string]string{place + "." + store.RecordIDKey: store.ErrRecordIDTaken.Error()}}
+					}
+					if err != nil {
+						return recordAt(place, err)
 					}
 				}
 			}

@@ -141,6 +141,23 @@ func TestProjectFileRoundTrip(t *testing.T) {
 	// makes it from the file.
 	tb := newTestApp(t)
 	bob := as(tb.token(t, tb.newUser(t, "bob", store.RoleAdmin)))
+	// A record made and deleted there first: the records' ids there have
+	// moved on, and the file's still take their own.
+	for _, call := range [][2]string{
+		{"/project/create", `{"id":"scratch","name":"Scratch","api_path":"/scratch"}`},
+		{"/collection/create", `{"project_id":"scratch","id":"notes","name":"Notes"}`},
+		{"/data/create", `{"project_id":"scratch","collection_id":"notes","data":{"n":1}}`},
+	} {
+		if status, body := tb.call(t, "POST", call[0], call[1], bob); status != http.StatusCreated {
+			t.Fatalf("%s: %d %s", call[0], status, body)
+		}
+	}
+	if status, body := tb.call(t, "DELETE", "/data/delete?project_id=scratch&collection_id=notes&id=1", "", bob); status != http.StatusOK {
+		t.Fatalf("data/delete: %d %s", status, body)
+	}
+	if !strings.Contains(file, `"_id": 1,`) || !strings.Contains(file, `"_id": 2,`) {
+		t.Fatalf("the records carry no ids:\n%s", file)
+	}
 	status, body := tb.call(t, "POST", "/project/plan", fileBody("copy", file, ""), bob)
 	plan := readPlan(t, body)
 	if status != http.StatusOK || len(plan.Data.Add) != 7+1+3+1+1 || len(plan.Data.Change) != 0 ||
@@ -163,6 +180,18 @@ func TestProjectFileRoundTrip(t *testing.T) {
 	// The routes run there.
 	if status, body := tb.call(t, "GET", "/x/shop/books", "", nil); status != http.StatusOK || !strings.Contains(body, "Emma") {
 		t.Fatalf("a route of the copy: %d %s", status, body)
+	}
+	// A record made after takes an id past the file's; the file applied
+	// as yet another project finds its ids taken (422, nothing written).
+	if status, body := tb.call(t, "POST", "/data/create", `{"project_id":"copy","collection_id":"books","data":{"title":"Heat"}}`, bob); status != http.StatusCreated || !strings.Contains(body, `"id":3`) {
+		t.Fatalf("a record after the apply: %d %s", status, body)
+	}
+	status, body = tb.call(t, "POST", "/project/apply", fileBody("copy2", strings.Replace(file, `"api_path": "/shop"`, `"api_path": "/shop2"`, 1), ""), bob)
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, `"collections[0].records[0]._id":"is the id of another record on this service"`) {
+		t.Fatalf("a file whose record ids are taken: %d %s", status, body)
+	}
+	if status, _ := tb.call(t, "GET", "/project/fetch/one?project_id=copy2", "", bob); status != http.StatusNotFound {
+		t.Fatalf("a refused apply made the project: %d", status)
 	}
 
 	// Again: nothing to do, nothing written.
@@ -411,6 +440,12 @@ func TestProjectFileRefusals(t *testing.T) {
 		{"a negative rate", "x_rate_limit", func(doc map[string]any) { doc["x_rate_limit"] = -1 }},
 		{"a bad origin", "x_cors_origins", func(doc map[string]any) { doc["x_cors_origins"] = []any{"ftp://x"} }},
 		{"a collection id", "collections[0].id", func(doc map[string]any) { item(doc, "collections", "id", "books")["id"] = "Bad Id" }},
+		{"a record id that is no whole number", "collections[0].records[0]._id", func(doc map[string]any) {
+			item(doc, "collections", "id", "books")["records"] = []any{json.RawMessage(`{"_id":"one","title":"Dune"}`)}
+		}},
+		{"a record id given twice", "collections[0].records[1]._id", func(doc map[string]any) {
+			item(doc, "collections", "id", "books")["records"] = []any{json.RawMessage(`{"_id":7,"title":"Dune"}`), json.RawMessage(`{"_id":7,"title":"Emma"}`)}
+		}},
 		{"a record that is no object", "collections[0].records[0]", func(doc map[string]any) {
 			item(doc, "collections", "id", "books")["records"] = []any{1}
 		}},

@@ -324,16 +324,82 @@ func (s *Store) InsertRecord(ctx context.Context, r *Record) (err error) {
 	if err != nil {
 		return err
 	}
-	row := s.db.QueryRow(ctx, `INSERT INTO records (project_id, collection_id, data)
-		SELECT $1, $2, $3 WHERE `+holdSQL("$1", "$2", "$4")+`
-		RETURNING `+recordColumns, r.ProjectID, r.CollectionID, string(data), hash)
+	var row pgx.Row
+	if r.ID > 0 {
+		// An id of its own (a project file's record): the identity's
+		// sequence then moves past it, so that no later record takes it.
+		row = s.db.QueryRow(ctx, `INSERT INTO records (id, project_id, collection_id, data) OVERRIDING SYSTEM VALUE
+			SELECT $5, $1, $2, $3 WHERE `+holdSQL("$1", "$2", "$4")+`
+			RETURNING `+recordColumns, r.ProjectID, r.CollectionID, string(data), hash, r.ID)
+	} else {
+		row = s.db.QueryRow(ctx, `INSERT INTO records (project_id, collection_id, data)
+			SELECT $1, $2, $3 WHERE `+holdSQL("$1", "$2", "$4")+`
+			RETURNING `+recordColumns, r.ProjectID, r.CollectionID, string(data), hash)
+	}
 	stored, err := scanRecord(row)
 	s.schemas.note(err)
+	if conflict := (*ConflictError)(nil); errors.As(err, &conflict) && conflict.Constraint == "records_pkey" {
+		return ErrRecordIDTaken
+	}
+	if err == nil && r.ID > 0 {
+		_, err = s.db.Exec(ctx, `SELECT setval('records_id_seq', $1) WHERE $1 > (SELECT last_value FROM records_id_seq)`, r.ID)
+	}
 	if err == nil {
 		*r = stored
 	}
 	return s.uniqueViolation(ctx, r.ProjectID, r.CollectionID, err)
 }
+
+// RecordIDKey is the key of a record's id in a project file's record
+// (docs/projects.md): the rest of the object is the record's data.
+const RecordIDKey = "_id"
+
+// WithRecordID is compact record data with its id first, as a project
+// file writes it: {"_id":2,"title":"Dune"}. A field of the data named
+// _id is left out.
+func WithRecordID(id int64, data json.RawMessage) json.RawMessage {
+	if bytes.Contains(data, []byte(`"`+RecordIDKey+`":`)) {
+		// A field of the data's own by that name: the file's is the id.
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(data, &fields) == nil {
+			delete(fields, RecordIDKey)
+			data, _ = json.Marshal(fields)
+		}
+	}
+	out := append([]byte(`{"`+RecordIDKey+`":`), strconv.FormatInt(id, 10)...)
+	if len(data) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, data[1:]...)
+}
+
+// SplitRecordID reads a project file's record: its _id (0 when it has
+// none) and its data without it. An _id that is not a whole number from 1
+// to 2^53-1 is ErrRecordID.
+func SplitRecordID(raw json.RawMessage) (int64, json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return 0, raw, nil // not an object: the data's own check says so
+	}
+	idText, ok := fields[RecordIDKey]
+	if !ok {
+		return 0, raw, nil
+	}
+	id, err := strconv.ParseInt(string(idText), 10, 64)
+	if err != nil || id < 1 || id > 1<<53-1 {
+		return 0, nil, ErrRecordID
+	}
+	delete(fields, RecordIDKey)
+	data, err := json.Marshal(fields)
+	return id, data, err
+}
+
+// ErrRecordID: a project file's _id that is not a record id.
+var ErrRecordID = errors.New("_id must be a whole number from 1 to 9007199254740991")
+
+// ErrRecordIDTaken: a record given an id of its own (a project file's
+// _id) whose id another record holds.
+var ErrRecordIDTaken = errors.New("is the id of another record on this service")
 
 // Record returns record id of a collection.
 func (s *Store) Record(ctx context.Context, project, collection string, id int64) (_ Record, err error) {

@@ -21,7 +21,8 @@ type ProjectContents struct {
 }
 
 // ProjectContents reads project's settings, routes, templates,
-// collections (with records, each collection's data by id), email
+// collections (with records, each collection's data in id order, its id
+// as _id: WithRecordID), email
 // templates, schedules and vault key names from one snapshot of the database: in a
 // repeatable-read transaction, or in the caller's own.
 func (s *Store) ProjectContents(ctx context.Context, project string, records bool) (_ ProjectContents, err error) {
@@ -62,14 +63,15 @@ func (s *Store) ProjectContents(ctx context.Context, project string, records boo
 		}
 		if records {
 			pc.Records = map[string][]json.RawMessage{}
-			rows, err := tx.db.Query(ctx, "SELECT collection_id, data::text FROM records WHERE project_id = $1 ORDER BY collection_id, id", project)
+			rows, err := tx.db.Query(ctx, "SELECT collection_id, id, data::text FROM records WHERE project_id = $1 ORDER BY collection_id, id", project)
 			if err != nil {
 				return err
 			}
 			var collection, data string
-			if _, err := pgx.ForEachRow(rows, []any{&collection, &data}, func() error {
+			var id int64
+			if _, err := pgx.ForEachRow(rows, []any{&collection, &id, &data}, func() error {
 				compact, err := CompactObject([]byte(data))
-				pc.Records[collection] = append(pc.Records[collection], compact)
+				pc.Records[collection] = append(pc.Records[collection], WithRecordID(id, compact))
 				return err
 			}); err != nil {
 				return err
