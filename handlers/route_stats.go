@@ -42,13 +42,19 @@ type statsNumbers struct {
 type statsPoint struct {
 	At time.Time `json:"at"`
 	statsNumbers
+	// Unmatched counts, for a project's figures, its requests no route
+	// matched (404): in none of the numbers above.
+	Unmatched *int64 `json:"unmatched,omitempty"`
 }
 
 type statsRoute struct {
-	RouteID   string   `json:"route_id"`
-	Requests  int64    `json:"requests"`
-	ErrorRate float64  `json:"error_rate"`
-	P99       *float64 `json:"p99_ms"`
+	RouteID string `json:"route_id"`
+	// ErrorRate is ErrorRate5xx, kept for clients that read it.
+	ErrorRate    float64  `json:"error_rate"`
+	ErrorRate4xx float64  `json:"error_rate_4xx"`
+	ErrorRate5xx float64  `json:"error_rate_5xx"`
+	Requests     int64    `json:"requests"`
+	P99          *float64 `json:"p99_ms"`
 }
 
 type statsDTO struct {
@@ -58,6 +64,25 @@ type statsDTO struct {
 	Series []statsPoint `json:"series"`
 	Totals statsNumbers `json:"totals"`
 	Routes []statsRoute `json:"routes,omitempty"`
+	// Unmatched is the range's requests no route matched (a project's
+	// figures only).
+	Unmatched *int64 `json:"unmatched,omitempty"`
+}
+
+// UnmatchedCount is Unmatched for the page: 0 when not counted.
+func (d statsDTO) UnmatchedCount() int64 {
+	if d.Unmatched == nil {
+		return 0
+	}
+	return *d.Unmatched
+}
+
+// rate is n of all, rounded to 4 places (0 of none).
+func rate(n, all int64) float64 {
+	if all == 0 {
+		return 0
+	}
+	return math.Round(float64(n)/float64(all)*10000) / 10000
 }
 
 func numbers(c store.Counts, h stats.Histogram) statsNumbers {
@@ -114,6 +139,22 @@ func (h *Handlers) statsOf(c *fiber.Ctx, project, route string, from, to time.Ti
 	if route != "" {
 		return out, nil
 	}
+	unmatched, err := h.store.StatsSeries(c.UserContext(), project, store.UnmatchedRoute, res, from, to)
+	if err != nil {
+		return statsDTO{}, err
+	}
+	var all int64
+	j := 0
+	for i := range out.Series {
+		var n int64
+		if j < len(unmatched) && unmatched[j].At.Equal(out.Series[i].At) {
+			n = unmatched[j].Counts.Requests()
+			j++
+		}
+		out.Series[i].Unmatched = &n
+		all += n
+	}
+	out.Unmatched = &all
 	byRoute, err := h.store.StatsByRoute(c.UserContext(), project, from, to)
 	if err != nil {
 		return statsDTO{}, err
@@ -121,10 +162,9 @@ func (h *Handlers) statsOf(c *fiber.Ctx, project, route string, from, to time.Ti
 	out.Routes = make([]statsRoute, len(byRoute))
 	for i, r := range byRoute {
 		n := r.Counts.Requests()
-		out.Routes[i] = statsRoute{RouteID: r.RouteID, Requests: n, P99: r.Latency.Millis(0.99)}
-		if n > 0 {
-			out.Routes[i].ErrorRate = math.Round(float64(r.Counts.N5xx+r.Counts.Busy)/float64(n)*10000) / 10000
-		}
+		out.Routes[i] = statsRoute{RouteID: r.RouteID, Requests: n, P99: r.Latency.Millis(0.99),
+			ErrorRate4xx: rate(r.Counts.N4xx, n), ErrorRate5xx: rate(r.Counts.N5xx+r.Counts.Busy, n)}
+		out.Routes[i].ErrorRate = out.Routes[i].ErrorRate5xx
 	}
 	slices.SortFunc(out.Routes, func(a, b statsRoute) int {
 		return cmp.Or(cmp.Compare(b.Requests, a.Requests), cmp.Compare(a.RouteID, b.RouteID))
@@ -155,14 +195,14 @@ type statsView struct {
 	Range   string
 	Ranges  []pageRange
 	Stats   statsDTO
-	Sort    string // the routes table's order: requests, error_rate or p99
+	Sort    string // the routes table's order: requests, error_rate, error_rate_4xx or p99
 }
 
 type statsPageQuery struct {
 	ProjectID string `query:"project_id" validate:"required"`
 	RouteID   string `query:"route_id"`
 	Range     string `query:"range" validate:"omitempty,oneof=1h 24h 7d 90d"`
-	Sort      string `query:"sort" validate:"omitempty,oneof=requests error_rate p99"`
+	Sort      string `query:"sort" validate:"omitempty,oneof=requests error_rate error_rate_4xx p99"`
 }
 
 // statsPage renders /web/routes/stats: charts of requests by status class
@@ -192,8 +232,8 @@ func (h *Handlers) statsPage(c *fiber.Ctx) error {
 	return h.respond(c, Reply{Data: data, Page: "routes/stats", View: view})
 }
 
-// sortRoutes orders the routes table by requests (most first), error rate
-// or p99 (highest first), then by id.
+// sortRoutes orders the routes table by requests (most first), 5xx or 4xx
+// rate or p99 (highest first), then by id.
 func sortRoutes(routes []statsRoute, by string) {
 	p99 := func(r statsRoute) float64 {
 		if r.P99 == nil {
@@ -204,7 +244,9 @@ func sortRoutes(routes []statsRoute, by string) {
 	slices.SortStableFunc(routes, func(a, b statsRoute) int {
 		switch by {
 		case "error_rate":
-			return cmp.Or(cmp.Compare(b.ErrorRate, a.ErrorRate), cmp.Compare(a.RouteID, b.RouteID))
+			return cmp.Or(cmp.Compare(b.ErrorRate5xx, a.ErrorRate5xx), cmp.Compare(a.RouteID, b.RouteID))
+		case "error_rate_4xx":
+			return cmp.Or(cmp.Compare(b.ErrorRate4xx, a.ErrorRate4xx), cmp.Compare(a.RouteID, b.RouteID))
 		case "p99":
 			return cmp.Or(cmp.Compare(p99(b), p99(a)), cmp.Compare(a.RouteID, b.RouteID))
 		}
@@ -231,8 +273,10 @@ func (n statsNumbers) Rate() string {
 // Success counts the answers of 2xx and 3xx.
 func (n statsNumbers) Success() int64 { return n.Requests - n.Errors4xx - n.Errors5xx - n.Limited }
 
-// Rate is the route's error rate for people.
-func (r statsRoute) Rate() string { return fmt.Sprintf("%.1f %%", 100*r.ErrorRate) }
+// Rate is the route's 5xx rate for people, Rate4xx its 4xx rate.
+func (r statsRoute) Rate() string { return fmt.Sprintf("%.1f %%", 100*r.ErrorRate5xx) }
+
+func (r statsRoute) Rate4xx() string { return fmt.Sprintf("%.1f %%", 100*r.ErrorRate4xx) }
 
 // Show is the route's p99 for people.
 func (r statsRoute) Show() string { return statsNumbers{}.Show(r.P99) }

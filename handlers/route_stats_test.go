@@ -23,7 +23,7 @@ func TestRouteStatsEqualTheRunLog(t *testing.T) {
 		fail, `{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}`}}.save(t, ta, h)
 	runnable{id: "broken", method: "GET", path: "/broken", blocks: []string{
 		`{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"nowhere"}`}}.save(t, ta, h)
-	want := map[string]int{"/x/shop/find?n=1": 7, "/x/shop/find?n=0": 3, "/x/shop/broken": 2}
+	want := map[string]int{"/x/shop/find?n=1": 7, "/x/shop/find?n=0": 3, "/x/shop/broken": 2, "/x/shop/nowhere": 4, "/x/shop/find/deeper": 1}
 	for path, n := range want {
 		for range n {
 			ta.call(t, "GET", path, "", nil)
@@ -56,10 +56,13 @@ func TestRouteStatsEqualTheRunLog(t *testing.T) {
 				P99       *float64 `json:"p99_ms"`
 			}
 			Routes []struct {
-				RouteID   string `json:"route_id"`
-				Requests  int
-				ErrorRate float64 `json:"error_rate"`
+				RouteID      string `json:"route_id"`
+				Requests     int
+				ErrorRate    float64 `json:"error_rate"`
+				ErrorRate4xx float64 `json:"error_rate_4xx"`
+				ErrorRate5xx float64 `json:"error_rate_5xx"`
 			}
+			Unmatched *int
 		}
 	}
 	_ = json.Unmarshal([]byte(body), &got)
@@ -72,11 +75,15 @@ func TestRouteStatsEqualTheRunLog(t *testing.T) {
 		t.Fatalf("%d points in 24 hours by minute", len(got.Data.Series))
 	}
 	if r := got.Data.Routes; len(r) != 2 || r[0].RouteID != "find" || r[0].Requests != count("&route_id=find") || r[0].ErrorRate != 0 ||
-		r[1].RouteID != "broken" || r[1].Requests != 2 || r[1].ErrorRate != 1 {
+		r[0].ErrorRate4xx != 0.3 || r[0].ErrorRate5xx != 0 || r[1].RouteID != "broken" || r[1].Requests != 2 || r[1].ErrorRate != 1 || r[1].ErrorRate5xx != 1 {
 		t.Fatalf("routes %+v", r)
 	}
+	// Requests no route matched: counted apart, in none of the above.
+	if got.Data.Unmatched == nil || *got.Data.Unmatched != 5 || !strings.Contains(body, `"unmatched":5`) {
+		t.Fatalf("unmatched %v: %s", got.Data.Unmatched, body)
+	}
 	_, one := ta.call(t, "GET", "/route/stats?project_id=shop&route_id=find&step=hour", "", h)
-	if !strings.Contains(one, `"requests":10`) || strings.Contains(one, `"routes"`) {
+	if !strings.Contains(one, `"requests":10`) || strings.Contains(one, `"routes"`) || strings.Contains(one, `"unmatched"`) {
 		t.Fatalf("one route by hour: %s", one)
 	}
 	for query, want := range map[string]string{
@@ -98,7 +105,8 @@ func TestRouteStatsEqualTheRunLog(t *testing.T) {
 	}
 	m := metrics()
 	for _, line := range []string{`stencil_x_requests_total{class="2xx",project="shop",route="find"} 7`, `stencil_x_requests_total{class="4xx",project="shop",route="find"} 3`,
-		`stencil_x_requests_total{class="5xx",project="shop",route="broken"} 2`, `stencil_x_request_duration_seconds_count{project="shop",route="find"} 10`} {
+		`stencil_x_requests_total{class="5xx",project="shop",route="broken"} 2`, `stencil_x_request_duration_seconds_count{project="shop",route="find"} 10`,
+		`stencil_x_unmatched_total{project="shop"} 5`} {
 		if !strings.Contains(m, line+"\n") {
 			t.Errorf("/metrics lacks %s", line)
 		}

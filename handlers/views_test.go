@@ -63,9 +63,11 @@ func sampleViews() map[string]sample {
 		Runs: []runDTO{{ID: 1, At: "2026-01-02T03:04:05.678Z", RouteID: "books", Method: "GET", Path: "/shop/books", Status: 500, Ended: "FAULT", DurationMS: 1.25,
 			UserID: &uid, Username: "ada", Fault: "flow.blocks[1] (FILTER): source is null, not an array"}}}
 	p99 := 12.5
+	unmatched := int64(3)
 	statsPage := statsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}, Range: "24h", Ranges: statsRanges, Sort: "requests",
 		Stats: statsDTO{Step: "hour", Series: []statsPoint{{At: time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC), statsNumbers: statsNumbers{Requests: 5, Errors5xx: 1, P50: &p99, P95: &p99, P99: &p99}}},
-			Totals: statsNumbers{Requests: 5, Errors5xx: 1, P99: &p99}, Routes: []statsRoute{{RouteID: "books", Requests: 5, ErrorRate: 0.2, P99: &p99}}}}
+			Totals: statsNumbers{Requests: 5, Errors5xx: 1, P99: &p99}, Routes: []statsRoute{{RouteID: "books", Requests: 5, ErrorRate: 0.2, ErrorRate5xx: 0.2, ErrorRate4xx: 0.4, P99: &p99}},
+			Unmatched: &unmatched}}
 	collections := collectionsView{Base: base, Project: store.Project{ID: "shop", Name: "Shop"}, Pager: pager, Form: form, CanManage: true,
 		Collections: []store.Collection{{ProjectID: "shop", ID: "books", Name: "Books", Description: "All of them", Records: 3}}}
 	recRows, recColumns := views.RecordRows([]store.Record{{ID: 7, ProjectID: "shop", CollectionID: "books", Data: []byte(`{"title":"Dune","tags":["sf"],"year":1965}`)}})

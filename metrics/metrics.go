@@ -27,8 +27,9 @@ type Metrics struct {
 	vaultReads *prometheus.CounterVec
 	logins     *prometheus.CounterVec
 	// Runs of routes at /x, by project and route (docs/routes.md).
-	xRequests *prometheus.CounterVec
-	xLatency  *prometheus.HistogramVec
+	xRequests  *prometheus.CounterVec
+	xLatency   *prometheus.HistogramVec
+	xUnmatched *prometheus.CounterVec
 }
 
 // New makes the metrics of a service on st.
@@ -55,12 +56,15 @@ func New(st *store.Store) *Metrics {
 			Name: "stencil_x_request_duration_seconds", Help: "Time routes at /x took to answer, by project and route (refusals by the rate limit left out).",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 15},
 		}, []string{"project", "route"}),
+		xUnmatched: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stencil_x_unmatched_total", Help: "Requests to a project's API path at /x that no route matched (404), by project.",
+		}, []string{"project"}),
 	}
 	readStatements := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "stencil_vault_read_statements_total",
 		Help: "Statements that read and logged vault values; reads that overlap share one, so stencil_vault_reads_total over this is the reads per statement.",
 	}, func() float64 { return float64(st.VaultReadStatements()) })
-	m.registry.MustRegister(m.requests, m.latency, m.vaultReads, m.logins, m.xRequests, m.xLatency, readStatements,
+	m.registry.MustRegister(m.requests, m.latency, m.vaultReads, m.logins, m.xRequests, m.xLatency, m.xUnmatched, readStatements,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), poolCollector{st})
 	return m
 }
@@ -120,6 +124,10 @@ func (m *Metrics) VaultReads(channel string, n int) {
 // histogram, within 5 % of what it was (package stats).
 func (m *Metrics) RunsCounted(t store.Tally) {
 	t.Minutes(func(s store.RouteStat) {
+		if s.RouteID == store.UnmatchedRoute {
+			m.xUnmatched.WithLabelValues(s.ProjectID).Add(float64(s.Counts.Requests()))
+			return
+		}
 		for class, n := range map[string]int64{stats.Class2xx: s.Counts.N2xx, stats.Class3xx: s.Counts.N3xx, stats.Class4xx: s.Counts.N4xx,
 			stats.Class5xx: s.Counts.N5xx, stats.ClassLimited: s.Counts.Limited, stats.ClassBusy: s.Counts.Busy} {
 			if n > 0 {
@@ -145,4 +153,7 @@ func (m *Metrics) Forget(project, route string) {
 	}
 	m.xRequests.DeletePartialMatch(labels)
 	m.xLatency.DeletePartialMatch(labels)
+	if route == "" {
+		m.xUnmatched.DeletePartialMatch(labels)
+	}
 }

@@ -75,6 +75,16 @@ func newLogWriter(st *store.Store, count bool, counted func(store.Tally), log *s
 	return &logWriter{store: st, count: count, counted: counted, log: log, max: logMax, keepAll: logKeepAll, seconds: map[routeKey]*second{}, kick: make(chan struct{}, 1), flushes: make(chan chan struct{})}
 }
 
+// countOnly counts r for analytics and keeps nothing of it in the log
+// (a request no route matched: store.UnmatchedRoute).
+func (l *logWriter) countOnly(r store.Run) {
+	l.mu.Lock()
+	if !l.tally.Count(r, tallyMax) {
+		l.lost++
+	}
+	l.mu.Unlock()
+}
+
 // add counts r and queues it for the log when the log keeps it.
 func (l *logWriter) add(r store.Run) {
 	l.mu.Lock()

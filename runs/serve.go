@@ -81,14 +81,14 @@ func (s *Service) serveProject(ctx context.Context, p *routing, rest []string, r
 			a.set("Allow", strings.Join(allow, ", "))
 			return a, nil
 		}
-		return answer(http.StatusNotFound, "Error: route not found"), nil
+		return s.unmatched(p, req, start), nil
 	}
 	plan, err := s.table.planOf(ctx, p.id, entry.Route.Value)
 	if err != nil {
 		return Answer{}, err
 	}
 	if plan == nil { // deleted since the table learnt of it
-		return answer(http.StatusNotFound, "Error: route not found"), nil
+		return s.unmatched(p, req, start), nil
 	}
 	run := store.Run{At: start, ProjectID: p.id, RouteID: plan.Route.RouteID, Method: req.Method, Path: req.Path}
 	if limited, err := s.overRate(ctx, p, req.Client); err != nil || limited {
@@ -104,6 +104,16 @@ func (s *Service) serveProject(ctx context.Context, p *routing, rest []string, r
 	}
 	run.Query = store.Cut(req.Query, store.RunQueryMax)
 	return s.runPlan(ctx, plan, params, req, &run)
+}
+
+// unmatched answers a request to project p's API path that no route
+// matches, 404, counted for the project's analytics as "no route".
+func (s *Service) unmatched(p *routing, req *Request, start time.Time) Answer {
+	if !req.DryRun {
+		s.log.countOnly(store.Run{At: start, ProjectID: p.id, RouteID: store.UnmatchedRoute, Method: req.Method,
+			Path: req.Path, Status: http.StatusNotFound, Ended: "REFUSED", Duration: time.Since(start)})
+	}
+	return answer(http.StatusNotFound, "Error: route not found")
 }
 
 // runPlan runs plan for req, traced when req asks, and makes its answer.

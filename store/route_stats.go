@@ -111,6 +111,11 @@ func Truncate(t time.Time, res byte) time.Time {
 	return t.Truncate(time.Minute)
 }
 
+// UnmatchedRoute is the route_id analytics count a project's unmatched
+// requests under: to its API path, answered 404 because no route matched.
+// No route's id can be it; they are not in the project's own rows.
+const UnmatchedRoute = "*"
+
 type statKey struct {
 	project, route, method string
 	res                    byte
@@ -196,7 +201,11 @@ func (t *Tally) rows() []RouteStat {
 	for k, m := range t.minutes {
 		for _, res := range []byte{Minute, Hour, Day} {
 			at := Truncate(k.at, res)
-			for _, key := range []statKey{{k.project, k.route, k.method, res, at}, {k.project, "", "", res, at}} {
+			keys := []statKey{{k.project, k.route, k.method, res, at}, {k.project, "", "", res, at}}
+			if k.route == UnmatchedRoute {
+				keys = keys[:1]
+			}
+			for _, key := range keys {
 				row := rows[key]
 				if row == nil {
 					row = &RouteStat{ProjectID: key.project, RouteID: key.route, Method: key.method, Resolution: res, At: at}
@@ -440,7 +449,7 @@ func (s *Store) statsByRoute(ctx context.Context, project string, parts []span) 
 		return nil, nil
 	}
 	rows, err := s.db.Query(ctx, `SELECT route_id, n2xx, n3xx, n4xx, n5xx, limited, busy, latency
-		FROM route_stats WHERE project_id = $1 AND route_id <> '' AND (`+strings.Join(where, " OR ")+`)`, args...)
+		FROM route_stats WHERE project_id = $1 AND route_id <> '' AND route_id <> '`+UnmatchedRoute+`' AND (`+strings.Join(where, " OR ")+`)`, args...)
 	if err != nil {
 		return nil, err
 	}

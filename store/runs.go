@@ -2,8 +2,8 @@ package store
 
 import (
 	"cmp"
-	"crypto/rand"
 	"context"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
