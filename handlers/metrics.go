@@ -19,6 +19,11 @@ func (h *Handlers) observe(c *fiber.Ctx) error {
 			return herr
 		}
 	}
+	// A run at /x is logged and counted now that its answer is whole
+	// (compressed, if it is): its time is the request's (runRoute).
+	if finish, ok := c.Locals(finishRunKey{}).(func()); ok {
+		finish()
+	}
 	// The app's paths have no parameters: a routed path is its own
 	// pattern. Any other path shares one label, so that no request can
 	// make a series of its own.
@@ -38,7 +43,6 @@ func (h *Handlers) MetricsHandler() http.Handler {
 	return h.metrics.Handler()
 }
 
-// metricsShow answers GET /metrics (ROOT only on the main listener).
 // metricsByToken serves /metrics to a bearer of METRICS_TOKEN (compared
 // in constant time); other requests go on to the ROOT check, which
 // answers 401 to a request without credentials, in JSON unless a browser
@@ -51,6 +55,7 @@ func (h *Handlers) metricsByToken(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// metricsShow answers GET /metrics (ROOT only on the main listener).
 func (h *Handlers) metricsShow(c *fiber.Ctx) error {
 	fasthttpadaptor.NewFastHTTPHandler(h.MetricsHandler())(c.Context())
 	return nil

@@ -19,12 +19,16 @@ func (h *Handlers) runRoute(c *fiber.Ctx) error {
 	// buffers: what it keeps is copied. The path is as sent: an escaped
 	// slash stays inside its segment.
 	a, err := h.runs.Serve(c.UserContext(), runs.Request{
-		Method: strings.Clone(c.Method()),
-		Path:   string(c.Request().URI().PathOriginal()),
-		Query:  string(c.Request().URI().QueryString()),
-		Body:   c.Body(),
-		Client: c.IP(),
-		Origin: c.Get(fiber.HeaderOrigin),
+		// The run's time is the request's: from when fasthttp read it
+		// to when its answer is whole (observe finishes the run).
+		Arrived:  c.Context().Time(),
+		LogLater: true,
+		Method:   strings.Clone(c.Method()),
+		Path:     string(c.Request().URI().PathOriginal()),
+		Query:    string(c.Request().URI().QueryString()),
+		Body:     c.Body(),
+		Client:   c.IP(),
+		Origin:   c.Get(fiber.HeaderOrigin),
 		// A preflight's headers (CORS).
 		PreflightMethod:  c.Get(fiber.HeaderAccessControlRequestMethod),
 		PreflightHeaders: c.Get(fiber.HeaderAccessControlRequestHeaders),
@@ -35,6 +39,7 @@ func (h *Handlers) runRoute(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	c.Locals(finishRunKey{}, func() { h.runs.Finish(a) })
 	if len(a.Body) > 0 {
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	}
@@ -43,6 +48,10 @@ func (h *Handlers) runRoute(c *fiber.Ctx) error {
 	}
 	return c.Status(a.Status).Send(a.Body)
 }
+
+// finishRunKey holds, in a request's locals, what logs its run at /x
+// once the answer is whole (observe).
+type finishRunKey struct{}
 
 // hops is a request's Stencil-Hop as a count: 0 when absent, and the
 // limit when it is not a count, so a header no run of ours sent never

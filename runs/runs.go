@@ -190,6 +190,14 @@ type Request struct {
 	// Hop is the request's Stencil-Hop: how many runs of routes it passed
 	// through already (docs/security.md); MaxHops or more runs nothing.
 	Hop int
+	// Arrived is when the request was read (zero: when Serve began); a
+	// run's time counts from it. LogLater leaves the run's log row and
+	// count to Finish, which the caller calls once the answer is whole,
+	// so that the time is the request's and not the run's alone.
+	Arrived  time.Time
+	LogLater bool
+	// later is the run LogLater left to Finish.
+	later *store.Run
 
 	// Caller is who the run is for when known already (a run tried by a
 	// member): the run, the run log and the vault log name it even on a
@@ -242,6 +250,8 @@ type Answer struct {
 	// path; exposed the headers the route set, which a script may read.
 	preflight []string
 	exposed   []string
+	// later is the run Finish logs (Request.LogLater).
+	later *store.Run
 }
 
 // Refusal is a request a route refuses before running: bad inputs (400),

@@ -105,3 +105,36 @@ func TestBackgroundRunsYieldToBusyRequests(t *testing.T) {
 		t.Fatalf("%d background slots still taken after the runs", got)
 	}
 }
+
+// A request's run with LogLater is logged by Finish, not by Serve, and
+// its time counts from the request's arrival (docs/routes.md, Latency).
+func TestRunTimeIsTheRequests(t *testing.T) {
+	rt := newTestRuntime(t)
+	rt.route(t, routeDoc("ping", "GET", "/ping", "", `{"type":"RETURN","depth":0,"pairs":`+pairsOf("ok", lit("BOOLEAN", "true"))+`,"conditions":[]}`))
+	pending := func() []store.Run {
+		rt.log.mu.Lock()
+		defer rt.log.mu.Unlock()
+		return append([]store.Run(nil), rt.log.pending...)
+	}
+	before := len(pending())
+	arrived := time.Now().Add(-50 * time.Millisecond)
+	a, err := rt.Serve(context.Background(), Request{Method: "GET", Path: "/x/shop/ping", Arrived: arrived, LogLater: true})
+	if err != nil || a.Status != http.StatusOK {
+		t.Fatalf("%+v %v", a, err)
+	}
+	if got := len(pending()); got != before {
+		t.Fatalf("Serve logged the run itself: %d rows, %d before", got, before)
+	}
+	rt.Finish(a)
+	rows := pending()
+	if len(rows) != before+1 {
+		t.Fatalf("Finish logged %d rows", len(rows)-before)
+	}
+	if r := rows[len(rows)-1]; !r.At.Equal(arrived) || r.Duration < 50*time.Millisecond || r.RouteID != "ping" {
+		t.Fatalf("the run logged: at %s (arrived %s), took %s", r.At, arrived, r.Duration)
+	}
+	rt.Finish(Answer{Status: 404}) // an answer without a run: nothing
+	if len(pending()) != before+1 {
+		t.Fatal("Finish of an answer without a run logged a row")
+	}
+}

@@ -24,6 +24,9 @@ import (
 // it as a 500.
 func (s *Service) Serve(ctx context.Context, req Request) (Answer, error) {
 	start := time.Now()
+	if !req.Arrived.IsZero() && req.Arrived.Before(start) {
+		start = req.Arrived
+	}
 	if req.Plan != nil {
 		run := store.Run{At: start, ProjectID: req.ProjectID, RouteID: req.Plan.Route.RouteID, Method: req.Plan.Route.Method,
 			Path: req.Path, Query: req.Query, DryRun: req.DryRun, Trigger: req.Trigger}
@@ -96,8 +99,12 @@ func (s *Service) serveProject(ctx context.Context, p *routing, rest []string, r
 			return Answer{}, err
 		}
 		run.Status, run.Ended, run.Duration = http.StatusTooManyRequests, "LIMITED", time.Since(start)
-		s.log.add(run)
 		a := answer(http.StatusTooManyRequests, "Error: rate limit exceeded")
+		if req.LogLater {
+			a.later = &run
+		} else {
+			s.log.add(run)
+		}
 		a.Ended = "LIMITED"
 		a.retryAfter(int(math.Ceil(1 / float64(p.rate))))
 		return a, nil
@@ -146,7 +153,7 @@ func (s *Service) runPlan(ctx context.Context, plan *engine.Plan, params map[str
 		return Answer{}, err
 	}
 	a := Answer{Status: res.Status, Body: res.Body, Ended: res.Ended,
-		Attempts: max(1, run.Attempts), Duration: run.Duration}
+		Attempts: max(1, run.Attempts), Duration: run.Duration, later: req.later}
 	for _, h := range res.Header {
 		a.set(h.Name, h.Value)
 		a.exposed = append(a.exposed, h.Name)
@@ -289,8 +296,23 @@ func (s *Service) runRequest(ctx context.Context, plan *engine.Plan, params map[
 		masked := res.Read.Mask(*run.Body)
 		run.Body = &masked
 	}
-	s.log.add(*run)
+	if req.LogLater && err == nil {
+		req.later = run
+	} else {
+		s.log.add(*run)
+	}
 	return res, err
+}
+
+// Finish writes the run of an answer to a request with LogLater to the
+// run log and analytics, its time from the request's arrival until now;
+// an answer without such a run is left as it is.
+func (s *Service) Finish(a Answer) {
+	if a.later == nil {
+		return
+	}
+	a.later.Duration = time.Since(a.later.At)
+	s.log.add(*a.later)
 }
 
 // enterBackground takes a background slot for a run no request waits
