@@ -11,6 +11,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -40,6 +42,8 @@ var Load = sync.OnceValues(func() (*Document, error) {
 	addBlockSchemas(doc)
 	addFieldSchemas(doc)
 	addTransportResponses(doc)
+	closeRequestBodies(doc)
+	describeDefaults(doc)
 	addLinks(doc)
 	if err := doc.Validate(loader.Context); err != nil {
 		return nil, fmt.Errorf("openapi.yaml: %w", err)
@@ -61,6 +65,85 @@ func JSON() ([]byte, error) {
 		return nil, err
 	}
 	return d.JSON, nil
+}
+
+// describeDefaults says in words, and not with the default keyword, what
+// a property a body may leave out is when left out: client generators
+// with their usual flags (openapi-typescript's defaultNonNullable) make a
+// property with a default required, so a client could not leave out a
+// RETURN's status or a sort's direction. A required property keeps its
+// default.
+func describeDefaults(doc *openapi3.T) {
+	seen := map[*openapi3.Schema]bool{}
+	var walk func(s *openapi3.SchemaRef)
+	walk = func(ref *openapi3.SchemaRef) {
+		if ref == nil || ref.Value == nil || seen[ref.Value] {
+			return
+		}
+		v := ref.Value
+		seen[v] = true
+		for name, p := range v.Properties {
+			if p.Ref == "" && p.Value != nil && p.Value.Default != nil && !slices.Contains(v.Required, name) {
+				raw, _ := json.Marshal(p.Value.Default)
+				p.Value.Description = strings.TrimSpace(p.Value.Description + " Left out: " + string(raw) + ".")
+				p.Value.Default = nil
+			}
+			walk(p)
+		}
+		for _, list := range []openapi3.SchemaRefs{v.AllOf, v.AnyOf, v.OneOf} {
+			for _, r := range list {
+				walk(r)
+			}
+		}
+		walk(v.Items)
+		walk(v.AdditionalProperties.Schema)
+	}
+	for _, s := range doc.Components.Schemas {
+		walk(s)
+	}
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			if op.RequestBody != nil && op.RequestBody.Value != nil {
+				for _, mt := range op.RequestBody.Value.Content {
+					walk(mt.Schema)
+				}
+			}
+		}
+	}
+}
+
+// closeRequestBodies makes every JSON request body refuse a field it does
+// not name, as the server does (422 "is not a known field"), with the
+// uid every body may carry: additionalProperties false on a plain object,
+// unevaluatedProperties false around one composed of others (allOf, or a
+// component that responses share).
+func closeRequestBodies(doc *openapi3.T) {
+	no := false
+	uid := &openapi3.SchemaRef{Ref: "#/components/schemas/UidField", Value: doc.Components.Schemas["UidField"].Value}
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			if op.RequestBody == nil || op.RequestBody.Value == nil {
+				continue
+			}
+			mt := op.RequestBody.Value.Content.Get("application/json")
+			if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
+				continue
+			}
+			s := mt.Schema
+			if v := s.Value; v.AdditionalProperties.Has != nil && !*v.AdditionalProperties.Has {
+				continue // closed as written
+			}
+			if v := s.Value; s.Ref == "" && len(v.AllOf) == 0 && len(v.Properties) > 0 {
+				v.AdditionalProperties = openapi3.AdditionalProperties{Has: &no}
+				if v.Properties["uid"] == nil {
+					v.Properties["uid"] = uid
+				}
+				continue
+			}
+			mt.Schema = &openapi3.SchemaRef{Value: &openapi3.Schema{AllOf: openapi3.SchemaRefs{s},
+				Properties: openapi3.Schemas{"uid": uid}, UnevaluatedProperties: openapi3.BoolSchema{Has: &no}}}
+		}
+	}
 }
 
 // addBlockSchemas writes one schema per block type, from the flow package's

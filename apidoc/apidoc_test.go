@@ -3,6 +3,7 @@ package apidoc
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -94,5 +95,53 @@ func TestInt64BoundsExact(t *testing.T) {
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Every JSON request body is closed: a field it does not name is refused
+// by the document as by the server, and the uid every body may carry is
+// named.
+func TestRequestBodiesAreClosed(t *testing.T) {
+	d, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for path, item := range d.Doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.RequestBody == nil {
+				continue
+			}
+			mt := op.RequestBody.Value.Content.Get("application/json")
+			if mt == nil {
+				continue
+			}
+			n++
+			v := mt.Schema.Value
+			closed := v.AdditionalProperties.Has != nil && !*v.AdditionalProperties.Has ||
+				v.UnevaluatedProperties.Has != nil && !*v.UnevaluatedProperties.Has
+			if !closed {
+				t.Errorf("%s %s: the body takes fields it does not name", method, path)
+			}
+		}
+	}
+	if n < 30 {
+		t.Fatalf("only %d JSON request bodies", n)
+	}
+}
+
+// A property a body may leave out carries no default keyword (generators
+// would make it required) but says its value when left out.
+func TestOptionalPropertiesSayTheirDefault(t *testing.T) {
+	d, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	descending := d.Doc.Components.Schemas["Sort"].Value.Properties["descending"].Value
+	status := d.Doc.Components.Schemas["Block_RETURN"].Value.Properties["status"].Value
+	for name, p := range map[string]*openapi3.Schema{"Sort.descending": descending, "Block_RETURN.status": status} {
+		if p.Default != nil || !strings.Contains(p.Description, "Left out: ") {
+			t.Errorf("%s: default %v, description %q", name, p.Default, p.Description)
+		}
 	}
 }

@@ -19,6 +19,9 @@ func bind(c *fiber.Ctx, dst any) error {
 	if err := c.BodyParser(dst); err != nil {
 		return decodeError(err, dst)
 	}
+	if err := refuseUnknownFields(c, dst); err != nil {
+		return err
+	}
 	return authoring.Check(dst, bodyHas(c))
 }
 
@@ -39,15 +42,16 @@ func bodyHas(c *fiber.Ctx) func(string) bool {
 }
 
 // refuseUnknownFields refuses a JSON body with a top-level field that dst
-// (a struct) has no json name for, other than the uid every body may
-// carry: 422 naming each.
+// (a struct or a pointer to one) has no json name for, other than the uid
+// every body may carry: 422 naming each. One rule for every body: a
+// field the body does not know is refused, not ignored, so a typo never
+// saves silently (every request schema says additionalProperties: false).
 func refuseUnknownFields(c *fiber.Ctx, dst any) error {
-	known := map[string]bool{"uid": true}
-	t := reflect.TypeOf(dst)
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		known[name] = true
+	if mediaType(c) != fiber.MIMEApplicationJSON {
+		return nil
 	}
+	known := map[string]bool{"uid": true}
+	jsonNames(reflect.TypeOf(dst), known)
 	fields := map[string]string{}
 	for k := range jsonFields(c) {
 		if !known[k] {
@@ -58,6 +62,30 @@ func refuseUnknownFields(c *fiber.Ctx, dst any) error {
 		return &ValidationError{Fields: fields}
 	}
 	return nil
+}
+
+// jsonNames adds the json names of struct t's fields (and of the
+// structs it embeds) to names.
+func jsonNames(t reflect.Type, names map[string]bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-":
+		case name == "" && f.Anonymous:
+			jsonNames(f.Type, names)
+		case name == "":
+			names[f.Name] = true
+		default:
+			names[name] = true
+		}
+	}
 }
 
 type jsonFieldsKey struct{}

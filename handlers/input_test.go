@@ -155,3 +155,27 @@ func TestContractDefects(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestEveryBodyRefusesUnknownFields: one rule for every JSON body — a
+// field its operation does not know is 422 naming it, and nothing
+// changes — on a sign-in, a create, an update and a form anyone may
+// send; a form-encoded body's extra inputs are a page's, not refused.
+func TestEveryBodyRefusesUnknownFields(t *testing.T) {
+	t.Parallel()
+	ta := newTestApp(t)
+	h := as(ta.token(t, ta.root))
+	ta.run(t, []scenario{
+		{name: "forgot password", method: "POST", path: "/user/password/forgot", headers: asJSONHeaders,
+			body: `{"email":"root@example.com","colour":"red"}`, status: 422, want: []string{`"colour":"is not a known field"`}},
+		{name: "sign-in", method: "POST", path: "/user/login", headers: asJSONHeaders,
+			body: `{"auth_data":"root","password":"x","remember":true}`, status: 422, want: []string{`"remember":"is not a known field"`}},
+		{name: "project create", method: "POST", path: "/project/create", headers: h,
+			body: `{"id":"shop","name":"Shop","api_path":"/shop","owner":"me"}`, status: 422, want: []string{`"owner":"is not a known field"`}},
+		{name: "not created", method: "GET", path: "/project/fetch/one?project_id=shop", headers: h, status: 404},
+		{name: "the uid every body may carry", method: "POST", path: "/project/create", headers: h,
+			body: fmt.Sprintf(`{"id":"shop","name":"Shop","api_path":"/shop","uid":%d}`, ta.root.ID), status: 201},
+		{name: "project update", method: "PATCH", path: "/project/update", headers: h,
+			body: `{"project_id":"shop","name":"Shop 2","nmae":"typo"}`, status: 422, want: []string{`"nmae":"is not a known field"`}},
+		{name: "not updated", method: "GET", path: "/project/fetch/one?project_id=shop", headers: h, status: 200, want: []string{`"name":"Shop"`}},
+	})
+}

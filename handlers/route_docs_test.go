@@ -127,6 +127,7 @@ func TestProjectDocument(t *testing.T) {
 		{"GET", "/books?limit=many", "/books", "", false, 400},
 		{"GET", "/books/7", "/books/{id}", "", false, 200},
 		{"GET", "/books/0", "/books/{id}", "", false, 404},
+		{"GET", "/books/a%00b", "/books/{id}", "", false, 400},
 		{"POST", "/books", "/books", `{"title":"Kim","year":1901,"extra":null}`, false, 201},
 		{"POST", "/books", "/books", `{"title":"Dune","year":1965,"extra":1}`, false, 409},
 		{"POST", "/books", "/books", `{"title":"Kim"}`, false, 400},

@@ -192,9 +192,11 @@ func docOperation(r flow.Route, pathParams []string, limited bool, records *reco
 		description += fmt.Sprintf(" Its query parameters may be separated by `%s` as well as by `&`, as clients send them.", r.Params.Delimiter)
 	}
 	responses := docAnswers(r, records)
-	inputs := len(r.Params.Pairs) > 0 || len(r.Body) > 0
-	if inputs {
-		responses["400"] = errorResponse("An input is missing or not of its type; the message names it.")
+	switch {
+	case len(r.Params.Pairs) > 0 || len(r.Body) > 0:
+		responses["400"] = errorResponse("An input is missing or not of its type, or a path parameter holds a NUL character or invalid UTF-8; the message names it.")
+	case len(pathParams) > 0:
+		responses["400"] = errorResponse("A path parameter holds a NUL character or invalid UTF-8; the message names it.")
 	}
 	if len(r.Body) > 0 {
 		responses["413"] = errorResponse("The body is larger than 1 MiB.")
