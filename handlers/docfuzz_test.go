@@ -220,7 +220,9 @@ func shapeRefusal(raw string) string {
 			// alone (docs/webhooks.md).
 			"is only for scheme hmac-sha256", "must name the header that holds the signature",
 			// A file's schedule names a route of the same file.
-			"names no route of the file", "cannot run without a caller"} {
+			"names no route of the file", "cannot run without a caller",
+			// A route test's regular expression, which must compile.
+			"is not a regular expression"} {
 			if strings.Contains(msg, data) {
 				msg = ""
 				break

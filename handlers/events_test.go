@@ -16,9 +16,9 @@ import (
 )
 
 // noEventOperations change nothing the event log tells of: signing in,
-// running a route (the run log has every run) and filling a template in
-// (the route it makes is not saved).
-var noEventOperations = []string{"userLogin", "routeRun", "templateApply", "projectPlan", "projectExport"}
+// running a route or its tests (the run log has every run) and filling a
+// template in (the route it makes is not saved).
+var noEventOperations = []string{"userLogin", "routeRun", "testRun", "templateApply", "projectPlan", "projectExport"}
 
 // loggedEvent is a row of the events table as a test reads it.
 type loggedEvent struct {
@@ -218,6 +218,13 @@ func TestEventPerChange(t *testing.T) {
 	refuse("a schedule of a bad expression", author, "PATCH", "/route/schedule/update", `{"project_id":"shop","id":`+sid+`,"cron":"* *"}`, 422)
 	ok("schedule delete", author, "DELETE", "/route/schedule/delete?project_id=shop&id="+sid, "", 200, "schedule_delete", "eve_route/"+sid, "shop")
 	refuse("a schedule deleted twice", author, "DELETE", "/route/schedule/delete?project_id=shop&id="+sid, "", 404)
+	ok("test", author, "POST", "/route/test/create", `{"project_id":"shop","route_id":"eve_route","name":"ok","request":{"caller":"anonymous"},"expect":{"status":200}}`,
+		201, "route_test_create", "eve_route/ok", "shop")
+	refuse("a test of no route", author, "POST", "/route/test/create", `{"project_id":"shop","route_id":"nope","name":"ok","request":{"caller":"anonymous"},"expect":{}}`, 404)
+	ok("test renamed", author, "PATCH", "/route/test/update", `{"project_id":"shop","route_id":"eve_route","name":"ok","new_name":"fine"}`, 200, "route_test_update", "eve_route/fine", "shop")
+	refuse("a test of a bad op", author, "PATCH", "/route/test/update", `{"project_id":"shop","route_id":"eve_route","name":"fine","expect":{"paths":[{"path":"a","op":"?"}]}}`, 422)
+	ok("test delete", author, "DELETE", "/route/test/delete?project_id=shop&route_id=eve_route&name=fine", "", 200, "route_test_delete", "eve_route/fine", "shop")
+	refuse("a test deleted twice", author, "DELETE", "/route/test/delete?project_id=shop&route_id=eve_route&name=fine", "", 404)
 	enq := strings.Replace(plainRoute("eve_enq"), `{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}`,
 		`{"type":"ENQUEUE","depth":0,"route_id":"eve_route","query":[],"body":null,"delay_ms":null,"max_attempts":5,"conditions":[],"local_name":"job"},`+
 			`{"type":"RETURN","depth":0,"pairs":[{"id":"job","data":{"ref_var":true,"rtype":"OTHER","data":"job"}}],"conditions":[]}`, 1)

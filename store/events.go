@@ -54,6 +54,7 @@ var EventTypes = []string{
 	"project_create", "project_update", "project_delete", "member_add", "member_remove",
 	"invitation_create", "invitation_revoke", "invitation_accept",
 	"route_create", "route_update", "route_upgrade", "route_restore", "route_delete",
+	"route_test_create", "route_test_update", "route_test_delete",
 	"schedule_create", "schedule_update", "schedule_delete", "job_cancel", "job_retry",
 	"template_create", "template_update", "template_restore", "template_delete",
 	"collection_create", "collection_update", "collection_delete", "record_create", "record_update", "record_delete", "record_import",
