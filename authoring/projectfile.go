@@ -61,6 +61,10 @@ func FileOf(pc store.ProjectContents, records bool) projectfile.Document {
 	for _, sc := range pc.Schedules {
 		d.Schedules = append(d.Schedules, ScheduleOf(sc))
 	}
+	d.Tests = []projectfile.Test{}
+	for _, t := range pc.Tests {
+		d.Tests = append(d.Tests, projectfile.Test{RouteID: t.RouteID, RouteTest: t.RouteTest})
+	}
 	return d
 }
 
@@ -342,6 +346,11 @@ func ApplyFile(ctx context.Context, tx *store.Store, fp FilePlan, uid int64) err
 			if sc, ok := scheduleByKey(have.Schedules, it.ID); ok {
 				err = tx.DeleteSchedule(ctx, id, sc.ID)
 			}
+		case projectfile.KindTest:
+			route, name, _ := strings.Cut(it.ID, "/")
+			if err = tx.DeleteTest(ctx, id, route, name); errors.Is(err, store.ErrNotFound) {
+				err = nil // it went with its route
+			}
 		}
 		if err != nil {
 			return err
@@ -456,6 +465,27 @@ func ApplyFile(ctx context.Context, tx *store.Store, fp FilePlan, uid int64) err
 			if err := tx.UpdateSchedule(ctx, &sc); err != nil {
 				return err
 			}
+		}
+	}
+	// Tests too: their routes are made by now.
+	tests := touched(projectfile.KindTest)
+	for i, ft := range w.Tests {
+		added, ok := tests[ft.Key()]
+		if !ok {
+			continue
+		}
+		t := store.StoredTest{ProjectID: id, RouteID: ft.RouteID, RouteTest: ft.RouteTest}
+		var err error
+		if added {
+			err = tx.CreateTest(ctx, &t, uid)
+		} else {
+			err = tx.UpdateTest(ctx, ft.Name, &t)
+		}
+		if errors.Is(err, store.ErrTooManyTests) {
+			return &Problems{Fields: map[string]string{fmt.Sprintf("tests[%d]", i): err.Error()}}
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -63,6 +63,40 @@ type PathCheck struct {
 	Value json.RawMessage `json:"value"`
 }
 
+// Normalize writes t one way, as the store and a project file keep it:
+// empty lists as [], absent JSON values as null, JSON values compact with
+// their keys sorted (the store's jsonb reorders them).
+func (t *RouteTest) Normalize() {
+	if t.Request.Headers == nil {
+		t.Request.Headers = []Pair{}
+	}
+	if t.Expect.Headers == nil {
+		t.Expect.Headers = []Pair{}
+	}
+	if t.Expect.Paths == nil {
+		t.Expect.Paths = []PathCheck{}
+	}
+	t.Request.Body = canonicalJSON(t.Request.Body)
+	t.Expect.Body = canonicalJSON(t.Expect.Body)
+	for i := range t.Expect.Paths {
+		t.Expect.Paths[i].Value = canonicalJSON(t.Expect.Paths[i].Value)
+	}
+}
+
+// canonicalJSON is a JSON value compact with its objects' keys sorted and
+// numbers as written; nothing (or what is not JSON) is null.
+func canonicalJSON(raw json.RawMessage) json.RawMessage {
+	var v any
+	if len(bytes.TrimSpace(raw)) == 0 || decodeJSON(raw, &v) != nil {
+		return json.RawMessage("null")
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return out
+}
+
 // PathOps are the checks a PathCheck makes: equals (the same JSON value),
 // exists, not_exists, matches (a string matching a regular expression),
 // lt and gt (a number below or above), length (of an array, a string in

@@ -83,7 +83,7 @@ func fileBody(project, doc string, extra string) string {
 type planAnswer struct {
 	Message string
 	Data    struct {
-		Add, Change, Remove []struct {
+		Add, Change, Remove, Kept []struct {
 			Kind, ID string
 			Fields   []string
 		}
@@ -789,6 +789,75 @@ func TestProjectFileSchedules(t *testing.T) {
 		bad := edit(t, file, func(d map[string]any) { d["schedules"] = []any{raw(doc)} })
 		if status, body := ta.call(t, "POST", "/project/plan", fileBody("shop", bad, ""), admin); status != http.StatusUnprocessableEntity || !strings.Contains(body, want) {
 			t.Errorf("%s: %d %s", doc, status, body)
+		}
+	}
+}
+
+// TestProjectFileCarriesTests: a route's tests travel in the project's
+// file (docs/tests.md): exported, planned as unchanged when the file says
+// the same, changed by a file that changes one, kept or with prune removed
+// when the file leaves one out, refused by path when they cannot run.
+func TestProjectFileCarriesTests(t *testing.T) {
+	t.Parallel()
+	ta, admin := fileApp(t)
+	if status, body := ta.call(t, "POST", "/route/test/create", `{"project_id":"shop","route_id":"books","name":"lists both",
+		"request":{"path":"/books","caller":"anonymous"},"expect":{"status":200,"body":{"items":[{"title": "Dune"},{}]},
+		"paths":[{"path":"items","op":"length","value":2}]}}`, admin); status != http.StatusCreated {
+		t.Fatalf("test create: %d %s", status, body)
+	}
+	file := export(t, ta, "shop", "", admin)
+	if !strings.Contains(file, `"tests": [`) || !strings.Contains(file, `"name": "lists both"`) || !strings.Contains(file, `"route_id": "books"`) {
+		t.Fatalf("the file lacks the test:\n%s", file)
+	}
+	plan := func(doc, extra string) planAnswer {
+		t.Helper()
+		status, body := ta.call(t, "POST", "/project/plan", fileBody("shop", doc, extra), admin)
+		if status != http.StatusOK {
+			t.Fatalf("plan: %d %s", status, body)
+		}
+		return readPlan(t, body)
+	}
+	if p := plan(file, ""); len(p.Data.Add)+len(p.Data.Change)+len(p.Data.Remove)+len(p.Data.Kept) != 0 {
+		t.Fatalf("the same file plans %+v", p.Data)
+	}
+	// A file that changes the test's status.
+	changed := strings.Replace(file, `"status": 200`, `"status": 201`, 1)
+	p := plan(changed, "")
+	if len(p.Data.Change) != 1 || p.Data.Change[0].Kind != "test" || p.Data.Change[0].ID != "books/lists both" || !strings.Contains(strings.Join(p.Data.Change[0].Fields, " "), "expect: ") {
+		t.Fatalf("a changed test plans %+v", p.Data)
+	}
+	if status, body := ta.call(t, "POST", "/project/apply", fileBody("shop", changed, ""), admin); status != http.StatusOK {
+		t.Fatalf("apply: %d %s", status, body)
+	}
+	if _, body := ta.call(t, "GET", "/route/test/fetch?project_id=shop", "", admin); !strings.Contains(body, `"status":201`) {
+		t.Fatalf("the test after apply: %s", body)
+	}
+	// A file without it: kept, or with prune removed.
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(changed), &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["tests"] = []any{}
+	without, _ := json.Marshal(doc)
+	if p := plan(string(without), ""); len(p.Data.Kept) != 1 || p.Data.Kept[0].ID != "books/lists both" {
+		t.Fatalf("a file without the test plans %+v", p.Data)
+	}
+	if status, body := ta.call(t, "POST", "/project/apply", fileBody("shop", string(without), `,"prune":true`), admin); status != http.StatusOK || !strings.Contains(body, `"kind":"test"`) {
+		t.Fatalf("apply with prune: %d %s", status, body)
+	}
+	if _, body := ta.call(t, "GET", "/route/test/fetch?project_id=shop", "", admin); !strings.Contains(body, `"amount":0`) {
+		t.Fatalf("the test after a pruning apply: %s", body)
+	}
+	// Tests that cannot be: refused by their path in the file.
+	for test, want := range map[string]string{
+		`{"route_id":"nope","name":"x","request":{"caller":"anonymous"},"expect":{}}`:                                 `"tests[0].route_id":"names no route of the file"`,
+		`{"route_id":"books","name":"x","request":{"caller":"anonymous"},"expect":{"paths":[{"path":"a","op":"?"}]}}`: `"tests[0].expect.paths[0].op":"must be one of`,
+		`{"route_id":"books","name":"x","request":{"caller":"anonymous"},"expect":{},"when":"now"}`:                   `"tests[0]":"must be a test: unknown field \"when\""`,
+	} {
+		doc["tests"] = []any{json.RawMessage(test)}
+		bad, _ := json.Marshal(doc)
+		if status, body := ta.call(t, "POST", "/project/plan", fileBody("shop", string(bad), ""), admin); status != http.StatusUnprocessableEntity || !strings.Contains(body, want) {
+			t.Errorf("%s: %d %s", test, status, body)
 		}
 	}
 }

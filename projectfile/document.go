@@ -6,6 +6,7 @@ package projectfile
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -43,8 +44,19 @@ type Document struct {
 	Templates      []Template      `json:"templates"`
 	EmailTemplates []EmailTemplate `json:"email_templates"`
 	Schedules      []Schedule      `json:"schedules"`
+	Tests          []Test          `json:"tests"`
 	VaultKeys      []string        `json:"vault_keys"`
 }
+
+// Test is a test of a route of the file (docs/tests.md), named in a plan
+// by its route and name.
+type Test struct {
+	RouteID string `json:"route_id"`
+	flow.RouteTest
+}
+
+// Key names t in a plan: "route/name".
+func (t Test) Key() string { return t.RouteID + "/" + t.Name }
 
 // Schedule runs a route of the file at a cron expression's ticks in a time
 // zone, with a query and a body (docs/schedules.md). A file names a
@@ -151,6 +163,9 @@ func (d *Document) Sort() {
 	slices.SortFunc(d.Templates, func(a, b Template) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(d.EmailTemplates, func(a, b EmailTemplate) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(d.Schedules, func(a, b Schedule) int { return strings.Compare(a.Key(), b.Key()) })
+	slices.SortFunc(d.Tests, func(a, b Test) int {
+		return cmp.Or(strings.Compare(a.RouteID, b.RouteID), strings.Compare(a.Name, b.Name))
+	})
 	slices.Sort(d.VaultKeys)
 }
 
@@ -161,6 +176,7 @@ func Encode(d Document) []byte {
 	// Sorted on copies: the caller's lists keep their order.
 	d.Collections, d.Routes, d.Templates = slices.Clone(d.Collections), slices.Clone(d.Routes), slices.Clone(d.Templates)
 	d.EmailTemplates, d.VaultKeys, d.Schedules = slices.Clone(d.EmailTemplates), slices.Clone(d.VaultKeys), slices.Clone(d.Schedules)
+	d.Tests = slices.Clone(d.Tests)
 	d.Sort()
 	d.Format = Format
 	for _, l := range []*[]string{&d.VaultKeys} {
@@ -183,6 +199,9 @@ func Encode(d Document) []byte {
 	if d.Schedules == nil {
 		d.Schedules = []Schedule{}
 	}
+	if d.Tests == nil {
+		d.Tests = []Test{}
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -196,7 +215,7 @@ func Encode(d Document) []byte {
 
 // topFields are the fields a document may have.
 var topFields = []string{"format", "id", "name", "description", "api_path", "x_rate_limit", "x_rate_burst", "x_cors_origins",
-	"x_egress_hosts", "collections", "routes", "templates", "email_templates", "schedules", "vault_keys"}
+	"x_egress_hosts", "collections", "routes", "templates", "email_templates", "schedules", "tests", "vault_keys"}
 
 // Decode reads a document strictly: every field known and of its type,
 // format 1, the routes and templates valid as saving them would find
@@ -261,6 +280,8 @@ func Decode(raw []byte) (Document, flow.Problems) {
 	// A schedule's body is any JSON object: schedules are read apart.
 	d.Schedules = decodeSchedules(top["schedules"], p)
 	delete(top, "schedules")
+	d.Tests = decodeTests(top["tests"], p)
+	delete(top, "tests")
 	delete(top, "format")
 	for k := range top {
 		if !slices.Contains(topFields, k) {
@@ -326,6 +347,12 @@ func Decode(raw []byte) (Document, flow.Problems) {
 	twice(p, "templates", "name", d.Templates, func(t Template) string { return t.Name })
 	twice(p, "email_templates", "name", d.EmailTemplates, func(t EmailTemplate) string { return t.Name })
 	twice(p, "schedules", "cron", d.Schedules, func(s Schedule) string { return s.Key() })
+	twice(p, "tests", "name", d.Tests, func(t Test) string { return t.Key() })
+	for i, t := range d.Tests {
+		if !slices.ContainsFunc(d.Routes, func(r Route) bool { return r.RouteID == t.RouteID }) {
+			p[fmt.Sprintf("tests[%d].route_id", i)] = "names no route of the file"
+		}
+	}
 	for i, sc := range d.Schedules {
 		at := fmt.Sprintf("schedules[%d]", i)
 		j := slices.IndexFunc(d.Routes, func(r Route) bool { return r.RouteID == sc.RouteID })
@@ -408,6 +435,44 @@ func decodeRecords(v any, path string, p flow.Problems) []json.RawMessage {
 			continue
 		}
 		out = append(out, raw)
+	}
+	return out
+}
+
+// decodeTests reads a file's tests strictly: each an object of the known
+// fields, checked as saving it would be (docs/tests.md).
+func decodeTests(v any, p flow.Problems) []Test {
+	if v == nil {
+		return nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		p["tests"] = "must be an array"
+		return nil
+	}
+	out := make([]Test, 0, len(list))
+	for i, item := range list {
+		at := fmt.Sprintf("tests[%d]", i)
+		if _, ok := item.(map[string]any); !ok {
+			p[at] = "must be an object"
+			continue
+		}
+		raw, _ := json.Marshal(item)
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		var t Test
+		if err := dec.Decode(&t); err != nil {
+			p[at] = "must be a test: " + strings.TrimPrefix(err.Error(), "json: ")
+			continue
+		}
+		if t.RouteID == "" {
+			p[at+".route_id"] = "is required"
+		}
+		for k, msg := range t.Check() {
+			p[at+"."+k] = msg
+		}
+		t.Normalize()
+		out = append(out, t)
 	}
 	return out
 }

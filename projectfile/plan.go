@@ -20,6 +20,7 @@ const (
 	KindTemplate      = "template"
 	KindEmailTemplate = "email_template"
 	KindSchedule      = "schedule"
+	KindTest          = "test"
 )
 
 // Item is one object a plan adds, changes or removes; Fields, for a
@@ -111,6 +112,8 @@ func Compare(have *Document, want Document, prune bool) Plan {
 		func(a, b EmailTemplate) []string { return fieldWords(a, b, "subject", "text", "html") }, nil)
 	compareList(&p, KindSchedule, have.Schedules, want.Schedules, prune, Schedule.Key,
 		func(a, b Schedule) []string { return fieldWords(a, b, "active") }, nil)
+	compareList(&p, KindTest, have.Tests, want.Tests, prune, Test.Key,
+		func(a, b Test) []string { return fieldWords(a.RouteTest, b.RouteTest, "request", "expect") }, nil)
 	needed := slices.Clone(want.VaultKeys)
 	readers := map[string][]string{}
 	read := func(key, route string) {

@@ -17,6 +17,7 @@ type ProjectContents struct {
 	Records        map[string][]json.RawMessage
 	EmailTemplates []EmailTemplate // by name
 	Schedules      []Schedule      // by route and id
+	Tests          []StoredTest    // by route and name
 	VaultKeys      []string        // names only, by name
 }
 
@@ -78,6 +79,9 @@ func (s *Store) ProjectContents(ctx context.Context, project string, records boo
 			}
 		}
 		if pc.EmailTemplates, err = tx.EmailTemplates(ctx, project); err != nil {
+			return err
+		}
+		if pc.Tests, err = tx.Tests(ctx, project, ""); err != nil {
 			return err
 		}
 		if pc.Schedules, err = tx.Schedules(ctx, project, ""); err != nil {

@@ -40,6 +40,7 @@ func scanTest(row pgx.CollectableRow) (StoredTest, error) {
 	if err == nil {
 		err = json.Unmarshal(expect, &t.Expect)
 	}
+	t.Normalize()
 	return t, err
 }
 
