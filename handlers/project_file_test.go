@@ -820,6 +820,25 @@ func TestProjectFileCarriesTests(t *testing.T) {
 	if p := plan(file, ""); len(p.Data.Add)+len(p.Data.Change)+len(p.Data.Remove)+len(p.Data.Kept) != 0 {
 		t.Fatalf("the same file plans %+v", p.Data)
 	}
+	// The file's tests run against its routes before it is applied: a
+	// file whose route lists another collection breaks the test the
+	// saved route passes.
+	broken := strings.Replace(file, `"ref_col": "books"`, `"ref_col": "nothing_here"`, 1)
+	if broken == file {
+		t.Fatal("the file has no FETCH of books to break")
+	}
+	for draft, want := range map[string]string{"": `"passed":1,"failed":0`, `,"draft":` + file: `"passed":1,"failed":0`, `,"draft":` + broken: `"passed":0,"failed":1`} {
+		status, body := ta.call(t, "POST", "/route/test/run", `{"project_id":"shop"`+draft+`}`, admin)
+		if status != http.StatusOK || !strings.Contains(body, want) {
+			t.Fatalf("tests run (%d bytes of draft): %d %s", len(draft), status, body)
+		}
+		if strings.Contains(want, `"failed":1`) && !strings.Contains(body, `"status: expected 200, got 500"`) {
+			t.Fatalf("the broken file's failure: %s", body)
+		}
+	}
+	if status, body := ta.call(t, "POST", "/route/test/run", `{"project_id":"shop","draft":{"format":2}}`, admin); status != http.StatusUnprocessableEntity || !strings.Contains(body, `"draft.format"`) {
+		t.Fatalf("a draft file that is no file: %d %s", status, body)
+	}
 	// A file that changes the test's status.
 	changed := strings.Replace(file, `"status": 200`, `"status": 201`, 1)
 	p := plan(changed, "")

@@ -14,6 +14,7 @@ import (
 	"stencil/authoring"
 	"stencil/engine"
 	"stencil/flow"
+	"stencil/projectfile"
 	"stencil/runs"
 	"stencil/store"
 )
@@ -287,6 +288,9 @@ func (h *Handlers) testRun(c *fiber.Ctx) error {
 	}
 	route := in.RouteID
 	var draft *engine.Plan
+	if isProjectDocument(in.Draft) {
+		return h.testRunFile(c, project, in)
+	}
 	if d := bytes.TrimSpace(in.Draft); len(d) > 0 && string(d) != "null" {
 		r, err := authoring.DecodeRoute(in.Draft, in.ProjectID)
 		if err != nil {
@@ -333,6 +337,49 @@ func (h *Handlers) testRun(c *fiber.Ctx) error {
 		out.Results = append(out.Results, res)
 	}
 	msg := "Tests run: " + strconv.Itoa(out.Passed) + " passed, " + strconv.Itoa(out.Failed) + " failed"
+	return h.respond(c, Reply{Message: msg, Data: out})
+}
+
+// isProjectDocument says whether a draft is a project's file (it has a
+// format) rather than a route document.
+func isProjectDocument(raw json.RawMessage) bool {
+	var head struct {
+		Format json.RawMessage `json:"format"`
+	}
+	return json.Unmarshal(raw, &head) == nil && head.Format != nil
+}
+
+// testRunFile runs the tests a project's file carries against the file's
+// routes, on the project's data, before the file is applied: what a
+// change to the file breaks (stencil project test file.json).
+func (h *Handlers) testRunFile(c *fiber.Ctx, project store.Project, in routeTestRunInput) error {
+	doc, problems := projectfile.Decode(in.Draft)
+	if len(problems) > 0 {
+		return prefixFields(&ValidationError{Fields: problems}, "draft.")
+	}
+	plans := map[string]*engine.Plan{}
+	for _, r := range doc.Routes {
+		fr := r.In(project.ID)
+		plan, problems := engine.Compile(fr, engine.PathParams(fr.RoutePath))
+		if len(problems) > 0 {
+			plan = engine.Broken(fr, problems.Error())
+		}
+		plans[r.RouteID] = plan
+	}
+	out := testRunDTO{Results: []testResultDTO{}}
+	for _, t := range doc.Tests {
+		if in.RouteID != "" && t.RouteID != in.RouteID {
+			continue
+		}
+		res := h.runTest(c, project, plans[t.RouteID], store.StoredTest{ProjectID: project.ID, RouteID: t.RouteID, RouteTest: t.RouteTest})
+		if res.Passed {
+			out.Passed++
+		} else {
+			out.Failed++
+		}
+		out.Results = append(out.Results, res)
+	}
+	msg := "The file's tests run: " + strconv.Itoa(out.Passed) + " passed, " + strconv.Itoa(out.Failed) + " failed"
 	return h.respond(c, Reply{Message: msg, Data: out})
 }
 
