@@ -1,6 +1,6 @@
 // Package cli is the client side of the stencil command: `stencil project
-// export|plan|apply` talks to a running service over its API with a
-// personal access token (docs/projects.md). It prints for people, in
+// export|plan|apply|test` talks to a running service over its API with a
+// personal access token (docs/projects.md, docs/tests.md). It prints for people, in
 // colour only on a terminal, and says how it went by its exit code: 0 done
 // (or nothing to do), 2 a plan with changes, 1 an error, in one line.
 package cli
@@ -52,7 +52,8 @@ func IsTerminal(f *os.File) bool {
 var usage = map[string]string{
 	"export": "stencil project export <project> [-o file] [--records] [--url URL] [--token TOKEN]",
 	"plan":   "stencil project plan <file> [--project id] [--prune] [-o plan.json] [--url URL] [--token TOKEN]",
-	"apply":  "stencil project apply <file | plan.json> [--project id] [--prune] [--yes] [--url URL] [--token TOKEN]",
+	"apply":  "stencil project apply <file | plan.json> [--project id] [--prune] [--test] [--yes] [--url URL] [--token TOKEN]",
+	"test":   "stencil project test <project | file> [--project id] [--route id] [--junit file] [--url URL] [--token TOKEN]",
 }
 
 // Usage is what `stencil help` and `stencil project --help` print of the
@@ -63,8 +64,12 @@ const Usage = `Commands of the project client (a running service's API, docs/pro
   project plan <file> [--project id] [--prune] [-o plan.json]
                         say what applying the file would change (exit 2: changes,
                         drift or a missing secret); -o keeps the plan to apply
-  project apply <file | plan.json> [--project id] [--prune] [--yes]
-                        apply the file, or exactly the plan kept by plan -o
+  project apply <file | plan.json> [--project id] [--prune] [--test] [--yes]
+                        apply the file, or exactly the plan kept by plan -o;
+                        --test: only when the file's tests pass
+  project test <project | file> [--project id] [--route id] [--junit file]
+                        run a project's route tests, or a file's against its
+                        routes before it is applied (exit 1: a test failed)
   Each takes --url URL (STENCIL_URL) and --token TOKEN (STENCIL_TOKEN), and
   --help for its flags.
 `
@@ -99,8 +104,8 @@ func (e exitError) Error() string { return fmt.Sprintf("exit %d", int(e)) }
 
 // options are a command's flags.
 type options struct {
-	url, token, project, output string
-	prune, yes, records         bool
+	url, token, project, output, route, junit string
+	prune, yes, records, test                 bool
 }
 
 func project(ctx context.Context, env Env) error {
@@ -109,7 +114,7 @@ func project(ctx context.Context, env Env) error {
 		return err
 	}
 	if len(env.Args) == 0 || usage[env.Args[0]] == "" {
-		return errors.New("stencil project takes export, plan or apply (docs/projects.md)")
+		return errors.New("stencil project takes export, plan, apply or test (docs/projects.md)")
 	}
 	verb := env.Args[0]
 	var o options
@@ -129,7 +134,12 @@ func project(ctx context.Context, env Env) error {
 		}
 		if verb == "apply" {
 			fs.BoolVar(&o.yes, "yes", false, "apply without asking")
+			fs.BoolVar(&o.test, "test", false, "apply only when the file's route tests pass")
 		}
+	case "test":
+		fs.StringVar(&o.project, "project", "", "with a file: the project to test it against (default: the file's id)")
+		fs.StringVar(&o.route, "route", "", "only this route's tests")
+		fs.StringVar(&o.junit, "junit", "", "also write the results here as JUnit XML")
 	}
 	args, err := parseInterspersed(fs, env.Args[1:])
 	if errors.Is(err, flag.ErrHelp) {
@@ -148,8 +158,11 @@ func project(ctx context.Context, env Env) error {
 	if err != nil {
 		return err
 	}
-	if verb == "export" {
+	switch verb {
+	case "export":
 		return export(ctx, c, env, args[0], o)
+	case "test":
+		return runTests(ctx, c, env, args[0], o)
 	}
 	file, id, err := readFile(args[0])
 	if err != nil {
@@ -346,6 +359,17 @@ func planAndApply(ctx context.Context, c *client, env Env, file json.RawMessage,
 	}
 	if p.Empty() {
 		return nil
+	}
+	if o.test {
+		results, err := c.tests(ctx, map[string]any{"project_id": id, "draft": file})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Stdout)
+		printResults(env.Stdout, results)
+		if results.Failed > 0 {
+			return fmt.Errorf("not applied: %d of the file's tests failed", results.Failed)
+		}
 	}
 	if err := confirm(env, id, o); err != nil {
 		return err

@@ -200,7 +200,7 @@ func TestRunRefusesBadStarts(t *testing.T) {
 		vars map[string]string
 		want string
 	}{
-		"unknown subcommand":         {[]string{"dance"}, nil, `unknown command "dance": use serve, migrate, vault rotate, openapi, backup, restore or project (export, plan, apply)`},
+		"unknown subcommand":         {[]string{"dance"}, nil, `unknown command "dance": use serve, migrate, vault rotate, openapi, backup, restore, project (export, plan, apply, test) or help`},
 		"backup without a file":      {[]string{"backup"}, nil, "usage: stencil backup <file>"},
 		"production without secrets": {[]string{"serve"}, map[string]string{"APP_ENV": "production"}, "refusing to start"},
 		"unreachable database":       {[]string{"migrate"}, map[string]string{"DATABASE_URL": "postgres://x:y@127.0.0.1:1/db?connect_timeout=2"}, "connect for migrations"},

@@ -202,6 +202,52 @@ func TestProjectCLI(t *testing.T) {
 	if status, body := api(t, "DELETE", app.URL+"/route/delete?project_id=shop&route_id=sync", root, ""); status != 200 {
 		t.Fatalf("route/delete: %d %s", status, body)
 	}
+	// Route tests: a project's, then a file's against its routes before
+	// it is applied, with JUnit XML; apply --test applies nothing when
+	// the file breaks one.
+	hello := `{"project_id":"shop","route":{"route_id":"hello","route_path":"/hello","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},
+		"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[{"type":"RETURN","depth":0,
+		"pairs":[{"id":"hi","data":{"ref_var":false,"rtype":"BOOLEAN","data":"true"}}],"conditions":[]}]}}}`
+	for _, call := range [][2]string{{"/route/create", hello},
+		{"/route/test/create", `{"project_id":"shop","route_id":"hello","name":"says hi","request":{"caller":"anonymous"},"expect":{"status":200,"body":{"hi":true}}}`}} {
+		if status, body := api(t, "POST", app.URL+call[0], root, call[1]); status != 201 {
+			t.Fatalf("%s: %d %s", call[0], status, body)
+		}
+	}
+	if r := runCLI(t, env, "test", "shop"); r.code != 0 || !strings.Contains(r.stdout, "ok   hello/says hi (") || !strings.Contains(r.stdout, "1 passed, 0 failed.") {
+		t.Fatalf("test shop: %+v", r)
+	}
+	testFile := filepath.Join(dir, "tested.json")
+	if r := runCLI(t, env, "export", "shop", "-o", testFile); r.code != 0 {
+		t.Fatalf("export: %+v", r)
+	}
+	raw, err := os.ReadFile(testFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	breaking := strings.Replace(string(raw), `"data": "true"`, `"data": "false"`, 1)
+	if err := os.WriteFile(testFile, []byte(breaking), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	junitFile := filepath.Join(dir, "junit.xml")
+	r = runCLI(t, env, "test", testFile, "--junit", junitFile)
+	if r.code != 1 || !strings.Contains(r.stdout, "FAIL hello/says hi\n     body.hi: expected true, got false") || !strings.Contains(r.stdout, "0 passed, 1 failed.") {
+		t.Fatalf("test of a file that breaks a test: %+v", r)
+	}
+	if x, err := os.ReadFile(junitFile); err != nil || !strings.Contains(string(x), `<testsuites tests="1" failures="1"`) || !strings.Contains(string(x), `<failure message="body.hi: expected true, got false"`) {
+		t.Fatalf("JUnit XML: %v %s", err, x)
+	}
+	r = runCLI(t, env, "apply", testFile, "--test", "--yes")
+	if r.code != 1 || !strings.Contains(r.stderr, "not applied: 1 of the file's tests failed") || !strings.Contains(r.stdout, "FAIL hello/says hi") {
+		t.Fatalf("apply --test of a file that breaks a test: %+v", r)
+	}
+	if r := runCLI(t, env, "test", "shop", "--route", "hello"); r.code != 0 {
+		t.Fatalf("the project after a refused apply --test: %+v", r)
+	}
+	if status, body := api(t, "DELETE", app.URL+"/route/delete?project_id=shop&route_id=hello", root, ""); status != 200 {
+		t.Fatalf("route/delete: %d %s", status, body)
+	}
+
 	// Another project from the file, at another API path.
 	copyFile := filepath.Join(dir, "copy.json")
 	if err := os.WriteFile(copyFile, []byte(strings.Replace(changed, `"api_path": "/shop"`, `"api_path": "/copy"`, 1)), 0o644); err != nil {

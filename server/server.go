@@ -83,7 +83,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, logOut 
 		}
 		return err
 	default:
-		return fmt.Errorf("unknown command %q: use serve, migrate, vault rotate, openapi, backup, restore or project (export, plan, apply)", cmd)
+		return fmt.Errorf("unknown command %q: use serve, migrate, vault rotate, openapi, backup, restore, project (export, plan, apply, test) or help", cmd)
 	}
 	log := slog.New(slog.NewTextHandler(logOut, nil))
 	cfg, err := config.Load(getenv)
