@@ -383,6 +383,31 @@ func (h *Handlers) testRunFile(c *fiber.Ctx, project store.Project, in routeTest
 	return h.respond(c, Reply{Message: msg, Data: out})
 }
 
+// testsBroken runs the saved tests of draft r's route against r, as dry
+// runs, and words each that fails as a check of the editor: the tests a
+// change breaks, named before it is saved (docs/tests.md).
+func (h *Handlers) testsBroken(c *fiber.Ctx, projectID string, r flow.Route) ([]flow.Warning, error) {
+	tests, err := h.store.Tests(c.UserContext(), projectID, r.RouteID)
+	if err != nil || len(tests) == 0 {
+		return nil, err
+	}
+	project, err := h.member(c, projectID)
+	if err != nil {
+		return nil, err
+	}
+	plan, problems := engine.Compile(r, engine.PathParams(r.RoutePath))
+	if len(problems) > 0 {
+		return nil, nil // the checks say what to fix first
+	}
+	var out []flow.Warning
+	for _, t := range tests {
+		if res := h.runTest(c, project, plan, t); !res.Passed {
+			out = append(out, flow.Warning{Message: "Test “" + t.Name + "” fails on this draft: " + strings.Join(res.Failures, "; ")})
+		}
+	}
+	return out, nil
+}
+
 // prefixFields puts prefix before the paths of a refusal's fields (a
 // draft's "route_path" is the body's "draft.route_path").
 func prefixFields(err error, prefix string) error {

@@ -161,3 +161,35 @@ func TestRouteTests(t *testing.T) {
 		t.Fatalf("tests after their route went: %d %s", status, body)
 	}
 }
+
+// The editor's checks run the route's tests against the draft and name
+// each that the draft breaks, before it is saved.
+func TestEditorChecksNameBrokenTests(t *testing.T) {
+	t.Parallel()
+	ta, h := runApp(t)
+	ret := func(n string) string {
+		return runnable{id: "count", method: "GET", path: "/count", blocks: []string{
+			`{"type":"RETURN","depth":0,"pairs":` + pairsOf("n", lit("INTEGER", n)) + `,"conditions":[]}`}}.JSON()
+	}
+	if status, body := ta.call(t, "POST", "/route/create", `{"project_id":"shop","route":`+ret("3")+`}`, h); status != 201 {
+		t.Fatalf("route/create: %d %s", status, body)
+	}
+	if status, body := ta.call(t, "POST", "/route/test/create", `{"project_id":"shop","route_id":"count","name":"three",
+		"request":{"caller":"self"},"expect":{"status":200,"body":{"n":3}}}`, h); status != 201 {
+		t.Fatalf("test create: %d %s", status, body)
+	}
+	lint := func(route string) string {
+		t.Helper()
+		status, body := ta.call(t, "POST", "/web/routes/lint", `{"project_id":"shop","route":`+route+`}`, h)
+		if status != 200 {
+			t.Fatalf("lint: %d %s", status, body)
+		}
+		return body
+	}
+	if body := lint(ret("3")); strings.Contains(body, "fails on this draft") {
+		t.Fatalf("a draft that keeps the test: %s", body)
+	}
+	if body := lint(ret("4")); !strings.Contains(body, `Test “three” fails on this draft: body.n: expected 3, got 4`) {
+		t.Fatalf("a draft that breaks the test: %s", body)
+	}
+}

@@ -77,10 +77,15 @@ func (h *Handlers) routeToSave(c *fiber.Ctx, needID bool) (routeInput, flow.Rout
 // saving the route would give. A document that cannot be saved answers as
 // saving it would (422 by path, or 403).
 func (h *Handlers) routeLint(c *fiber.Ctx) error {
-	_, _, warnings, err := h.routeToSave(c, false)
+	in, r, warnings, err := h.routeToSave(c, false)
 	if err != nil {
 		return err
 	}
+	broken, err := h.testsBroken(c, in.ProjectID, r)
+	if err != nil {
+		return err
+	}
+	warnings = append(warnings, broken...)
 	return h.respond(c, Reply{Message: "Checked", Data: fiber.Map{"checks": warnings}, Warnings: warnings})
 }
 
