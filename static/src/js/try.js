@@ -201,12 +201,82 @@ function main() {
       el("h3", { class: "mb-2 text-sm font-semibold text-slate-900", text: heading(d.trace, d.trace_cut) }),
       traceList(d.trace, { testid: "try", href: function (n) { return editURL + "#block-" + n; } })
     ]));
+    answer.appendChild(saveAsTest(d));
     // A refused input is named beside its field too.
     var m = /^Error: (body field|query parameter) (\S+) (.*)$/.exec((d.response.body && d.response.body.message) || "");
     if (d.response.status === 400 && m) fieldError(m[1] === "body field" ? "body" : "query", m[2], m[2] + " " + m[3]);
     // On a narrow screen the answer is below the form: bring it into view
     // (the focus stays on Send).
     if (window.matchMedia("(max-width: 1023px)").matches) answer.scrollIntoView({ block: "start" });
+  }
+
+  // saveAsTest offers to keep the request just sent, with its answer's
+  // status and body as what the route must answer (editable), as a test
+  // of the route (docs/tests.md). A test runs as the member who runs it,
+  // or as no one: a request sent with a pasted token is kept as yours.
+  function saveAsTest(d) {
+    var sent = last;
+    var name = el("input", { id: "try-test-name", class: "input", autocomplete: "off", maxlength: "100", "aria-describedby": "try-test-help", placeholder: "answers 200" });
+    var expect = el("textarea", { id: "try-test-expect", class: "input font-mono", rows: 6, spellcheck: "false" });
+    expect.value = JSON.stringify({ status: d.response.status, body: d.response.body }, null, 2);
+    var nameError = el("p", { class: "field-error", id: "try-test-name-error", hidden: true });
+    var expectError = el("p", { class: "field-error", id: "try-test-expect-error", hidden: true });
+    var done = el("p", { class: "text-sm text-emerald-800", role: "status", "data-testid": "try-test-saved" });
+    var busy = false;
+    var save = el("button", {
+      type: "button", class: "btn-secondary", id: "try-test-save",
+      onclick: function () {
+        if (busy) return;
+        [nameError, expectError].forEach(function (p) { p.hidden = true; p.textContent = ""; });
+        [name, expect].forEach(function (i) { i.removeAttribute("aria-invalid"); i.classList.remove("input-error"); });
+        var wanted;
+        try { wanted = JSON.parse(expect.value); } catch (e) {
+          return fail(expect, expectError, "is not JSON: " + e.message);
+        }
+        busy = true;
+        save.setAttribute("aria-disabled", "true");
+        post("/route/test/create", {
+          project_id: project, route_id: route, name: name.value.trim(),
+          request: { path: sent.path, query: sent.query, body: sent.body === undefined ? null : sent.body, caller: sent.caller === "none" ? "anonymous" : "self" },
+          expect: wanted
+        }).then(function (env) {
+          if (env.status === 201) {
+            done.textContent = "Saved as test “" + env.data.name + "”: it runs with the route's tests and in the editor's checks.";
+            name.value = "";
+            send.focus();
+            return;
+          }
+          var fields = (env.data && env.data.fields) || {};
+          var about = Object.keys(fields);
+          if (!about.length || about.some(function (k) { return k === "name"; }) || env.status === 409) {
+            return fail(name, nameError, fields.name || (env.message || "").replace(/^Error: /, ""));
+          }
+          fail(expect, expectError, about.map(function (k) { return k + " " + fields[k]; }).join("; "));
+        }).catch(function () {
+          fail(name, nameError, "The request did not reach the server. Check the connection and save again.");
+        }).finally(function () {
+          busy = false;
+          save.removeAttribute("aria-disabled");
+        });
+      }
+    }, ["Save as test"]);
+    function fail(input, p, message) {
+      p.textContent = message; p.hidden = false;
+      input.setAttribute("aria-invalid", "true"); input.classList.add("input-error");
+      input.setAttribute("aria-errormessage", p.id);
+      input.focus();
+    }
+    return el("section", { class: "card space-y-3 p-4", "aria-labelledby": "try-test-title", "data-testid": "try-save-test" }, [
+      el("h3", { id: "try-test-title", class: "text-sm font-semibold text-slate-900", text: "Save as test" }),
+      el("p", { id: "try-test-help", class: "text-xs text-slate-600", text: "Keeps this request with what the route must answer: its tests run in the editor's checks before a change is saved, and in CI (stencil project test)." }),
+      el("div", {}, [el("label", { class: "label", for: "try-test-name", text: "Test name" }), name, nameError]),
+      el("details", {}, [
+        el("summary", { class: "tap cursor-pointer text-sm font-medium text-brand-800", text: "What it must answer" }),
+        el("p", { class: "my-1 text-xs text-slate-600", text: "The status, and the body as a subset: listed keys must match, others may be there. docs/tests.md lists the rest: headers, dot-path checks, a time bound." }),
+        el("label", { class: "sr-only", for: "try-test-expect", text: "What it must answer (JSON)" }), expect, expectError
+      ]),
+      save, done
+    ]);
   }
 
   function problem(message) {
@@ -218,6 +288,7 @@ function main() {
   // sending: a request is under way. Send is marked busy, not disabled: a
   // disabled button would drop the focus, and the work goes on from Send.
   var sending = false;
+  var last = null; // the request of the answer shown: what Save as test keeps
   function submit() {
     if (sending) return;
     clearErrors();
@@ -231,12 +302,14 @@ function main() {
     sending = true;
     send.setAttribute("aria-disabled", "true");
     send.textContent = "Sending…";
-    post("/route/run", request(v)).then(function (env) {
+    var req = request(v);
+    post("/route/run", req).then(function (env) {
       if (env.status !== 200) {
         var fields = (env.data && env.data.fields) || {};
         problem((env.message || "Error: the run failed").replace(/^Error: /, "") + Object.keys(fields).map(function (k) { return " " + k + " " + fields[k]; }).join(";"));
         return;
       }
+      last = { path: req.path, query: req.query, body: req.body, caller: req.caller || "me" };
       show(env.data);
       remember(v, env.data.response.status);
     }).catch(function () {
