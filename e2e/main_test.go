@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -351,4 +352,39 @@ func signedInAs(t *testing.T, base string, cookie *http.Cookie) string {
 		return string(m[1])
 	}
 	return ""
+}
+
+// TestShutdownKeepsTheRunLog: the runs a service answered just before it
+// stopped are in the run log after it stopped: the log's writer ends after
+// the requests have drained and before the pools close.
+func TestShutdownKeepsTheRunLog(t *testing.T) {
+	t.Parallel()
+	url := storetest.URL(t)
+	vars := map[string]string{"DATABASE_URL": url, "ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"}
+	in := startInstance(t, vars)
+	root := apiLogin(t, in.URL, "root", "root-password-1")
+	for _, call := range [][2]string{
+		{"/project/create", `{"id":"shop","name":"Shop","api_path":"/shop"}`},
+		{"/route/create", `{"project_id":"shop","route":{"route_id":"ping","route_path":"/ping","method":"GET","auth_jwt":{"active":false,"field":"","ref_col":""},
+			"params":{"delimiter":"&","pairs":[]},"body":[],"flow":{"blocks":[{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}]}}}`},
+	} {
+		if status, body := api(t, "POST", in.URL+call[0], root, call[1]); status != 201 {
+			t.Fatalf("%s: %d %s", call[0], status, body)
+		}
+	}
+	const runs = 30
+	for range runs {
+		if status, _ := getJSON(t, in.URL+"/x/shop/ping"); status != 200 {
+			t.Fatalf("ping: %d", status)
+		}
+	}
+	in.stop()
+	if strings.Contains(in.logs.String(), "run log: final write") {
+		t.Fatalf("the run log's last write failed:\n%s", tail(in.logs.String(), 20))
+	}
+	again := startInstance(t, vars)
+	status, body := api(t, "GET", again.URL+"/route/runs?project_id=shop&route_id=ping&limit=1", apiLogin(t, again.URL, "root", "root-password-1"), "")
+	if status != 200 || !strings.Contains(body, fmt.Sprintf(`"amount":%d`, runs)) {
+		t.Fatalf("the run log after a stop holds: %d %s", status, body)
+	}
 }

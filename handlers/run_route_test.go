@@ -461,6 +461,7 @@ func TestRoutesFollowOtherInstances(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	other.h.runs.Start(ctx)
+	defer other.h.runs.Stop(5 * time.Second)
 	eventually := func(what, path string, status int, want string) {
 		t.Helper()
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {

@@ -109,6 +109,10 @@ type Service struct {
 	jobs *river.Client[pgx.Tx]
 	// backlogs are the projects' counts of waiting jobs (see jobsFull).
 	backlogs sync.Map
+	// stopLog ends the run log's writer, which closes logDone once it has
+	// written what it held (Stop).
+	stopLog context.CancelFunc
+	logDone chan struct{}
 }
 
 // New builds the service; Start sets its background work going.
@@ -139,12 +143,33 @@ func New(cfg Config) *Service {
 	return s
 }
 
-// Start follows route changes made on other instances and writes the run
-// log until ctx ends, at once when a backup asks.
+// Start follows route changes made on other instances until ctx ends,
+// and writes the run log (at once when a backup asks) until Stop: the
+// runs of requests answered while the service drains are written too.
 func (s *Service) Start(ctx context.Context) {
-	s.table.flushLog = func(nonce string) { go s.log.flushFor(ctx, nonce) }
+	logCtx, stopLog := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopLog, s.logDone = stopLog, make(chan struct{})
+	s.table.flushLog = func(nonce string) { go s.log.flushFor(logCtx, nonce) }
 	go s.table.listen(ctx)
-	go s.log.run(ctx)
+	go func() {
+		defer close(s.logDone)
+		s.log.run(logCtx)
+	}()
+}
+
+// Stop writes what the run log holds a last time and ends its writer,
+// waiting at most wait: the service calls it once its requests and jobs
+// are done and before its pools close, so that no run it answered is left
+// out of the log.
+func (s *Service) Stop(wait time.Duration) {
+	if s.stopLog == nil {
+		return
+	}
+	s.stopLog()
+	select {
+	case <-s.logDone:
+	case <-time.After(wait):
+	}
 }
 
 // RoutesChanged reloads routes of a project on this instance at once

@@ -237,7 +237,11 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 	}
 	// The job runner starts once the service answers: its start (River's
 	// leader election, its listener, its queue) would hold up the first.
-	go runner.Jobs(log).Run(ctx)
+	jobsDone := make(chan struct{})
+	go func() {
+		defer close(jobsDone)
+		runner.Jobs(log).Run(ctx)
+	}()
 	// What start-up parsed and let go (the pages' templates, the API
 	// document) goes back now: a collector run by the memory limit alone
 	// (main.go) would keep it until the heap reached the limit.
@@ -252,7 +256,12 @@ func serve(ctx context.Context, cfg config.Config, db db, log *slog.Logger, read
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: draining in-flight requests")
-	if err := app.ShutdownWithTimeout(30 * time.Second); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	err = app.ShutdownWithTimeout(30 * time.Second)
+	// The runs of the requests drained and of the jobs stopped go to the
+	// run log before the pools close (deferred above).
+	<-jobsDone
+	runner.Stop(10 * time.Second)
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return <-served
