@@ -43,6 +43,18 @@ func runBinary(t *testing.T, env []string, args ...string) cliRun {
 	return cliRun{code, stdout.String(), stderr.String()}
 }
 
+// personalToken makes a personal access token for the user of session
+// token bearer, for the command to use.
+func personalToken(t *testing.T, url, bearer string) string {
+	t.Helper()
+	_, body := api(t, "POST", url+"/pat/create", bearer, `{"name":"deploy"}`)
+	var pat struct{ Data struct{ Token string } }
+	if err := json.Unmarshal([]byte(body), &pat); err != nil || pat.Data.Token == "" {
+		t.Fatalf("token: %s", body)
+	}
+	return pat.Data.Token
+}
+
 // TestHelp: every way of asking the command for help prints its usage on
 // standard output and exits 0; the project commands' --help prints their
 // flags.
@@ -90,12 +102,8 @@ func TestProjectCLI(t *testing.T) {
 			t.Fatalf("POST %s: %d %s", call[0], status, body)
 		}
 	}
-	_, body := api(t, "POST", app.URL+"/pat/create", apiLogin(t, app.URL, "ann", "ann-password-1"), `{"name":"deploy"}`)
-	var pat struct{ Data struct{ Token string } }
-	if err := json.Unmarshal([]byte(body), &pat); err != nil || pat.Data.Token == "" {
-		t.Fatalf("token: %s", body)
-	}
-	env := []string{"STENCIL_URL=" + app.URL, "STENCIL_TOKEN=" + pat.Data.Token, "NO_COLOR="}
+	token := personalToken(t, app.URL, apiLogin(t, app.URL, "ann", "ann-password-1"))
+	env := []string{"STENCIL_URL=" + app.URL, "STENCIL_TOKEN=" + token, "NO_COLOR="}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "shop.stencil.json")
 	oneLine := func(r cliRun, want string) {
@@ -106,7 +114,7 @@ func TestProjectCLI(t *testing.T) {
 	}
 
 	// Export, with the flags instead of the environment.
-	r := runCLI(t, nil, "export", "shop", "-o", file, "--url", app.URL, "--token", pat.Data.Token)
+	r := runCLI(t, nil, "export", "shop", "-o", file, "--url", app.URL, "--token", token)
 	if r.code != 0 || !strings.Contains(r.stderr, "Exported project shop to "+file) {
 		t.Fatalf("export: %+v", r)
 	}

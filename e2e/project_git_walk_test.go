@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,12 +36,7 @@ func TestProjectFileGitWalk(t *testing.T) {
 			t.Fatalf("POST %s: %d %s", call[0], status, body)
 		}
 	}
-	_, body := api(t, "POST", app.URL+"/pat/create", root, `{"name":"ci"}`)
-	var pat struct{ Data struct{ Token string } }
-	if err := json.Unmarshal([]byte(body), &pat); err != nil || pat.Data.Token == "" {
-		t.Fatalf("token: %s", body)
-	}
-	env := []string{"STENCIL_URL=" + app.URL, "STENCIL_TOKEN=" + pat.Data.Token, "NO_COLOR="}
+	env := []string{"STENCIL_URL=" + app.URL, "STENCIL_TOKEN=" + personalToken(t, app.URL, root), "NO_COLOR="}
 	repo := t.TempDir()
 	git := func(args ...string) string {
 		t.Helper()

@@ -13,21 +13,9 @@ import (
 // BenchmarkRunRoute answers GET /x/… of a route that FETCHes 100 records,
 // FILTERs them and RETURNs 10, through the app, on PostgreSQL.
 func BenchmarkRunRoute(b *testing.B) {
-	ta := newTestApp(b)
-	ctx := context.Background()
-	p := store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}
-	if err := ta.h.store.CreateProject(ctx, &p, ta.root.ID); err != nil {
-		b.Fatal(err)
-	}
-	if err := ta.h.store.CreateCollection(ctx, &store.Collection{ProjectID: "shop", ID: "books", Name: "Books"}, ta.root.ID); err != nil {
-		b.Fatal(err)
-	}
-	for i := range 100 {
-		r := store.Record{ProjectID: "shop", CollectionID: "books", Data: fmt.Appendf(nil, `{"title":"Book %d","genre":%q,"year":%d,"tags":["t%d"]}`, i, [...]string{"sf", "classic"}[i%2], 1900+i, i%7)}
-		if err := ta.h.store.CreateRecord(ctx, &r); err != nil {
-			b.Fatal(err)
-		}
-	}
+	ta := benchShop(b, func(i int) []byte {
+		return fmt.Appendf(nil, `{"title":"Book %d","genre":%q,"year":%d,"tags":["t%d"]}`, i, [...]string{"sf", "classic"}[i%2], 1900+i, i%7)
+	})
 	route := runnable{id: "sf", method: "GET", path: "/books/sf", blocks: []string{fetchBooks,
 		`{"type":"FILTER","depth":0,"local_name":"sf","source":"rows","ref_property":"genre","filters":[{"right":` + lit("STRING", "sf") + `,"operation_type":"EQUAL_TO","not":false,"next":"NONE"}]}`,
 		`{"type":"FUNCTION","depth":0,"local_name":"page","func":"PAGINATE","params":[` + ref("sf") + `,` + lit("INTEGER", "10") + `]}`,
@@ -50,21 +38,7 @@ func BenchmarkRunRoute(b *testing.B) {
 // status, a body subset and a path check) through POST /route/test/run:
 // SPEC 18's goal is under a second (docs/tests.md).
 func BenchmarkRouteTests100(b *testing.B) {
-	ta := newTestApp(b)
-	ctx := context.Background()
-	p := store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}
-	if err := ta.h.store.CreateProject(ctx, &p, ta.root.ID); err != nil {
-		b.Fatal(err)
-	}
-	if err := ta.h.store.CreateCollection(ctx, &store.Collection{ProjectID: "shop", ID: "books", Name: "Books"}, ta.root.ID); err != nil {
-		b.Fatal(err)
-	}
-	for i := range 100 {
-		r := store.Record{ProjectID: "shop", CollectionID: "books", Data: fmt.Appendf(nil, `{"title":"Book %d","year":%d}`, i, 1900+i)}
-		if err := ta.h.store.CreateRecord(ctx, &r); err != nil {
-			b.Fatal(err)
-		}
-	}
+	ta := benchShop(b, func(i int) []byte { return fmt.Appendf(nil, `{"title":"Book %d","year":%d}`, i, 1900+i) })
 	h := as(ta.token(b, ta.root))
 	for r := range 10 {
 		route := runnable{id: fmt.Sprintf("list_%d", r), method: "GET", path: fmt.Sprintf("/books/%d", r), params: `[{"id":"n","bdtype":"INTEGER"}]`,
@@ -87,4 +61,25 @@ func BenchmarkRouteTests100(b *testing.B) {
 			b.Fatal(status, body[:min(len(body), 400)])
 		}
 	}
+}
+
+// benchShop is an app with project shop and its collection books of 100
+// records, record i's data made by data.
+func benchShop(b *testing.B, data func(i int) []byte) *testApp {
+	ta := newTestApp(b)
+	ctx := context.Background()
+	p := store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}
+	if err := ta.h.store.CreateProject(ctx, &p, ta.root.ID); err != nil {
+		b.Fatal(err)
+	}
+	if err := ta.h.store.CreateCollection(ctx, &store.Collection{ProjectID: "shop", ID: "books", Name: "Books"}, ta.root.ID); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 100 {
+		r := store.Record{ProjectID: "shop", CollectionID: "books", Data: data(i)}
+		if err := ta.h.store.CreateRecord(ctx, &r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return ta
 }
