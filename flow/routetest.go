@@ -33,7 +33,7 @@ type TestRequest struct {
 	Path    string          `json:"path"`
 	Query   string          `json:"query"`
 	Headers []Pair          `json:"headers"`
-	Body    json.RawMessage `json:"body"`
+	Body    json.RawMessage `json:"body,omitempty"`
 	Caller  string          `json:"caller"`
 }
 
@@ -50,7 +50,7 @@ const (
 type Expectation struct {
 	Status  int             `json:"status"`
 	Headers []Pair          `json:"headers"`
-	Body    json.RawMessage `json:"body"`
+	Body    json.RawMessage `json:"body,omitempty"`
 	Paths   []PathCheck     `json:"paths"`
 	MaxMS   int             `json:"max_ms"`
 }
@@ -60,12 +60,12 @@ type Expectation struct {
 type PathCheck struct {
 	Path  string          `json:"path"`
 	Op    string          `json:"op"`
-	Value json.RawMessage `json:"value"`
+	Value json.RawMessage `json:"value,omitempty"`
 }
 
 // Normalize writes t one way, as the store and a project file keep it:
-// empty lists as [], absent JSON values as null, JSON values compact with
-// their keys sorted (the store's jsonb reorders them).
+// empty lists as [], a null JSON value as none (left out), JSON values
+// compact with their keys sorted (the store's jsonb reorders them).
 func (t *RouteTest) Normalize() {
 	if t.Request.Headers == nil {
 		t.Request.Headers = []Pair{}
@@ -84,15 +84,15 @@ func (t *RouteTest) Normalize() {
 }
 
 // canonicalJSON is a JSON value compact with its objects' keys sorted and
-// numbers as written; nothing (or what is not JSON) is null.
+// numbers as written; null (or nothing, or what is not JSON) is nil.
 func canonicalJSON(raw json.RawMessage) json.RawMessage {
 	var v any
-	if len(bytes.TrimSpace(raw)) == 0 || decodeJSON(raw, &v) != nil {
-		return json.RawMessage("null")
+	if len(bytes.TrimSpace(raw)) == 0 || decodeJSON(raw, &v) != nil || v == nil {
+		return nil
 	}
 	out, err := json.Marshal(v)
 	if err != nil {
-		return json.RawMessage("null")
+		return nil
 	}
 	return out
 }

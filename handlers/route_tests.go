@@ -35,34 +35,15 @@ type testDTO struct {
 }
 
 func newTestDTO(t store.StoredTest) testDTO {
-	d := testDTO{ProjectID: t.ProjectID, RouteID: t.RouteID, Name: t.Name, Request: t.Request, Expect: t.Expect,
+	rt := t.RouteTest
+	rt.Normalize()
+	return testDTO{ProjectID: t.ProjectID, RouteID: t.RouteID, Name: rt.Name, Request: rt.Request, Expect: rt.Expect,
 		CreatedBy: t.CreatedBy, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
-	normalTest(&d.Request, &d.Expect)
-	return d
 }
 
-// normalTest writes a test's empty lists as [] and its absent bodies as
-// null, as the API document says.
-func normalTest(r *flow.TestRequest, e *flow.Expectation) {
-	if r.Headers == nil {
-		r.Headers = []flow.Pair{}
-	}
-	if len(bytes.TrimSpace(r.Body)) == 0 {
-		r.Body = json.RawMessage("null")
-	}
-	if e.Headers == nil {
-		e.Headers = []flow.Pair{}
-	}
-	if e.Paths == nil {
-		e.Paths = []flow.PathCheck{}
-	}
-	if len(bytes.TrimSpace(e.Body)) == 0 {
-		e.Body = json.RawMessage("null")
-	}
-}
-
-// routeTestInput is a new test; routeTestUpdateInput changes one (new_name renames
-// it; request and expect, when given, replace the test's).
+// routeTestInput is a new test; routeTestUpdateInput changes one
+// (new_name renames it; request and expect, when given, replace the
+// test's).
 type routeTestInput struct {
 	ProjectID string          `json:"project_id" validate:"required"`
 	RouteID   string          `json:"route_id" validate:"required,max=100"`
