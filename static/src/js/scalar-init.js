@@ -20,9 +20,14 @@ function main() {
     " .light-mode .sidebar-search-placeholder { color: #475569 !important; }";
   // Scalar's code blocks have a copy button with an icon and no name: name
   // them as they appear.
+  // A tag's list of endpoints scrolls once it is long (the routes' tag):
+  // the keyboard reaches it to scroll it.
   new MutationObserver(function () {
     el.querySelectorAll("button.scalar-code-copy:not([aria-label])").forEach(function (b) {
       b.setAttribute("aria-label", "Copy the code");
+    });
+    el.querySelectorAll('ul[aria-label$=" endpoints"]:not([tabindex])').forEach(function (u) {
+      u.setAttribute("tabindex", "0");
     });
   }).observe(el, { childList: true, subtree: true });
   Scalar.createApiReference(el, {
