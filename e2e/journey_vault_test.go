@@ -214,13 +214,33 @@ func TestJourneyTapsUnderMessages(t *testing.T) {
 		key := fmt.Sprintf("TAP_KEY_%d", i)
 		b.fill("#vault-create #f-key", key)
 		b.fill("#vault-create #f-value", "v")
-		// The button at the very foot of the screen, under any message.
-		x, y := eval[float64](b, `(r => (scrollBy(0, r.bottom - innerHeight + 4), document.querySelector("#vault-create button[type=submit]").getBoundingClientRect().left + 20))(document.querySelector("#vault-create button[type=submit]").getBoundingClientRect())`),
-			eval[float64](b, `document.querySelector("#vault-create button[type=submit]").getBoundingClientRect().bottom - 6`)
-		if hit := eval[string](b, fmt.Sprintf(`(e => e ? (e.closest("button") === document.querySelector("#vault-create button[type=submit]") ? "button" : e.outerHTML.slice(0, 120)) : "nothing")(document.elementFromPoint(%f, %f))`, x, y)); hit != "button" {
-			t.Fatalf("tap %d at the button's foot lands on %s", i, hit)
+		// The button at the very foot of the screen, under any message:
+		// its place read and tried in one evaluation, as the form the last
+		// entry swapped in may still be settling (a message stays seconds,
+		// longer than the tries).
+		var at struct {
+			X, Y float64
+			Hit  string
 		}
-		b.do(chromedp.MouseClickXY(x, y))
+		for try := 0; ; try++ {
+			at = eval[struct {
+				X, Y float64
+				Hit  string
+			}](b, `(() => {
+				const button = () => document.querySelector("#vault-create button[type=submit]");
+				scrollBy(0, button().getBoundingClientRect().bottom - innerHeight + 4);
+				const r = button().getBoundingClientRect(), x = r.left + 20, y = r.bottom - 6, e = document.elementFromPoint(x, y);
+				return {X: x, Y: y, Hit: e ? (e.closest("button") === button() ? "button" : e.outerHTML.slice(0, 120)) : "nothing"};
+			})()`)
+			if at.Hit == "button" || try == 10 {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if at.Hit != "button" {
+			t.Fatalf("tap %d at the button's foot lands on %s", i, at.Hit)
+		}
+		b.do(chromedp.MouseClickXY(at.X, at.Y))
 		b.waitText("Entry " + key + " created.")
 	}
 	// The table reloads itself after the message: wait for it.
