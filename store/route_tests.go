@@ -64,11 +64,16 @@ func (s *Store) CreateTest(ctx context.Context, t *StoredTest, uid int64) (err e
 			by = &uid
 		}
 		// The route's row, locked: its tests are counted one save at a
-		// time.
-		var n int
-		if err := tx.db.QueryRow(ctx, `SELECT (SELECT count(*) FROM route_tests WHERE project_id = $1 AND route_id = $2)
-			FROM routes WHERE project_id = $1 AND route_id = $2 FOR UPDATE`, t.ProjectID, t.RouteID).Scan(&n); err != nil {
+		// time, by a statement of its own, whose snapshot is taken after
+		// the lock (a count in the locking statement would read the
+		// snapshot from before the wait).
+		var one int
+		if err := tx.db.QueryRow(ctx, `SELECT 1 FROM routes WHERE project_id = $1 AND route_id = $2 FOR UPDATE`, t.ProjectID, t.RouteID).Scan(&one); err != nil {
 			return Event{}, translate(err)
+		}
+		var n int
+		if err := tx.db.QueryRow(ctx, `SELECT count(*) FROM route_tests WHERE project_id = $1 AND route_id = $2`, t.ProjectID, t.RouteID).Scan(&n); err != nil {
+			return Event{}, err
 		}
 		if n >= MaxTestsPerRoute {
 			return Event{}, ErrTooManyTests

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -231,5 +232,46 @@ func TestFlushRunLogs(t *testing.T) {
 	asked, answered, err := st.FlushRunLogs(ctx, 300*time.Millisecond)
 	if err != nil || asked != 2 || answered != 1 || time.Since(start) < 300*time.Millisecond {
 		t.Fatalf("one of two answering: asked %d, answered %d, %v after %s", asked, answered, err, time.Since(start))
+	}
+}
+
+// TestTestsPerRouteUnderConcurrency: a route holds at most 100 tests
+// however many are saved at once: of 120 saved side by side, 100 are
+// kept and 20 refused, each refusal ErrTooManyTests; a name saved twice at
+// once is kept once.
+func TestTestsPerRouteUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	st, _, ctx := eventStore(t)
+	r := store.StoredRoute{Route: flow.Route{ProjectID: "shop", RouteID: "books", RoutePath: "/books", Method: "GET"}}
+	r.Normalize()
+	if err := st.CreateRoute(ctx, &r); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	outcomes := map[string]int{}
+	var wg sync.WaitGroup
+	for i := range 120 {
+		wg.Go(func() {
+			name := fmt.Sprintf("t%d", i%110) // t0–t9 twice
+			tt := store.StoredTest{ProjectID: "shop", RouteID: "books", RouteTest: flow.RouteTest{Name: name, Request: flow.TestRequest{Caller: flow.TestAnonymous}}}
+			err := st.CreateTest(ctx, &tt, 1)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				outcomes["kept"]++
+			case errors.Is(err, store.ErrTooManyTests):
+				outcomes["too many"]++
+			case errors.Is(err, store.ErrConflict):
+				outcomes["name taken"]++
+			default:
+				outcomes[err.Error()]++
+			}
+		})
+	}
+	wg.Wait()
+	tests, err := st.Tests(ctx, "shop", "books")
+	if err != nil || len(tests) != 100 || outcomes["kept"] != 100 || outcomes["kept"]+outcomes["too many"]+outcomes["name taken"] != 120 {
+		t.Fatalf("%d tests kept (%v), outcomes %v", len(tests), err, outcomes)
 	}
 }
