@@ -176,19 +176,11 @@ func (h *Handlers) testUpdate(c *fiber.Ctx) error {
 	if _, err := h.member(c, in.ProjectID); err != nil {
 		return err
 	}
-	all, err := h.store.Tests(c.UserContext(), in.ProjectID, in.RouteID)
+	found, err := h.store.Test(c.UserContext(), in.ProjectID, in.RouteID, in.Name)
 	if err != nil {
-		return err
+		return testStoreError(err, in.RouteID, in.Name)
 	}
-	var t *store.StoredTest
-	for i := range all {
-		if all[i].Name == in.Name {
-			t = &all[i]
-		}
-	}
-	if t == nil {
-		return testStoreError(store.ErrNotFound, in.RouteID, in.Name)
-	}
+	t := &found
 	t.Name = authoring.Deref(in.NewName, t.Name)
 	if len(in.Request) > 0 {
 		t.Request = flow.TestRequest{}
@@ -255,6 +247,21 @@ type testRunDTO struct {
 	Results []testResultDTO `json:"results"`
 }
 
+// add counts res among the run's results.
+func (d *testRunDTO) add(res testResultDTO) {
+	if res.Passed {
+		d.Passed++
+	} else {
+		d.Failed++
+	}
+	d.Results = append(d.Results, res)
+}
+
+// count is the run's counts for its message: "3 passed, 1 failed".
+func (d testRunDTO) count() string {
+	return strconv.Itoa(d.Passed) + " passed, " + strconv.Itoa(d.Failed) + " failed"
+}
+
 // testRun answers POST /route/test/run: each test runs as a dry run (the
 // project's data, writes rolled back, no mail) and is judged by its
 // expectation.
@@ -309,15 +316,9 @@ func (h *Handlers) testRun(c *fiber.Ctx) error {
 				plans[t.RouteID] = plan
 			}
 		}
-		res := h.runTest(c, project, plan, t)
-		if res.Passed {
-			out.Passed++
-		} else {
-			out.Failed++
-		}
-		out.Results = append(out.Results, res)
+		out.add(h.runTest(c, project, plan, t))
 	}
-	msg := "Tests run: " + strconv.Itoa(out.Passed) + " passed, " + strconv.Itoa(out.Failed) + " failed"
+	msg := "Tests run: " + out.count()
 	return h.respond(c, Reply{Message: msg, Data: out})
 }
 
@@ -352,15 +353,9 @@ func (h *Handlers) testRunFile(c *fiber.Ctx, project store.Project, in routeTest
 		if in.RouteID != "" && t.RouteID != in.RouteID {
 			continue
 		}
-		res := h.runTest(c, project, plans[t.RouteID], store.StoredTest{ProjectID: project.ID, RouteID: t.RouteID, RouteTest: t.RouteTest})
-		if res.Passed {
-			out.Passed++
-		} else {
-			out.Failed++
-		}
-		out.Results = append(out.Results, res)
+		out.add(h.runTest(c, project, plans[t.RouteID], store.StoredTest{ProjectID: project.ID, RouteID: t.RouteID, RouteTest: t.RouteTest}))
 	}
-	msg := "The file's tests run: " + strconv.Itoa(out.Passed) + " passed, " + strconv.Itoa(out.Failed) + " failed"
+	msg := "The file's tests run: " + out.count()
 	return h.respond(c, Reply{Message: msg, Data: out})
 }
 

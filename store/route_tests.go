@@ -118,6 +118,17 @@ func (s *Store) Tests(ctx context.Context, project, route string) (_ []StoredTes
 	return pgx.CollectRows(rows, scanTest)
 }
 
+// Test returns test name of a route (ErrNotFound: none).
+func (s *Store) Test(ctx context.Context, project, route, name string) (_ StoredTest, err error) {
+	defer wrap(&err, "test", project, route)
+	rows, err := s.db.Query(ctx, `SELECT `+testColumns+` FROM route_tests WHERE project_id = $1 AND route_id = $2 AND name = $3`, project, route, name)
+	if err != nil {
+		return StoredTest{}, err
+	}
+	t, err := pgx.CollectExactlyOneRow(rows, scanTest)
+	return t, translate(err)
+}
+
 // UpdateTest replaces test name of a route with t (its name may change:
 // ErrConflict when the route has a test of the new name; ErrNotFound when
 // it has none of the old).
