@@ -85,6 +85,8 @@ func AsProblems(err error) *Problems {
 		return &Problems{Fields: map[string]string{"data." + violation.Field: violation.Message}}
 	case errors.Is(err, store.ErrLastRoot):
 		return &Problems{Fields: map[string]string{"target_uid": "is the last ROOT user and cannot be demoted or deleted"}}
+	case errors.Is(err, store.ErrLastAdmin):
+		return &Problems{Fields: map[string]string{"target_uid": "is the project's last ADMIN: make another member ADMIN first"}}
 	}
 	return nil
 }

@@ -95,7 +95,7 @@ func TestJourneyIdentity(t *testing.T) {
 	b.waitText("is not a user")
 	b.fill("#add-member-form #f-username", "grace")
 	b.click("#add-member-form button[type=submit]")
-	b.waitText("grace is now a member.")
+	b.waitText("grace is now a member as ADMIN.")
 	if !strings.Contains(b.text(), "ADMIN") {
 		t.Fatal("the members list does not show grace's role")
 	}

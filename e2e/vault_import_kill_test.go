@@ -29,7 +29,7 @@ func TestVaultImportKilled(t *testing.T) {
 		c := startChild(t, vars, 0)
 		if attempt == 1 {
 			// The first start made the owner.
-			if _, err := db.Exec(ctx, `INSERT INTO project_members (project_id, user_id) SELECT 'shop', id FROM users WHERE username = 'owner'`); err != nil {
+			if _, err := db.Exec(ctx, `INSERT INTO project_members (project_id, user_id, role) SELECT 'shop', id, 'ADMIN' FROM users WHERE username = 'owner'`); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -33,9 +33,6 @@ const (
 	sessionVersionKey = "cv" // the user's credential version at sign-in
 )
 
-// roleRank orders the roles; a higher rank includes the rights of the lower.
-var roleRank = map[string]int{store.RoleViewer: 1, store.RoleAuthor: 2, store.RoleAdmin: 3, store.RoleRoot: 4}
-
 // roles lists the roles, highest first.
 var roles = []string{store.RoleRoot, store.RoleAdmin, store.RoleAuthor, store.RoleViewer}
 
@@ -183,7 +180,12 @@ func uidParams(c *fiber.Ctx) []string {
 	return values
 }
 
-// atLeast admits signed-in callers whose role is min or higher.
+// needKey holds, in a request's locals, the role its endpoint needs.
+type needKey struct{}
+
+// atLeast admits signed-in callers whose role is min or higher, and keeps
+// min as what the endpoint needs: inside a project, member checks the
+// caller's role there against it too (docs/roles.md).
 func (h *Handlers) atLeast(min string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		p := current(c)
@@ -193,15 +195,47 @@ func (h *Handlers) atLeast(min string) fiber.Handler {
 		if !callerAtLeast(c, min) {
 			return forbidden("your role (" + p.User.Role + ") may not do this; it needs " + min + " or higher")
 		}
+		c.Locals(needKey{}, min)
 		return c.Next()
 	}
 }
 
-// callerAtLeast reports whether the signed-in caller's role is min or
-// higher (what a page may offer; atLeast guards the routes).
+// callerAtLeast reports whether the signed-in caller's own role is min or
+// higher: outside projects (global templates, users) the role that
+// applies, and the most a role in a project can be.
 func callerAtLeast(c *fiber.Ctx, min string) bool {
 	p := current(c)
-	return p != nil && roleRank[p.User.Role] >= roleRank[min]
+	return p != nil && store.RoleRank(p.User.Role) >= store.RoleRank(min)
+}
+
+// projectRole is the caller's effective role in project: the lower of
+// their own role and their membership's, ROOT everywhere for a ROOT user,
+// "" when not a member (docs/roles.md).
+func projectRole(c *fiber.Ctx, project store.Project) string {
+	p := current(c)
+	if p == nil {
+		return ""
+	}
+	return store.EffectiveRole(p.User.Role, project.Role)
+}
+
+// canIn reports whether the caller's role in project is min or higher:
+// what a project's pages offer, and the rights inside an endpoint that
+// go beyond what it needs (a route that reads the vault needs ADMIN).
+func canIn(c *fiber.Ctx, project store.Project, min string) bool {
+	return store.RoleRank(projectRole(c, project)) >= store.RoleRank(min)
+}
+
+// capNote says, after a membership's role, what the member works as when
+// that differs: the account's lower role, or ROOT (docs/roles.md).
+func capNote(role, effective string) string {
+	switch effective {
+	case role:
+		return ""
+	case store.RoleRoot:
+		return " (ROOT in every project)"
+	}
+	return " (works as " + effective + ": their account's role caps it)"
 }
 
 // notByPAT refuses requests authenticated by a personal access token.
@@ -212,8 +246,9 @@ func (h *Handlers) notByPAT(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// member returns project id if the caller is a member of it: an unknown
-// project is 404, a project of others 403, for every role.
+// member returns project id if the caller is a member of it whose role
+// there reaches what the endpoint needs (atLeast): an unknown project is
+// 404, a project of others or a role too low there 403, for every role.
 func (h *Handlers) member(c *fiber.Ctx, id string) (store.Project, error) {
 	p := current(c)
 	if p == nil {
@@ -234,6 +269,9 @@ func (h *Handlers) member(c *fiber.Ctx, id string) (store.Project, error) {
 	}
 	if err == nil && !project.IsMember {
 		return project, forbidden("you are not a member of project " + authoring.Quote(id))
+	}
+	if need, _ := c.Locals(needKey{}).(string); err == nil && !canIn(c, project, need) {
+		return project, forbidden("your role in project " + authoring.Quote(id) + " (" + projectRole(c, project) + ") may not do this; it needs " + need + " or higher")
 	}
 	return project, err
 }

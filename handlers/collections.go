@@ -199,7 +199,7 @@ func (h *Handlers) collectionsPage(c *fiber.Ctx, project string, page store.Page
 	}
 	list, total, err := h.store.ListCollections(c.UserContext(), p.ID, page)
 	return collectionsView{Base: h.base(c, "Data · "+p.Name), Project: p, Collections: list, Pager: newPager(c, page, len(list), total),
-		CanManage: callerAtLeast(c, store.RoleAdmin)}, err
+		CanManage: canIn(c, p, store.RoleAdmin)}, err
 }
 
 // collectionShow answers GET /collection/fetch/one.
@@ -403,8 +403,8 @@ func (h *Handlers) recordsPage(c *fiber.Ctx, q recordListQuery) (recordsView, er
 		return recordsView{}, collectionMissing(err, q.CollectionID)
 	}
 	view := recordsView{Base: h.base(c, col.Name+" · "+p.Name), Project: p, Collection: col, Where: q.Where,
-		CanWrite: callerAtLeast(c, store.RoleAuthor), Self: c.OriginalURL(),
-		CanManage: callerAtLeast(c, store.RoleAdmin)}
+		CanWrite: canIn(c, p, store.RoleAuthor), Self: c.OriginalURL(),
+		CanManage: canIn(c, p, store.RoleAdmin)}
 	if view.CanManage && representationOf(c) != asJSON {
 		view.NewField = schema.Field{Type: schema.Text}
 		if view.CollectionIDs, err = h.store.CollectionIDs(c.UserContext(), p.ID); err != nil {

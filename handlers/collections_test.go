@@ -13,7 +13,7 @@ func TestCollectionsAPI(t *testing.T) {
 	t.Parallel()
 	ta, h := templateApp(t) // an AUTHOR member of project shop
 	admin := ta.newUser(t, "boss", store.RoleAdmin)
-	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID); err != nil {
+	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID, store.MembershipRole(admin.Role)); err != nil {
 		t.Fatal(err)
 	}
 	a := as(ta.token(t, admin))

@@ -67,7 +67,7 @@ func (h *Handlers) events(c *fiber.Ctx) error {
 	sq := store.EventQuery{ProjectID: q.ProjectID, Type: q.Type, UserID: q.UID, Keyset: k, Offset: q.Offset}
 	root := me.User.Role == store.RoleRoot
 	if !root {
-		mine, err := h.store.MemberProjects(ctx, me.User.ID)
+		mine, err := h.store.MemberProjects(ctx, me.User.ID, store.RoleAdmin)
 		if err != nil {
 			return err
 		}
@@ -111,6 +111,10 @@ func (h *Handlers) events(c *fiber.Ctx) error {
 	}
 	if view.Projects, _, err = h.store.ListProjects(ctx, me.User.ID, root, store.Page{Limit: 500}); err != nil {
 		return err
+	}
+	if !root {
+		// Only the projects they manage: an ADMIN's events are theirs.
+		view.Projects = slices.DeleteFunc(view.Projects, func(p store.Project) bool { return !slices.Contains(sq.Projects, p.ID) })
 	}
 	if view.Users, err = h.eventUsers(c, view.Projects, root); err != nil {
 		return err

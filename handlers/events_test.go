@@ -149,6 +149,8 @@ func TestEventPerChange(t *testing.T) {
 	refuse("a project file of another format", boss, "POST", "/project/apply", `{"project_id":"eve_proj","document":{"format":2,"name":"Eve"}}`, 422)
 	ok("member", boss, "POST", "/project/member/add", fmt.Sprintf(`{"project_id":"eve_proj","target_uid":%d}`, eve), 200, "member_add", eveID, "eve_proj")
 	refuse("a member twice", boss, "POST", "/project/member/add", fmt.Sprintf(`{"project_id":"eve_proj","target_uid":%d}`, eve), 422)
+	ok("member role", boss, "PATCH", "/project/member/role", fmt.Sprintf(`{"project_id":"eve_proj","target_uid":%d,"role":"VIEWER"}`, eve), 200, "member_role", eveID, "eve_proj")
+	refuse("a member role of no member", boss, "PATCH", "/project/member/role", `{"project_id":"eve_proj","target_uid":999999,"role":"VIEWER"}`, 404)
 	ok("member removed", boss, "POST", "/project/member/remove", fmt.Sprintf(`{"project_id":"eve_proj","target_uid":%d}`, eve), 200, "member_remove", eveID, "eve_proj")
 	refuse("a member removed twice", boss, "POST", "/project/member/remove", fmt.Sprintf(`{"project_id":"eve_proj","target_uid":%d}`, eve), 404)
 

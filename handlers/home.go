@@ -35,14 +35,19 @@ const docsReadKey = "docs_read"
 
 // firstDay is the checklist of a user's first day: create a project, add a
 // secret, build a template or route, try it, read its document. Each step
-// ticks itself from what the user's projects hold; steps a role cannot take
-// say who can.
+// ticks itself from the user's own work in their projects; steps their
+// role cannot take say who can, and do not count.
 func (h *Handlers) firstDay(c *fiber.Ctx, u *store.User) (_ []homeStep, done, own int, _ error) {
 	p, err := h.store.UserProgress(c.UserContext(), u.ID)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	rank := roleRank[u.Role]
+	// The most they can do in their projects: their role in the one where
+	// it is highest (docs/roles.md); with none, their own role.
+	rank := store.RoleRank(u.Role)
+	if p.Role != "" {
+		rank = store.RoleRank(store.EffectiveRole(u.Role, p.Role))
+	}
 	project := url.QueryEscape(p.FirstProject)
 	steps := []homeStep{
 		{Title: "Create a project", Text: "A project holds routes, templates, collections and one vault, under an API path of its own.",
@@ -60,14 +65,14 @@ func (h *Handlers) firstDay(c *fiber.Ctx, u *store.User) (_ []homeStep, done, ow
 		for i := 1; i < len(steps); i++ {
 			steps[i].Href, steps[i].Action = "", ""
 		}
-		if rank < roleRank[store.RoleAdmin] {
+		if rank < store.RoleRank(store.RoleAdmin) {
 			steps[0].Text, steps[0].Href, steps[0].Action, steps[0].Theirs = "An ADMIN creates projects; ask one to add you to a project.", "", "", true
 		}
 	}
-	if rank < roleRank[store.RoleAdmin] && !p.Secrets {
+	if rank < store.RoleRank(store.RoleAdmin) && !p.Secrets {
 		steps[1].Text, steps[1].Href, steps[1].Action, steps[1].Theirs = "Vaults are an ADMIN's: ask one to add the secrets your routes read.", "", "", true
 	}
-	if rank < roleRank[store.RoleAuthor] {
+	if rank < store.RoleRank(store.RoleAuthor) {
 		steps[2].Href, steps[2].Action, steps[3].Href, steps[3].Action = "", "", "", ""
 		steps[2].Text = "Routes are built by AUTHORs and ADMINs of the project."
 		steps[2].Theirs, steps[3].Theirs = !p.Templates && !p.Routes, !p.Runs
@@ -102,19 +107,19 @@ func (h *Handlers) homeShow(c *fiber.Ctx) error {
 			view.Steps, view.Done, view.Own = steps, done, own
 		}
 		// What this role can do, and nothing it cannot.
-		rank := roleRank[view.User.Role]
+		rank := store.RoleRank(view.User.Role)
 		view.Cards = append(view.Cards,
 			homeCard{Title: "Projects", Text: "Your projects, their members and their routes.", Href: "/web/projects"},
 			homeCard{Title: "Routes", Text: "The routes of your projects, their runs and their playground.", Href: "/web/routes"},
 			homeCard{Title: "Data", Text: "Each project's collections of records, read and written by its routes.", Href: "/web/data"},
 			homeCard{Title: "Route templates", Text: "Reusable route blueprints, global and per project.", Href: "/web/routes/templates"})
-		if rank >= roleRank[store.RoleAuthor] {
+		if rank >= store.RoleRank(store.RoleAuthor) {
 			view.Cards = append(view.Cards, homeCard{Title: "New template", Text: "Build a route template in the visual editor.", Href: "/web/routes/templates/create"})
 		}
-		if rank >= roleRank[store.RoleAdmin] {
+		if rank >= store.RoleRank(store.RoleAdmin) {
 			view.Cards = append(view.Cards, homeCard{Title: "Vaults", Text: "Each project's secrets, masked until revealed, every access logged.", Href: "/web/vaults"})
 		}
-		if rank >= roleRank[store.RoleRoot] {
+		if rank >= store.RoleRank(store.RoleRoot) {
 			view.Cards = append(view.Cards,
 				homeCard{Title: "Users", Text: "Accounts and their roles.", Href: "/web/users"},
 				homeCard{Title: "Configs", Text: "Site-wide settings.", Href: "/web/configs"})

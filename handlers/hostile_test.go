@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"stencil/authoring"
+	"stencil/store"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -51,7 +52,7 @@ var parserWords = []string{"schema:", "multipart:", "json:", "strconv", "unmarsh
 func TestHostileInputOnEveryOperation(t *testing.T) {
 	t.Parallel()
 	ta, keeper, _ := vaultApp(t)
-	if err := ta.h.store.AddMember(context.Background(), "shop", ta.root.ID); err != nil {
+	if err := ta.h.store.AddMember(context.Background(), "shop", ta.root.ID, store.MembershipRole(ta.root.Role)); err != nil {
 		t.Fatal(err)
 	}
 	base := ta.listen(t)

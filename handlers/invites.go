@@ -62,19 +62,22 @@ func (h *Handlers) projectInvite(c *fiber.Ctx) error {
 		return err
 	}
 	me := current(c).User
-	if me.Role != store.RoleRoot && roleRank[in.Role] > roleRank[store.RoleAuthor] {
+	if me.Role != store.RoleRoot && store.RoleRank(in.Role) > store.RoleRank(store.RoleAuthor) {
 		return forbidden("an ADMIN invites AUTHOR or VIEWER accounts; only a ROOT user invites an ADMIN or ROOT")
 	}
 	ctx := c.UserContext()
 	if u, err := h.store.UserByEmail(ctx, in.Email); err == nil {
-		if err := h.store.AddMember(ctx, p.ID, u.ID); err != nil {
+		role := store.MembershipRole(in.Role)
+		if err := h.store.AddMember(ctx, p.ID, u.ID, role); err != nil {
 			if errors.Is(err, store.ErrConflict) {
 				err = &ValidationError{Fields: map[string]string{"email": "belongs to " + u.Username + ", already a member of this project"}}
 			}
 			return h.formError(c, err, page)
 		}
-		h.flash(c, "success", u.Username+" ("+u.Email+") had an account and is now a member.")
-		return h.respond(c, Reply{Message: "Member added", Data: fiber.Map{"uid": u.ID, "username": u.Username}, Redirect: projectURL(p.ID)})
+		effective := store.EffectiveRole(u.Role, role)
+		h.flash(c, "success", u.Username+" ("+u.Email+") had an account and is now a member as "+role+capNote(role, effective)+".")
+		return h.respond(c, Reply{Message: "Member added", Data: memberRolesDTO{UID: u.ID, Username: u.Username, Role: role, EffectiveRole: effective},
+			Redirect: projectURL(p.ID)})
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}

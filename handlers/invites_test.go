@@ -36,7 +36,7 @@ func TestInvitationsHeld(t *testing.T) {
 	t.Parallel()
 	ta, h, a := mailApp(t)
 	root := as(ta.token(t, ta.root))
-	if err := ta.h.store.AddMember(context.Background(), "shop", ta.root.ID); err != nil {
+	if err := ta.h.store.AddMember(context.Background(), "shop", ta.root.ID, store.MembershipRole(ta.root.Role)); err != nil {
 		t.Fatal(err)
 	}
 	status, body := ta.call(t, "POST", "/project/invite", `{"project_id":"shop","email":"new@example.com","role":"AUTHOR"}`, a)

@@ -75,7 +75,7 @@ func (h *Handlers) jobsView(c *fiber.Ctx, p store.Project, route, state string, 
 	pager := newPager(c, page, len(jobs), total)
 	pager.AtLeast = capped
 	view := jobsView{Project: p, Jobs: jobs, Pager: pager, RouteID: route, State: state, States: store.JobStates,
-		CanChange: callerAtLeast(c, store.RoleAuthor)}
+		CanChange: canIn(c, p, store.RoleAuthor)}
 	return view, total, capped, nil
 }
 

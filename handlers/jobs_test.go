@@ -43,7 +43,7 @@ func TestJobsAPI(t *testing.T) {
 	}
 	first, last := fmt.Sprint(all[2]), fmt.Sprint(all[0])
 	viewer := ta.newUser(t, "viewer", store.RoleViewer)
-	if err := ta.h.store.AddMember(context.Background(), "shop", viewer.ID); err != nil {
+	if err := ta.h.store.AddMember(context.Background(), "shop", viewer.ID, store.MembershipRole(viewer.Role)); err != nil {
 		t.Fatal(err)
 	}
 	v := as(ta.token(t, viewer))

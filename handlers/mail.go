@@ -100,7 +100,7 @@ func (h *Handlers) emailTemplatesPage(c *fiber.Ctx, project string) (emailTempla
 	}
 	list, err := h.store.EmailTemplates(c.UserContext(), p.ID)
 	return emailTemplatesView{Base: h.base(c, "Email · "+p.Name), Project: p, Templates: list,
-		CanManage: callerAtLeast(c, store.RoleAdmin), Held: h.mail.Held()}, err
+		CanManage: canIn(c, p, store.RoleAdmin), Held: h.mail.Held()}, err
 }
 
 // emailTemplateShow answers GET /email/template/fetch/one and renders
@@ -132,7 +132,7 @@ func (h *Handlers) emailTemplatePage(c *fiber.Ctx, project, name string) (emailT
 		pairs[k] = "‹" + k + "›"
 	}
 	return emailTemplateView{Base: h.base(c, t.Name+" · Email · "+p.Name), Project: p, Template: t,
-		Preview: mail.Render(t.Subject, t.Text, t.HTML, pairs), Samples: samples, CanManage: callerAtLeast(c, store.RoleAdmin)}, nil
+		Preview: mail.Render(t.Subject, t.Text, t.HTML, pairs), Samples: samples, CanManage: canIn(c, p, store.RoleAdmin)}, nil
 }
 
 func emailTemplateMissing(err error, name string) error {

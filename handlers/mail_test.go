@@ -16,7 +16,7 @@ func mailApp(t *testing.T) (*testApp, map[string]string, map[string]string) {
 	t.Helper()
 	ta, h := runApp(t)
 	boss := ta.newUser(t, "boss", store.RoleAdmin)
-	if err := ta.h.store.AddMember(context.Background(), "shop", boss.ID); err != nil {
+	if err := ta.h.store.AddMember(context.Background(), "shop", boss.ID, store.MembershipRole(boss.Role)); err != nil {
 		t.Fatal(err)
 	}
 	return ta, h, as(ta.token(t, boss))

@@ -29,7 +29,9 @@ type cellFixture struct {
 	record   int64  // a record of the project's collection "items"
 }
 
-func (ta *testApp) cellFixture(t *testing.T, n int, role string, member bool) cellFixture {
+// cellFixture makes a cell whose caller has role, and is a member of the
+// cell's project with the membership role given ("": not a member).
+func (ta *testApp) cellFixture(t *testing.T, n int, role, membership string) cellFixture {
 	t.Helper()
 	ctx := context.Background()
 	f := cellFixture{n: n, project: fmt.Sprintf("proj_%d", n), config: fmt.Sprintf("cfg.%d", n), secret: fmt.Sprintf("SECRET_%d", n)}
@@ -40,8 +42,8 @@ func (ta *testApp) cellFixture(t *testing.T, n int, role string, member bool) ce
 	if err := ta.h.store.CreateProject(ctx, &p, f.owner.ID); err != nil {
 		t.Fatal(err)
 	}
-	if member {
-		if err := ta.h.store.AddMember(ctx, f.project, f.caller.ID); err != nil {
+	if membership != "" {
+		if err := ta.h.store.AddMember(ctx, f.project, f.caller.ID, membership); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,13 +100,25 @@ func (ta *testApp) putSecret(t testing.TB, project, key, value string, by store.
 
 // permCase is one endpoint of a permission table: the request it makes in a
 // cell, and the status wanted of an anonymous caller and of each role as a
-// member and as a non-member of the cell's project.
+// member and as a non-member of the cell's project. A case with nonMember
+// acts inside the project: there a member works with their role in it.
 type permCase struct {
 	name      string
 	request   func(f cellFixture) (method, path, body string)
 	anon      int
 	member    map[string]int
-	nonMember map[string]int // nil: same as member
+	nonMember map[string]int // nil: same as member, and the account's role applies
+}
+
+// mixedRoles are members whose membership role differs from their
+// account's (docs/roles.md): inside the project each works as the lower
+// of the two (ROOT as ROOT), outside it with the account's.
+var mixedRoles = []struct{ account, membership string }{
+	{store.RoleAdmin, store.RoleAuthor},
+	{store.RoleAdmin, store.RoleViewer},
+	{store.RoleAuthor, store.RoleViewer},
+	{store.RoleViewer, store.RoleAdmin},
+	{store.RoleRoot, store.RoleViewer},
 }
 
 // byRole maps the four roles, highest first, to statuses.
@@ -120,7 +134,7 @@ func runPermissionTable(t *testing.T, cases []permCase) {
 	for _, pc := range cases {
 		t.Run(pc.name, func(t *testing.T) {
 			n++
-			f := ta.cellFixture(t, n, store.RoleViewer, false)
+			f := ta.cellFixture(t, n, store.RoleViewer, "")
 			method, path, body := pc.request(f)
 			ta.expectStatus(t, "anonymous", method, path, body, nil, pc.anon)
 			for _, member := range []bool{true, false} {
@@ -130,11 +144,26 @@ func runPermissionTable(t *testing.T, cases []permCase) {
 				}
 				for _, role := range roles {
 					n++
-					f := ta.cellFixture(t, n, role, member)
+					membership := ""
+					if member {
+						membership = store.MembershipRole(role)
+					}
+					f := ta.cellFixture(t, n, role, membership)
 					method, path, body := pc.request(f)
 					who := fmt.Sprintf("%s member=%v", role, member)
 					ta.expectStatus(t, who, method, path, body, as(ta.token(t, f.caller)), want[role])
 				}
+			}
+			for _, mix := range mixedRoles {
+				n++
+				works := mix.account
+				if pc.nonMember != nil {
+					works = store.EffectiveRole(mix.account, mix.membership)
+				}
+				f := ta.cellFixture(t, n, mix.account, mix.membership)
+				method, path, body := pc.request(f)
+				who := fmt.Sprintf("%s member as %s (works as %s)", mix.account, mix.membership, works)
+				ta.expectStatus(t, who, method, path, body, as(ta.token(t, f.caller)), pc.member[works])
 			}
 		})
 	}
@@ -197,6 +226,9 @@ func TestIdentityPermissionTable(t *testing.T) {
 		}},
 		{name: "member remove", anon: 401, member: adminUp(200), nonMember: all(403), request: func(f cellFixture) (string, string, string) {
 			return "POST", "/project/member/remove", fmt.Sprintf(`{"project_id":%q,"target_uid":%d}`, f.project, f.owner.ID)
+		}},
+		{name: "member role", anon: 401, member: adminUp(200), nonMember: all(403), request: func(f cellFixture) (string, string, string) {
+			return "PATCH", "/project/member/role", fmt.Sprintf(`{"project_id":%q,"target_uid":%d,"role":"AUTHOR"}`, f.project, f.owner.ID)
 		}},
 		{name: "pat create", anon: 401, member: all(201), request: func(cellFixture) (string, string, string) {
 			return "POST", "/pat/create", `{"name":"ci"}`
@@ -264,5 +296,55 @@ func TestDataPermissionTable(t *testing.T) {
 		{name: "record delete", anon: 401, member: authorUp(200), nonMember: all(403), request: func(f cellFixture) (string, string, string) {
 			return "DELETE", fmt.Sprintf("/data/delete?collection_id=items&project_id=%s&id=%d", f.project, f.record), ""
 		}},
+	})
+}
+
+// TestProjectPermissionTable: the endpoint families inside a project that
+// the other tables leave out — runs, analytics, tests, schedules, jobs,
+// the playground, history, files, invitations, mail and the event log — by
+// role, membership, and a membership role other than the account's
+// (docs/roles.md).
+func TestProjectPermissionTable(t *testing.T) {
+	t.Parallel()
+	all := func(s int) map[string]int { return byRole(s, s, s, s) }
+	adminUp := func(ok int) map[string]int { return byRole(ok, ok, 403, 403) }
+	authorUp := func(ok int) map[string]int { return byRole(ok, ok, ok, 403) }
+	none := all(403)
+	q := func(path string) func(f cellFixture) (string, string, string) {
+		return func(f cellFixture) (string, string, string) {
+			return "GET", path + "project_id=" + f.project, ""
+		}
+	}
+	runPermissionTable(t, []permCase{
+		{name: "runs", anon: 401, member: all(200), nonMember: none, request: q("/route/runs?")},
+		{name: "analytics", anon: 401, member: all(200), nonMember: none, request: q("/route/stats?")},
+		{name: "route versions", anon: 401, member: all(200), nonMember: none, request: q("/route/versions?route_id=existing&")},
+		{name: "tests", anon: 401, member: all(200), nonMember: none, request: q("/route/test/fetch?route_id=existing&")},
+		{name: "test create", anon: 401, member: authorUp(201), nonMember: none, request: func(f cellFixture) (string, string, string) {
+			return "POST", "/route/test/create", fmt.Sprintf(`{"project_id":%q,"route_id":"existing","name":"ok","request":{"caller":"anonymous"},"expect":{}}`, f.project)
+		}},
+		{name: "test run", anon: 401, member: authorUp(200), nonMember: none, request: func(f cellFixture) (string, string, string) {
+			return "POST", "/route/test/run", fmt.Sprintf(`{"project_id":%q}`, f.project)
+		}},
+		{name: "schedules", anon: 401, member: all(200), nonMember: none, request: q("/route/schedule/fetch?")},
+		{name: "schedule create", anon: 401, member: authorUp(201), nonMember: none, request: func(f cellFixture) (string, string, string) {
+			return "POST", "/route/schedule/create", fmt.Sprintf(`{"project_id":%q,"route_id":"existing","cron":"@daily"}`, f.project)
+		}},
+		{name: "jobs", anon: 401, member: all(200), nonMember: none, request: q("/route/job/fetch?")},
+		{name: "playground run", anon: 401, member: authorUp(200), nonMember: none, request: func(f cellFixture) (string, string, string) {
+			return "POST", "/route/run", fmt.Sprintf(`{"project_id":%q,"route":%s}`, f.project, plainRoute("draft"))
+		}},
+		{name: "export", anon: 401, member: adminUp(200), nonMember: none, request: q("/project/export?")},
+		{name: "invite", anon: 401, member: adminUp(201), nonMember: none, request: func(f cellFixture) (string, string, string) {
+			return "POST", "/project/invite", fmt.Sprintf(`{"project_id":%q,"email":"new%d@example.com","role":"VIEWER"}`, f.project, f.n)
+		}},
+		{name: "invitations", anon: 401, member: adminUp(200), nonMember: none, request: q("/project/invitations?")},
+		{name: "email templates", anon: 401, member: all(200), nonMember: none, request: q("/email/template/fetch?")},
+		{name: "email template create", anon: 401, member: adminUp(201), nonMember: none, request: func(f cellFixture) (string, string, string) {
+			return "POST", "/email/template/create", fmt.Sprintf(`{"project_id":%q,"name":"hello","subject":"Hi","text":"Hello"}`, f.project)
+		}},
+		{name: "outbox", anon: 401, member: adminUp(200), nonMember: none, request: q("/outbox/fetch?")},
+		// ROOT reads every project's events, a member or not.
+		{name: "events", anon: 401, member: adminUp(200), nonMember: byRole(200, 403, 403, 403), request: q("/event/fetch?")},
 	})
 }

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -27,24 +28,40 @@ type projectDTO struct {
 	UpdatedAt   time.Time   `json:"updated_at"`
 	MemberCount int         `json:"member_count"`
 	IsMember    bool        `json:"is_member"`
+	Role        string      `json:"role,omitempty"` // the caller's, in the project (docs/roles.md)
 	Members     []memberDTO `json:"members,omitempty"`
 }
 
+// memberDTO is a member of a project: the membership's role and the role
+// it works with there (docs/roles.md).
 type memberDTO struct {
-	ID        int64     `json:"id"`
-	Username  string    `json:"username"`
-	FirstName string    `json:"first_name"`
-	LastName  string    `json:"last_name"`
-	Role      string    `json:"role"`
-	AddedAt   time.Time `json:"added_at"`
+	ID            int64     `json:"id"`
+	Username      string    `json:"username"`
+	FirstName     string    `json:"first_name"`
+	LastName      string    `json:"last_name"`
+	Role          string    `json:"role"`
+	EffectiveRole string    `json:"effective_role"`
+	AddedAt       time.Time `json:"added_at"`
 }
 
-func newProjectDTO(p store.Project, members []store.Member) projectDTO {
-	dto := projectDTO{ID: p.ID, Name: p.Name, Description: p.Description, APIPath: p.APIPath, XRateLimit: p.XRateLimit, XRateBurst: p.XRateBurst, CORSOrigins: p.XCORSOrigins, EgressHosts: p.XEgressHosts, CreatedBy: p.CreatedBy,
+// memberRolesDTO is who joined a project, with their role there.
+type memberRolesDTO struct {
+	UID           int64  `json:"uid"`
+	Username      string `json:"username"`
+	Role          string `json:"role"`
+	EffectiveRole string `json:"effective_role"`
+}
+
+func newMemberDTO(m store.Member) memberDTO {
+	return memberDTO{ID: m.UserID, Username: m.Username, FirstName: m.FirstName, LastName: m.LastName,
+		Role: m.Role, EffectiveRole: m.Effective(), AddedAt: m.AddedAt}
+}
+
+func newProjectDTO(c *fiber.Ctx, p store.Project, members []store.Member) projectDTO {
+	dto := projectDTO{Role: projectRole(c, p), ID: p.ID, Name: p.Name, Description: p.Description, APIPath: p.APIPath, XRateLimit: p.XRateLimit, XRateBurst: p.XRateBurst, CORSOrigins: p.XCORSOrigins, EgressHosts: p.XEgressHosts, CreatedBy: p.CreatedBy,
 		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, MemberCount: p.Members, IsMember: p.IsMember}
 	for _, m := range members {
-		dto.Members = append(dto.Members, memberDTO{ID: m.UserID, Username: m.Username, FirstName: m.FirstName,
-			LastName: m.LastName, Role: m.Role, AddedAt: m.AddedAt})
+		dto.Members = append(dto.Members, newMemberDTO(m))
 	}
 	return dto
 }
@@ -91,7 +108,7 @@ func (h *Handlers) projectList(c *fiber.Ctx) error {
 	}
 	dtos := make([]projectDTO, len(view.Projects))
 	for i, p := range view.Projects {
-		dtos[i] = newProjectDTO(p, nil)
+		dtos[i] = newProjectDTO(c, p, nil)
 	}
 	return h.respond(c, Reply{Data: dtos, Amount: &view.Pager.Total, Page: "projects/index", View: view})
 }
@@ -139,7 +156,7 @@ func (h *Handlers) projectCreate(c *fiber.Ctx) error {
 	}
 	h.routesChanged(c, p.ID)
 	h.flash(c, "success", "Project "+p.Name+" created.")
-	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Project created", Data: newProjectDTO(p, nil), Redirect: "/web/project?id=" + p.ID})
+	return h.respond(c, Reply{Status: fiber.StatusCreated, Message: "Project created", Data: newProjectDTO(c, p, nil), Redirect: "/web/project?id=" + p.ID})
 }
 
 type projectView struct {
@@ -149,6 +166,9 @@ type projectView struct {
 	CanAdmin bool
 	Form     Form // the details form
 	Add      Form // the add-member form
+	// MemberRoles are the roles the Members table's selects offer (ADMIN
+	// and ROOT members).
+	MemberRoles []string
 	// Invitations (ADMIN and ROOT members): the form, the roles the caller
 	// may give, the pending ones with their links while mail is held, and
 	// the one just made.
@@ -175,7 +195,7 @@ func (h *Handlers) projectShow(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.respond(c, Reply{Data: newProjectDTO(view.Project, view.Members), Page: "projects/show", View: view})
+	return h.respond(c, Reply{Data: newProjectDTO(c, view.Project, view.Members), Page: "projects/show", View: view})
 }
 
 func (h *Handlers) projectPage(c *fiber.Ctx, id string) (projectView, error) {
@@ -189,7 +209,10 @@ func (h *Handlers) projectPage(c *fiber.Ctx, id string) (projectView, error) {
 	}
 	project.Members = len(members) // the caller's project comes without its count
 	view := projectView{Base: h.base(c, project.Name), Project: project, Members: members,
-		CanAdmin: callerAtLeast(c, store.RoleAdmin), MailHeld: h.mail.Held()}
+		CanAdmin: canIn(c, project, store.RoleAdmin), MailHeld: h.mail.Held()}
+	if view.CanAdmin {
+		view.MemberRoles = memberRoles
+	}
 	if view.CanAdmin && representationOf(c) != asJSON {
 		// The page offers the roles a project member works in; the API
 		// also lets a ROOT user invite another ROOT (docs/mail.md).
@@ -232,7 +255,7 @@ func (h *Handlers) projectUpdate(c *fiber.Ctx) error {
 	}
 	h.routesChanged(c, p.ID)
 	h.flash(c, "success", "Project saved.")
-	return h.respond(c, Reply{Message: "Project updated", Data: newProjectDTO(p, nil), Redirect: "/web/project?id=" + p.ID})
+	return h.respond(c, Reply{Message: "Project updated", Data: newProjectDTO(c, p, nil), Redirect: "/web/project?id=" + p.ID})
 }
 
 // projectDelete answers DELETE /project/delete (ADMIN or ROOT members).
@@ -259,29 +282,132 @@ type memberInput struct {
 	Username  string `json:"username" form:"username" validate:"omitempty,max=50"`
 }
 
+// memberAddInput adds a member with a role; without one the member works
+// with their account's role (a ROOT user's membership reads ADMIN).
+type memberAddInput struct {
+	memberInput
+	Role string `json:"role" form:"role" validate:"omitempty,oneof=ADMIN AUTHOR VIEWER"`
+}
+
+type memberRoleInput struct {
+	ProjectID string `json:"project_id" form:"project_id" validate:"required"`
+	TargetUID int64  `json:"target_uid" form:"target_uid" validate:"required,min=1"`
+	Role      string `json:"role" form:"role" validate:"required,oneof=ADMIN AUTHOR VIEWER"`
+}
+
+// memberRoles are the roles a membership may have, highest first.
+var memberRoles = []string{store.RoleAdmin, store.RoleAuthor, store.RoleViewer}
+
+// grantable refuses a membership role above the caller's own role in
+// project (docs/roles.md).
+func grantable(c *fiber.Ctx, project store.Project, role string) error {
+	if own := projectRole(c, project); store.RoleRank(role) > store.RoleRank(own) {
+		return forbidden("you may give roles up to your own in project " + authoring.Quote(project.ID) + " (" + own + ")")
+	}
+	return nil
+}
+
 // memberAdd answers POST /project/member/add: ADMIN or ROOT members add
 // anyone; a ROOT user may also add itself to any project.
 func (h *Handlers) memberAdd(c *fiber.Ctx) error {
-	var in memberInput
+	var in memberAddInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
 	me := current(c).User
-	_, err := h.member(c, in.ProjectID)
+	p, err := h.member(c, in.ProjectID)
 	selfJoin := in.TargetUID == me.ID && me.Role == store.RoleRoot
 	if err != nil && !(selfJoin && isStatus(err, fiber.StatusForbidden)) {
 		return err
 	}
+	if selfJoin {
+		p.Role = store.RoleAdmin // a ROOT user joins as what it is everywhere
+	}
 	page := h.projectForm(c, in.ProjectID, "projects/add_member", func(v *projectView) *Form { return &v.Add })
-	target, err := h.memberTarget(c, in)
+	target, err := h.memberTarget(c, in.memberInput)
 	if err != nil {
 		return h.formError(c, err, page)
 	}
-	if err := h.store.AddMember(c.UserContext(), in.ProjectID, target.ID); err != nil {
+	role := in.Role
+	if role == "" {
+		role = store.MembershipRole(target.Role)
+		if store.RoleRank(role) > store.RoleRank(projectRole(c, p)) {
+			role = projectRole(c, p)
+		}
+	}
+	if err := grantable(c, p, role); err != nil {
+		return err
+	}
+	if err := h.store.AddMember(c.UserContext(), in.ProjectID, target.ID, role); err != nil {
 		return h.formError(c, err, page)
 	}
-	h.flash(c, "success", target.Username+" is now a member.")
-	return h.respond(c, Reply{Message: "Member added", Redirect: "/web/project?id=" + in.ProjectID})
+	effective := store.EffectiveRole(target.Role, role)
+	h.flash(c, "success", target.Username+" is now a member as "+role+capNote(role, effective)+".")
+	return h.respond(c, Reply{Message: "Member added", Data: memberRolesDTO{UID: target.ID, Username: target.Username, Role: role, EffectiveRole: effective},
+		Redirect: "/web/project?id=" + in.ProjectID})
+}
+
+// memberRole answers PATCH /project/member/role (ADMIN and ROOT members):
+// sets a membership's role, up to the caller's own there; the project's
+// last ADMIN is kept (422). The Members table gets the member's role form
+// back (with the refusal beside the select), as the users page does; a
+// caller who lowered their own role below ADMIN gets the project page
+// again, without the tools they no longer have.
+func (h *Handlers) memberRole(c *fiber.Ctx) error {
+	var in memberRoleInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	p, err := h.member(c, in.ProjectID)
+	if err != nil {
+		return err
+	}
+	if err := grantable(c, p, in.Role); err != nil {
+		return err
+	}
+	m, err := h.store.SetMemberRole(c.UserContext(), in.ProjectID, in.TargetUID, in.Role)
+	if errors.Is(err, store.ErrNotFound) {
+		err = fiber.NewError(fiber.StatusNotFound, "user "+strconv.FormatInt(in.TargetUID, 10)+" is not a member of project "+authoring.Quote(in.ProjectID))
+	}
+	if errors.Is(err, store.ErrLastAdmin) && representationOf(c) == asFragment {
+		// The row's form comes back with the role the member still has.
+		members, rerr := h.store.Members(c.UserContext(), p.ID)
+		if rerr != nil {
+			return rerr
+		}
+		for _, m := range members {
+			if m.UserID == in.TargetUID {
+				view := h.memberRoleView(c, p, m)
+				view.Error = "The project's last ADMIN must stay ADMIN: make another member ADMIN first."
+				return h.respond(c, Reply{Status: fiber.StatusUnprocessableEntity, Fragment: "projects/member_role", View: view})
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	h.flash(c, "success", "Role of "+m.Username+" in "+p.Name+" is now "+m.Role+capNote(m.Role, m.Effective())+".")
+	reply := Reply{Message: "Role updated", Data: newMemberDTO(m), Redirect: projectURL(p.ID)}
+	if in.TargetUID == current(c).User.ID && !canIn(c, store.Project{Role: m.Role}, store.RoleAdmin) {
+		reply.Reload = true
+	} else {
+		reply.Fragment, reply.View = "projects/member_role", h.memberRoleView(c, p, m)
+	}
+	return h.respond(c, reply)
+}
+
+// memberRoleView is one member's role form in the Members table (the
+// table passes the same names with dict).
+type memberRoleView struct {
+	Project store.Project
+	Member  store.Member
+	Roles   []string
+	Mine    bool
+	Error   string
+}
+
+func (h *Handlers) memberRoleView(c *fiber.Ctx, p store.Project, m store.Member) memberRoleView {
+	return memberRoleView{Project: p, Member: m, Roles: memberRoles, Mine: m.UserID == current(c).User.ID}
 }
 
 // memberTarget finds the user to add, by id or by username.

@@ -30,7 +30,7 @@ func TestRecordCell(t *testing.T) {
 		return string(b)
 	}
 	viewer := ta.newUser(t, "reader", store.RoleViewer)
-	if err := ta.h.store.AddMember(ctx, "shop", viewer.ID); err != nil {
+	if err := ta.h.store.AddMember(ctx, "shop", viewer.ID, store.MembershipRole(viewer.Role)); err != nil {
 		t.Fatal(err)
 	}
 	outsider := as(ta.token(t, ta.newUser(t, "stranger", store.RoleAuthor)))

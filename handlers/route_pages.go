@@ -56,7 +56,7 @@ func (h *Handlers) routesIndex(c *fiber.Ctx) error {
 		return err
 	}
 	view := routesView{Base: h.base(c, "Routes · "+p.Name), Project: p, Routes: routes, Pager: newPager(c, page, len(routes), total),
-		CanWrite: callerAtLeast(c, store.RoleAuthor), Health: health}
+		CanWrite: canIn(c, p, store.RoleAuthor), Health: health}
 	return h.respond(c, Reply{Page: "routes/index", View: view})
 }
 

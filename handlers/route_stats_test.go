@@ -118,7 +118,7 @@ func TestRouteStatsEqualTheRunLog(t *testing.T) {
 		t.Fatal("/metrics keeps the series of a deleted route")
 	}
 	viewer := ta.newUser(t, "vera", store.RoleViewer)
-	if err := ta.h.store.AddMember(context.Background(), "shop", viewer.ID); err != nil {
+	if err := ta.h.store.AddMember(context.Background(), "shop", viewer.ID, store.MembershipRole(viewer.Role)); err != nil {
 		t.Fatal(err)
 	}
 	if status, _ := ta.call(t, "GET", "/route/stats?project_id=shop", "", as(ta.token(t, viewer))); status != 200 {

@@ -143,7 +143,7 @@ func TestRouteTests(t *testing.T) {
 		t.Fatalf("run after the fix: %d %s", status, raw)
 	}
 	viewer := ta.newUser(t, "vic", store.RoleViewer)
-	if err := ta.h.store.AddMember(t.Context(), "shop", viewer.ID); err != nil {
+	if err := ta.h.store.AddMember(t.Context(), "shop", viewer.ID, store.MembershipRole(viewer.Role)); err != nil {
 		t.Fatal(err)
 	}
 	v := as(ta.token(t, viewer))

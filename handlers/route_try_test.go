@@ -99,7 +99,7 @@ func TestRouteRunTraces(t *testing.T) {
 	}
 
 	viewer := ta.newUser(t, "viewer", store.RoleViewer)
-	if err := ta.h.store.AddMember(context.Background(), "shop", viewer.ID); err != nil {
+	if err := ta.h.store.AddMember(context.Background(), "shop", viewer.ID, store.MembershipRole(viewer.Role)); err != nil {
 		t.Fatal(err)
 	}
 	ta.run(t, []scenario{
@@ -172,7 +172,7 @@ func TestRouteRunDraft(t *testing.T) {
 		t.Fatal("a draft's run wrote")
 	}
 	viewer := ta.newUser(t, "vic", store.RoleViewer)
-	if err := ta.h.store.AddMember(context.Background(), "shop", viewer.ID); err != nil {
+	if err := ta.h.store.AddMember(context.Background(), "shop", viewer.ID, store.MembershipRole(viewer.Role)); err != nil {
 		t.Fatal(err)
 	}
 	vaultDraft := runnable{id: "v", method: "GET", path: "/v", blocks: []string{`{"type":"VAULT","depth":0,"local_name":"k","key":"API_KEY"}`}}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"stencil/store"
 )
 
 // listerTemplate is template "lister" of project shop: GET /{col}, its
@@ -78,7 +80,7 @@ func TestRouteUpgrade(t *testing.T) {
 		t.Fatalf("template version 2: %d %s", status, body)
 	}
 	viewer := ta.newUser(t, "viewer", "VIEWER")
-	if err := ta.h.store.AddMember(t.Context(), "shop", viewer.ID); err != nil {
+	if err := ta.h.store.AddMember(t.Context(), "shop", viewer.ID, store.MembershipRole(viewer.Role)); err != nil {
 		t.Fatal(err)
 	}
 	conflict := `"conflicts":[{"block":1,"type":"RETURN","field":"pairs","label":"Fields"`

@@ -75,8 +75,8 @@ type hiddenField struct{ Name, Value string }
 // newHistoryView fills what a History page shows of its versions, given
 // the live version and how many are kept, and picks the two it compares:
 // by default the newest against the one kept before it.
-func newHistoryView(c *fiber.Ctx, base Base, page store.Page, list []versionDTO, total int, live int64, from, to int64) historyView {
-	v := historyView{Base: base, Versions: list, Pager: newPager(c, page, len(list), total), CanWrite: callerAtLeast(c, store.RoleAuthor),
+func newHistoryView(c *fiber.Ctx, base Base, page store.Page, list []versionDTO, total int, live int64, from, to int64, canWrite bool) historyView {
+	v := historyView{Base: base, Versions: list, Pager: newPager(c, page, len(list), total), CanWrite: canWrite,
 		Live: live, Next: live + 1, From: from, To: to}
 	for n := live; n >= 1 && n > live-int64(total); n-- {
 		v.Numbers = append(v.Numbers, n)
@@ -125,7 +125,7 @@ func (h *Handlers) routeVersionList(c *fiber.Ctx) error {
 		return err
 	}
 	key := "project_id=" + url.QueryEscape(p.ID) + "&route_id=" + url.QueryEscape(r.RouteID)
-	view := newHistoryView(c, h.base(c, "History · "+r.RouteID), page, dtos, total, r.Version, q.From, q.To)
+	view := newHistoryView(c, h.base(c, "History · "+r.RouteID), page, dtos, total, r.Version, q.From, q.To, canIn(c, p, store.RoleAuthor))
 	view.Back, view.BackText, view.Subject = "/web/routes/view?"+key, "Route "+r.RouteID, r.Method+" "+r.RoutePath
 	view.Self, view.Keys = "/web/routes/history?"+key, []hiddenField{{"project_id", p.ID}, {"route_id", r.RouteID}}
 	view.RestoreURL, view.TryURL = "/route/restore", "/web/routes/try?"+key+"&version="

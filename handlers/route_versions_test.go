@@ -18,7 +18,7 @@ func TestRouteVersionsAPI(t *testing.T) {
 	t.Parallel()
 	ta, h, admin := mailApp(t)
 	viewer := ta.newUser(t, "viewer", store.RoleViewer)
-	if err := ta.h.store.AddMember(context.Background(), "shop", viewer.ID); err != nil {
+	if err := ta.h.store.AddMember(context.Background(), "shop", viewer.ID, store.MembershipRole(viewer.Role)); err != nil {
 		t.Fatal(err)
 	}
 	v := as(ta.token(t, viewer))

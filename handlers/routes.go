@@ -40,9 +40,17 @@ type routeInput struct {
 }
 
 // checkRunnable checks r as saving does (authoring.CheckRoute), for a
-// caller who may read the vault when ADMIN or ROOT.
+// caller who may read the vault when ADMIN or ROOT in r's project.
 func (h *Handlers) checkRunnable(c *fiber.Ctx, r flow.Route) ([]flow.Warning, error) {
-	return authoring.CheckRoute(c.UserContext(), h.store, r, callerAtLeast(c, store.RoleAdmin))
+	readsVault := false
+	if callerAtLeast(c, store.RoleAdmin) {
+		p, err := h.member(c, r.ProjectID)
+		if err != nil {
+			return nil, err
+		}
+		readsVault = canIn(c, p, store.RoleAdmin)
+	}
+	return authoring.CheckRoute(c.UserContext(), h.store, r, readsVault)
 }
 
 // routeToSave reads a route document from the body, for a member of its
@@ -179,7 +187,7 @@ func (h *Handlers) routeShow(c *fiber.Ctx) error {
 	}
 	req := flow.Template{RouteID: r.RouteID, RoutePath: r.RoutePath, Method: r.Method, AuthJWT: r.AuthJWT, Params: r.Params, Body: r.Body}
 	view := routeView{Base: h.base(c, r.RouteID), Route: r, Blocks: views.Blocks(r.Flow, nil), Request: views.RequestOf(req, nil),
-		CanWrite: callerAtLeast(c, store.RoleAuthor), Address: h.routeAddress(c, p.APIPath, r.Route)}
+		CanWrite: canIn(c, p, store.RoleAuthor), Address: h.routeAddress(c, p.APIPath, r.Route)}
 	views.AddSignature(&view.Request, r.AuthSignature)
 	view.Curl = runs.CurlCommand(view.Address, r.Route)
 	if representationOf(c) != asJSON {

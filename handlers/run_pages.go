@@ -169,7 +169,7 @@ func (h *Handlers) runPage(c *fiber.Ctx) error {
 		return err
 	}
 	view := runView{Base: h.base(c, fmt.Sprintf("Run %d · %s", r.ID, r.RouteID)), Project: p, Run: newRunDTO(r), HasBody: r.Body != nil,
-		CanRetry: callerAtLeast(c, store.RoleAuthor)}
+		CanRetry: canIn(c, p, store.RoleAuthor)}
 	if len(r.Trace) > 0 {
 		_ = json.Unmarshal(r.Trace, &view.Trace)
 	}

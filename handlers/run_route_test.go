@@ -262,7 +262,7 @@ func TestRunVault(t *testing.T) {
 	ta, h := runApp(t)
 	ctx := context.Background()
 	admin := ta.newUser(t, "ada", store.RoleAdmin)
-	if err := ta.h.store.AddMember(ctx, "shop", admin.ID); err != nil {
+	if err := ta.h.store.AddMember(ctx, "shop", admin.ID, store.MembershipRole(admin.Role)); err != nil {
 		t.Fatal(err)
 	}
 	ta.putSecret(t, "shop", "API_KEY", "sk-live-7781", admin)
@@ -402,7 +402,7 @@ func TestRunLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	viewer := ta.newUser(t, "viewer", store.RoleViewer)
-	if err := ta.h.store.AddMember(context.Background(), "shop", viewer.ID); err != nil {
+	if err := ta.h.store.AddMember(context.Background(), "shop", viewer.ID, store.MembershipRole(viewer.Role)); err != nil {
 		t.Fatal(err)
 	}
 	outsider := as(ta.token(t, ta.newUser(t, "outsider", store.RoleAuthor)))
@@ -483,7 +483,7 @@ func TestRoutesFollowOtherInstances(t *testing.T) {
 		t.Fatalf("update: %d %s", status, body)
 	}
 	eventually("changed", "/x/shop/hello", 200, `{"v":2}`)
-	if err := ta.h.store.AddMember(context.Background(), "shop", ta.root.ID); err != nil {
+	if err := ta.h.store.AddMember(context.Background(), "shop", ta.root.ID, store.MembershipRole(ta.root.Role)); err != nil {
 		t.Fatal(err)
 	}
 	if status, body := ta.call(t, "PATCH", "/project/update", `{"project_id":"shop","name":"Shop","api_path":"/store"}`, as(ta.token(t, ta.root))); status != 200 {

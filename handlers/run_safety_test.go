@@ -101,7 +101,7 @@ func TestFaultsNeverQuoteSecrets(t *testing.T) {
 	admin := ta.newUser(t, "ada", store.RoleAdmin)
 	viewer := ta.newUser(t, "vic", store.RoleViewer)
 	for _, u := range []store.User{admin, viewer} {
-		if err := ta.h.store.AddMember(ctx, "shop", u.ID); err != nil {
+		if err := ta.h.store.AddMember(ctx, "shop", u.ID, store.MembershipRole(u.Role)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -158,7 +158,7 @@ func TestFaultsNeverQuoteSecrets(t *testing.T) {
 func adminOf(t *testing.T, ta *testApp, name string) (store.User, map[string]string) {
 	t.Helper()
 	u := ta.newUser(t, name, store.RoleAdmin)
-	if err := ta.h.store.AddMember(context.Background(), "shop", u.ID); err != nil {
+	if err := ta.h.store.AddMember(context.Background(), "shop", u.ID, store.MembershipRole(u.Role)); err != nil {
 		t.Fatal(err)
 	}
 	return u, as(ta.token(t, u))

@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"html/template"
+	"slices"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -19,7 +20,17 @@ type templatesView struct {
 	Pager     Pager
 	ProjectID string
 	Projects  []string
-	CanWrite  bool
+	CanWrite  bool     // the caller writes global templates (AUTHOR+)
+	Writable  []string // the projects whose templates the caller writes
+}
+
+// Writes reports whether the caller may edit or delete t: a global one by
+// their own role, a project's by their role there (docs/roles.md).
+func (v templatesView) Writes(t store.RouteTemplate) bool {
+	if t.ProjectID == nil {
+		return v.CanWrite
+	}
+	return slices.Contains(v.Writable, *t.ProjectID)
 }
 
 // templatesIndex renders /web/routes/templates: the global templates, and
@@ -43,12 +54,17 @@ func (h *Handlers) templatesIndex(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	projects, err := h.store.MemberProjects(c.UserContext(), me.ID)
+	projects, err := h.store.MemberProjects(c.UserContext(), me.ID, store.RoleViewer)
 	if err != nil {
 		return err
 	}
 	view := templatesView{Base: h.base(c, "Route templates"), Templates: list, Pager: newPager(c, page, len(list), total),
 		ProjectID: project, Projects: projects, CanWrite: callerAtLeast(c, store.RoleAuthor)}
+	if view.CanWrite {
+		if view.Writable, err = h.store.MemberProjects(c.UserContext(), me.ID, store.RoleAuthor); err != nil {
+			return err
+		}
+	}
 	return h.respond(c, Reply{Page: "templates/index", View: view})
 }
 
@@ -104,7 +120,11 @@ type editorView struct {
 func (h *Handlers) editorPage(c *fiber.Ctx, heading, back string, data editorData) error {
 	data.CanVault = callerAtLeast(c, store.RoleAdmin)
 	if data.ProjectID != "" {
-		var err error
+		project, err := h.member(c, data.ProjectID)
+		if err != nil {
+			return err
+		}
+		data.CanVault = canIn(c, project, store.RoleAdmin)
 		if data.Collections, err = h.store.CollectionIDs(c.UserContext(), data.ProjectID); err != nil {
 			return err
 		}
@@ -129,7 +149,7 @@ func (h *Handlers) editorPage(c *fiber.Ctx, heading, back string, data editorDat
 // templateEditor renders /web/routes/templates/create and /edit?id=.
 func (h *Handlers) templateEditor(c *fiber.Ctx) error {
 	me := current(c).User
-	projects, err := h.store.MemberProjects(c.UserContext(), me.ID)
+	projects, err := h.store.MemberProjects(c.UserContext(), me.ID, store.RoleAuthor)
 	if err != nil {
 		return err
 	}

@@ -54,7 +54,11 @@ func (h *Handlers) templateVersionList(c *fiber.Ctx) error {
 		return h.respond(c, Reply{Data: dtos, Amount: &total})
 	}
 	id := strconv.FormatInt(t.ID, 10)
-	view := newHistoryView(c, h.base(c, "History · "+t.Name), page, dtos, total, t.Version, q.From, q.To)
+	canWrite, err := h.writesTemplate(c, t)
+	if err != nil {
+		return err
+	}
+	view := newHistoryView(c, h.base(c, "History · "+t.Name), page, dtos, total, t.Version, q.From, q.To, canWrite)
 	view.Back, view.BackText, view.Subject = "/web/routes/templates/view?id="+id, "Template "+t.Name, "template "+t.Name
 	view.Self, view.Keys = "/web/routes/templates/history?id="+id, []hiddenField{{"id", id}}
 	view.RestoreURL, view.RestoreVals = "/route/template/restore", `"id": `+id

@@ -188,7 +188,7 @@ func (h *Handlers) templatePage(c *fiber.Ctx, q templateListQuery) ([]store.Rout
 		projects = []string{q.ProjectID}
 	} else {
 		var err error
-		if projects, err = h.store.MemberProjects(c.UserContext(), current(c).User.ID); err != nil {
+		if projects, err = h.store.MemberProjects(c.UserContext(), current(c).User.ID, store.RoleViewer); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -200,6 +200,17 @@ type templateOneQuery struct {
 	Name      string `query:"name" json:"name"`
 	ProjectID string `query:"project_id" json:"project_id"`
 	Version   int64  `query:"version" json:"version" validate:"omitempty,min=1"` // a kept version instead of the live one
+}
+
+// writesTemplate reports whether the caller may change t: a global
+// template by their own role, a project's by their role there
+// (docs/roles.md).
+func (h *Handlers) writesTemplate(c *fiber.Ctx, t store.RouteTemplate) (bool, error) {
+	if !callerAtLeast(c, store.RoleAuthor) || t.ProjectID == nil {
+		return callerAtLeast(c, store.RoleAuthor), nil
+	}
+	project, err := h.member(c, *t.ProjectID)
+	return canIn(c, project, store.RoleAuthor), err
 }
 
 // templateShow answers GET /route/template/fetch/one: by id, or by name
@@ -239,10 +250,15 @@ func (h *Handlers) templateShow(c *fiber.Ctx) error {
 	for _, v := range t.Variables {
 		declared[v.Key] = true
 	}
-	view := templateView{Base: h.base(c, t.Name), Template: t, CanWrite: callerAtLeast(c, store.RoleAuthor),
+	view := templateView{Base: h.base(c, t.Name), Template: t,
 		Blocks: views.Blocks(t.Flow, declared), Request: views.RequestOf(t.Template, declared)}
+	if representationOf(c) != asJSON {
+		if view.CanWrite, err = h.writesTemplate(c, t); err != nil {
+			return err
+		}
+	}
 	if view.CanWrite && t.ProjectID == nil && representationOf(c) != asJSON {
-		if view.Projects, err = h.store.MemberProjects(c.UserContext(), current(c).User.ID); err != nil {
+		if view.Projects, err = h.store.MemberProjects(c.UserContext(), current(c).User.ID, store.RoleAuthor); err != nil {
 			return err
 		}
 	}

@@ -297,7 +297,7 @@ func TestRouteAPI(t *testing.T) {
 	// With literals that convert, an ADMIN member saves it (it reads the
 	// vault).
 	admin := ta.newUser(t, "admin", store.RoleAdmin)
-	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID); err != nil {
+	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID, store.MembershipRole(admin.Role)); err != nil {
 		t.Fatal(err)
 	}
 	ta.run(t, []scenario{

@@ -375,7 +375,7 @@ func TestTypedRecordForm(t *testing.T) {
 func shopAdmin(t *testing.T, ta *testApp) map[string]string {
 	t.Helper()
 	admin := ta.newUser(t, "boss", store.RoleAdmin)
-	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID); err != nil {
+	if err := ta.h.store.AddMember(context.Background(), "shop", admin.ID, store.MembershipRole(admin.Role)); err != nil {
 		t.Fatal(err)
 	}
 	return as(ta.token(t, admin))

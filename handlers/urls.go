@@ -80,6 +80,7 @@ func mount(app *fiber.App, h *Handlers) {
 	app.Post("/project/apply", admin, h.projectApply)
 	app.Post("/project/member/add", admin, h.memberAdd)
 	app.Post("/project/member/remove", admin, h.memberRemove)
+	app.Patch("/project/member/role", admin, h.memberRole)
 	app.Post("/project/invite", admin, h.projectInvite)
 	app.Get("/project/invitations", admin, h.invitationList)
 	app.Delete("/project/invitation/delete", admin, h.invitationDelete)

@@ -21,7 +21,7 @@ func TestVaultEnvImportExport(t *testing.T) {
 	t.Parallel()
 	ta, _, h := vaultApp(t)
 	author := ta.newUser(t, "writer", store.RoleAuthor)
-	if err := ta.h.store.AddMember(context.Background(), "shop", author.ID); err != nil {
+	if err := ta.h.store.AddMember(context.Background(), "shop", author.ID, store.MembershipRole(author.Role)); err != nil {
 		t.Fatal(err)
 	}
 	if status, body := ta.call(t, "POST", "/vault/create", `{"project_id":"shop","key":"KEEP","value":"same"}`, h); status != 201 {

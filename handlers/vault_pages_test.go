@@ -90,7 +90,7 @@ func TestVaultPages(t *testing.T) {
 	cookie, csrf := ta.signIn(t, "keeper")
 	b := browser(cookie, csrf)
 	author := ta.newUser(t, "author", store.RoleAuthor)
-	if err := ta.h.store.AddMember(context.Background(), "shop", author.ID); err != nil {
+	if err := ta.h.store.AddMember(context.Background(), "shop", author.ID, store.MembershipRole(author.Role)); err != nil {
 		t.Fatal(err)
 	}
 	ta.run(t, []scenario{
@@ -185,7 +185,7 @@ func TestCachedPagePartsCarryEachResponsesToken(t *testing.T) {
 	ta, keeper, _ := vaultApp(t)
 	ta.putSecret(t, "shop", "FIRST_KEY", "v1", keeper)
 	other := ta.newUser(t, "other", store.RoleAdmin)
-	if err := ta.h.store.AddMember(context.Background(), "shop", other.ID); err != nil {
+	if err := ta.h.store.AddMember(context.Background(), "shop", other.ID, store.MembershipRole(other.Role)); err != nil {
 		t.Fatal(err)
 	}
 	tokenField := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)

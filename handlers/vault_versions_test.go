@@ -19,7 +19,7 @@ func TestVaultVersionsAndDelete(t *testing.T) {
 	t.Parallel()
 	ta, _, h := vaultAppKeeping(t, 3)
 	author := ta.newUser(t, "writer", store.RoleAuthor)
-	if err := ta.h.store.AddMember(context.Background(), "shop", author.ID); err != nil {
+	if err := ta.h.store.AddMember(context.Background(), "shop", author.ID, store.MembershipRole(author.Role)); err != nil {
 		t.Fatal(err)
 	}
 	a := as(ta.token(t, author))

@@ -99,7 +99,7 @@ func (h *Handlers) base(c *fiber.Ctx, title string) Base {
 		}
 	}
 	for _, item := range navItems {
-		if b.User != nil && roleRank[b.User.Role] >= roleRank[item.min] || b.User == nil && item.min == "" {
+		if b.User != nil && store.RoleRank(b.User.Role) >= store.RoleRank(item.min) || b.User == nil && item.min == "" {
 			b.Nav = append(b.Nav, NavItem{Label: item.label, Href: item.href, Active: item.label == active, Rare: item.rare})
 		}
 	}

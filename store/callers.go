@@ -36,7 +36,7 @@ type CallerQuery struct {
 // on every request, and only the project's own page shows it, with the
 // members it reads anyway.
 const callerProject = `p.id, p.name, p.description, p.api_path, p.x_rate_limit, p.x_rate_burst, p.x_cors_origins, p.x_egress_hosts, p.created_by, p.created_at, p.updated_at, p.vault_version,
-		EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = p.id AND m.user_id = u.id)`
+		(SELECT m.role FROM project_members m WHERE m.project_id = p.id AND m.user_id = u.id)`
 
 // callerUserColumns are the user's columns a caller is read with: all but
 // the password hash.
@@ -134,19 +134,20 @@ func scanCaller(row pgx.Rows, at *int64, c *Caller) error {
 		CreatedBy                      *int64
 		CreatedAt, UpdatedAt           *time.Time
 		VaultVersion                   *int64
-		IsMember                       bool
+		Role                           *string
 	}
 	u := &c.User
 	err := row.Scan(at,
 		&u.ID, &u.FirstName, &u.LastName, &u.Username, &u.Email, &u.Role, &u.Bio,
 		&u.ProfilePicture, &u.IsPublic, &u.Links, &u.CredentialVersion, &u.CreatedAt, &u.UpdatedAt, &c.TokenID,
-		&p.ID, &p.Name, &p.Description, &p.APIPath, &p.XRateLimit, &p.XRateBurst, &p.XCORSOrigins, &p.XEgressHosts, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.IsMember)
+		&p.ID, &p.Name, &p.Description, &p.APIPath, &p.XRateLimit, &p.XRateBurst, &p.XCORSOrigins, &p.XEgressHosts, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.Role)
 	if err != nil {
 		return err
 	}
 	if p.ID != nil {
 		c.Project = &Project{ID: *p.ID, Name: *p.Name, Description: *p.Description, APIPath: *p.APIPath, XRateLimit: *p.XRateLimit, XRateBurst: *p.XRateBurst, XCORSOrigins: p.XCORSOrigins, XEgressHosts: p.XEgressHosts, CreatedBy: p.CreatedBy,
-			CreatedAt: *p.CreatedAt, UpdatedAt: *p.UpdatedAt, VaultVersion: *p.VaultVersion, IsMember: p.IsMember}
+			CreatedAt: *p.CreatedAt, UpdatedAt: *p.UpdatedAt, VaultVersion: *p.VaultVersion}
+		c.Project.membership(p.Role)
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ func TestCallersShareAStatement(t *testing.T) {
 	if _, err := pool.Exec(ctx, `INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop'), ('blog', 'Blog', '/blog')`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pool.Exec(ctx, `INSERT INTO project_members (project_id, user_id) VALUES ('shop', $1), ('shop', $2), ('shop', $3), ('blog', $1), ('blog', $4)`,
+	if _, err := pool.Exec(ctx, `INSERT INTO project_members (project_id, user_id, role) VALUES ('shop', $1, 'ADMIN'), ('shop', $2, 'ADMIN'), ('shop', $3, 'ADMIN'), ('blog', $1, 'ADMIN'), ('blog', $4, 'ADMIN')`,
 		ids[0], ids[2], ids[4], ids[3]); err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func own(err error) bool {
 	if errors.As(err, &refused) || errors.As(err, &violation) {
 		return true
 	}
-	for _, e := range []error{ErrNotFound, ErrStale, ErrTooLarge, ErrConflict, ErrEmailState, ErrTokenGone, ErrLastRoot, ErrAlreadySetUp} {
+	for _, e := range []error{ErrNotFound, ErrStale, ErrTooLarge, ErrConflict, ErrEmailState, ErrTokenGone, ErrLastRoot, ErrLastAdmin, ErrAlreadySetUp} {
 		if errors.Is(err, e) {
 			return true
 		}

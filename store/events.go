@@ -51,7 +51,7 @@ var EventTypes = []string{
 	"user_create", "user_role", "user_delete", "user_password", "password_reset_request", "password_reset",
 	"token_create", "token_revoke",
 	"config_create", "config_update", "config_delete",
-	"project_create", "project_update", "project_delete", "member_add", "member_remove",
+	"project_create", "project_update", "project_delete", "member_add", "member_remove", "member_role",
 	"invitation_create", "invitation_revoke", "invitation_accept",
 	"route_create", "route_update", "route_upgrade", "route_restore", "route_delete",
 	"route_test_create", "route_test_update", "route_test_delete",

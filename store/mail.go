@@ -485,7 +485,7 @@ func (s *Store) AcceptInvitation(ctx context.Context, token string, u *User) (_ 
 		if err := tx.createUser(ctx, u); err != nil {
 			return Event{}, err
 		}
-		if _, err := tx.addMember(ctx, v.ProjectID, u.ID); err != nil {
+		if _, err := tx.addMember(ctx, v.ProjectID, u.ID, MembershipRole(v.Role)); err != nil {
 			return Event{}, err
 		}
 		_, err = tx.db.Exec(ctx, "UPDATE invitations SET accepted_at = now(), accepted_by = $2, link_key_id = NULL, link_sealed = NULL WHERE id = $1", v.ID, u.ID)

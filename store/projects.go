@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,32 +30,50 @@ type Project struct {
 	UpdatedAt    time.Time
 	Members      int  // number of members (not read for a Caller: 0 there)
 	IsMember     bool // whether the asking user is one
+	// Role is the asking user's membership role ("" when not a member);
+	// their role in the project is EffectiveRole of it (docs/roles.md).
+	Role string
 	// VaultVersion grows with every statement that changes the project's
 	// vault entries (see VaultListing).
 	VaultVersion int64
 }
 
-// Member is a user's membership of a project.
+// Member is a user's membership of a project: the membership's role and
+// the user's (EffectiveRole of the two is the member's role there).
 type Member struct {
 	UserID    int64
 	Username  string
 	FirstName string
 	LastName  string
 	Role      string
+	UserRole  string
 	AddedAt   time.Time
 }
 
-// projectSelect reads projects with their member count and whether $1 (a
-// user id) is a member.
+// Effective is the member's role in the project (docs/roles.md).
+func (m Member) Effective() string { return EffectiveRole(m.UserRole, m.Role) }
+
+// projectSelect reads projects with their member count and the role of
+// $1 (a user id) as a member (NULL: not one).
 const projectSelect = `SELECT p.id, p.name, p.description, p.api_path, p.x_rate_limit, p.x_rate_burst, p.x_cors_origins, p.x_egress_hosts, p.created_by, p.created_at, p.updated_at, p.vault_version,
 	(SELECT count(*) FROM project_members m WHERE m.project_id = p.id),
-	EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = p.id AND m.user_id = $1)
+	(SELECT m.role FROM project_members m WHERE m.project_id = p.id AND m.user_id = $1)
 	FROM projects p`
 
 func scanProject(row pgx.Row) (Project, error) {
 	var p Project
-	err := row.Scan(&p.ID, &p.Name, &p.Description, &p.APIPath, &p.XRateLimit, &p.XRateBurst, &p.XCORSOrigins, &p.XEgressHosts, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.Members, &p.IsMember)
+	var role *string
+	err := row.Scan(&p.ID, &p.Name, &p.Description, &p.APIPath, &p.XRateLimit, &p.XRateBurst, &p.XCORSOrigins, &p.XEgressHosts, &p.CreatedBy, &p.CreatedAt, &p.UpdatedAt, &p.VaultVersion, &p.Members, &role)
+	p.membership(role)
 	return p, translate(err)
+}
+
+// membership sets the asking user's membership from its role (nil: none).
+func (p *Project) membership(role *string) {
+	p.IsMember, p.Role = role != nil, ""
+	if role != nil {
+		p.Role = *role
+	}
 }
 
 // Default rate limit of a project at /x (docs/engine.md).
@@ -79,8 +98,8 @@ func (s *Store) CreateProject(ctx context.Context, p *Project, creator int64) (e
 		if err != nil {
 			return Event{}, translate(err)
 		}
-		p.CreatedBy, p.Members, p.IsMember = &creator, 1, true
-		_, err = tx.addMember(ctx, p.ID, creator)
+		p.CreatedBy, p.Members, p.IsMember, p.Role = &creator, 1, true, RoleAdmin
+		_, err = tx.addMember(ctx, p.ID, creator, RoleAdmin)
 		return projectEvent("create", p.ID, "project "+p.Name+" created at /x"+p.APIPath), err
 	})
 }
@@ -164,34 +183,99 @@ func (s *Store) DeleteProject(ctx context.Context, id string) (err error) {
 	})
 }
 
-// AddMember makes user uid a member of project id; a second time is a
-// conflict on project_members_pkey.
-func (s *Store) AddMember(ctx context.Context, id string, uid int64) (err error) {
+// AddMember makes user uid a member of project id with role (ADMIN,
+// AUTHOR or VIEWER); a second time is a conflict on project_members_pkey.
+func (s *Store) AddMember(ctx context.Context, id string, uid int64, role string) (err error) {
 	defer wrap(&err, "add member", id)
 	return s.change(ctx, func(tx *Store) (Event, error) {
-		name, err := tx.addMember(ctx, id, uid)
-		return memberEvent("add", id, uid, name+" added to the project"), err
+		name, err := tx.addMember(ctx, id, uid, role)
+		return memberEvent("add", id, uid, name+" added to the project as "+role), err
 	})
 }
 
 // addMember adds the membership and returns the member's username.
-func (s *Store) addMember(ctx context.Context, id string, uid int64) (string, error) {
+func (s *Store) addMember(ctx context.Context, id string, uid int64, role string) (string, error) {
 	var name string
-	err := s.db.QueryRow(ctx, `INSERT INTO project_members (project_id, user_id) VALUES ($1, $2)
-		RETURNING (SELECT username FROM users WHERE id = $2)`, id, uid).Scan(&name)
+	err := s.db.QueryRow(ctx, `INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, $3)
+		RETURNING (SELECT username FROM users WHERE id = $2)`, id, uid, role).Scan(&name)
 	return name, translate(err)
+}
+
+// SetMemberRole sets the role of uid's membership of project id and
+// returns the member as it is now. Lowering the project's last member who
+// manages it (effective role ADMIN or ROOT) below ADMIN fails with
+// ErrLastAdmin: the project's memberships are locked first, so that two
+// members lowering each other at once cannot both pass.
+func (s *Store) SetMemberRole(ctx context.Context, id string, uid int64, role string) (_ Member, err error) {
+	defer wrap(&err, "set member role", id)
+	var m Member
+	err = s.change(ctx, func(tx *Store) (Event, error) {
+		members, err := tx.lockMembers(ctx, id)
+		if err != nil {
+			return Event{}, err
+		}
+		i := slices.IndexFunc(members, func(m Member) bool { return m.UserID == uid })
+		if i < 0 {
+			return Event{}, ErrNotFound
+		}
+		before := members[i]
+		m = before
+		m.Role = role
+		if RoleRank(m.Effective()) < RoleRank(RoleAdmin) && !managedWithout(members, uid) {
+			return Event{}, ErrLastAdmin
+		}
+		if _, err := tx.db.Exec(ctx, "UPDATE project_members SET role = $3 WHERE project_id = $1 AND user_id = $2", id, uid, role); err != nil {
+			return Event{}, err
+		}
+		summary := fmt.Sprintf("%s's role in the project: %s → %s", m.Username, before.Role, role)
+		if e := m.Effective(); e != role {
+			summary += " (works as " + e + ": the account's role)"
+		}
+		return memberEvent("role", id, uid, summary), nil
+	})
+	return m, err
+}
+
+// lockMembers reads the members of project id, locking their memberships
+// until the transaction ends.
+func (s *Store) lockMembers(ctx context.Context, id string) ([]Member, error) {
+	rows, err := s.db.Query(ctx, `SELECT u.id, u.username, u.first_name, u.last_name, m.role, u.role, m.added_at
+		FROM project_members m JOIN users u ON u.id = m.user_id
+		WHERE m.project_id = $1 ORDER BY m.user_id FOR UPDATE OF m`, id)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[Member])
+}
+
+// managedWithout reports whether a member other than uid manages the
+// project (effective role ADMIN or ROOT).
+func managedWithout(members []Member, uid int64) bool {
+	return slices.ContainsFunc(members, func(m Member) bool {
+		return m.UserID != uid && RoleRank(m.Effective()) >= RoleRank(RoleAdmin)
+	})
 }
 
 func memberEvent(verb, project string, uid int64, summary string) Event {
 	return Event{Type: "member_" + verb, ProjectID: in(project), Object: strconv.FormatInt(uid, 10), Summary: summary}
 }
 
-// RemoveMember ends the membership of uid in project id.
+// RemoveMember ends the membership of uid in project id; removing the
+// last member who manages the project fails with ErrLastAdmin (as
+// SetMemberRole).
 func (s *Store) RemoveMember(ctx context.Context, id string, uid int64) (err error) {
 	defer wrap(&err, "remove member", id)
 	return s.change(ctx, func(tx *Store) (Event, error) {
+		members, err := tx.lockMembers(ctx, id)
+		if err != nil {
+			return Event{}, err
+		}
+		i := slices.IndexFunc(members, func(m Member) bool { return m.UserID == uid })
+		if i >= 0 && RoleRank(members[i].Effective()) >= RoleRank(RoleAdmin) && !managedWithout(members, uid) {
+			return Event{}, ErrLastAdmin
+		}
 		var name string
-		err := tx.db.QueryRow(ctx, `DELETE FROM project_members WHERE project_id = $1 AND user_id = $2
+		err = tx.db.QueryRow(ctx, `DELETE FROM project_members WHERE project_id = $1 AND user_id = $2
 			RETURNING (SELECT username FROM users WHERE id = $2)`, id, uid).Scan(&name)
 		return memberEvent("remove", id, uid, name+" removed from the project"), translate(err)
 	})
@@ -200,7 +284,7 @@ func (s *Store) RemoveMember(ctx context.Context, id string, uid int64) (err err
 // Members lists the members of project id by username.
 func (s *Store) Members(ctx context.Context, id string) (_ []Member, err error) {
 	defer wrap(&err, "members", id)
-	rows, err := s.db.Query(ctx, `SELECT u.id, u.username, u.first_name, u.last_name, u.role, m.added_at
+	rows, err := s.db.Query(ctx, `SELECT u.id, u.username, u.first_name, u.last_name, m.role, u.role, m.added_at
 		FROM project_members m JOIN users u ON u.id = m.user_id
 		WHERE m.project_id = $1 ORDER BY lower(u.username)`, id)
 	if err != nil {

@@ -233,10 +233,13 @@ func (s *Store) DeleteTemplate(ctx context.Context, id int64) (err error) {
 	})
 }
 
-// MemberProjects lists the ids of the projects uid is a member of.
-func (s *Store) MemberProjects(ctx context.Context, uid int64) (_ []string, err error) {
+// MemberProjects lists the ids of the projects uid is a member of with a
+// membership role of min or higher (RoleViewer: all of them). The user's
+// own role is the caller's to check: the effective role is the lower of
+// the two (docs/roles.md).
+func (s *Store) MemberProjects(ctx context.Context, uid int64, min string) (_ []string, err error) {
 	defer wrap(&err, "member projects")
-	rows, err := s.db.Query(ctx, "SELECT project_id FROM project_members WHERE user_id = $1 ORDER BY project_id", uid)
+	rows, err := s.db.Query(ctx, "SELECT project_id FROM project_members WHERE user_id = $1 AND role = ANY($2) ORDER BY project_id", uid, RolesFrom(min))
 	if err != nil {
 		return nil, err
 	}

@@ -38,8 +38,62 @@ const (
 	RoleViewer = "VIEWER"
 )
 
+// RoleRank orders the roles: a higher rank has the rights of the lower
+// ones; an unknown role (no membership) ranks 0.
+func RoleRank(role string) int {
+	switch role {
+	case RoleViewer:
+		return 1
+	case RoleAuthor:
+		return 2
+	case RoleAdmin:
+		return 3
+	case RoleRoot:
+		return 4
+	}
+	return 0
+}
+
+// RolesFrom lists the roles of rank min or higher.
+func RolesFrom(min string) []string {
+	var roles []string
+	for _, r := range []string{RoleRoot, RoleAdmin, RoleAuthor, RoleViewer} {
+		if RoleRank(r) >= RoleRank(min) {
+			roles = append(roles, r)
+		}
+	}
+	return roles
+}
+
+// EffectiveRole is a member's role in a project (docs/roles.md): the lower
+// of the user's role and the membership's; a ROOT user is ROOT in every
+// project. Without a membership ("") it is "".
+func EffectiveRole(user, membership string) string {
+	switch {
+	case membership == "":
+		return ""
+	case user == RoleRoot || RoleRank(membership) > RoleRank(user):
+		return user
+	}
+	return membership
+}
+
+// MembershipRole is the membership role that gives user role the same
+// rights: a ROOT user's membership reads ADMIN (its effective role is ROOT
+// whatever the membership's).
+func MembershipRole(user string) string {
+	if user == RoleRoot {
+		return RoleAdmin
+	}
+	return user
+}
+
 // ErrLastRoot refuses to demote or delete the only ROOT user.
 var ErrLastRoot = errors.New("the last ROOT user cannot be demoted or deleted")
+
+// ErrLastAdmin refuses to lower or remove a project's last member who
+// manages it (effective role ADMIN or ROOT).
+var ErrLastAdmin = errors.New("the last ADMIN of a project cannot be lowered or removed")
 
 // ErrAlreadySetUp refuses a second first-run setup.
 var ErrAlreadySetUp = errors.New("setup is done: a user exists already")

@@ -318,12 +318,14 @@ type VaultProject struct {
 	Entries  int
 }
 
-// ListVaultProjects returns a page of the projects uid is a member of whose
-// id or name contains the filter, each with its number of entries.
+// ListVaultProjects returns a page of the projects whose vault uid manages
+// (a member whose role there is ADMIN or ROOT: docs/roles.md) and whose id
+// or name contains the filter, each with its number of entries.
 func (s *Store) ListVaultProjects(ctx context.Context, uid int64, p Page) (_ []VaultProject, _ int, err error) {
 	defer wrap(&err, "list vault projects")
 	const where = ` FROM projects p JOIN project_members m ON m.project_id = p.id AND m.user_id = $1
-		WHERE $2 = '' OR strpos(lower(p.id || ' ' || p.name), lower($2)) > 0`
+		WHERE (m.role = 'ADMIN' OR (SELECT role FROM users WHERE id = $1) = 'ROOT')
+		AND ($2 = '' OR strpos(lower(p.id || ' ' || p.name), lower($2)) > 0)`
 	var total int
 	if err := s.db.QueryRow(ctx, "SELECT count(*)"+where, uid, p.Filter).Scan(&total); err != nil {
 		return nil, 0, err
