@@ -157,3 +157,39 @@ func TestMembersTableRoleSelect(t *testing.T) {
 		t.Errorf("a VIEWER's Members table: %s", page)
 	}
 }
+
+// TestFirstDayCountsOwnSteps: the start page's checklist ticks only what
+// its viewer did (SPEC §19): an AUTHOR in a project whose vault and routes
+// others filled sees the secret as another role's step and the route to
+// build, until they build one.
+func TestFirstDayCountsOwnSteps(t *testing.T) {
+	t.Parallel()
+	ta, users, heads := membersApp(t)
+	if err := ta.h.store.AddMember(context.Background(), "shop", users["dot"].ID, store.RoleAuthor); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := ta.call(t, "POST", "/route/create", `{"project_id":"shop","route":`+plainRoute("anas")+`}`, heads["ana"]); status != 201 {
+		t.Fatalf("ana's route: %d %s", status, body)
+	}
+	cookie, csrf := ta.signIn(t, "dot")
+	step := func(i int) string {
+		_, page := ta.call(t, "GET", "/", "", browser(cookie, csrf))
+		at := strings.Index(page, fmt.Sprintf(`data-step="%d"`, i))
+		if at < 0 {
+			t.Fatalf("no step %d on the start page: %s", i, page)
+		}
+		return page[at : at+strings.Index(page[at:], "</li>")]
+	}
+	if s := step(1); !strings.Contains(s, `data-done="false"`) || !strings.Contains(s, "(another role's step)") {
+		t.Errorf("an AUTHOR's secret step, with ana's entry in the vault: %s", s)
+	}
+	if s := step(2); !strings.Contains(s, `data-done="false"`) {
+		t.Errorf("dot's build step is done by ana's route: %s", s)
+	}
+	if status, body := ta.call(t, "POST", "/route/create", `{"project_id":"shop","route":`+plainRoute("dots")+`}`, heads["dot"]); status != 201 {
+		t.Fatalf("dot's route: %d %s", status, body)
+	}
+	if s := step(2); !strings.Contains(s, `data-done="true"`) {
+		t.Errorf("dot built a route and the step is not done: %s", s)
+	}
+}
