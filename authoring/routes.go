@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
+	"strings"
 
+	"stencil/egress"
 	"stencil/engine"
 	"stencil/flow"
 	"stencil/mail"
@@ -119,7 +122,50 @@ func CheckRoute(ctx context.Context, st *store.Store, r flow.Route, readsVault b
 	if err != nil {
 		return nil, err
 	}
-	return flow.Named(flow.CapWarnings(append(append(warnings, mailWarnings...), jobWarnings...)), r.Flow.Blocks), nil
+	callWarnings, err := egressWarnings(ctx, st, r)
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(append(append(warnings, mailWarnings...), jobWarnings...), callWarnings...)
+	return flow.Named(flow.CapWarnings(warnings), r.Flow.Blocks), nil
+}
+
+// egressWarnings are what saving says of HTTP blocks whose URL (written
+// out, not read from a variable) names a host the project's routes may
+// not call (its "Hosts routes may call", x_egress_hosts): every run of the
+// block would fail (docs/security.md). Each links to the setting.
+func egressWarnings(ctx context.Context, st *store.Store, r flow.Route) ([]flow.Warning, error) {
+	var hosts []string
+	var read bool
+	var warnings []flow.Warning
+	for i, b := range r.Flow.Blocks {
+		if b.Type != "HTTP" || b.URL == nil || b.URL.RefVar {
+			continue
+		}
+		u, err := url.Parse(strings.TrimSpace(b.URL.Data))
+		if err != nil || u.Hostname() == "" {
+			continue // the run says what is wrong with the URL
+		}
+		if !read {
+			p, err := st.Project(ctx, r.ProjectID, 0)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return nil, err
+			}
+			hosts, read = p.XEgressHosts, true
+		}
+		host := strings.ToLower(u.Hostname())
+		if egress.Allows(hosts, host) {
+			continue
+		}
+		msg := fmt.Sprintf("calls %s, which the project's “Hosts routes may call” does not list: every run would fail", host)
+		if !egress.Allows(nil, host) {
+			msg = fmt.Sprintf("calls %s by its address: an HTTP block calls hosts by name, so every run would fail", host)
+		}
+		w := flow.Warn(fmt.Sprintf("route.flow.blocks[%d].url", i), msg)
+		w.Href = "/web/project?id=" + url.QueryEscape(r.ProjectID) + "#f-x_egress_hosts"
+		warnings = append(warnings, w)
+	}
+	return warnings, nil
 }
 
 // enqueueWarnings are what saving says of a route's ENQUEUE blocks: a

@@ -171,7 +171,7 @@ func (l listed) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	host := strings.ToLower(req.URL.Hostname())
 	hosts, _ := req.Context().Value(hostsKey{}).([]string)
-	if !hostListed(hosts, host) || numericName(host) {
+	if !Allows(hosts, host) {
 		return nil, &Error{Host: host}
 	}
 	return l.next.RoundTrip(req)
@@ -290,6 +290,15 @@ func numericName(host string) bool {
 		return false
 	}
 	return strings.Trim(host, "0123456789abcdefx.") == ""
+}
+
+// Allows says whether a project's list of hosts (empty: any public host)
+// lets its routes call host: a name it lists, never an address written as
+// a number. The editor's checks ask it of each HTTP block's URL, as a run
+// does of each request (docs/security.md).
+func Allows(hosts []string, host string) bool {
+	host = strings.ToLower(host)
+	return hostListed(hosts, host) && !numericName(host)
 }
 
 // hostListed says whether host may be reached under a project's list

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -549,6 +550,8 @@ func TestCompileWarns(t *testing.T) {
 		"auth is used before any block sets it (flow.blocks[6].filters[0].right.data)",
 		"item is used before any block sets it (flow.blocks[7].set.data)",
 		"draft is used before any block sets it (flow.blocks[8].ref_object)",
+		// The first RETURN has no conditions: nothing after it runs.
+		"flow.blocks[1] (ASSIGNMENT) never runs: Block 1 (RETURN) answers first, and neither do the 7 after it",
 	}
 	if strings.Join(flow.Lines(plan.Warnings), "\n") != strings.Join(want, "\n") {
 		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(flow.Lines(plan.Warnings), "\n"), strings.Join(want, "\n"))
@@ -686,5 +689,48 @@ func TestBlocksThatAlwaysDoTheSameWarn(t *testing.T) {
 	plan := compile(t, `{"type":"CONDITION","depth":0,"conditions":[`+cond(num("1"), "EQUAL_TO", num("2"), "")+`],"action":"FAIL","fail":null}`)
 	if len(plan.Warnings) != 0 {
 		t.Errorf("a CONDITION with a condition warns %q", flow.Lines(plan.Warnings))
+	}
+}
+
+// TestDeadAfterReturn: a RETURN without conditions is warned of when
+// blocks follow it that never run — every later block at the top level,
+// the rest of its body inside a LOOP — and not when it has conditions.
+func TestDeadAfterReturn(t *testing.T) {
+	ret := `{"type":"RETURN","depth":%d,"pairs":[],"conditions":[]}`
+	cond := `{"type":"RETURN","depth":0,"pairs":[],"conditions":[{"left":{"ref_var":false,"rtype":"INTEGER","data":"1"},"right":{"ref_var":false,"rtype":"INTEGER","data":"1"},"condition_type":"EQUAL_TO","not":false,"next":"NONE"}]}`
+	obj := `{"type":"OBJECT","depth":%d,"local_name":"o%d","pairs":[]}`
+	loop := `{"type":"LOOP","depth":0,"local_name":"i","min":{"ref_var":false,"rtype":"INTEGER","data":"0"},"max":{"ref_var":false,"rtype":"INTEGER","data":"2"},"step":{"ref_var":false,"rtype":"INTEGER","data":"1"}}`
+	for _, c := range []struct {
+		name   string
+		blocks []string
+		want   string
+	}{
+		{"the last block", []string{fmt.Sprintf(obj, 0, 1), fmt.Sprintf(ret, 0)}, ""},
+		{"one after", []string{fmt.Sprintf(ret, 0), fmt.Sprintf(obj, 0, 1)}, "flow.blocks[1] (OBJECT) never runs: Block 1 (RETURN) answers first"},
+		{"three after", []string{fmt.Sprintf(ret, 0), fmt.Sprintf(obj, 0, 1), fmt.Sprintf(obj, 0, 2), fmt.Sprintf(obj, 0, 3)},
+			"flow.blocks[1] (OBJECT) never runs: Block 1 (RETURN) answers first, and neither do the 2 after it"},
+		{"with conditions", []string{cond, fmt.Sprintf(obj, 0, 1)}, ""},
+		{"the rest of a body", []string{loop, fmt.Sprintf(ret, 1), fmt.Sprintf(obj, 1, 1), fmt.Sprintf(obj, 0, 2)},
+			"flow.blocks[2] (OBJECT) never runs: Block 2 (RETURN) answers first"},
+		{"a body's last", []string{loop, fmt.Sprintf(obj, 1, 1), fmt.Sprintf(ret, 1), fmt.Sprintf(obj, 0, 2)}, ""},
+	} {
+		r := flow.Route{RouteID: "r", RoutePath: "/r", Method: "GET", Flow: flow.Flow{}}
+		doc := `{"blocks":[` + strings.Join(c.blocks, ",") + `]}`
+		if err := json.Unmarshal([]byte(doc), &r.Flow); err != nil {
+			t.Fatal(err)
+		}
+		plan, p := Compile(r, nil)
+		if len(p) > 0 {
+			t.Fatalf("%s: %v", c.name, p)
+		}
+		got := ""
+		for _, w := range plan.Warnings {
+			if strings.Contains(w.Message, "never runs") {
+				got = w.String()
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }

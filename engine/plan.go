@@ -357,6 +357,9 @@ func Compile(r flow.Route, pathParams []string) (*Plan, flow.Problems) {
 	for _, l := range loops {
 		c.plan.steps[l].end = len(blocks)
 	}
+	if w, ok := deadAfterReturn(blocks); ok {
+		c.plan.Warnings = append(c.plan.Warnings, w)
+	}
 	c.plan.quick = !slices.ContainsFunc(c.plan.steps, func(s step) bool {
 		switch s.kind {
 		case kReturn, kAssignment, kCondition, kTemplate, kObject:
@@ -368,6 +371,34 @@ func Compile(r flow.Route, pathParams []string) (*Plan, flow.Problems) {
 		return nil, c.problems
 	}
 	return c.plan, nil
+}
+
+// deadAfterReturn warns of the blocks that never run because a RETURN
+// without conditions answers before them (docs/engine.md): at the top
+// level every later block; inside a LOOP the rest of its body.
+func deadAfterReturn(blocks []flow.Block) (flow.Warning, bool) {
+	for i, b := range blocks {
+		if b.Type != "RETURN" || len(b.Conditions) > 0 {
+			continue
+		}
+		end := i + 1 // the blocks after it at its depth or deeper: the rest of its body
+		for end < len(blocks) && blocks[end].Depth >= b.Depth {
+			end++
+		}
+		if end == i+1 {
+			continue
+		}
+		msg := fmt.Sprintf("never runs: Block %d (RETURN) answers first", i+1)
+		if n := end - i - 2; n > 0 {
+			msg += fmt.Sprintf(", and neither do the %d after it", n)
+			if n == 1 {
+				msg = fmt.Sprintf("never runs: Block %d (RETURN) answers first, and neither does the one after it", i+1)
+			}
+		}
+		w := flow.WarnBlock(fmt.Sprintf("flow.blocks[%d]", i+1), blocks[i+1].Type, msg)
+		return w, true
+	}
+	return flow.Warning{}, false
 }
 
 func (c *compiler) block(b *flow.Block, i int, inLoop bool) step {
@@ -495,15 +526,15 @@ func (c *compiler) block(b *flow.Block, i int, inLoop bool) step {
 	// Blocks that do the same on every request whatever it holds.
 	switch {
 	case b.Type == "CONDITION" && len(b.Conditions) == 0:
-		c.plan.Warnings = append(c.plan.Warnings, flow.WarnBlock(at, "CONDITION", "has no conditions: it does "+b.Action+" on every request"))
+		c.plan.Warnings = append(c.plan.Warnings, flow.WarnBlock(at+".conditions", "CONDITION", "has no conditions: it does "+b.Action+" on every request"))
 	case b.Type == "ASSIGNMENT" && len(b.Operations) == 0:
-		c.plan.Warnings = append(c.plan.Warnings, flow.WarnBlock(at, "ASSIGNMENT", "has no operations: "+b.LocalName+" is always null"))
+		c.plan.Warnings = append(c.plan.Warnings, flow.WarnBlock(at+".operations", "ASSIGNMENT", "has no operations: "+b.LocalName+" is always null"))
 	}
 	switch s.kind {
 	case kCreate, kUpdate, kSimpleUpdate, kDelete:
 		c.plan.Writes = true
 		if !b.Save {
-			c.plan.Warnings = append(c.plan.Warnings, flow.WarnBlock(at, b.Type, "has save: false: it writes nothing"))
+			c.plan.Warnings = append(c.plan.Warnings, flow.WarnBlock(at+".save", b.Type, "has save: false: it writes nothing"))
 		}
 	}
 	return s

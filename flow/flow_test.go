@@ -460,8 +460,8 @@ func TestWarningLines(t *testing.T) {
 	}{
 		{Warn("flow.blocks[1].conditions[0].left.data", "n is used before any block sets it").Under("route."),
 			"n is used before any block sets it (route.flow.blocks[1].conditions[0].left.data)", "route.flow.blocks[1].conditions[0].left.data", "Block 2 (CONDITION)"},
-		{WarnBlock("flow.blocks[1]", "CONDITION", "has no conditions: it does FAIL on every request").Under("route."),
-			"route.flow.blocks[1] (CONDITION) has no conditions: it does FAIL on every request", "route.flow.blocks[1]", "Block 2 (CONDITION)"},
+		{WarnBlock("flow.blocks[1].conditions", "CONDITION", "has no conditions: it does FAIL on every request").Under("route."),
+			"Block 2 (CONDITION) has no conditions: it does FAIL on every request (route.flow.blocks[1].conditions)", "route.flow.blocks[1].conditions", "Block 2 (CONDITION)"},
 		{many.Under("route."), "placeholder {x} is used but not declared (route.a, route.b, route.c and 2 more)", "route.a", ""},
 		{Warn("", "variable v is declared but never used"), "variable v is declared but never used", "", ""},
 		{Warn("flow.blocks[7].key", "beyond the flow"), "beyond the flow (flow.blocks[7].key)", "flow.blocks[7].key", ""},

@@ -22,9 +22,13 @@ type Warning struct {
 	// those left unnamed.
 	Also []string `json:"also,omitempty"`
 	More int      `json:"more,omitempty"`
-	// Type is set when the line names the block first, as a refusal does:
-	// "flow.blocks[2] (CONDITION) has no conditions: …".
-	Type string `json:"-"`
+	// Href, when set, is a page where what the warning is about is
+	// changed, outside the document (a project's setting).
+	Href string `json:"href,omitempty"`
+	// Type is set when the block is the message's subject, as in a
+	// refusal: the line names the block first, "Block 3 (CONDITION) has no
+	// conditions: …".
+	Type string `json:"type,omitempty"`
 }
 
 // Warn is a warning about path whose line ends with its place:
@@ -40,7 +44,16 @@ func WarnBlock(path, typ, message string) Warning {
 // String is the warning as one line.
 func (w Warning) String() string {
 	if w.Type != "" {
-		return fmt.Sprintf("%s (%s) %s", w.Path, w.Type, w.Message)
+		// In the editor's words where the block is named (Named), its
+		// place in the document after; else by the block's path.
+		if w.Block != "" {
+			return w.Block + " " + w.Message + " (" + w.Path + ")"
+		}
+		at := w.Path
+		if m := blockPath.FindString(w.Path); m != "" {
+			at = m
+		}
+		return fmt.Sprintf("%s (%s) %s", at, w.Type, w.Message)
 	}
 	places := append([]string{w.Path}, w.Also...)
 	if w.Path == "" {

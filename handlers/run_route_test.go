@@ -273,7 +273,7 @@ func TestRunVault(t *testing.T) {
 	route.blocks = append(route.blocks[:1], `{"type":"PROPERTY","depth":0,"local_name":"key_length","data":`+ref("key")+`,"apply":"LENGTH","additional":""}`, route.blocks[1])
 	ta.run(t, []scenario{
 		{name: "an AUTHOR cannot save a route that reads the vault", method: "POST", path: "/route/create", headers: h,
-			body: `{"project_id":"shop","route":` + route.JSON() + `}`, status: 403, want: []string{"route.flow.blocks[0] (VAULT) reads the vault: only an ADMIN or ROOT member"}},
+			body: `{"project_id":"shop","route":` + route.JSON() + `}`, status: 403, want: []string{"Block 1 (VAULT) reads the vault: only an ADMIN or ROOT member"}},
 	})
 	route.save(t, ta, as(ta.token(t, admin)))
 	// A VAULT block whose key the vault does not hold: saved, with a
@@ -286,8 +286,8 @@ func TestRunVault(t *testing.T) {
 		{name: "a vault key the project holds is none", method: "POST", path: "/web/routes/lint", headers: as(ta.token(t, admin)),
 			body: `{"project_id":"shop","route":` + route.JSON() + `}`, status: 200, want: []string{`"warnings":[]`}},
 		{name: "an AUTHOR's checks name the VAULT block", method: "POST", path: "/web/routes/lint", headers: h,
-			body: `{"project_id":"shop","route":` + route.JSON() + `}`, status: 403, want: []string{"route.flow.blocks[0] (VAULT) reads the vault",
-				`"data":{"refused":{"path":"route.flow.blocks[0]","message":"reads the vault: only an ADMIN or ROOT member of the project can save or try a route that does","block":"Block 1 (VAULT)"}}`}},
+			body: `{"project_id":"shop","route":` + route.JSON() + `}`, status: 403, want: []string{"Block 1 (VAULT) reads the vault",
+				`"data":{"refused":{"path":"route.flow.blocks[0]","message":"reads the vault: only an ADMIN or ROOT member of the project can save or try a route that does","block":"Block 1 (VAULT)","type":"VAULT"}}`}},
 		{name: "the checks give each warning by its place", method: "POST", path: "/web/routes/lint", headers: as(ta.token(t, admin)),
 			body: `{"project_id":"shop","route":` + missing.JSON() + `}`, status: 200,
 			want: []string{`"data":{"checks":[{"path":"route.flow.blocks[0].key","message":"vault key NOT_THERE does not exist in this project yet: every run would fault","block":"Block 1 (VAULT)"}]}`,

@@ -658,7 +658,12 @@ function main() {
     // the save bar says what went and how to have it back, and the focus
     // goes to the block that took its place (or the one before), on its
     // fold switch: not onto another Remove.
-    var remove = button("Remove block", function () {
+    // A LOOP with a body asks first whether its body goes with it.
+    var body = b.type === "LOOP" ? bodyOf(blocks, i) : 0;
+    var remove = body ? el("button", {
+      type: "button", class: "btn-ghost text-red-700 hover:bg-red-50", "aria-label": "Remove block " + n, title: "Remove block " + n,
+      "data-action": "remove", "aria-haspopup": "dialog", onclick: function () { askRemoveLoop(i, body); }
+    }, ["Remove block"]) : button("Remove block", function () {
       blocks.splice(i, 1);
       changed(false);
       say("Removed " + name + ": Undo (Ctrl+Z) brings it back");
@@ -696,17 +701,70 @@ function main() {
     }), [el("div", { class: "flex justify-end" }, [remove])]));
   }
 
+  // bodyOf counts the blocks of the body of the LOOP at i: those after it
+  // that are deeper.
+  function bodyOf(blocks, i) {
+    var n = 0;
+    while (i + n + 1 < blocks.length && blocks[i + n + 1].depth > blocks[i].depth) n++;
+    return n;
+  }
+
+  // askRemoveLoop asks, as an outliner does, whether the LOOP at i goes
+  // with its body or alone, its body lifted to its place; Cancel has the
+  // focus.
+  function askRemoveLoop(i, body) {
+    var n = i + 1;
+    var which = body === 1 ? "block " + (n + 1) : "blocks " + (n + 1) + "–" + (n + body);
+    dialog.replaceChildren(el("div", { class: "space-y-4 p-5", role: "alertdialog", "aria-labelledby": "loop-title", "aria-describedby": "loop-text" }, [
+      el("h2", { class: "text-lg font-semibold text-slate-900", id: "loop-title", text: "Remove block " + n + " (LOOP)?" }),
+      el("p", { class: "text-sm text-slate-700", id: "loop-text", text: "Its body holds " + which + ". Remove them with it, or keep them: they move out of the loop and run once, in its place." }),
+      el("div", { class: "flex flex-wrap justify-end gap-2" }, [
+        el("button", { type: "button", class: "btn-secondary", "data-action": "cancel", onclick: function () { dialog.close(); } }, ["Cancel"]),
+        el("button", { type: "button", class: "btn-secondary", "data-action": "lift-body", onclick: function () { dialog.close(); removeLoop(i, body, false); } }, ["Keep its body"]),
+        el("button", { type: "button", class: "btn-danger", "data-action": "remove-with-body", onclick: function () { dialog.close(); removeLoop(i, body, true); } },
+          ["Remove all " + (body + 1)])
+      ])
+    ]));
+    if (!dialog.open) dialog.showModal();
+    dialog.querySelector('[data-action="cancel"]').focus();
+  }
+
+  // removeLoop removes the LOOP at i with the body blocks after it, or
+  // alone with its body moved out one level; Undo brings it back.
+  function removeLoop(i, body, withBody) {
+    var blocks = state.flow.blocks, name = "block " + (i + 1) + " (LOOP)";
+    doing(withBody ? "removed " + name + " with its body" : "removed " + name + ", its body kept", null);
+    if (withBody) {
+      blocks.splice(i, body + 1);
+    } else {
+      for (var k = i + 1; k <= i + body; k++) blocks[k].depth--;
+      blocks.splice(i, 1);
+    }
+    changed(false);
+    problems = {};
+    saveMessage = "";
+    say((withBody ? "Removed " + name + " and its body" : "Removed " + name + "; its body runs in its place") + ": Undo (Ctrl+Z) brings it back");
+    render();
+    if (blocks.length) focusInBlock(Math.min(i, blocks.length - 1), "fold");
+    else focusAction("add-block");
+  }
+
   // addBlock appends a block of type, in the body of a LOOP that ends the
   // flow, and puts the focus on its first field.
+  // A route that ends in a RETURN answering every request gets the new
+  // block before it: after it, the block would never run.
   function addBlock(type) {
     var blocks = state.flow.blocks;
-    var last = blocks[blocks.length - 1];
+    var at = blocks.length;
+    var end = blocks[at - 1];
+    if (type !== "RETURN" && end && end.type === "RETURN" && end.depth === 0 && !(end.conditions || []).length) at--;
+    var last = blocks[at - 1];
     var depth = last ? last.depth + (last.type === "LOOP" ? 1 : 0) : 0;
-    blocks.push(newBlock(type, depth));
-    doing("added block " + blocks.length + " (" + type + ")", '[data-action="add-block"]');
+    blocks.splice(at, 0, newBlock(type, depth));
+    doing("added block " + (at + 1) + " (" + type + ")" + (at < blocks.length - 1 ? " before the RETURN" : ""), '[data-action="add-block"]');
     changed(false);
     render();
-    var card = formPane.querySelector('[data-block="' + (blocks.length - 1) + '"]');
+    var card = formPane.querySelector('[data-block="' + at + '"]');
     // Its first field, or its first list's add button when that comes first
     // (a RETURN's "+ field").
     var first = card && card.querySelector('input, select, textarea, [data-action^="add:"]');
@@ -834,10 +892,16 @@ function main() {
 
   // A check's warning ({path, message}, editor/checks) shows its message and
   // the place it is about, named as the form names it and linked to it.
+  // A warning whose subject is its block (w.type) leads with the place:
+  // "Block 3 (CONDITION) · Conditions has no conditions: …". A setting
+  // outside the document (w.href) gets a link of its own.
   function warningLine(w) {
     if (!w.path) return el("li", { class: "rounded bg-amber-50 px-2 py-1", "data-testid": "lint-warning", text: w.message });
+    var place = el("button", { type: "button", class: "link tap text-left text-amber-900", onclick: function () { goTo(w.path); }, text: where(w.path) });
     return el("li", { class: "rounded bg-amber-50 px-2 py-1", "data-testid": "lint-warning" }, [
-      w.message + " — ", el("button", { type: "button", class: "link tap text-left text-amber-900", onclick: function () { goTo(w.path); }, text: where(w.path) })
+      w.type ? place : w.message + " — ", w.type ? " " + w.message : place,
+      w.href ? " · " : null,
+      w.href ? el("a", { class: "link tap text-amber-900", href: w.href, target: "_blank", rel: "noopener", text: "Change the setting (new tab)" }) : null
     ]);
   }
 

@@ -9,7 +9,9 @@ function local(path) {
 }
 
 // answerChecks reads an answer of the checks, of a save or of a draft run:
-// its warnings ([{path, message, block}], data.checks), and what saving
+// its warnings ([{path, message, block, type, href}], data.checks; type:
+// the block is the message's subject; href: a page outside the document
+// where the place is changed, a project setting), and what saving
 // refuses by path (data.fields, and data.refused: a block the author's
 // role may not save).
 export function answerChecks(env) {
@@ -19,7 +21,7 @@ export function answerChecks(env) {
   Object.keys(fields).forEach(function (p) { problems[local(p)] = fields[p]; });
   if (data.refused) problems[local(data.refused.path)] = data.refused.message;
   const warnings = (data.checks || []).map(function (w) {
-    return { path: local(w.path), message: w.message, block: w.block || "" };
+    return { path: local(w.path), message: w.message, block: w.block || "", type: w.type || "", href: w.href || "" };
   });
   return { warnings: warnings, problems: problems };
 }

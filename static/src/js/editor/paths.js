@@ -61,7 +61,9 @@ export function where(doc, path, form) {
       out.push(item.charAt(0).toUpperCase() + item.slice(1) + " " + (+ps[i] + 1));
     }
   }
-  let label = form && form.label(path);
+  // A whole block, row or parameter is named by itself, not by its first
+  // field's label.
+  let label = ps.length && form && form.label(path);
   if (!label && ps.length && !numeric(ps[ps.length - 1])) label = ps[ps.length - 1].replace(/_/g, " ");
   if (label) out.push(label.trim().charAt(0).toUpperCase() + label.trim().slice(1));
   return out.join(" · ") || path;

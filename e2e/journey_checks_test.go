@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestJourneyChecksKnowTheProject: the route editor's checks know what the
+// project allows and what never runs. An HTTP block to a host the project's
+// "Hosts routes may call" leaves out is named with a link to the setting; a
+// block added to a route that ends in RETURN goes before it, and a block
+// moved after it is named as never running; a check whose subject is its
+// block leads with the block's name in the editor's words; removing a LOOP
+// with a body asks whether the body goes too, and Undo brings it back.
+func TestJourneyChecksKnowTheProject(t *testing.T) {
+	t.Parallel()
+	app, b := memberBrowser(t, "erin", "AUTHOR")
+	root := apiLogin(t, app.URL, "root", "root-password-1")
+	if status, body := api(t, "PATCH", app.URL+"/project/update", root, `{"project_id":"shop","x_egress_hosts":["api.stripe.com"]}`); status != 200 {
+		t.Fatalf("hosts: %d %s", status, body)
+	}
+	b.do(chromedp.Navigate(app.URL + "/web/routes/create?id=shop"))
+	b.waitText("New route")
+	order := func() string {
+		return eval[string](b, `Array.from(document.querySelectorAll("[data-block]")).map(e => e.querySelector(".badge").textContent + (e.style.marginLeft === "0rem" ? "" : ">")).join(",")`)
+	}
+	warnings := func() string {
+		return eval[string](b, `Array.from(document.querySelectorAll('[data-testid="lint-warning"]')).map(e => e.textContent).join(" | ")`)
+	}
+	b.fill(`[data-path="route_id"]`, "rates")
+	b.fill(`[data-path="route_path"]`, "/rates")
+	b.addBlock("HTTP")
+	b.fill(`[data-path="flow.blocks[0].local_name"]`, "rates")
+	b.fill(`[data-path="flow.blocks[0].url.data"]`, "https://api.frankfurter.app/latest")
+	b.addBlock("RETURN")
+	b.waitText("calls api.frankfurter.app, which the project's “Hosts routes may call” does not list: every run would fail — Block 1 (HTTP) · URL")
+	if href := eval[string](b, `(document.querySelector('[data-testid="lint-warning"] a') || {}).href || ""`); !strings.HasSuffix(href, "/web/project?id=shop#f-x_egress_hosts") {
+		t.Fatalf("the egress check links to %q", href)
+	}
+
+	// Added to a route that ends in RETURN, a block goes before it.
+	b.addBlock("ASSIGNMENT")
+	b.fill(`[data-path="flow.blocks[1].local_name"]`, "total")
+	if got := order(); got != "HTTP,ASSIGNMENT,RETURN" {
+		t.Fatalf("a block added after the RETURN: %s", got)
+	}
+	b.waitText("Block 2 (ASSIGNMENT) · Operations has no operations")
+	b.click(`[aria-label^="Move block 3 up"]`)
+	b.waitText("Block 3 (ASSIGNMENT) never runs: Block 2 (RETURN) answers first")
+	if strings.Contains(warnings(), "flow.blocks[") {
+		t.Fatalf("a check names a block by its API path: %s", warnings())
+	}
+	b.screenshot("checks-project")
+	b.click(`[aria-label^="Move block 2 down"]`)
+	b.waitGone("never runs")
+
+	// A LOOP with a body: Remove asks; keeping the body lifts it, Undo
+	// puts the loop back, and removing all takes both.
+	b.addBlock("LOOP")
+	b.addBlock("OBJECT")
+	b.fill(`[data-path="flow.blocks[2].local_name"]`, "i")
+	b.fill(`[data-path="flow.blocks[3].local_name"]`, "o")
+	if got := order(); got != "HTTP,ASSIGNMENT,LOOP,OBJECT>,RETURN" {
+		t.Fatalf("a LOOP and its body before the RETURN: %s", got)
+	}
+	b.click(`[aria-label="Remove block 3"]`)
+	b.waitText("Remove block 3 (LOOP)?")
+	b.focusOn(`#template-dialog [data-action="cancel"]`)
+	b.press("\t")
+	b.focusOn(`#template-dialog [data-action="lift-body"]`)
+	b.press("\r")
+	b.waitText("Removed block 3 (LOOP); its body runs in its place")
+	if got := order(); got != "HTTP,ASSIGNMENT,OBJECT,RETURN" {
+		t.Fatalf("the body kept: %s", got)
+	}
+	b.focusOn(`[data-block="2"] [data-action="fold"]`)
+	b.do(chromedp.KeyEvent("z", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+	b.waitUntil(fmt.Sprintf(`(%s) === "HTTP,ASSIGNMENT,LOOP,OBJECT>,RETURN"`, `Array.from(document.querySelectorAll("[data-block]")).map(e => e.querySelector(".badge").textContent + (e.style.marginLeft === "0rem" ? "" : ">")).join(",")`),
+		func() string { return "Undo did not bring the loop back: " + order() })
+	b.click(`[aria-label="Remove block 3"]`)
+	b.click(`#template-dialog [data-action="remove-with-body"]`)
+	b.waitText("Removed block 3 (LOOP) and its body")
+	if got := order(); got != "HTTP,ASSIGNMENT,RETURN" {
+		t.Fatalf("the loop removed with its body: %s", got)
+	}
+	b.focusOn(`[data-block="2"] [data-action="fold"]`)
+}
