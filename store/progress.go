@@ -14,7 +14,7 @@ type Progress struct {
 	Secrets   bool // a vault entry they created
 	Templates bool // a template they made
 	Routes    bool // a route they made
-	Runs      bool // a run they sent, in the run log
+	Runs      bool // a run they sent, or a run of a route they made, in the run log
 }
 
 // UserProgress reads user uid's Progress in one statement.
@@ -27,7 +27,9 @@ func (s *Store) UserProgress(ctx context.Context, uid int64) (_ Progress, err er
 			EXISTS (SELECT 1 FROM vault_entries WHERE created_by = $1 AND project_id IN (SELECT project_id FROM mine)),
 			EXISTS (SELECT 1 FROM route_templates WHERE created_by = $1 AND (project_id IS NULL OR project_id IN (SELECT project_id FROM mine))),
 			EXISTS (SELECT 1 FROM routes WHERE created_by = $1 AND project_id IN (SELECT project_id FROM mine)),
-			EXISTS (SELECT 1 FROM route_runs WHERE user_id = $1 AND project_id IN (SELECT project_id FROM mine))`, uid).
+			EXISTS (SELECT 1 FROM route_runs WHERE user_id = $1 AND project_id IN (SELECT project_id FROM mine))
+			OR EXISTS (SELECT 1 FROM routes r JOIN route_runs x ON x.project_id = r.project_id AND x.route_id = r.route_id
+				WHERE r.created_by = $1 AND r.project_id IN (SELECT project_id FROM mine))`, uid).
 		Scan(&p.FirstProject, &p.Projects, &p.Role, &p.Secrets, &p.Templates, &p.Routes, &p.Runs)
 	return p, err
 }
