@@ -285,13 +285,20 @@ function main() {
     });
   });
   // Side panels: a control with data-open-dialog opens the dialog it names
-  // (modal: Escape closes it and the focus returns to the control);
+  // (modal: Escape closes it and the focus returns to the control, or,
+  // when the control is gone, stays where the page put it);
   // data-close-dialog closes the dialog around it.
   document.addEventListener("click", function (evt) {
     var opener = evt.target.closest && evt.target.closest("[data-open-dialog]");
     var dialog = opener && document.querySelector(opener.getAttribute("data-open-dialog"));
     if (dialog && !dialog.open) {
       dialog.showModal();
+      dialog.addEventListener("close", function () {
+        var at = document.activeElement;
+        if ((!at || at === document.body || dialog.contains(at)) && document.contains(opener)) {
+          opener.focus();
+        }
+      }, { once: true });
     }
     var closer = evt.target.closest && evt.target.closest("[data-close-dialog]");
     if (closer && closer.closest("dialog")) {
@@ -467,6 +474,25 @@ function main() {
       }
     }
   });
+  // A form that loads a page (a filter: method get) and names a control
+  // with data-focus-after-load has the focus there on the page it loads,
+  // so the keyboard goes on from the filter rather than the page's top.
+  var focusKey = "stencil:focus-after-load";
+  document.addEventListener("submit", function (evt) {
+    var sel = evt.target.getAttribute && evt.target.getAttribute("data-focus-after-load");
+    if (sel) {
+      try { sessionStorage.setItem(focusKey, JSON.stringify({ path: location.pathname, sel: sel })); } catch (e) { /* storage off: the page's top */ }
+    }
+  });
+  document.addEventListener("DOMContentLoaded", function () {
+    var want = null;
+    try { want = JSON.parse(sessionStorage.getItem(focusKey) || "null"); sessionStorage.removeItem(focusKey); } catch (e) { want = null; }
+    var target = want && want.path === location.pathname && document.querySelector(want.sel);
+    if (target) {
+      target.focus();
+    }
+  });
+
   // The skip link lands on the page's main task: the field a page marks
   // data-main-task, else the first field in view in the main content (a
   // list's filter, a form's first field), else the content itself.

@@ -602,8 +602,11 @@ function main() {
   // moveBlock moves block i with its body one place up (dir -1) or down
   // (dir 1) among the blocks of its level (editor/outline.js): the block's
   // new index, or -1 when it did not move.
+  // moveBlock moves block i a place up or down (dir -1 or 1) and returns
+  // where it went; undo knows both places, to put the focus on the block.
   function moveBlock(i, dir) {
     var to = moveIn(state.flow.blocks, i, dir);
+    if (to >= 0 && nextChange) nextChange.moved = { from: i, to: to };
     changed(false);
     return to;
   }
@@ -1047,7 +1050,15 @@ function main() {
     say(verb + ": " + e.label);
     touched(false);
     var focused = controlOf(document.activeElement);
+    var kind = document.activeElement && document.activeElement.getAttribute("data-action");
     render();
+    // A move undone or redone takes the focus with the block, onto the
+    // same kind of control in it (its fold switch when the focus was not
+    // on a move).
+    if (e.moved) {
+      focusInBlock(verb === "Undone" ? e.moved.from : e.moved.to, kind === "up" || kind === "down" ? kind : "fold");
+      return;
+    }
     // The focus stays where it was when that control is still there, else
     // goes to the field the change was made in, else to the control that
     // made it.
@@ -1092,7 +1103,7 @@ function main() {
         path = fromRaw ? "raw-json" : document.activeElement && document.activeElement.getAttribute("data-path");
         label = fromRaw ? "edited the raw JSON" : "edited " + (path ? where(path) : "the route");
       }
-      undoLog.record(doc, { label: label, path: path, action: nextChange && nextChange.action });
+      undoLog.record(doc, { label: label, path: path, action: nextChange && nextChange.action, moved: nextChange && nextChange.moved });
       undoMessage = "";
     }
     nextChange = null;
@@ -1160,8 +1171,17 @@ function main() {
           saveMessage = n ? "Not saved: " + (n === 1 ? "one field needs" : n + " fields need") + " a fix."
             : (env.message || "").replace(/^Error: /, "");
           render();
-          var first = formPane.querySelector(".input-error, .field-error");
-          if (first) first.scrollIntoView({ block: "center" });
+          // The focus goes to the first field named, in the form's order
+          // (not left in the field Ctrl+S was pressed in); a refusal of
+          // no field keeps it on Save.
+          var named = inFormOrder(Object.keys(problems));
+          if (named.length) goTo(named[0]);
+          var at = document.activeElement;
+          if (!named.length || !at || at === document.body) {
+            at = document.querySelector('[data-action="save"]');
+            at.focus();
+          }
+          at.scrollIntoView({ block: "center" });
         });
       }
     }, [isTemplate ? "Save template" : data.route_id ? "Save route" : "Create route"]);
@@ -1323,6 +1343,9 @@ function main() {
       doing("filled the form from template " + t.name);
       changed(false);
       render();
+      // The work goes on in the form it filled: its first field.
+      var first = formPane.querySelector('[data-path="route_id"]') || formPane.querySelector('[data-action="save"]');
+      if (first) first.focus();
     });
   }
 

@@ -340,6 +340,11 @@ function main() {
       conditions.push([option.value, form.elements.op.value, operandOf(option.getAttribute("data-type"), form.elements.op.value, form.elements.value.value)]);
       form.elements.filter.value = JSON.stringify(conditions);
       form.elements.field.disabled = form.elements.op.disabled = form.elements.value.disabled = true; // not sent
+      // submit() sends no submit event: the focus to come back to is kept
+      // as a submit would (app.js, data-focus-after-load).
+      try {
+        sessionStorage.setItem("stencil:focus-after-load", JSON.stringify({ path: location.pathname, sel: form.getAttribute("data-focus-after-load") }));
+      } catch (err) { /* storage off: the page's top */ }
       form.submit();
     } else if (form.hasAttribute("data-filter-builder")) {
       // A column, a test and a value become the containment filter.

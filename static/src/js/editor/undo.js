@@ -27,7 +27,7 @@ export class UndoLog {
     if (typingOn) {
       t.at = now;
     } else {
-      this.undo.push({ doc: this.current, label: change.label, path: path, action: change.action || null });
+      this.undo.push({ doc: this.current, label: change.label, path: path, action: change.action || null, moved: change.moved || null });
       if (this.undo.length > this.kept) this.undo.shift();
       this.redo = [];
       this.typing = path ? { path: path, at: now } : null;
@@ -37,15 +37,15 @@ export class UndoLog {
   }
 
   // back undoes one change, forward redoes one: each gives the change
-  // ({doc: the document to show, label, path, action}) or null when there
-  // is none.
+  // ({doc: the document to show, label, path, action, moved: a block move's
+  // {from, to}}) or null when there is none.
   back() { return this.step(this.undo, this.redo); }
   forward() { return this.step(this.redo, this.undo); }
 
   step(from, to) {
     const e = from.pop();
     if (!e) return null;
-    to.push({ doc: this.current, label: e.label, path: e.path, action: e.action });
+    to.push({ doc: this.current, label: e.label, path: e.path, action: e.action, moved: e.moved || null });
     this.current = e.doc;
     this.typing = null;
     return e;
