@@ -12,9 +12,10 @@ import (
 )
 
 // TestJourneyRouteStats: after known runs at /x, the analytics page draws
-// its charts (canvases with pixels), switches range by keyboard, and its
-// tables hold the numbers /route/stats answers; axe finds nothing serious;
-// at 1280 and 390 px.
+// its charts (canvases with pixels) with a key each, switches range by
+// keyboard, and its tables hold the numbers /route/stats answers (quiet
+// points folded into one row); a route failing on most requests is
+// marked; axe finds nothing serious; at 1280 and 390 px.
 func TestJourneyRouteStats(t *testing.T) {
 	t.Parallel()
 	app, b := memberBrowser(t, "ada", "AUTHOR")
@@ -76,20 +77,39 @@ func TestJourneyRouteStats(t *testing.T) {
 			}
 		}
 		_ = json.Unmarshal([]byte(body), &got)
+		// Points without a request fold into one row ("no requests").
 		rows := eval[[][]string](b, `[...document.querySelectorAll("[data-testid=requests-table] tbody tr")].map(r => [...r.children].map(c => c.textContent.trim()))`)
-		if len(rows) != len(got.Data.Series) || got.Data.Totals.Requests != 16 {
-			t.Fatalf("%d rows for %d points; totals %d: %s", len(rows), len(got.Data.Series), got.Data.Totals.Requests, body)
+		var want [][]string
+		for _, p := range got.Data.Series {
+			if p.Requests == 0 {
+				if len(want) == 0 || want[len(want)-1][0] != "no requests" {
+					want = append(want, []string{"no requests"})
+				}
+				continue
+			}
+			want = append(want, []string{fmt.Sprint(p.Requests - p.Errors4xx - p.Errors5xx - p.Limited), fmt.Sprint(p.Errors4xx), fmt.Sprint(p.Errors5xx), fmt.Sprint(p.Limited)})
 		}
-		for i, p := range got.Data.Series {
-			want := []string{fmt.Sprint(p.Requests - p.Errors4xx - p.Errors5xx - p.Limited), fmt.Sprint(p.Errors4xx), fmt.Sprint(p.Errors5xx), fmt.Sprint(p.Limited)}
-			if strings.Join(rows[i][1:], " ") != strings.Join(want, " ") {
-				t.Fatalf("row %d: %v, the API %v", i, rows[i], want)
+		if len(rows) != len(want) || got.Data.Totals.Requests != 16 {
+			t.Fatalf("%d rows for %d (points folded); totals %d: %s", len(rows), len(want), got.Data.Totals.Requests, body)
+		}
+		for i := range want {
+			if strings.Join(rows[i][1:], " ") != strings.Join(want[i], " ") {
+				t.Fatalf("row %d: %v, the API %v", i, rows[i], want[i])
+			}
+		}
+		if len(want) > 3 {
+			t.Fatalf("an hour of few busy minutes keeps %d rows", len(want))
+		}
+		// Each chart has its key.
+		for id, n := range map[string]int{"requests-chart-key": 4, "latency-chart-key": 3} {
+			if got := eval[int](b, fmt.Sprintf(`document.querySelectorAll("[data-testid=%s] li").length`, id)); got != n {
+				t.Fatalf("%d px: %s has %d entries, want %d", width, id, got, n)
 			}
 		}
 		if got := eval[string](b, `document.querySelector("[data-testid=total-requests]").textContent`); got != "16" {
 			t.Fatalf("the total reads %q", got)
 		}
-		if got := eval[string](b, `[...document.querySelectorAll("[data-testid=stats-routes] tbody tr")].map(r => r.children[0].textContent.trim() + " " + r.children[1].textContent.trim()).join(", ")`); got != "hello 13, find 3" {
+		if got := eval[string](b, `[...document.querySelectorAll("[data-testid=stats-routes] tbody tr")].map(r => r.children[0].textContent.trim() + " " + r.children[1].textContent.trim()).join(", ")`); got != "hello 13, find failing 3" {
 			t.Fatalf("the routes table: %q", got)
 		}
 		// The hover tooltip names the time and each class.

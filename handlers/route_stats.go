@@ -187,6 +187,37 @@ var statsRanges = []pageRange{
 	{"90d", "90 days", "day", 90 * 24 * time.Hour},
 }
 
+// statsRow is a row of the page's tables: a point, or a run of points
+// with no request folded into one (From to To).
+type statsRow struct {
+	Point    statsPoint
+	From, To time.Time
+	Empty    bool
+}
+
+// Rows are the series as the page's tables show them: consecutive points
+// without a request fold into one row, so that a quiet day does not push
+// the routes table down by a screen of zeros.
+func (d statsDTO) Rows() []statsRow {
+	var rows []statsRow
+	for _, p := range d.Series {
+		if p.Requests > 0 {
+			rows = append(rows, statsRow{Point: p})
+			continue
+		}
+		if n := len(rows); n > 0 && rows[n-1].Empty {
+			rows[n-1].To = p.At
+			continue
+		}
+		rows = append(rows, statsRow{Point: p, From: p.At, To: p.At, Empty: true})
+	}
+	return rows
+}
+
+// Failing reports whether the route failed on most of its requests: the
+// routes table marks it.
+func (r statsRoute) Failing() bool { return r.Requests > 0 && r.ErrorRate5xx >= 0.5 }
+
 // statsView is the analytics page of a project or of one of its routes.
 type statsView struct {
 	Base

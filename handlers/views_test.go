@@ -187,6 +187,7 @@ func sampleViews() map[string]sample {
 		"routes/fault": {view: runView{Project: project.Project, Run: newRunDTO(store.Run{ID: 8, RouteID: "read_books", Status: 500, Ended: "FAULT",
 			Fault: "flow.blocks[0] (FETCH): collection books does not exist", Version: 3})}},
 		"routes/stats":     {page: true, view: statsPage},
+		"routes/stats_span": {view: statsRow{From: now, To: now.Add(5 * time.Hour), Empty: true}},
 		"routes/run":       {page: true, view: runView{Base: base, Project: project.Project, Run: runDTO{ID: 7, At: "2026-11-24T10:00:00.000Z", RouteID: "read_books", Method: "GET", Path: "/x/shop/books", Status: 422, Ended: "FAIL", Query: "q=1", Message: "no such book", Attempts: 1}, Trace: []runs.TraceRow{{Block: 0, Type: "FETCH", Held: true, Variable: "rows", Preview: "[]"}, {Block: 1, Type: "CONDITION", Held: true, Outcome: "FAIL", Message: "no such book"}}, CanRetry: true}},
 		"partials/blocks":  {view: blocks},
 		"templates/index":  {page: true, view: templatesView{Base: base, Templates: []store.RouteTemplate{tmplDoc}, Pager: pager, ProjectID: "shop", Projects: []string{"shop"}, CanWrite: true}},

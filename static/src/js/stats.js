@@ -1,7 +1,8 @@
 // The analytics page's charts (docs/routes.md), drawn with uPlot from the
 // numbers the page carries, which its tables show too: requests stacked
-// by status class, and p50/p95/p99. A tooltip follows the cursor; the
-// charts follow their boxes' width.
+// by status class, and p50/p95/p99. A key under each says what its
+// colours are, a tooltip follows the cursor; the charts follow their
+// boxes' width.
 function main() {
   var source = document.getElementById("stats-data");
   if (!source || !window.uPlot) return;
@@ -85,6 +86,35 @@ function main() {
     };
   }
 
+  // key writes, after a chart, what each colour stands for: the chart's
+  // legend, which stays put (the tooltip follows the cursor).
+  function key(box, items) {
+    var list = document.createElement("ul");
+    list.className = "chart-key";
+    list.setAttribute("data-testid", box.id + "-key");
+    items.forEach(function (it) {
+      var li = document.createElement("li");
+      var dot = document.createElement("span");
+      dot.className = "chart-tip-dot";
+      dot.style.background = it.color;
+      li.appendChild(dot);
+      li.appendChild(document.createTextNode(it.label));
+      list.appendChild(li);
+    });
+    box.insertAdjacentElement("afterend", list);
+  }
+
+  // isolated draws a point where a value stands between gaps (a lone
+  // minute draws no line), and every point where uPlot would.
+  function isolated(u, i, show) {
+    if (show) return null;
+    var d = u.data[i], out = [];
+    for (var j = 0; j < d.length; j++) {
+      if (d[j] != null && (j === 0 || d[j - 1] == null) && (j === d.length - 1 || d[j + 1] == null)) out.push(j);
+    }
+    return out.length ? out : null;
+  }
+
   function draw(box, opts, series) {
     opts.width = box.clientWidth;
     opts.height = 220;
@@ -114,6 +144,7 @@ function main() {
         return { label: classes[k].label, stroke: classes[k].color, fill: classes[k].color, width: 0, paths: bars, points: { show: false } };
       }))
     }, [xs].concat(order.map(function (k) { return stacked[k]; })));
+    key(requestsBox, classes);
   }
 
   var latencyBox = document.getElementById("latency-chart");
@@ -130,10 +161,11 @@ function main() {
       })],
       axes: [timeAxis, { stroke: "#334155", size: 56, values: function (u, ticks) { return ticks.map(function (t) { return t + " ms"; }); } }],
       scales: { y: { range: function (u, min, max) { return [0, Math.max(max || 0, 1)]; } } },
-      // Points where the data is sparse (uPlot's default), so that a
-      // lone minute shows.
-      series: [{}].concat(lines.map(function (l) { return { label: l.label, stroke: l.color, width: 2, spanGaps: false, points: { size: 6, fill: l.color } }; }))
+      // Points where the data is sparse (uPlot's default), and where a
+      // value stands alone between gaps, so that a lone minute shows.
+      series: [{}].concat(lines.map(function (l) { return { label: l.label, stroke: l.color, width: 2, spanGaps: false, points: { size: 6, fill: l.color, filter: isolated } }; }))
     }, [xs].concat(values));
+    key(latencyBox, lines);
   }
 }
 
