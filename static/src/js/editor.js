@@ -248,12 +248,12 @@ function main() {
     var o = get(path);
     name = name || label;
     var kind = el("select", {
-      class: "input w-28", "data-path": path + ".ref_var", "aria-label": name + " kind",
+      class: "input w-auto", "data-path": path + ".ref_var", "aria-label": name + " kind",
       onchange: function (e) { o.ref_var = e.target.value === "ref"; changed(false); render(); }
     }, [el("option", { value: "lit", text: "Literal" }), el("option", { value: "ref", text: "Variable" })]);
     kind.value = o.ref_var ? "ref" : "lit";
     var type = el("select", {
-      class: "input w-28", "data-path": path + ".rtype", "aria-label": name + " type",
+      class: "input w-auto", "data-path": path + ".rtype", "aria-label": name + " type",
       onchange: function (e) { o.rtype = e.target.value; changed(false); }
     }, data.enums.bdtype.map(function (v) { return el("option", { value: v, text: v }); }));
     type.value = o.rtype;
@@ -1205,9 +1205,12 @@ function main() {
         onclick: function () { fn(); focusAction(action); }
       }, [text]);
     };
-    var said = el("span", { class: "basis-full text-sm text-slate-700 sm:basis-auto", id: "undo-status", "data-testid": "undo-status", text: undoMessage });
-    // The bar stays at the foot of the window while the form scrolls.
-    return el("div", { class: "sticky bottom-0 z-20 -mx-1 flex flex-wrap items-center gap-3 rounded-md border-t border-slate-200 bg-white/95 px-1 py-2 shadow-[0_-4px_6px_-4px_rgba(0,0,0,0.1)]", "data-testid": "save-bar" },
+    // Empty, the undo line takes no row of its own (on a phone the bar
+    // would grow by one).
+    var said = el("span", { class: "basis-full text-sm text-slate-700 empty:basis-0 sm:basis-auto", id: "undo-status", "data-testid": "undo-status", text: undoMessage });
+    // The bar stays at the foot of the window while the form scrolls,
+    // opaque: no field shows through it.
+    return el("div", { class: "sticky bottom-0 z-20 -mx-1 flex flex-wrap items-center gap-x-3 gap-y-2 rounded-md border-t border-slate-200 bg-white px-1 py-2 shadow-[0_-4px_6px_-4px_rgba(0,0,0,0.1)]", "data-testid": "save-bar" },
       [save, noteInput, count, historyButton("Undo", "undo", "Control+Z", undoLog.undo, undo), historyButton("Redo", "redo", "Control+Shift+Z", undoLog.redo, redo), status, said]);
   }
 

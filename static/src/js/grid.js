@@ -264,6 +264,18 @@ function main() {
     var td = e.target.closest && e.target.closest("table[data-grid] td[data-field]");
     if (td) edit(td);
   });
+  // A finger has no double click: a tap on the cell it tapped before (the
+  // cell in focus) opens it, as Enter does.
+  var tapped = null;
+  document.addEventListener("pointerdown", function (e) {
+    var td = e.pointerType === "touch" && e.target.closest && e.target.closest("table[data-grid] td[data-field]");
+    tapped = td && document.activeElement === td ? td : null;
+  });
+  document.addEventListener("click", function (e) {
+    var td = e.target.closest && e.target.closest("table[data-grid] td[data-field]");
+    if (td && td === tapped && !td.querySelector("[data-cell-editor]")) edit(td);
+    tapped = null;
+  });
 
   // Add column: the column shows at once, empty; a record gets the field
   // when one of its cells is saved.
