@@ -88,3 +88,36 @@ func TestJourneyChecksKnowTheProject(t *testing.T) {
 	}
 	b.focusOn(`[data-block="2"] [data-action="fold"]`)
 }
+
+// TestJourneyEditorAsksWhatMatters: the editor asks only what a block can
+// use — a FILTER's comparison offers no arithmetic, an HTTP block's URL
+// and an EMAIL's recipients ask no data type — and "+ Recipient" adds one
+// row with the focus in its address.
+func TestJourneyEditorAsksWhatMatters(t *testing.T) {
+	t.Parallel()
+	app, b := memberBrowser(t, "erin", "AUTHOR")
+	b.do(chromedp.Navigate(app.URL + "/web/routes/create?id=shop"))
+	b.waitText("New route")
+	b.addBlock("FILTER")
+	b.click(`[data-action="add:flow.blocks[0].filters"]`)
+	ops := eval[string](b, `Array.from(document.querySelector('[data-path="flow.blocks[0].filters[0].operation_type"]').options).map(o => o.value).join(",")`)
+	if strings.Contains(ops, "ADDITION") || strings.Contains(ops, "MODULO") || !strings.Contains(ops, "EQUAL_TO") || !strings.Contains(ops, "INCLUDES") {
+		t.Fatalf("a filter's comparisons: %s", ops)
+	}
+	b.addBlock("HTTP")
+	if n := eval[int](b, `document.querySelectorAll('[data-path="flow.blocks[1].url.rtype"]').length`); n != 0 {
+		t.Fatal("an HTTP block's URL asks for a data type")
+	}
+	b.addBlock("EMAIL")
+	add := `[data-action="add:flow.blocks[2].recipients"]`
+	if got := eval[string](b, `document.querySelector('`+add+`').textContent`); got != "+ Recipient" {
+		t.Fatalf("the recipients' add button reads %q", got)
+	}
+	b.focusOn(`[data-path="flow.blocks[2].template"]`)
+	b.tabToMatch(add)
+	b.press("\r")
+	b.focusOn(`[data-path="flow.blocks[2].recipients[0].data"]`)
+	if n := eval[int](b, `document.querySelectorAll('[data-path="flow.blocks[2].recipients[0].rtype"]').length`); n != 0 {
+		t.Fatal("a recipient asks for a data type")
+	}
+}

@@ -236,7 +236,10 @@ function main() {
   // else on the control named action (the list's add button).
   function focusRow(path, action) {
     var row = formPane.querySelector('[data-row="' + CSS.escape(path) + '"]');
-    var first = row && row.querySelector("input, select, textarea, button");
+    // A row that is one value (a recipient) takes the focus in its value,
+    // not in the choice of literal or variable before it.
+    var value = row && row.querySelector('input[data-path="' + CSS.escape(path + ".data") + '"]');
+    var first = value || (row && row.querySelector("input, select, textarea, button"));
     if (first) first.focus();
     else focusAction(action);
   }
@@ -244,7 +247,9 @@ function main() {
   // operandInput edits an operand: a literal value or a variable reference
   // (whose type is the variable's: none is asked). label is shown above it;
   // name (label when not given) begins each control's accessible name.
-  function operandInput(path, label, name) {
+  // text: the value is text (a URL, an address): no type is asked (unless
+  // a document came with another).
+  function operandInput(path, label, name, text) {
     var o = get(path);
     name = name || label;
     var kind = el("select", {
@@ -265,7 +270,7 @@ function main() {
     value.value = o.data;
     return el("div", { class: "space-y-1", "data-path": path }, [
       label ? el("span", { class: "label", text: label }) : null,
-      el("div", { class: "flex flex-wrap gap-2" }, [kind, o.ref_var ? null : type, value]),
+      el("div", { class: "flex flex-wrap gap-2" }, [kind, o.ref_var || (text && o.rtype === "STRING") ? null : type, value]),
       fieldError(path), fieldError(path + ".data"), fieldError(path + ".rtype")
     ]);
   }
@@ -338,10 +343,13 @@ function main() {
     };
   }
 
+  // A filter keeps the items a comparison holds for: it offers the
+  // comparisons only (an arithmetic one saved before stays offered).
   function filterRow(p, i, n) {
+    var kinds = data.enums.operation_type.filter(function (k) { return arithmetic.indexOf(k) < 0 || k === get(p).operation_type; });
     return el("div", { class: "space-y-2" }, [
       el("div", { class: "flex flex-wrap items-end gap-3" }, [
-        select(p + ".operation_type", "Operation", data.enums.operation_type, render),
+        select(p + ".operation_type", "Comparison", kinds, render),
         negation(p, "operation_type")
       ]),
       operandInput(p + ".right", "Right"),
@@ -416,11 +424,14 @@ function main() {
       case "bool":
         return checkbox(path, label);
       case "operand":
-        return operandInput(path, label);
+        return operandInput(path, label, null, f.name === "url");
       case "operand-or-null":
         return optional(path, label, function () { return operand(); }, function () { return operandInput(path, "", label); });
       case "operands":
-        return listInput(path, label, function () { return operand(); }, function (p, i) { return operandInput(p, "", label + " " + (i + 1)); });
+        // Each row is one (a recipient: "+ Recipient"), an address always.
+        var one = label.replace(/s$/, "");
+        return listInput(path, one, function () { return operand(); },
+          function (p, i) { return operandInput(p, "", one + " " + (i + 1), f.name === "recipients"); }, label);
       case "conditions":
         return listInput(path, "condition", condition, comparisonRow("condition_type", data.enums.condition_type));
       case "operations":
