@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"unicode/utf8"
 
+	"stencil/jsoncheck"
 	"stencil/schema"
 	"stencil/store"
 )
@@ -32,30 +32,13 @@ func RecordData(raw []byte, typed bool) (json.RawMessage, error) {
 		return nil, err
 	case errors.As(err, &syntax):
 		// Compacting reports no position; decoding does.
-		offset := int64(len(raw))
-		var probe any
-		if errors.As(json.Unmarshal(raw, &probe), &syntax) {
-			offset = syntax.Offset
-		}
-		line, col := position(raw, offset)
-		return nil, &Problems{Fields: map[string]string{"data": fmt.Sprintf("is not valid JSON: look at line %d, column %d", line, col)}}
+		line, col, _ := jsoncheck.Syntax(raw)
+		return nil, &Problems{Fields: map[string]string{"data": fmt.Sprintf("is not valid JSON: look at line %d, column %d", max(line, 1), max(col, 1))}}
 	case errors.Is(err, store.ErrRecordNotObject), errors.Is(err, store.ErrRecordTooLarge), errors.Is(err, store.ErrNumberRange):
 		return nil, &Problems{Fields: map[string]string{"data": err.Error()}}
 	default:
 		return nil, err
 	}
-}
-
-// position turns a byte offset of text into its line and column (both from
-// 1).
-func position(text []byte, offset int64) (line, col int) {
-	if offset > int64(len(text)) {
-		offset = int64(len(text))
-	}
-	before := text[:offset]
-	line = bytes.Count(before, []byte("\n")) + 1
-	col = utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:])
-	return line, max(col, 1)
 }
 
 // Schema is the schema of collection c as given: its fields checked

@@ -60,6 +60,7 @@ func TestJourneyProjectFile(t *testing.T) {
 		b.tabToMatch(`#file-form button`)
 		b.press("\r")
 		b.waitText("The file cannot be applied")
+		b.waitText("Route books · Route path must start with")
 		b.waitText("routes[0].route_path")
 		b.focusOn("#plan-title")
 		eval[bool](b, fmt.Sprintf(`(el => { el.value = %q; return true })(document.getElementById("f-document"))`, edited))
@@ -76,7 +77,9 @@ func TestJourneyProjectFile(t *testing.T) {
 				t.Fatalf("the route's change reads %q", got)
 			}
 		}
-		b.waitText(fmt.Sprintf("x_rate_limit: %d → %d", map[int]int{0: 50, 1: 60}[i], limit))
+		// A setting by its label on the project's page.
+		b.waitText("Rate limit (requests a second)")
+		b.waitText(fmt.Sprintf("%d → %d", map[int]int{0: 50, 1: 60}[i], limit))
 		b.focusOn(`[data-testid=file-plan] button.btn-primary`)
 		b.audit(fmt.Sprintf("the plan at %d px", width))
 		if small := b.smallTargets(); len(small) > 0 && width == 390 {

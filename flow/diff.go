@@ -246,7 +246,7 @@ func blockFieldChanges(a, b Block) []FieldChange {
 	fa, fb := wireFields(a), wireFields(b)
 	for _, f := range blockFields[a.Type] {
 		if o, n := fa[f.name], fb[f.name]; !bytes.Equal(o, n) {
-			out = append(out, FieldChange{Field: f.name, Label: fieldLabel(f.name), Old: string(o), New: string(n)})
+			out = append(out, FieldChange{Field: f.name, Label: FieldLabel(f.name), Old: string(o), New: string(n)})
 		}
 	}
 	return out

@@ -197,7 +197,7 @@ var kindNames = map[kind]string{kText: "text", kEnum: "enum", kBool: "bool", kOp
 func BlockFields(t string) []FieldInfo {
 	var out []FieldInfo
 	for _, f := range blockFields[t] {
-		out = append(out, FieldInfo{Name: f.name, Label: fieldLabel(f.name), Kind: kindNames[f.kind], Enum: f.enum, Required: f.required || f.kind == kOperand, Optional: f.optional})
+		out = append(out, FieldInfo{Name: f.name, Label: FieldLabel(f.name), Kind: kindNames[f.kind], Enum: f.enum, Required: f.required || f.kind == kOperand, Optional: f.optional})
 	}
 	return out
 }
@@ -217,7 +217,8 @@ var fieldLabels = map[string]string{
 	"route_id": "Route", "delay_ms": "Delay (ms)", "max_attempts": "Attempts at most",
 }
 
-func fieldLabel(name string) string {
+// FieldLabel is the name people read for a block field (fieldLabels).
+func FieldLabel(name string) string {
 	if l, ok := fieldLabels[name]; ok {
 		return l
 	}

@@ -203,7 +203,7 @@ func mergeBlock(i, jo, jt int, base, theirs, ours Block, take func(Conflict) boo
 		if t == b || t == o {
 			continue
 		}
-		if o == b || take(Conflict{Block: i, Type: base.Type, Field: f.name, Label: fieldLabel(f.name), Template: t, Route: o, RouteBlock: jo, TemplateBlock: jt}) {
+		if o == b || take(Conflict{Block: i, Type: base.Type, Field: f.name, Label: FieldLabel(f.name), Template: t, Route: o, RouteBlock: jo, TemplateBlock: jt}) {
 			reflect.ValueOf(out.slot(f.name)).Elem().Set(reflect.ValueOf(theirs.slot(f.name)).Elem())
 		}
 	}

@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/gofiber/fiber/v2"
@@ -66,7 +67,7 @@ func (h *Handlers) projectPlan(c *fiber.Ctx) error {
 	fp, err := authoring.PlanFile(c.UserContext(), h.store, in.ProjectID, in.Document, in.Prune)
 	if verr := asValidation(err); verr != nil && representationOf(c) != asJSON {
 		// The page lists every fault of the file where the plan would be.
-		view := projectFileView{Project: store.Project{ID: in.ProjectID}, Problems: verr.Fields}
+		view := projectFileView{Project: store.Project{ID: in.ProjectID}, Problems: fileProblems(in.Document, verr.Fields)}
 		return h.respond(c, Reply{Status: fiber.StatusUnprocessableEntity, Message: "Error: " + verr.Error(), Fragment: "projects/plan", View: view})
 	}
 	if err != nil {
@@ -84,12 +85,26 @@ func (h *Handlers) projectPlan(c *fiber.Ctx) error {
 }
 
 // projectFileView is the page that applies a file to a project, and its
-// plan fragment (Plan, or the file's Problems by path).
+// plan fragment (Plan, or the file's Problems).
 type projectFileView struct {
 	Base
 	Project  store.Project
 	Plan     *planView
-	Problems map[string]string
+	Problems []fileProblem
+}
+
+// fileProblem is a fault of a project file as the page lists it: the
+// place in the pages' words, its path in the file, what is wrong.
+type fileProblem struct{ Where, Path, Message string }
+
+// fileProblems lists a file's faults (by path) in the order of the file's
+// paths, each named in the pages' words (projectfile.Where).
+func fileProblems(raw []byte, fields map[string]string) []fileProblem {
+	out := make([]fileProblem, 0, len(fields))
+	for _, path := range slices.Sorted(maps.Keys(fields)) {
+		out = append(out, fileProblem{Where: projectfile.Where(raw, path), Path: path, Message: fields[path]})
+	}
+	return out
 }
 
 // planView is a plan as the page shows it: a changed route or template

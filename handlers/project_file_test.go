@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -878,5 +879,39 @@ func TestProjectFileCarriesTests(t *testing.T) {
 		if status, body := ta.call(t, "POST", "/project/plan", fileBody("shop", string(bad), ""), admin); status != http.StatusUnprocessableEntity || !strings.Contains(body, want) {
 			t.Errorf("%s: %d %s", test, status, body)
 		}
+	}
+}
+
+// TestProjectFileProblemsInWords: the apply page names a file's faults
+// in the pages' words — a JSON fault by line and column, a route's block
+// by the route's id and the block's number and type, a setting by its
+// label — and a plan shows settings by their labels too.
+func TestProjectFileProblemsInWords(t *testing.T) {
+	t.Parallel()
+	ta, admin := fileApp(t)
+	file := export(t, ta, "shop", "", admin)
+	cookie, csrf := ta.signIn(t, "ann")
+	page := merge(browser(cookie, csrf), asHTMXHeaders, map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+	plan := func(doc string) (int, string) {
+		return ta.call(t, "POST", "/project/plan", url.Values{"project_id": {"shop"}, "document": {doc}}.Encode(), page)
+	}
+	status, body := plan(`{"id": "shop", "name": "Shop",}`)
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "The file</span> is not valid JSON: look at line 1, column 31") {
+		t.Errorf("a trailing comma: %d %s", status, body)
+	}
+	broken := edit(t, file, func(doc map[string]any) {
+		route := doc["routes"].([]any)[0].(map[string]any)
+		route["flow"] = raw(`{"blocks":[{"type":"FETCH","depth":0,"local_name":"rows","ref_col":"books"},{"type":"FILTER","depth":0,"local_name":"kept","source":"","ref_property":"","filters":[]},{"type":"RETURN","depth":0,"pairs":[],"conditions":[]}]}`)
+	})
+	if status, body := plan(broken); status != http.StatusUnprocessableEntity || !strings.Contains(body, "Route books · Block 2 (FILTER) · Source list</span> is required") {
+		t.Errorf("an empty FILTER source: %d %s", status, body)
+	}
+	limit := edit(t, file, func(doc map[string]any) { doc["x_rate_limit"] = -1 })
+	if status, body := plan(limit); status != http.StatusUnprocessableEntity || !strings.Contains(body, "Rate limit (requests a second)</span> must be") {
+		t.Errorf("a rate limit below 0: %d %s", status, body)
+	}
+	changed := edit(t, file, func(doc map[string]any) { doc["x_rate_limit"] = 10 })
+	if status, body := plan(changed); status != http.StatusOK || !strings.Contains(body, `<span class="font-medium">Rate limit (requests a second)</span>`) || !strings.Contains(body, "20 → 10") {
+		t.Errorf("a setting in the plan: %d %s", status, body)
 	}
 }

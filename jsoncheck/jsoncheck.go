@@ -6,6 +6,7 @@ package jsoncheck
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"strconv"
 	"strings"
@@ -189,4 +190,24 @@ func scan(body []byte, root string, maxDepth int) error {
 			after()
 		}
 	}
+}
+
+// Syntax says where JSON text breaks its syntax: the line and column (both
+// from 1) of the first fault, and ok false when the text is valid JSON or
+// fails for another reason. It reads the text once more, to be called
+// after a decoder refused it.
+func Syntax(text []byte) (line, col int, ok bool) {
+	var probe any
+	var syntax *json.SyntaxError
+	if !errors.As(json.Unmarshal(text, &probe), &syntax) {
+		return 0, 0, false
+	}
+	offset := syntax.Offset
+	if offset > int64(len(text)) {
+		offset = int64(len(text))
+	}
+	before := text[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:])
+	return line, max(col, 1), true
 }

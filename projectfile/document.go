@@ -15,6 +15,7 @@ import (
 
 	"stencil/engine"
 	"stencil/flow"
+	"stencil/jsoncheck"
 	"stencil/schedule"
 	"stencil/schema"
 )
@@ -229,6 +230,9 @@ func Decode(raw []byte) (Document, flow.Problems) {
 	var top map[string]any
 	if err := dec.Decode(&top); err != nil || top == nil {
 		p["document"] = "must be a JSON object"
+		if line, col, ok := jsoncheck.Syntax(raw); ok {
+			p["document"] = fmt.Sprintf("is not valid JSON: look at line %d, column %d", line, col)
+		}
 		return d, p
 	}
 	if dec.More() {

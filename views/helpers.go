@@ -13,6 +13,7 @@ import (
 	"github.com/aymanbagabas/go-udiff"
 
 	"stencil/flow"
+	"stencil/projectfile"
 	"stencil/schema"
 	"stencil/store"
 )
@@ -42,6 +43,10 @@ func Funcs() map[string]any {
 		"raw": func(b json.RawMessage) string { return string(b) },
 		// kind names a kind of object of a project's file ("email template").
 		"kind": func(k string) string { return strings.ReplaceAll(k, "_", " ") },
+		// setting names a project's setting as its page does; settingChange
+		// is a plan's line of it without the setting's name.
+		"setting":       func(name string) string { return projectfile.SettingLabels[name] },
+		"settingChange": func(name, line string) string { return strings.TrimPrefix(line, name+": ") },
 		// lines writes a list one item a line, for a textarea.
 		"lines": func(list []string) string { return strings.Join(list, "\n") },
 		// statusClass colours an outbox message's status badge.
