@@ -455,8 +455,15 @@ func TestJourneyEditorUndo(t *testing.T) {
 		}
 	}
 
+	// Added to a route that ends in RETURN, a block goes before it.
 	b.addBlock("LOOP")
-	check("added block 3 (LOOP)", "FETCH,RETURN", "FETCH,RETURN,LOOP")
+	check("added block 2 (LOOP) before the RETURN", "FETCH,RETURN", "FETCH,LOOP,RETURN")
+	eval[bool](b, `(document.querySelector('[aria-label^="Move block 2 down"]').focus(), true)`)
+	b.press("\r")
+	b.focusOn(`[aria-label^="Move block 3 down"]`)
+	check("moved block 2 (LOOP) down", "FETCH,LOOP,RETURN", "FETCH,RETURN,LOOP")
+	// Undo and redo of a move took the focus with the block.
+	b.focusOn(`[data-block="2"] [data-action="down"]`)
 	eval[bool](b, `(document.querySelector('[aria-label^="Move block 3 up"]').focus(), true)`)
 	b.press("\r")
 	b.focusOn(`[aria-label^="Move block 2 up"]`)

@@ -90,3 +90,28 @@ func TestJourneyFocusAfterEachAction(t *testing.T) {
 	b.waitUntil(`!!document.querySelector('#f-x_cors_origins[aria-invalid="true"]')`, func() string { return "the origins were not refused" })
 	b.focusOn("#f-x_cors_origins")
 }
+
+// TestJourneyUndoAfterCreate: a route just created in the editor opens
+// again with its undo (the last change before the save); the "Undone: …"
+// line goes once the author changes something else.
+func TestJourneyUndoAfterCreate(t *testing.T) {
+	t.Parallel()
+	app, b := memberBrowser(t, "una", "AUTHOR")
+	b.do(chromedp.Navigate(app.URL + "/web/routes/create?id=shop"))
+	b.waitText("New route")
+	b.fill(`[data-path="route_id"]`, "fresh")
+	b.fill(`[data-path="route_path"]`, "/fresh")
+	b.addBlock("RETURN")
+	b.click(`[data-action="save"]`)
+	b.waitText("Last 24 hours")
+	b.do(chromedp.Navigate(app.URL + "/web/routes/edit?project_id=shop&route_id=fresh"))
+	b.waitText("Save route")
+	if got := eval[string](b, `document.querySelector('[data-action="undo"]').getAttribute("aria-disabled") || ""`); got == "true" {
+		t.Fatal("the route just created opens without its undo")
+	}
+	b.click(`[data-action="undo"]`)
+	b.waitText("Undone: added block 1 (RETURN)")
+	b.fill(`[data-path="route_path"]`, "/fresher")
+	b.waitUntil(`document.querySelector('[data-testid="undo-status"]').textContent === ""`,
+		func() string { return "the undo line stays after an edit" })
+}

@@ -1083,12 +1083,12 @@ function main() {
   // A saved route's history waits in the tab's sessionStorage for its
   // editor to open again: undo after a save goes on from there, and gives
   // back the document before the last change, unsaved. It is taken only
-  // when the route opens as it was saved (canon), so that nobody's later
-  // save is undone unseen.
+  // when the route opens as it was saved (sameRoute; a route just created
+  // too), so that nobody's later save is undone unseen.
   function historyKey(projectID, routeID) { return "stencil.editor.history:" + projectID + "/" + routeID; }
   function keepHistory(projectID, routeID) {
     try {
-      sessionStorage.setItem(historyKey(projectID, routeID), JSON.stringify(Object.assign(undoLog.keep(), { saved: canon(state) })));
+      sessionStorage.setItem(historyKey(projectID, routeID), JSON.stringify(Object.assign(undoLog.keep(), { saved: state })));
     } catch (e) { /* storage full or off: undo starts afresh */ }
   }
   function takeHistory() {
@@ -1098,9 +1098,22 @@ function main() {
       kept = JSON.parse(sessionStorage.getItem(key) || "null");
       sessionStorage.removeItem(key);
     } catch (e) { return; }
-    if (kept && kept.saved === canon(state)) {
+    if (kept && kept.saved && typeof kept.saved === "object" && sameRoute(kept.saved, state)) {
       undoLog.take(kept);
     }
+  }
+
+  // sameRoute says whether the document a save sent and the one the edit
+  // page opened are one route: equal wherever both say something, and
+  // but for nulls and empty lists (the server fills what a new route's
+  // form left out, and keeps fields the form does not hold).
+  function sameRoute(a, b) {
+    var bare = function (v) {
+      var text = JSON.stringify(v, function (k, x) { return x === null || (Array.isArray(x) && !x.length) ? undefined : x; });
+      return text === undefined ? "" : canon(JSON.parse(text));
+    };
+    var keys = Object.keys(a).filter(function (k) { return k in b; });
+    return keys.indexOf("flow") >= 0 && keys.every(function (k) { return bare(a[k]) === bare(b[k]); });
   }
 
   // changed notes an edit: it is remembered for undo, the raw view follows
@@ -1115,7 +1128,11 @@ function main() {
         label = fromRaw ? "edited the raw JSON" : "edited " + (path ? where(path) : "the route");
       }
       undoLog.record(doc, { label: label, path: path, action: nextChange && nextChange.action, moved: nextChange && nextChange.moved });
+      // What an undo said is over once the author changes something else
+      // (typing redraws no bar: its line is emptied here).
       undoMessage = "";
+      var said = document.getElementById("undo-status");
+      if (said) said.textContent = "";
     }
     nextChange = null;
     touched(fromRaw);
