@@ -193,6 +193,9 @@ type runner struct {
 	// to the trace; callTrace is the request of the step under way.
 	masks     []string
 	callTrace *CallTrace
+	// read is, for the trace, the items the FILTER under way read from
+	// its source (-1: no FILTER).
+	read int
 }
 
 // Run runs plan with the request's variables (params, body fields, path
@@ -753,6 +756,9 @@ func (r *runner) step(s *step) (signal, error) {
 		}
 		if err := r.charge(s, 16*len(items)); err != nil {
 			return sigEnd, err
+		}
+		if r.trace != nil {
+			r.read = len(items)
 		}
 		out := make([]any, 0, len(items))
 		for i, item := range items {

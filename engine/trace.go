@@ -30,6 +30,9 @@ type Event struct {
 	// from a vault value, to be masked from here on like vault values.
 	Call  *CallTrace
 	Masks []string
+	// Read is, for a FILTER, the items its source held (its Value holds
+	// those kept); -1 for other blocks.
+	Read int
 }
 
 // Trace is told of each block a run executes, in order (RunTraced).
@@ -50,7 +53,10 @@ func (r *runner) event(s *step, sig signal, err error, turn int) {
 	if r.told {
 		return
 	}
-	ev := Event{Block: s.block, Type: s.typ, Depth: s.depth, Turn: turn, Held: r.held, Call: r.callTrace, Masks: r.masks}
+	ev := Event{Block: s.block, Type: s.typ, Depth: s.depth, Turn: turn, Held: r.held, Call: r.callTrace, Masks: r.masks, Read: -1}
+	if s.kind == kFilter {
+		ev.Read = r.read
+	}
 	r.callTrace, r.masks = nil, nil
 	var fault *Fault
 	switch {

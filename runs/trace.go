@@ -29,6 +29,10 @@ type TraceRow struct {
 	Message  string `json:"message,omitempty"`
 	// Value is the whole value when Preview was cut (up to 64 KiB).
 	Value string `json:"value,omitempty"`
+	// Count is the items of a list the block set ("3 rows"), and Of, for
+	// a FILTER, the items its source held ("5 rows → 3 kept").
+	Count *int `json:"count,omitempty"`
+	Of    *int `json:"of,omitempty"`
 	// TookMS is the time from the row before (the run's start for the
 	// first) to this block's end.
 	TookMS float64 `json:"took_ms"`
@@ -138,6 +142,14 @@ func (t *tracer) event(ev engine.Event) {
 			row.Preview = engine.Mask + " (from a vault value)"
 		default:
 			row.Preview, row.Value = t.preview(ev.Value)
+			if list, ok := ev.Value.([]any); ok {
+				n := len(list)
+				row.Count = &n
+			}
+		}
+		if ev.Read >= 0 && row.Count != nil {
+			of := ev.Read
+			row.Of = &of
 		}
 	}
 	t.add(row)

@@ -1347,10 +1347,8 @@ function main() {
         apply(t, values);
       }
     }, [
-      el("div", { class: "flex items-center justify-between" }, [
-        el("h2", { class: "text-lg font-semibold text-slate-900", text: "Values for " + t.name }),
-        el("button", { type: "button", class: "btn-secondary", onclick: function () { openPicker(null, true); } }, ["Back"])
-      ]),
+      // One way out (Cancel): another template is a Cancel and a pick away.
+      el("h2", { class: "text-lg font-semibold text-slate-900", text: "Values for " + t.name }),
       el("p", { class: "text-sm text-slate-600", text: t.description })
     ].concat(rows, [el("div", { class: "flex justify-end gap-2" }, [
       el("button", { type: "button", class: "btn-secondary", onclick: function () { dialog.close(); } }, ["Cancel"]),

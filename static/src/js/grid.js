@@ -207,6 +207,15 @@ function main() {
         td.replaceChildren(dash);
       }
       td.removeAttribute("data-old");
+      // The row's Updated follows the save, and the cell shows for a
+      // moment that it was saved (the words go to screen readers).
+      var updated = tr.querySelector('td[data-label="Updated"]');
+      if (updated && env.data.record.updated_at) {
+        var iso = new Date(env.data.record.updated_at).toISOString();
+        updated.textContent = iso.slice(0, 10) + " " + iso.slice(11, 16);
+      }
+      td.classList.add("cell-saved");
+      setTimeout(function () { td.classList.remove("cell-saved"); }, 1500);
       say("Saved: record " + tr.getAttribute("data-record") + ", " + field + ".");
       if (!quiet) visit(next || td);
     }).catch(function () {

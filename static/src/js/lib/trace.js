@@ -33,9 +33,18 @@ export function callText(call) {
 export function rowText(row) {
   if (row.more_turns) return "… " + plural(row.more_turns, "more turn") + " (" + plural(row.more_blocks, "block") + ") not listed";
   if (row.turn) return "turn " + row.turn + (row.variable ? ": " + row.variable + " = " + row.preview : "");
-  if (row.variable) return row.variable + " = " + row.preview;
+  if (row.variable) return counted(row) + row.variable + " = " + row.preview;
   if (!row.held) return row.type === "LOOP" ? "no turn" : "conditions did not hold";
   return "";
+}
+
+// counted says how many items a list the row set holds, before its value:
+// "3 rows · ", and for a FILTER "5 rows → 3 kept · ".
+function counted(row) {
+  if (row.count === undefined || row.count === null) return "";
+  const word = row.type === "FETCH" || row.type === "FILTER" ? "row" : "item";
+  if (row.of !== undefined && row.of !== null) return plural(row.of, word) + " → " + row.count + " kept · ";
+  return plural(row.count, word) + " · ";
 }
 
 // outcomeText is how a row's outcome reads: a RETURN that answered says

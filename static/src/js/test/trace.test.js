@@ -21,6 +21,13 @@ test("a row says the value it set, its turn, or that it did not hold", function 
   assert.equal(rowText({ type: "RETURN", held: true, outcome: "RETURN" }), "");
 });
 
+test("a row that set a list says how many items, a FILTER how many it kept", function () {
+  assert.equal(rowText({ type: "FETCH", held: true, variable: "rows", preview: "[{…}]", count: 3 }), "3 rows · rows = [{…}]");
+  assert.equal(rowText({ type: "FETCH", held: true, variable: "rows", preview: "[{…}]", count: 1 }), "1 row · rows = [{…}]");
+  assert.equal(rowText({ type: "FILTER", held: true, variable: "kept", preview: "[]", count: 0, of: 5 }), "5 rows → 0 kept · kept = []");
+  assert.equal(rowText({ type: "PROPERTY", held: true, variable: "tags", preview: "[1,2]", count: 2 }), "2 items · tags = [1,2]");
+});
+
 test("an answering RETURN says so once", function () {
   assert.equal(outcomeText({ type: "RETURN", outcome: "RETURN" }), "answered");
   assert.equal(outcomeText({ type: "CONDITION", outcome: "FAIL" }), "FAIL");
