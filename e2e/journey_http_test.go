@@ -57,14 +57,16 @@ func TestJourneyHTTPBlock(t *testing.T) {
 		// focus in the new block.
 		b.do(chromedp.Navigate(app.URL + "/web/routes/edit?project_id=shop&route_id=pay"))
 		b.waitText("Flow")
+		// The route ends in a RETURN: the block goes before it.
 		b.addBlock("HTTP")
-		card := eval[string](b, `[...document.querySelectorAll("[data-block]")].pop().textContent`)
+		newCard := `[...document.querySelectorAll("[data-block]")].slice(-2)[0]`
+		card := eval[string](b, newCard+`.textContent`)
 		for _, label := range []string{"Result name", "Method", "URL", "Query parameters", "Headers", "Body", "Timeout (ms)", "Conditions"} {
 			if !strings.Contains(card, label) {
 				t.Fatalf("the new HTTP block has no field %q: %s", label, card)
 			}
 		}
-		if !eval[bool](b, `[...document.querySelectorAll("[data-block]")].pop().contains(document.activeElement)`) {
+		if !eval[bool](b, newCard+`.contains(document.activeElement)`) {
 			t.Fatal("after adding the block, the focus is not in it")
 		}
 		if n := eval[int](b, `document.querySelectorAll('[data-block] select[data-path$=".method"]').length`); n != 2 {

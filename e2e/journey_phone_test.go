@@ -71,3 +71,37 @@ func TestJourneyPhoneTargets(t *testing.T) {
 		t.Fatalf("the cell's editor holds %q", got)
 	}
 }
+
+// TestJourneyMessagesCoverNothing: a message never sits on the control
+// the focus went to — the invitation's link with Copy link beside it —
+// at 1280 px (messages at the foot) and at 390 px (at the top).
+func TestJourneyMessagesCoverNothing(t *testing.T) {
+	t.Parallel()
+	app, b := memberBrowser(t, "ada", "ADMIN")
+	for i, width := range []int64{1280, 390} {
+		// A short window: the link lands at its foot at 1280 px (where the
+		// message is), and, sent from the page's foot, at its top at 390.
+		b.resize(width, 480)
+		b.do(chromedp.Navigate(app.URL + "/web/project?id=shop"))
+		b.waitText("Invite by email")
+		b.fill("#invite-form #f-email", "kim"+string(rune('a'+i))+"@example.com")
+		if width == 390 {
+			eval[bool](b, `(window.scrollTo(0, document.body.scrollHeight), true)`)
+		}
+		eval[bool](b, `(document.querySelector("#invite-form button[type=submit]").click(), true)`)
+		b.waitText("send this link yourself")
+		b.focusOn(`[data-testid="invite-link"] a`)
+		overlap := eval[bool](b, `(() => {
+			const m = document.querySelector("#flash [data-flash]");
+			if (!m) return false;
+			const a = m.getBoundingClientRect();
+			return [document.activeElement, document.querySelector('[data-testid="invite-link"] button')].some(e => {
+				const b = e.getBoundingClientRect();
+				return a.top < b.bottom && a.bottom > b.top && a.left < b.right && a.right > b.left;
+			});
+		})()`)
+		if overlap {
+			t.Errorf("at %d px the message covers the invitation's link", width)
+		}
+	}
+}

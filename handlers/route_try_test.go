@@ -184,7 +184,7 @@ func TestRouteRunDraft(t *testing.T) {
 		{name: "a draft that does not save", method: "POST", path: "/route/run", headers: h, status: 422,
 			body: `{"project_id":"shop","route":` + broken.JSON() + `}`, want: []string{`"route.flow.blocks[0].ref_col":"is required"`}},
 		{name: "an AUTHOR's draft reading the vault", method: "POST", path: "/route/run", headers: h, status: 403,
-			body: `{"project_id":"shop","route":` + vaultDraft.JSON() + `}`, want: []string{"route.flow.blocks[0] (VAULT)"}},
+			body: `{"project_id":"shop","route":` + vaultDraft.JSON() + `}`, want: []string{"Block 1 (VAULT) reads the vault", "(route.flow.blocks[0])"}},
 		{name: "a VIEWER", method: "POST", path: "/route/run", headers: as(ta.token(t, viewer)), status: 403,
 			body: `{"project_id":"shop","route":` + draft.JSON() + `}`},
 	})

@@ -411,6 +411,26 @@ function main() {
   });
   document.addEventListener("htmx:afterSettle", ageMessages);
   document.addEventListener("DOMContentLoaded", ageMessages);
+  // A message covers nothing it talks about: when it would sit on the
+  // control the focus is on (a link it gives, a field it names), it goes
+  // to the other edge of the window (flash-flip). Checked once the focus
+  // has settled (the listener below moves it first).
+  function placeMessages() {
+    var flash = document.getElementById("flash");
+    var message = flash && flash.querySelector("[data-flash]");
+    if (!message) {
+      return;
+    }
+    flash.classList.remove("flash-flip");
+    var at = document.activeElement;
+    if (!at || at === document.body || at === document.documentElement) {
+      return;
+    }
+    var a = message.getBoundingClientRect(), b = at.getBoundingClientRect();
+    if (a.top < b.bottom && a.bottom > b.top && a.left < b.right && a.right > b.left) {
+      flash.classList.add("flash-flip");
+    }
+  }
 
   // Focus after a swap, so that the keyboard goes on from where the change
   // happened instead of the top of the page: a field the answer marks
@@ -473,7 +493,9 @@ function main() {
         target.select();
       }
     }
+    placeMessages();
   });
+  document.addEventListener("focusin", placeMessages);
   // A form that loads a page (a filter: method get) and names a control
   // with data-focus-after-load has the focus there on the page it loads,
   // so the keyboard goes on from the filter rather than the page's top.
