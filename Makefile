@@ -80,10 +80,10 @@ fuzz:
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzDecoder$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzRun$$' -fuzztime $(FUZZTIME)
 
-## lighthouse: Lighthouse's mobile scores of the sign-in, vault, template
-## list, editors, playground, records and run log pages, on the seeded
+## lighthouse: Lighthouse's mobile scores of the sign-in, home, project, vault, template
+## list, editors, playground, records, run log, analytics and apply pages, on the seeded
 ## service (installs the pinned Lighthouse under .cache/ on first use; about
-## 3 minutes).
+## 4 minutes).
 LIGHTHOUSE_VERSION := 12.8.2
 lighthouse: deps-pg deps-system build
 	@test -x .cache/lighthouse/node_modules/.bin/lighthouse || npm install --silent --no-audit --no-fund --prefix .cache/lighthouse lighthouse@$(LIGHTHOUSE_VERSION)

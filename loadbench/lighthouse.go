@@ -9,14 +9,17 @@ import (
 )
 
 // lighthousePages are the pages whose Lighthouse scores README.md reports:
-// the sign-in page (signed out), and as ROOT the vault, the template list,
-// the editor (of a new template and of a route), the playground, a
-// collection's records and the run log.
+// the sign-in page (signed out), and as ROOT the start page, a project's
+// page (its members' roles), the vault, the template list, the editor (of
+// a new template and of a route), the playground, a collection's records,
+// the run log, the analytics and the page that applies a project file.
 var lighthousePages = []struct {
 	name, path string
 	signedIn   bool
 }{
 	{"sign-in", "/web/login", false},
+	{"home", "/", true},
+	{"project", "/web/project?id=bench", true},
 	{"vault", "/web/vault?project_id=bench", true},
 	{"template list", "/web/routes/templates", true},
 	{"template editor", "/web/routes/templates/create", true},
@@ -24,6 +27,8 @@ var lighthousePages = []struct {
 	{"playground", "/web/routes/try?project_id=bench&route_id=sf_books", true},
 	{"records", "/web/data/collection?project_id=bench&id=books", true},
 	{"run log", "/web/routes/runs?project_id=bench", true},
+	{"analytics", "/web/routes/stats?project_id=bench", true},
+	{"apply a file", "/web/project/apply?project_id=bench", true},
 }
 
 // lighthouse audits each page with Lighthouse's mobile settings (its

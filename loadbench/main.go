@@ -4,7 +4,7 @@
 // rounds each by default), and prints the medians of requests per second,
 // p50 and p99 and each endpoint's ratio to its anchor. Everything runs on 127.0.0.1 and stops by itself.
 //
-// With -lighthouse, it audits eight pages with that Lighthouse binary
+// With -lighthouse, it audits twelve pages with that Lighthouse binary
 // instead of loading anything.
 //
 // With -scale, it measures each hot path at 1×, 10× and 100× its data
