@@ -53,7 +53,14 @@ func TestJourneyChecksKnowTheProject(t *testing.T) {
 	if strings.Contains(warnings(), "flow.blocks[") {
 		t.Fatalf("a check names a block by its API path: %s", warnings())
 	}
-	b.screenshot("checks-project")
+	b.screenshot("checks-project-1280")
+	b.resize(390, 844)
+	b.waitText("never runs")
+	if bad := b.smallTargets(); len(bad) > 0 {
+		t.Errorf("small targets at 390 px: %v", bad)
+	}
+	b.screenshot("checks-project-390")
+	b.resize(1280, 900)
 	b.click(`[aria-label^="Move block 2 down"]`)
 	b.waitGone("never runs")
 

@@ -62,6 +62,7 @@ func TestJourneyProjectFile(t *testing.T) {
 		b.waitText("The file cannot be applied")
 		b.waitText("Route books · Route path must start with")
 		b.waitText("routes[0].route_path")
+		b.screenshot(fmt.Sprintf("project-apply-problems-%d", width))
 		b.focusOn("#plan-title")
 		eval[bool](b, fmt.Sprintf(`(el => { el.value = %q; return true })(document.getElementById("f-document"))`, edited))
 		b.tabToMatch(`#file-form button`)
