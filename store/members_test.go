@@ -7,10 +7,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/tern/v2/migrate"
-
-	"stencil/migrations"
 	"stencil/store"
 	"stencil/store/storetest"
 )
@@ -21,25 +17,7 @@ import (
 func TestMigrationKeepsMembersRights(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := storetest.EmptyURL(t)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	m, err := migrate.NewMigrator(ctx, conn, "schema_version")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.LoadMigrations(migrations.FS); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.MigrateJobsForTest(ctx, conn, url); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.MigrateTo(ctx, 55); err != nil {
-		t.Fatal(err)
-	}
+	url, conn := migratedTo(t, 55)
 	if _, err := conn.Exec(ctx, `INSERT INTO users (username, email, password_hash, role) VALUES
 			('root', 'r@example.com', 'x', 'ROOT'), ('ana', 'a@example.com', 'x', 'ADMIN'),
 			('bob', 'b@example.com', 'x', 'AUTHOR'), ('cyd', 'c@example.com', 'x', 'VIEWER');

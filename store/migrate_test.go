@@ -18,22 +18,7 @@ import (
 func TestMigrationDestroysTheVaultTrash(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := storetest.EmptyURL(t)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	m, err := migrate.NewMigrator(ctx, conn, "schema_version")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.LoadMigrations(migrations.FS); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.MigrateTo(ctx, 23); err != nil {
-		t.Fatal(err)
-	}
+	url, conn := migratedTo(t, 23)
 	if _, err := conn.Exec(ctx, `INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop');
 		INSERT INTO vault_entries (project_id, key, key_id, sealed, version) VALUES ('shop', 'LIVE', 'k', 'x', 2);
 		INSERT INTO vault_versions (project_id, key, version, key_id, sealed, set_at) VALUES ('shop', 'LIVE', 1, 'k', 'x', now()),
@@ -56,4 +41,32 @@ func TestMigrationDestroysTheVaultTrash(t *testing.T) {
 	if _, err := conn.Exec(ctx, "INSERT INTO vault_entries (project_id, key, key_id, sealed) VALUES ('shop', 'GONE', 'k', 'y')"); err != nil {
 		t.Fatalf("a trashed key cannot be created again: %v", err)
 	}
+}
+
+// migratedTo is an empty database migrated up to version (the job queue's
+// tables first, as Migrate makes them), its URL and a connection to it,
+// for a test of the migrations after it.
+func migratedTo(t *testing.T, version int32) (string, *pgx.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	url := storetest.EmptyURL(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	m, err := migrate.NewMigrator(ctx, conn, "schema_version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.LoadMigrations(migrations.FS); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.MigrateJobsForTest(ctx, conn, url); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.MigrateTo(ctx, version); err != nil {
+		t.Fatal(err)
+	}
+	return url, conn
 }
