@@ -41,7 +41,7 @@ func membersApp(t *testing.T) (ta *testApp, users map[string]store.User, heads m
 
 // TestRolesPerProject: one user is ADMIN in one project and VIEWER in
 // another; raising the membership's role gives them the project's vault
-// there, and nowhere else (SPEC §19).
+// there, and nowhere else (docs/roles.md).
 func TestRolesPerProject(t *testing.T) {
 	t.Parallel()
 	ta, users, heads := membersApp(t)
@@ -159,7 +159,7 @@ func TestMembersTableRoleSelect(t *testing.T) {
 }
 
 // TestFirstDayCountsOwnSteps: the start page's checklist ticks only what
-// its viewer did (SPEC §19): an AUTHOR in a project whose vault and routes
+// its viewer did (docs/roles.md): an AUTHOR in a project whose vault and routes
 // others filled sees the secret as another role's step and the route to
 // build, until they build one.
 func TestFirstDayCountsOwnSteps(t *testing.T) {
