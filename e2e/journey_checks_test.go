@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -126,5 +127,52 @@ func TestJourneyEditorAsksWhatMatters(t *testing.T) {
 	b.focusOn(`[data-path="flow.blocks[2].recipients[0].data"]`)
 	if n := eval[int](b, `document.querySelectorAll('[data-path="flow.blocks[2].recipients[0].rtype"]').length`); n != 0 {
 		t.Fatal("a recipient asks for a data type")
+	}
+}
+
+// TestJourneyTryTemplateDraft: the template editor tries the draft as the
+// route editor does — the route its values make (defaults filled in, the
+// path following them), in a project of the author's, dry — by keyboard.
+func TestJourneyTryTemplateDraft(t *testing.T) {
+	t.Parallel()
+	app, b := memberBrowser(t, "erin", "AUTHOR")
+	token := apiLogin(t, app.URL, "erin", "erin-password-1")
+	tmpl := `{"name":"greeter","description":"says hello","project_id":null,"method":"GET","route_id":"hello_{who}","route_path":"/hello/{who}",
+		"auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":[],
+		"variables":[{"key":"who","description":"whom","default_value":"world"},{"key":"word","description":"the greeting","default_value":null}],
+		"flow":{"blocks":[{"type":"RETURN","depth":0,"pairs":[{"id":"{word}","data":{"ref_var":false,"rtype":"STRING","data":"{who}"}}],"conditions":[]}]}}`
+	status, body := api(t, "POST", app.URL+"/route/template/create", token, tmpl)
+	var out struct{ Data struct{ ID int64 } }
+	if status != 201 || json.Unmarshal([]byte(body), &out) != nil {
+		t.Fatalf("template: %d %s", status, body)
+	}
+	for i, width := range []int64{1280, 390} {
+		b.resize(width, 844)
+		b.do(chromedp.Navigate(fmt.Sprintf("%s/web/routes/templates/edit?id=%d", app.URL, out.Data.ID)))
+		b.waitText("Try the draft")
+		if got := eval[string](b, `document.getElementById("draft-project").value`); got != "shop" {
+			t.Fatalf("the project to run in: %q", got)
+		}
+		if got := eval[string](b, `document.querySelector('[data-variable="who"]').value`); got != "world" {
+			t.Fatalf("who's value starts as %q, not its default", got)
+		}
+		b.tabToMatch(`[data-variable="word"]`)
+		b.typeKeys(`[data-variable="word"]`, []string{"hi", "yo"}[i])
+		b.tabToMatch(`[data-variable="who"]`) // Tab selects the default: typing replaces it
+		b.typeKeys(`[data-variable="who"]`, "you")
+		if got := eval[string](b, `document.getElementById("draft-path").value`); got != "/hello/you" {
+			t.Fatalf("the path follows the values: %q", got)
+		}
+		b.tabToMatch(`[data-action="try-draft"]`)
+		b.press("\r")
+		b.waitText(`"` + []string{"hi", "yo"}[i] + `": "you"`)
+		if got := eval[string](b, `document.querySelector('[data-testid="draft-status"]').textContent`); got != "200" {
+			t.Fatalf("the draft answered %s", got)
+		}
+		b.audit(fmt.Sprintf("a template's draft at %d px", width))
+		if bad := b.smallTargets(); width == 390 && len(bad) > 0 {
+			t.Errorf("small targets at 390 px: %v", bad)
+		}
+		b.screenshot(fmt.Sprintf("template-try-%d", width))
 	}
 }

@@ -22,6 +22,11 @@ type routeRunInput struct {
 	ProjectID string          `json:"project_id" validate:"required,max=64"`
 	RouteID   string          `json:"route_id" validate:"max=128"`
 	Route     json.RawMessage `json:"route"`                              // a draft, instead of route_id
+	// Template is an unsaved template document, instead of route_id or
+	// route: the route its Values make of it runs as a draft
+	// (docs/routes.md).
+	Template json.RawMessage    `json:"template"`
+	Values   map[string]*string `json:"values"`
 	Version   int64           `json:"version" validate:"omitempty,min=1"` // with route_id: a kept version, run dry
 	Path      string          `json:"path" validate:"max=2048"`
 	Query     string          `json:"query" validate:"max=8192"`
@@ -105,7 +110,22 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 // kept version of it, or the draft route — a version or a draft checked as
 // saving it would be and always run dry.
 func (h *Handlers) planToRun(c *fiber.Ctx, in *routeRunInput) (*engine.Plan, error) {
-	draft := len(in.Route) > 0 && !bytes.Equal(bytes.TrimSpace(in.Route), []byte("null"))
+	draft := given(in.Route)
+	if given(in.Template) {
+		if draft || in.RouteID != "" || in.Version != 0 {
+			return nil, &ValidationError{Fields: map[string]string{"template": "must be the only document: leave out route_id, route and version"}}
+		}
+		r, err := templateDraft(in.Template, in.ProjectID, in.Values)
+		if err != nil {
+			return nil, err
+		}
+		if in.Route, err = json.Marshal(r); err != nil {
+			return nil, err
+		}
+		draft = true
+	} else if in.Values != nil {
+		return nil, &ValidationError{Fields: map[string]string{"values": "are a template's: give template with them"}}
+	}
 	switch {
 	case draft && in.RouteID != "":
 		return nil, &ValidationError{Fields: map[string]string{"route_id": "must be left out with route: give a saved route's id or a draft, not both"}}
@@ -236,4 +256,29 @@ func headerMap(h http.Header) map[string]string {
 		out[k] = h.Get(k)
 	}
 	return out
+}
+
+// given reports whether a JSON field was sent with a value (not null).
+func given(raw json.RawMessage) bool {
+	return len(raw) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}
+
+// templateDraft is the route an unsaved template makes with values in
+// project, as applying a saved one would (problems under "template." and
+// "values."); a project's template runs only in its project.
+func templateDraft(raw json.RawMessage, project string, values map[string]*string) (flow.Route, error) {
+	t, p := flow.DecodeTemplate(raw, "template")
+	if len(p) == 0 {
+		t.Normalize()
+		p = flow.ValidateTemplate(t, "template")
+	}
+	if err := authoring.ProblemsOf(p); err != nil {
+		return flow.Route{}, err
+	}
+	if t.ProjectID != nil && *t.ProjectID != project {
+		return flow.Route{}, &ValidationError{Fields: map[string]string{"template.project_id": "must be the project_id of the request, or null for a global template"}}
+	}
+	r, err := authoring.ApplyTemplate(store.RouteTemplate{Template: t, DocumentSize: -1}, project, values)
+	r.Template = nil // an unsaved template is no template a route was made from
+	return r, err
 }

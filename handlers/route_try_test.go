@@ -189,3 +189,37 @@ func TestRouteRunDraft(t *testing.T) {
 			body: `{"project_id":"shop","route":` + draft.JSON() + `}`},
 	})
 }
+
+// TestRouteRunTemplateDraft: POST /route/run runs an unsaved template with
+// the values given (defaults where left out), as the route applying it
+// would make, dry; bad values and a template of another project are 422.
+func TestRouteRunTemplateDraft(t *testing.T) {
+	t.Parallel()
+	ta, h := runApp(t)
+	tmpl := func(project string) string {
+		return `{"name":"greeter","description":"says hello","project_id":` + project + `,"method":"GET","route_id":"hello_{who}","route_path":"/hello/{who}",
+			"auth_jwt":{"active":false,"field":"","ref_col":""},"params":{"delimiter":"&","pairs":[]},"body":[],
+			"variables":[{"key":"who","description":"whom","default_value":"world"},{"key":"word","description":"the greeting","default_value":null}],
+			"flow":{"blocks":[{"type":"RETURN","depth":0,"pairs":[{"id":"{word}","data":{"ref_var":false,"rtype":"STRING","data":"{who}"}}],"conditions":[]}]}}`
+	}
+	ta.run(t, []scenario{
+		{name: "a global template with a value and a default", method: "POST", path: "/route/run", headers: h, status: 200,
+			body: `{"project_id":"shop","template":` + tmpl("null") + `,"values":{"word":"hi"},"path":"/hello/world","dry_run":false}`,
+			want: []string{`"body":{"hi":"world"}`, `"dry_run":true`}},
+		{name: "the project's own template", method: "POST", path: "/route/run", headers: h, status: 200,
+			body: `{"project_id":"shop","template":` + tmpl(`"shop"`) + `,"values":{"word":"yo","who":"you"},"path":"/hello/you"}`,
+			want: []string{`"body":{"yo":"you"}`}},
+		{name: "a value missing", method: "POST", path: "/route/run", headers: h, status: 422,
+			body: `{"project_id":"shop","template":` + tmpl("null") + `,"path":"/hello/world"}`, want: []string{`"values.word":"has no value and the variable has no default"`}},
+		{name: "a value of no variable", method: "POST", path: "/route/run", headers: h, status: 422,
+			body: `{"project_id":"shop","template":` + tmpl("null") + `,"values":{"word":"hi","x":"1"}}`, want: []string{`"values.x":"is not a variable of this template"`}},
+		{name: "another project's template", method: "POST", path: "/route/run", headers: h, status: 422,
+			body: `{"project_id":"shop","template":` + tmpl(`"mall"`) + `,"values":{"word":"hi"}}`, want: []string{`"template.project_id"`}},
+		{name: "a template and a route", method: "POST", path: "/route/run", headers: h, status: 422,
+			body: `{"project_id":"shop","route_id":"x","template":` + tmpl("null") + `,"values":{"word":"hi"}}`, want: []string{`"template":"must be the only document`}},
+		{name: "values without a template", method: "POST", path: "/route/run", headers: h, status: 422,
+			body: `{"project_id":"shop","route_id":"x","values":{"word":"hi"}}`, want: []string{`"values":"are a template's`}},
+		{name: "a template that does not save", method: "POST", path: "/route/run", headers: h, status: 422,
+			body: `{"project_id":"shop","template":{"name":"x","method":"GET"}}`, want: []string{`"template.description"`}},
+	})
+}

@@ -1402,9 +1402,39 @@ function main() {
     var path = el("input", { class: "input font-mono", id: "draft-path", "aria-label": "Path", autocomplete: "off", spellcheck: "false", oninput: edited });
     var query = el("input", { class: "input font-mono", id: "draft-query", "aria-label": "Query string", placeholder: "limit=10", autocomplete: "off", spellcheck: "false", oninput: edited });
     var body = el("textarea", { class: "input font-mono text-xs", id: "draft-body", rows: 4, "aria-label": "Body (JSON)", placeholder: "{}", spellcheck: "false", oninput: edited });
+    // A template runs as the route its values make (each variable's value,
+    // its default until typed), in its project or, global, in one of the
+    // author's.
+    var values = {}; // key → the value typed
+    var valueList = el("div", { class: "space-y-2", "data-testid": "draft-values" });
+    var projectChoice = isTemplate ? el("select", { class: "input", id: "draft-project", "aria-label": "Project to run in" },
+      (data.projects || []).map(function (id) { return el("option", { value: id, text: id }); })) : null;
+    var valueOf = function (v) { return v.key in values ? values[v.key] : v.default_value == null ? "" : v.default_value; };
+    var fill = function (f, v) { if (!f.hasAttribute("data-edited")) f.value = v; };
+    // fillPath writes the route's path, a template's placeholders filled.
+    var fillPath = function () {
+      var routePath = state.route_path || "/";
+      if (isTemplate) {
+        (state.variables || []).forEach(function (v) { if (v.key) routePath = routePath.split("{" + v.key + "}").join(valueOf(v)); });
+      }
+      fill(path, routePath.replace(/:(\w+)/g, "1"));
+    };
+    // The value fields follow the template's variables (the one being
+    // typed in is kept, with its caret).
+    var fillValues = function () {
+      var keys = (state.variables || []).map(function (v) { return v.key; }).filter(Boolean);
+      var shown = Array.prototype.map.call(valueList.querySelectorAll("[data-variable]"), function (e) { return e.getAttribute("data-variable"); });
+      if (keys.join("\n") === shown.join("\n")) return;
+      valueList.replaceChildren.apply(valueList, (state.variables || []).filter(function (v) { return v.key; }).map(function (v) {
+        var input = el("input", { class: "input font-mono", "data-variable": v.key, "aria-label": "Value of " + v.key, autocomplete: "off", spellcheck: "false",
+          oninput: function (e) { values[v.key] = e.target.value; fillPath(); } });
+        input.value = valueOf(v);
+        return el("label", { class: "block" }, [el("span", { class: "label font-mono", text: "{" + v.key + "}" }), input]);
+      }));
+    };
     draftExamples = function () {
-      var fill = function (f, v) { if (!f.hasAttribute("data-edited")) f.value = v; };
-      fill(path, (state.route_path || "/").replace(/:(\w+)/g, "1"));
+      if (isTemplate) fillValues();
+      fillPath();
       fill(query, ((state.params && state.params.pairs) || []).filter(function (p) { return p.id; }).map(function (p) {
         var v = example(p.bdtype);
         return encodeURIComponent(p.id) + "=" + encodeURIComponent(typeof v === "string" ? v : JSON.stringify(v));
@@ -1420,6 +1450,11 @@ function main() {
       type: "button", class: "btn-secondary", "data-action": "try-draft",
       onclick: function () {
         var req = { project_id: data.project_id, route: state, path: path.value, query: query.value, dry_run: true };
+        if (isTemplate) {
+          var given = {};
+          (state.variables || []).forEach(function (v) { if (v.key && (v.key in values || v.default_value == null)) given[v.key] = valueOf(v); });
+          req = { project_id: state.project_id || projectChoice.value, template: state, values: given, path: path.value, query: query.value, dry_run: true };
+        }
         if (body.value.trim()) {
           try { req.body = JSON.parse(body.value); } catch (e) { out.replaceChildren(el("p", { class: "field-error", text: "The body is not valid JSON: " + e.message })); return; }
         }
@@ -1458,14 +1493,27 @@ function main() {
         });
       }
     }, ["Run the draft"]);
+    if (isTemplate && !(data.projects || []).length && !state.project_id) {
+      return el("section", { class: "card space-y-2 p-4", "aria-labelledby": "draft-title" }, [
+        el("h2", { id: "draft-title", class: "font-medium text-slate-900", text: "Try the draft" }),
+        el("p", { class: "text-sm text-slate-600", text: "A template runs as a route of a project: you write routes in none yet." })
+      ]);
+    }
+    var scope = isTemplate ? [
+      state.project_id ? null : el("label", { class: "block" }, [el("span", { class: "label", text: "Project to run in" }), projectChoice]),
+      valueList
+    ] : [];
     return el("section", { class: "card space-y-3 p-4", "aria-labelledby": "draft-title" }, [
       el("h2", { id: "draft-title", class: "font-medium text-slate-900", text: "Try the draft" }),
-      el("p", { class: "text-xs text-slate-600", text: "Runs the route as it stands in the form, unsaved, as you and as a dry run: nothing is written." }),
+      el("p", { class: "text-xs text-slate-600", text: isTemplate
+        ? "Runs the route these values make of the template as it stands in the form, unsaved, as you and as a dry run: nothing is written."
+        : "Runs the route as it stands in the form, unsaved, as you and as a dry run: nothing is written." })
+    ].concat(scope, [
       el("label", { class: "block" }, [el("span", { class: "label", text: "Path" }), path]),
       el("label", { class: "block" }, [el("span", { class: "label", text: "Query string" }), query]),
       el("label", { class: "block" }, [el("span", { class: "label", text: "Body (JSON)" }), body]),
       run, out
-    ]);
+    ]));
   }
 
   // ---------- keyboard ----------
@@ -1519,7 +1567,7 @@ function main() {
   root.replaceChildren(el("div", { class: "grid gap-6 lg:grid-cols-3" }, [
     formPane, el("div", { class: "space-y-6" }, [sidePane])
   ]), announce);
-  sidePane.append.apply(sidePane, [lintPanel(), isTemplate ? null : tryPanel(), rawPanel()].filter(Boolean));
+  sidePane.append.apply(sidePane, [lintPanel(), tryPanel(), rawPanel()].filter(Boolean));
   takeHistory();
   render();
   lint();

@@ -2,10 +2,10 @@
 // as the editor keeps it: each place by its path in the document, never
 // read back out of the words.
 
-// local is a path of the request (a route's places are under "route.")
-// as a path of the document.
+// local is a path of the request (a route's places are under "route.", a
+// template's tried as a draft under "template.") as a path of the document.
 function local(path) {
-  return String(path || "").replace(/^route\./, "");
+  return String(path || "").replace(/^(route|template)\./, "");
 }
 
 // answerChecks reads an answer of the checks, of a save or of a draft run:
