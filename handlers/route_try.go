@@ -21,17 +21,17 @@ import (
 type routeRunInput struct {
 	ProjectID string          `json:"project_id" validate:"required,max=64"`
 	RouteID   string          `json:"route_id" validate:"max=128"`
-	Route     json.RawMessage `json:"route"`                              // a draft, instead of route_id
+	Route     json.RawMessage `json:"route"` // a draft, instead of route_id
 	// Template is an unsaved template document, instead of route_id or
 	// route: the route its Values make of it runs as a draft
 	// (docs/routes.md).
 	Template json.RawMessage    `json:"template"`
 	Values   map[string]*string `json:"values"`
-	Version   int64           `json:"version" validate:"omitempty,min=1"` // with route_id: a kept version, run dry
-	Path      string          `json:"path" validate:"max=2048"`
-	Query     string          `json:"query" validate:"max=8192"`
-	Body      json.RawMessage `json:"body"`
-	DryRun    bool            `json:"dry_run"`
+	Version  int64              `json:"version" validate:"omitempty,min=1"` // with route_id: a kept version, run dry
+	Path     string             `json:"path" validate:"max=2048"`
+	Query    string             `json:"query" validate:"max=8192"`
+	Body     json.RawMessage    `json:"body"`
+	DryRun   bool               `json:"dry_run"`
 	// Caller is who the run is for: me (the default: whoever asks), none
 	// (an anonymous client), or token (the user of Token, a JWT or a
 	// personal access token, as /x would take it in Authorization).
