@@ -209,8 +209,9 @@ func shapeRefusal(raw string) string {
 			"must not be less than", "is listed twice", "not a valid regular expression", "does not fit the field",
 			"cannot be set on", "is used by another field", "select with multiple", "may be unique or indexed",
 			// A route run's path, required when the route's path has
-			// parameters (the operation's description says so).
-			"has parameters to fill",
+			// parameters (the operation's description says so), and its
+			// values, which only a template takes.
+			"has parameters to fill", "are a template's",
 			// A schedule's cron expression and time zone, which the
 			// document describes in words (docs/schedules.md).
 			"must be five fields", "@every takes", "at most 31 days", "is not one of @hourly", "above maximum", "below minimum",
