@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The schemes a route's auth_signature may name.
@@ -127,10 +128,17 @@ func fresh(ts string, now time.Time, tolerance time.Duration) error {
 // list of "v1,<base64 HMAC-SHA256>" over "id.timestamp.body", keyed with
 // the secret's bytes after "whsec_" decoded from base64 (or the secret as
 // it is, without that prefix).
+// MaxDeliveryID bounds a webhook-id: the replay check keeps ids of at most
+// this many characters (migration 051), and a sender's are short.
+const MaxDeliveryID = 200
+
 func verifyStandard(secret string, header func(string) string, body []byte, now time.Time, tolerance time.Duration) (string, error) {
 	id, ts, sigs := header(headerID), header(headerTimestamp), header(headerSignature)
 	if id == "" || ts == "" || sigs == "" {
 		return "", mismatch("%s, %s and %s are all required", headerID, headerTimestamp, headerSignature)
+	}
+	if utf8.RuneCountInString(id) > MaxDeliveryID {
+		return "", mismatch("%s is longer than %d characters", headerID, MaxDeliveryID)
 	}
 	if err := fresh(ts, now, tolerance); err != nil {
 		return "", err

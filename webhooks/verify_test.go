@@ -3,6 +3,7 @@ package webhooks
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +126,24 @@ func BenchmarkVerify(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestStandardWebhooksLongID: a delivery whose webhook-id is longer than
+// the replay check keeps is refused as a signature that does not match,
+// however well signed (it was an error of the service, a 500).
+func TestStandardWebhooksLongID(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	body := []byte(`{}`)
+	for n, ok := range map[int]bool{MaxDeliveryID: true, MaxDeliveryID + 1: false} {
+		id := strings.Repeat("é", n)
+		h := headersOf(Sign(StandardWebhooks, "whsec_c2VjcmV0", "", id, body, now))
+		got, err := Verify(StandardWebhooks, "whsec_c2VjcmV0", "", h, body, now, DefaultTolerance)
+		if ok && (err != nil || got != id) {
+			t.Fatalf("an id of %d characters: %q %v", n, got, err)
+		}
+		if !ok {
+			mismatched(t, err, "an id of "+strconv.Itoa(n)+" characters")
+		}
 	}
 }
