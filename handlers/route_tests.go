@@ -287,7 +287,7 @@ func (h *Handlers) testRun(c *fiber.Ctx) error {
 		if route != "" && r.RouteID != route {
 			return &ValidationError{Fields: map[string]string{"route_id": "must be the draft's route_id, or left out"}}
 		}
-		if _, err := h.checkRunnable(c, r); err != nil {
+		if _, err := h.checkRunnable(c, project, r); err != nil {
 			return prefixFields(err, "draft.")
 		}
 		draft, _ = engine.Compile(r, engine.PathParams(r.RoutePath))

@@ -69,7 +69,7 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	plan, err := h.planToRun(c, &in)
+	plan, err := h.planToRun(c, project, &in)
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 // planToRun is the plan /route/run runs: the saved route route_id, or a
 // kept version of it, or the draft route — a version or a draft checked as
 // saving it would be and always run dry.
-func (h *Handlers) planToRun(c *fiber.Ctx, in *routeRunInput) (*engine.Plan, error) {
+func (h *Handlers) planToRun(c *fiber.Ctx, project store.Project, in *routeRunInput) (*engine.Plan, error) {
 	draft := given(in.Route)
 	if given(in.Template) {
 		if draft || in.RouteID != "" || in.Version != 0 {
@@ -147,7 +147,7 @@ func (h *Handlers) planToRun(c *fiber.Ctx, in *routeRunInput) (*engine.Plan, err
 			}
 			r = v.Route
 		}
-		if _, err := h.checkRunnable(c, r); err != nil {
+		if _, err := h.checkRunnable(c, project, r); err != nil {
 			return nil, err
 		}
 		plan, _ := engine.Compile(r, engine.PathParams(r.RoutePath))

@@ -97,7 +97,8 @@ func (h *Handlers) routeUpgrade(c *fiber.Ctx) error {
 	if mediaType(c) != fiber.MIMEApplicationJSON {
 		readUpgradeForm(c.Context().PostArgs(), &in)
 	}
-	if _, err := h.member(c, in.ProjectID); err != nil {
+	p, err := h.member(c, in.ProjectID)
+	if err != nil {
 		return err
 	}
 	chosen := map[string]string{}
@@ -130,7 +131,7 @@ func (h *Handlers) routeUpgrade(c *fiber.Ctx) error {
 		if !in.DryRun && plan.Unresolved > 0 {
 			return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("%d of the upgrade's conflicts have no side chosen: give each a resolution, \"template\" or \"route\" (preview with dry_run to list them)", plan.Unresolved))
 		}
-		warnings, err := h.checkRunnable(c, plan.Route)
+		warnings, err := h.checkRunnable(c, p, plan.Route)
 		if err != nil {
 			return err
 		}
@@ -201,7 +202,7 @@ type conflictView struct {
 
 // routeUpgradePage renders /web/routes/upgrade.
 func (h *Handlers) routeUpgradePage(c *fiber.Ctx) error {
-	_, r, err := h.memberRoute(c)
+	p, r, err := h.memberRoute(c)
 	if err != nil {
 		return err
 	}
@@ -237,7 +238,7 @@ func (h *Handlers) routeUpgradePage(c *fiber.Ctx) error {
 	if previewed && view.FirstOpen < 0 {
 		view.Focus = "upgrade"
 	}
-	if w, err := h.checkRunnable(c, plan.Route); err == nil {
+	if w, err := h.checkRunnable(c, p, plan.Route); err == nil {
 		view.Warnings = w
 	} else if errors.As(err, &verr) {
 		view.Problems = verr.Fields

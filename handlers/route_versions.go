@@ -211,14 +211,15 @@ func (h *Handlers) routeRestore(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	if _, err := h.member(c, in.ProjectID); err != nil {
+	p, err := h.member(c, in.ProjectID)
+	if err != nil {
 		return err
 	}
 	v, err := h.routeVersion(c, in.ProjectID, in.RouteID, in.Version)
 	if err != nil {
 		return err
 	}
-	warnings, err := h.checkRunnable(c, v.Route)
+	warnings, err := h.checkRunnable(c, p, v.Route)
 	if err != nil {
 		return err
 	}

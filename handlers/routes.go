@@ -40,17 +40,10 @@ type routeInput struct {
 }
 
 // checkRunnable checks r as saving does (authoring.CheckRoute), for a
-// caller who may read the vault when ADMIN or ROOT in r's project.
-func (h *Handlers) checkRunnable(c *fiber.Ctx, r flow.Route) ([]flow.Warning, error) {
-	readsVault := false
-	if callerAtLeast(c, store.RoleAdmin) {
-		p, err := h.member(c, r.ProjectID)
-		if err != nil {
-			return nil, err
-		}
-		readsVault = canIn(c, p, store.RoleAdmin)
-	}
-	return authoring.CheckRoute(c.UserContext(), h.store, r, readsVault)
+// caller who may read the vault when ADMIN or ROOT in r's project, p (as
+// the handler's membership check read it: no second read).
+func (h *Handlers) checkRunnable(c *fiber.Ctx, p store.Project, r flow.Route) ([]flow.Warning, error) {
+	return authoring.CheckRoute(c.UserContext(), h.store, r, canIn(c, p, store.RoleAdmin))
 }
 
 // routeToSave reads a route document from the body, for a member of its
@@ -70,14 +63,15 @@ func (h *Handlers) routeToSave(c *fiber.Ctx, needID bool) (routeInput, flow.Rout
 	if needID && in.RouteID == "" {
 		return in, flow.Route{}, nil, &ValidationError{Fields: map[string]string{"route_id": "is required"}, Missing: true}
 	}
-	if _, err := h.member(c, in.ProjectID); err != nil {
+	p, err := h.member(c, in.ProjectID)
+	if err != nil {
 		return in, flow.Route{}, nil, err
 	}
 	r, err := authoring.DecodeRoute(in.Route, in.ProjectID)
 	if err != nil {
 		return in, r, nil, err
 	}
-	warnings, err := h.checkRunnable(c, r)
+	warnings, err := h.checkRunnable(c, p, r)
 	return in, r, warnings, err
 }
 
