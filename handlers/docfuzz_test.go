@@ -212,6 +212,9 @@ func shapeRefusal(raw string) string {
 			// parameters (the operation's description says so), and its
 			// values, which only a template takes.
 			"has parameters to fill", "are a template's",
+			// A template draft's project, which must be the request's (how
+			// two fields relate, which no schema states).
+			"must be the project_id of the request",
 			// A schedule's cron expression and time zone, which the
 			// document describes in words (docs/schedules.md).
 			"must be five fields", "@every takes", "at most 31 days", "is not one of @hourly", "above maximum", "below minimum",
