@@ -243,9 +243,11 @@ func (b *batch) runOne(q *queuedRun) (rerun, ok bool) {
 	res, err := engine.RunTraced(runCtx, q.plan, q.vars, env, b.s.Limits, q.opts.trace)
 	slow := runCtx.Err() != nil && q.ctx.Err() == nil && (err != nil || res.Fault != nil)
 	stop()
-	var earlier *store.EarlierRunError
-	switch {
-	case errors.As(err, &earlier):
+	// An earlier run's write that failed with this run's statement is
+	// that run's to answer, whatever this run made of the error (its
+	// route may answer it as a fault, or as its time being up).
+	switch earlier := b.tx.LateFailure(); {
+	case earlier != nil:
 		if !b.failed(earlier) {
 			return false, false
 		}

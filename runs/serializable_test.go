@@ -221,3 +221,41 @@ func TestBatchWriteFailsLate(t *testing.T) {
 	}
 	t.Logf("100 runs in %d batches", rt.batches.Led.Load())
 }
+
+// A held-back write that fails slowly, with the next run's first
+// statement, is still its own run's failure when the next run's time is
+// up by then (its route would answer that as a timeout): the failing run
+// answers 500 with its writes taken back, and no other run's writes go
+// with them.
+func TestBatchLateFailureOutlastsTheNextRun(t *testing.T) {
+	t.Parallel()
+	rt := newTestRuntime(t)
+	rt.collection(t, "counters", `{"name":"c","n":0}`)
+	ctx := context.Background()
+	// The refusal takes longer than a run of a batch has (RunTime).
+	if _, err := rt.pool.Exec(ctx, `CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF NEW.data->>'boom' = 'true' THEN PERFORM pg_sleep(0.15); RAISE EXCEPTION 'boom refused'; END IF; RETURN NEW; END $$;
+		CREATE TRIGGER refuse_boom BEFORE UPDATE ON records FOR EACH ROW EXECUTE FUNCTION refuse_boom()`); err != nil {
+		t.Fatal(err)
+	}
+	rt.route(t, routeDoc("inc", "POST", "/inc", `[{"id":"boom","bdtype":"BOOLEAN"}]`, append(append([]string{}, readCounter...), setCounter,
+		`{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"counters","ref_property":"boom","save":true,"targets":[{"field":"name","value":`+lit("STRING", "c")+`}],"set":`+ref("boom")+`}`,
+		`{"type":"RETURN","depth":0,"pairs":`+pairsOf("n", ref("next"))+`,"conditions":[]}`)...))
+	rt.batches.Collided("shop/inc")
+	boom := func(i int) bool { return i%4 == 3 }
+	var wrong []string
+	statuses := rt.concurrentlyTelling(t, 8, 24, func(i int) (string, string, string) {
+		return "POST", "/x/shop/inc", fmt.Sprintf(`{"boom":%t}`, boom(i))
+	}, func(i, status int) {
+		if want := map[bool]int{false: 200, true: 500}[boom(i)]; status != want {
+			wrong = append(wrong, fmt.Sprintf("run %d (boom %t) answered %d", i, boom(i), status))
+		}
+	})
+	rec := rt.records(t, "counters")[0]
+	if len(wrong) > 0 || rec["n"] != 18.0 || rec["boom"] != false {
+		t.Fatalf("answers %v %v; the counter %v", statuses, wrong, rec)
+	}
+	if b := rt.batches.Led.Load(); b == 0 || b >= 24 {
+		t.Fatalf("%d batches for 24 runs", b)
+	}
+}

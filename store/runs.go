@@ -88,6 +88,16 @@ type EarlierRunError struct {
 func (e *EarlierRunError) Error() string { return "an earlier run's write: " + e.Err.Error() }
 func (e *EarlierRunError) Unwrap() error { return e.Err }
 
+// LateFailure gives, and forgets, the *EarlierRunError a statement of the
+// current run met, whatever the run then made of the error (a route may
+// answer it as its own fault, or as its time being up): the batch it runs
+// in asks here rather than trust the error its run returns.
+func (t *Tx) LateFailure() *EarlierRunError {
+	e := t.runs.late
+	t.runs.late = nil
+	return e
+}
+
 // NextRun begins the next run of a BeginRuns transaction, keeping what
 // the one before wrote.
 func (t *Tx) NextRun() {
@@ -113,7 +123,7 @@ func (t *Tx) UndoRun(ctx context.Context) (err error) {
 // EarlierRunError); the current run then runs within its savepoint.
 func (t *Tx) UndoEarlierRun(ctx context.Context) (err error) {
 	defer wrap(&err, "undo earlier run")
-	t.runs.held, t.runs.next = nil, false
+	t.runs.held, t.runs.next, t.runs.late = nil, false, nil
 	_, err = t.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT run")
 	return err
 }
@@ -128,13 +138,15 @@ func (t *Tx) Flush(ctx context.Context) (err error) {
 
 // runsTx is the transaction of a BeginRuns. next: the savepoint that
 // begins the current run (numbered run) is still to be sent; held: a
-// statement without rows of run heldRun still to be sent.
+// statement without rows of run heldRun still to be sent; late: the
+// earlier run's failure the current run's statement met (LateFailure).
 type runsTx struct {
 	pgx.Tx
 	next    bool
 	run     int
 	held    *pgx.QueuedQuery
 	heldRun int
+	late    *EarlierRunError
 	// schemas forget the fields a held-back write found changed.
 	schemas *schemaCache
 }
@@ -143,11 +155,11 @@ type runsTx struct {
 // gives the batch with the results of what was held back read.
 func (t *runsTx) send(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
 	b := &pgx.Batch{}
-	held, heldRun := t.held, t.heldRun
+	held, heldRun, next := t.held, t.heldRun, t.next
 	if held != nil {
 		b.Queue(held.SQL, held.Arguments...)
 	}
-	if t.next {
+	if next {
 		b.Queue("RELEASE SAVEPOINT run")
 		b.Queue("SAVEPOINT run")
 	}
@@ -158,13 +170,30 @@ func (t *runsTx) send(ctx context.Context, sql string, args []any) (pgx.BatchRes
 		if _, err := br.Exec(); err != nil {
 			br.Close()
 			t.schemas.note(err)
+			if t.unsent(err) {
+				// Nothing reached the server (the run's time was up
+				// before, or an argument would not encode): what was
+				// held back is still to be sent, and is no one's
+				// failure.
+				t.held, t.heldRun, t.next = held, heldRun, next
+				return nil, err
+			}
 			if i == 0 && held != nil && heldRun != t.run {
-				return nil, &EarlierRunError{Run: heldRun, Err: err}
+				t.late = &EarlierRunError{Run: heldRun, Err: err}
+				return nil, t.late
 			}
 			return nil, err
 		}
 	}
 	return br, nil
+}
+
+// unsent says whether a batch that failed with err sent nothing: the
+// error is the client's own (no server's), and the connection, which
+// pgx closes when a statement is stopped under way, is still open.
+func (t *runsTx) unsent(err error) bool {
+	var pgErr *pgconn.PgError
+	return !errors.As(err, &pgErr) && !t.Tx.Conn().PgConn().IsClosed()
 }
 
 func (t *runsTx) flush(ctx context.Context) error {
