@@ -415,22 +415,22 @@ func (s *Store) Record(ctx context.Context, project, collection string, id int64
 // does). It runs on the store's connection or transaction, so the flow
 // engine reads with it inside its run.
 //
-// A filtered page in id order from its start (no offset, a limit of at
-// most nearMaxLimit) reads as a run's FETCH does: the nearest records
-// first, then the GIN index when these hold fewer matches than the page
-// (see nearRecords); a deeper offset reads every match.
+// A filtered page in id order from its start (no offset) reads as a run's
+// FETCH does: by the index of a field the filter names with a value, or
+// (a limit of at most nearMaxLimit) the nearest records first, then the
+// GIN index when these hold fewer matches than the page (see
+// nearRecords); a deeper offset reads every match.
 func (s *Store) Records(ctx context.Context, project, collection string, where json.RawMessage, after int64, offset, limit int, order ...RecordOrder) (_ []Record, err error) {
 	defer wrap(&err, "records", project, collection)
 	sorted := len(order) > 0 && (order[0].By != "" || order[0].Descending)
-	if len(where) > 0 && !sorted && offset == 0 && limit <= nearMaxLimit {
-		q := RecordQuery{Where: where, Limit: limit, After: after}
-		sh := q.shape()
-		sh.full = true
-		rows, err := s.db.Query(ctx, runRecordsSQLOf(sh), q.args(sh, project, collection)...)
-		if err != nil {
-			return nil, err
+	if !sorted && offset == 0 {
+		if sql, args, ok := s.filteredPageSQL(ctx, project, collection, where, after, limit); ok {
+			rows, err := s.db.Query(ctx, sql, args...)
+			if err != nil {
+				return nil, err
+			}
+			return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Record, error) { return scanRecord(r) })
 		}
-		return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Record, error) { return scanRecord(r) })
 	}
 	sql, args := recordsWhere(project, collection, where)
 	by := recordsOrder(where)
@@ -447,6 +447,24 @@ func (s *Store) Records(ctx context.Context, project, collection string, where j
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Record, error) { return scanRecord(r) })
+}
+
+// filteredPageSQL is the statement of a filtered page in id order from
+// its start, read as a run's FETCH reads: by a field's index when where
+// names an indexed field with a value, else the nearest records first
+// when the page is small (ok false otherwise: the page reads every match).
+func (s *Store) filteredPageSQL(ctx context.Context, project, collection string, where json.RawMessage, after int64, limit int) (string, []any, bool) {
+	if len(where) == 0 {
+		return "", nil, false
+	}
+	q := RecordQuery{Where: where, Limit: limit, After: after}
+	if s.indexedMatch(ctx, project, collection, &q); q.by == nil && limit > nearMaxLimit {
+		return "", nil, false
+	}
+	sh := q.shape()
+	sh.full = true
+	sql, args := q.statement(sh, project, collection)
+	return sql, args, true
 }
 
 // RecordCountCap is where a count of the records that match a filter
@@ -467,12 +485,26 @@ func (s *Store) CountRecords(ctx context.Context, project, collection string, wh
 		err = s.db.QueryRow(ctx, "SELECT coalesce(sum(n), 0) FROM record_counts WHERE project_id = $1 AND collection_id = $2", project, collection).Scan(&n)
 		return n, false, err
 	}
-	sql, args := recordsWhere(project, collection, where)
-	err = s.db.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM records%s LIMIT %d) AS capped", sql, RecordCountCap+1), args...).Scan(&n)
+	sql, args := s.countSQL(ctx, project, collection, where)
+	err = s.db.QueryRow(ctx, sql, args...).Scan(&n)
 	if n > RecordCountCap {
 		return RecordCountCap, true, err
 	}
 	return n, false, err
+}
+
+// countSQL is CountRecords' statement for a filter. When the filter
+// names an indexed field with a value, the field's index finds the
+// matches and the count stops at the cap however many there are; a GIN
+// index's bitmap holds every match first.
+func (s *Store) countSQL(ctx context.Context, project, collection string, where json.RawMessage) (string, []any) {
+	sql, args := recordsWhere(project, collection, where)
+	q := RecordQuery{Where: where}
+	if s.indexedMatch(ctx, project, collection, &q); q.by != nil {
+		sql = " WHERE project_id = $1 AND collection_id = $2 AND data @> $3::jsonb" + indexedCond(project, collection, q.by, 4)
+		args = append(args, q.byValue)
+	}
+	return fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM records%s LIMIT %d) AS capped", sql, RecordCountCap+1), args
 }
 
 // recordsWhere is the condition of Records and CountRecords. Both shapes

@@ -181,3 +181,20 @@ func (s *Store) RunReadSQLForTest(ctx context.Context, project, collection strin
 func MigrateJobsForTest(ctx context.Context, conn *pgx.Conn, databaseURL string) error {
 	return migrateJobs(ctx, conn, databaseURL)
 }
+
+// ExplainFilteredPageForTest explains the statement of Records' filtered
+// first page, as a generic plan.
+func (s *Store) ExplainFilteredPageForTest(ctx context.Context, project, collection, where string, limit int) (string, error) {
+	sql, args, ok := s.filteredPageSQL(ctx, project, collection, []byte(where), 0, limit)
+	if !ok {
+		return "", fmt.Errorf("no filtered page for %s", where)
+	}
+	return s.explainPrepared(ctx, sql, args, true)
+}
+
+// ExplainCountForTest explains CountRecords' statement for where, as a
+// generic plan.
+func (s *Store) ExplainCountForTest(ctx context.Context, project, collection, where string) (string, error) {
+	sql, args := s.countSQL(ctx, project, collection, []byte(where))
+	return s.explainPrepared(ctx, sql, args, true)
+}

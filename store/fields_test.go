@@ -496,6 +496,87 @@ func TestFetchMatchReadsTheFieldIndex(t *testing.T) {
 	}
 }
 
+// A list's filtered page and its capped count read the index of the
+// indexed field the filter names (docs/collections.md): the page in id
+// order without a sort of every match, the count stopping at the cap.
+func TestListFilterReadsTheFieldIndex(t *testing.T) {
+	t.Parallel()
+	st, ctx := collectionStore(t)
+	c := store.Collection{ProjectID: "shop", ID: "tickets", Name: "Tickets",
+		Schema: typedSchema(t, `[{"name":"status","type":"text","indexed":true},{"name":"n","type":"integer"}]`, false)}
+	if err := st.CreateCollection(ctx, &c, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ExecForTest(ctx, `INSERT INTO records (project_id, collection_id, data)
+		SELECT 'shop', 'tickets', jsonb_build_object('status', CASE WHEN i % 5000 = 1 THEN 'rare' WHEN i % 50 = 0 THEN 'waiting' ELSE 'open' END, 'n', i % 3)
+		FROM generate_series(1, 20000) AS i;
+		ANALYZE records`); err != nil {
+		t.Fatal(err)
+	}
+	index := store.FieldIndex("shop", "tickets", "status", false)
+	for _, limit := range []int{50, 500} {
+		plan, err := st.ExplainFilteredPageForTest(ctx, "shop", "tickets", `{"status":"waiting"}`, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(plan, index) || strings.Contains(plan, "Sort") || strings.Contains(plan, "Bitmap") {
+			t.Errorf("the first %d waiting: not read in order from %s:\n%s", limit, index, plan)
+		}
+	}
+	plan, err := st.ExplainCountForTest(ctx, "shop", "tickets", `{"status":"open"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, index) || strings.Contains(plan, "Bitmap") {
+		t.Errorf("the capped count does not stop in %s:\n%s", index, plan)
+	}
+
+	want := func(cond string) []int64 {
+		var ids []int64
+		for i := 1; i <= 20000; i++ {
+			if cond == "waiting" && i%50 == 0 && i%5000 != 1 || cond == "rare2" && i%5000 == 1 && i%3 == 2 {
+				ids = append(ids, int64(i))
+			}
+		}
+		return ids
+	}
+	var first int
+	if err := st.QueryIntForTest(ctx, `SELECT min(id)::int FROM records WHERE collection_id = 'tickets'`, &first); err != nil {
+		t.Fatal(err)
+	}
+	byN := func(ns []int64) []int64 {
+		out := make([]int64, len(ns))
+		for i, n := range ns {
+			out[i] = int64(first) + n - 1
+		}
+		return out
+	}
+	recs, err := st.Records(ctx, "shop", "tickets", []byte(`{"status":"waiting"}`), 0, 0, 50)
+	if err != nil || fmt.Sprint(ids(recs)) != fmt.Sprint(byN(want("waiting")[:50])) {
+		t.Fatalf("the first 50 waiting: %v %v", ids(recs), err)
+	}
+	recs, err = st.Records(ctx, "shop", "tickets", []byte(`{"status":"waiting"}`), recs[49].ID, 0, 50)
+	if err != nil || fmt.Sprint(ids(recs)) != fmt.Sprint(byN(want("waiting")[50:100])) {
+		t.Fatalf("the next 50 waiting: %v %v", ids(recs), err)
+	}
+	recs, err = st.Records(ctx, "shop", "tickets", []byte(`{"status":"rare","n":2}`), 0, 0, 50)
+	if err != nil || fmt.Sprint(ids(recs)) != fmt.Sprint(byN(want("rare2"))) {
+		t.Fatalf("the rare with n 2, the whole filter held: %v %v", ids(recs), err)
+	}
+	for where, count := range map[string][2]any{
+		`{"status":"waiting"}`:    {400, false},
+		`{"status":"rare","n":2}`: {len(want("rare2")), false},
+		`{"status":"open"}`:       {store.RecordCountCap, true},
+		`{"status":"nobody"}`:     {0, false},
+		`{"n":1}`:                 {store.RecordCountCap, true}, // no indexed field: the GIN index
+	} {
+		n, capped, err := st.CountRecords(ctx, "shop", "tickets", []byte(where))
+		if err != nil || n != count[0] || capped != count[1] {
+			t.Errorf("count of %s: %d %t %v, want %v", where, n, capped, err, count)
+		}
+	}
+}
+
 // A route's FETCH sorted by an indexed field reads the field's index in
 // order, both ways, and answers what the same sort of an untyped
 // collection does: the records without the value last, ties by id.

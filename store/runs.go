@@ -495,12 +495,17 @@ func runRecordsSQL(sh recordsShape) string {
 // index keeps it, and the collection named as literals too, so that the
 // partial index serves any plan of it (docs/collections.md).
 func indexedSQL(sh recordsShape, project, collection string, by *schema.Field, next int) string {
+	return recordsSQL(sh, indexedCond(project, collection, by, next))
+}
+
+// indexedCond is the condition of an indexed read: the field's value, as
+// its index keeps it, equal to parameter next.
+func indexedCond(project, collection string, by *schema.Field, next int) string {
 	value := FieldValueSQL(*by)
-	cond := " AND " + scopeSQL(project, collection) + " AND " + value + " = $" + strconv.Itoa(next) + "::jsonb"
 	if by.Type == schema.Email {
-		cond = " AND " + scopeSQL(project, collection) + " AND " + value + " = lower($" + strconv.Itoa(next) + "::text)"
+		return " AND " + scopeSQL(project, collection) + " AND " + value + " = lower($" + strconv.Itoa(next) + "::text)"
 	}
-	return recordsSQL(sh, cond)
+	return " AND " + scopeSQL(project, collection) + " AND " + value + " = $" + strconv.Itoa(next) + "::jsonb"
 }
 
 // sortedSQL is the statement of a read of a collection sorted by an
