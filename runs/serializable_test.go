@@ -189,17 +189,15 @@ func batchKeepsEachRunsOutcome(t *testing.T, oneByOne bool) {
 	t.Logf("120 runs in %d batches", rt.batches.Led.Load())
 }
 
-// TestBatchWriteFailsLate: a batch sends a run's last write with the next
-// run's first statement (or before the commit); when that write fails, the
-// run it belongs to takes back its writes and answers 500, the next run
-// begins again, and the other runs of the batch commit.
-func TestBatchWriteFailsLate(t *testing.T) {
-	t.Parallel()
-	rt := newTestRuntime(t)
+// boomCounter makes the counter route POST /x/shop/inc, which adds 1 and
+// then writes the body's boom into the counter: a write held back (its
+// last) that a trigger refuses when boom is true, after wait (PL/pgSQL).
+// The route's runs are batched from the start.
+func boomCounter(t *testing.T, rt *testRuntime, wait string) {
+	t.Helper()
 	rt.collection(t, "counters", `{"name":"c","n":0}`)
-	ctx := context.Background()
-	if _, err := rt.pool.Exec(ctx, `CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
-		BEGIN IF NEW.data->>'boom' = 'true' THEN RAISE EXCEPTION 'boom refused'; END IF; RETURN NEW; END $$;
+	if _, err := rt.pool.Exec(context.Background(), `CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF NEW.data->>'boom' = 'true' THEN `+wait+` RAISE EXCEPTION 'boom refused'; END IF; RETURN NEW; END $$;
 		CREATE TRIGGER refuse_boom BEFORE UPDATE ON records FOR EACH ROW EXECUTE FUNCTION refuse_boom()`); err != nil {
 		t.Fatal(err)
 	}
@@ -207,6 +205,16 @@ func TestBatchWriteFailsLate(t *testing.T) {
 		`{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"counters","ref_property":"boom","save":true,"targets":[{"field":"name","value":`+lit("STRING", "c")+`}],"set":`+ref("boom")+`}`,
 		`{"type":"RETURN","depth":0,"pairs":`+pairsOf("n", ref("next"))+`,"conditions":[]}`)...))
 	rt.batches.Collided("shop/inc")
+}
+
+// TestBatchWriteFailsLate: a batch sends a run's last write with the next
+// run's first statement (or before the commit); when that write fails, the
+// run it belongs to takes back its writes and answers 500, the next run
+// begins again, and the other runs of the batch commit.
+func TestBatchWriteFailsLate(t *testing.T) {
+	t.Parallel()
+	rt := newTestRuntime(t)
+	boomCounter(t, rt, "")
 	statuses := rt.concurrently(t, 32, 100, func(i int) (string, string, string) {
 		return "POST", "/x/shop/inc", fmt.Sprintf(`{"boom":%t}`, i%10 == 9)
 	})
@@ -230,18 +238,8 @@ func TestBatchWriteFailsLate(t *testing.T) {
 func TestBatchLateFailureOutlastsTheNextRun(t *testing.T) {
 	t.Parallel()
 	rt := newTestRuntime(t)
-	rt.collection(t, "counters", `{"name":"c","n":0}`)
-	ctx := context.Background()
 	// The refusal takes longer than a run of a batch has (RunTime).
-	if _, err := rt.pool.Exec(ctx, `CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
-		BEGIN IF NEW.data->>'boom' = 'true' THEN PERFORM pg_sleep(0.15); RAISE EXCEPTION 'boom refused'; END IF; RETURN NEW; END $$;
-		CREATE TRIGGER refuse_boom BEFORE UPDATE ON records FOR EACH ROW EXECUTE FUNCTION refuse_boom()`); err != nil {
-		t.Fatal(err)
-	}
-	rt.route(t, routeDoc("inc", "POST", "/inc", `[{"id":"boom","bdtype":"BOOLEAN"}]`, append(append([]string{}, readCounter...), setCounter,
-		`{"type":"SIMPLE_UPDATE","depth":0,"ref_col":"counters","ref_property":"boom","save":true,"targets":[{"field":"name","value":`+lit("STRING", "c")+`}],"set":`+ref("boom")+`}`,
-		`{"type":"RETURN","depth":0,"pairs":`+pairsOf("n", ref("next"))+`,"conditions":[]}`)...))
-	rt.batches.Collided("shop/inc")
+	boomCounter(t, rt, "PERFORM pg_sleep(0.15);")
 	boom := func(i int) bool { return i%4 == 3 }
 	var wrong []string
 	statuses := rt.concurrentlyTelling(t, 8, 24, func(i int) (string, string, string) {

@@ -8,19 +8,28 @@ import (
 	"stencil/store"
 )
 
-// A run whose statement never reached the server (its time was up before
-// it was sent) leaves what the run before it held back to be sent, and
-// its undo takes nothing of that run back (docs/engine.md, batches).
-func TestRunsTxKeepsWhatAStatementNotSentCarried(t *testing.T) {
-	t.Parallel()
-	st, ctx := collectionStore(t)
+// beginRunsOfTwo adds two records to shop's books and begins a BeginRuns
+// transaction, rolled back when the test ends unless committed.
+func beginRunsOfTwo(t *testing.T, st *store.Store) (*store.Tx, store.Record, store.Record) {
+	t.Helper()
+	ctx := context.Background()
 	a := putRecord(t, st, "shop", "books", `{"n":0}`)
 	b := putRecord(t, st, "shop", "books", `{"n":0}`)
 	tx, err := st.BeginRuns(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback(ctx)
+	t.Cleanup(func() { _ = tx.Rollback(ctx) })
+	return tx, a, b
+}
+
+// A run whose statement never reached the server (its time was up before
+// it was sent) leaves what the run before it held back to be sent, and
+// its undo takes nothing of that run back (docs/engine.md, batches).
+func TestRunsTxKeepsWhatAStatementNotSentCarried(t *testing.T) {
+	t.Parallel()
+	st, ctx := collectionStore(t)
+	tx, a, b := beginRunsOfTwo(t, st)
 	// Run 0 writes a and b; the write of b is held back.
 	if _, err := tx.UpdateRecords(ctx, "shop", "books", []store.Record{{ID: a.ID, Data: []byte(`{"n":1}`)}}); err != nil {
 		t.Fatal(err)
@@ -64,18 +73,12 @@ func TestRunsTxLateFailureIsTheEarlierRuns(t *testing.T) {
 		CREATE TRIGGER refuse_boom BEFORE UPDATE ON records FOR EACH ROW EXECUTE FUNCTION refuse_boom()`); err != nil {
 		t.Fatal(err)
 	}
-	a := putRecord(t, st, "shop", "books", `{"n":0}`)
-	b := putRecord(t, st, "shop", "books", `{"n":0}`)
-	tx, err := st.BeginRuns(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
+	tx, a, b := beginRunsOfTwo(t, st)
 	if _, err := tx.UpdateRecords(ctx, "shop", "books", []store.Record{{ID: a.ID, Data: []byte(`{"boom":true}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	tx.NextRun()
-	_, err = tx.RunRecords(ctx, "shop", "books", store.RecordQuery{Limit: 10})
+	_, err := tx.RunRecords(ctx, "shop", "books", store.RecordQuery{Limit: 10})
 	var earlier *store.EarlierRunError
 	if !errors.As(err, &earlier) || earlier.Run != 0 {
 		t.Fatalf("run 1's statement: %v", err)
