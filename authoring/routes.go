@@ -55,8 +55,9 @@ func DecodeRoute(doc json.RawMessage, project string) (flow.Route, error) {
 // block saved by a caller who may not read the vault (Refused, naming the
 // block). What it finds doubtful it returns as warnings, by path:
 // variables used before any block sets them, collections, vault keys and
-// email templates the project does not have.
-func CheckRoute(ctx context.Context, st *store.Store, r flow.Route, readsVault bool) ([]flow.Warning, error) {
+// email templates the project does not have, and hosts its egress list
+// (hosts, the project's x_egress_hosts) leaves out.
+func CheckRoute(ctx context.Context, st *store.Store, r flow.Route, readsVault bool, hosts []string) ([]flow.Warning, error) {
 	plan, p := engine.Compile(r, engine.PathParams(r.RoutePath))
 	if len(p) > 0 {
 		prefixed := flow.Problems{}
@@ -122,21 +123,16 @@ func CheckRoute(ctx context.Context, st *store.Store, r flow.Route, readsVault b
 	if err != nil {
 		return nil, err
 	}
-	callWarnings, err := egressWarnings(ctx, st, r)
-	if err != nil {
-		return nil, err
-	}
-	warnings = append(append(append(warnings, mailWarnings...), jobWarnings...), callWarnings...)
+	warnings = append(append(append(warnings, mailWarnings...), jobWarnings...), egressWarnings(r, hosts)...)
 	return flow.Named(flow.CapWarnings(warnings), r.Flow.Blocks), nil
 }
 
 // egressWarnings are what saving says of HTTP blocks whose URL (written
 // out, not read from a variable) names a host the project's routes may
-// not call (its "Hosts routes may call", x_egress_hosts): every run of the
-// block would fail (docs/security.md). Each links to the setting.
-func egressWarnings(ctx context.Context, st *store.Store, r flow.Route) ([]flow.Warning, error) {
-	var hosts []string
-	var read bool
+// not call under hosts, its "Hosts routes may call" (x_egress_hosts):
+// every run of the block would fail (docs/security.md). Each links to the
+// setting.
+func egressWarnings(r flow.Route, hosts []string) []flow.Warning {
 	var warnings []flow.Warning
 	for i, b := range r.Flow.Blocks {
 		if b.Type != "HTTP" || b.URL == nil || b.URL.RefVar {
@@ -145,13 +141,6 @@ func egressWarnings(ctx context.Context, st *store.Store, r flow.Route) ([]flow.
 		u, err := url.Parse(strings.TrimSpace(b.URL.Data))
 		if err != nil || u.Hostname() == "" {
 			continue // the run says what is wrong with the URL
-		}
-		if !read {
-			p, err := st.Project(ctx, r.ProjectID, 0)
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
-				return nil, err
-			}
-			hosts, read = p.XEgressHosts, true
 		}
 		host := strings.ToLower(u.Hostname())
 		if egress.Allows(hosts, host) {
@@ -165,7 +154,7 @@ func egressWarnings(ctx context.Context, st *store.Store, r flow.Route) ([]flow.
 		w.Href = "/web/project?id=" + url.QueryEscape(r.ProjectID) + "#f-x_egress_hosts"
 		warnings = append(warnings, w)
 	}
-	return warnings, nil
+	return warnings
 }
 
 // enqueueWarnings are what saving says of a route's ENQUEUE blocks: a

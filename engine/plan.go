@@ -389,14 +389,13 @@ func deadAfterReturn(blocks []flow.Block) (flow.Warning, bool) {
 			continue
 		}
 		msg := fmt.Sprintf("never runs: Block %d (RETURN) answers first", i+1)
-		if n := end - i - 2; n > 0 {
+		switch n := end - i - 2; {
+		case n == 1:
+			msg += ", and neither does the one after it"
+		case n > 1:
 			msg += fmt.Sprintf(", and neither do the %d after it", n)
-			if n == 1 {
-				msg = fmt.Sprintf("never runs: Block %d (RETURN) answers first, and neither does the one after it", i+1)
-			}
 		}
-		w := flow.WarnBlock(fmt.Sprintf("flow.blocks[%d]", i+1), blocks[i+1].Type, msg)
-		return w, true
+		return flow.WarnBlock(fmt.Sprintf("flow.blocks[%d]", i+1), blocks[i+1].Type, msg), true
 	}
 	return flow.Warning{}, false
 }

@@ -193,8 +193,8 @@ type runner struct {
 	// to the trace; callTrace is the request of the step under way.
 	masks     []string
 	callTrace *CallTrace
-	// read is, for the trace, the items the FILTER under way read from
-	// its source (-1: no FILTER).
+	// read is, in a traced run, how many items the last FILTER read from
+	// its source (its event's Read).
 	read int
 }
 

@@ -98,11 +98,13 @@ type projectFileView struct {
 type fileProblem struct{ Where, Path, Message string }
 
 // fileProblems lists a file's faults (by path) in the order of the file's
-// paths, each named in the pages' words (projectfile.Where).
+// paths, each named in the pages' words (projectfile.Places: the file is
+// read once for all of them).
 func fileProblems(raw []byte, fields map[string]string) []fileProblem {
 	out := make([]fileProblem, 0, len(fields))
+	where := projectfile.Places(raw)
 	for _, path := range slices.Sorted(maps.Keys(fields)) {
-		out = append(out, fileProblem{Where: projectfile.Where(raw, path), Path: path, Message: fields[path]})
+		out = append(out, fileProblem{Where: where(path), Path: path, Message: fields[path]})
 	}
 	return out
 }

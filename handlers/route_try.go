@@ -78,7 +78,7 @@ func (h *Handlers) routeRun(c *fiber.Ctx) error {
 		return &ValidationError{Fields: map[string]string{"path": problem}}
 	}
 	body := []byte(in.Body)
-	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
+	if !given(in.Body) {
 		body = nil
 	}
 	// The run log keeps what the playground shows: the query, the body sent

@@ -41,9 +41,10 @@ type routeInput struct {
 
 // checkRunnable checks r as saving does (authoring.CheckRoute), for a
 // caller who may read the vault when ADMIN or ROOT in r's project, p (as
-// the handler's membership check read it: no second read).
+// the handler's membership check read it, its egress list with it: no
+// second read).
 func (h *Handlers) checkRunnable(c *fiber.Ctx, p store.Project, r flow.Route) ([]flow.Warning, error) {
-	return authoring.CheckRoute(c.UserContext(), h.store, r, canIn(c, p, store.RoleAdmin))
+	return authoring.CheckRoute(c.UserContext(), h.store, r, canIn(c, p, store.RoleAdmin), p.XEgressHosts)
 }
 
 // routeToSave reads a route document from the body, for a member of its

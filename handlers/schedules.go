@@ -121,7 +121,7 @@ func (h *Handlers) checkSchedule(c *fiber.Ctx, sc *store.Schedule) error {
 	if _, err := schedule.Parse(sc.Cron, sc.Timezone); err != nil {
 		return &ValidationError{Fields: map[string]string{"cron": err.Error()}}
 	}
-	if b := bytes.TrimSpace(sc.Body); len(b) == 0 || string(b) == "null" {
+	if b := bytes.TrimSpace(sc.Body); !given(b) {
 		sc.Body = nil
 	} else if b[0] != '{' || !json.Valid(b) {
 		return &ValidationError{Fields: map[string]string{"body": "must be a JSON object or null"}}

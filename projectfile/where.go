@@ -28,19 +28,28 @@ var routeLabels = map[string]string{
 
 var pathPart = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]`)
 
-// Where names a place of a project file (a problem's path, such as
-// "routes[1].flow.blocks[2].source") in the words of the pages: "Route
-// list_books · Block 3 (FILTER) · Source list". raw is the file, read for
-// the names of the routes and the types of the blocks; a path it cannot
-// follow is named by what it says.
-func Where(raw []byte, path string) string {
-	if path == "document" || path == "" {
-		return "The file"
-	}
+// Places reads a project file (raw) once, for the names of its routes
+// and the types of its blocks, and returns what names a place of it (a
+// problem's path, such as "routes[1].flow.blocks[2].source") in the words
+// of the pages: "Route list_books · Block 3 (FILTER) · Source list". A
+// path it cannot follow, or a file that is no JSON, is named by what the
+// path says.
+func Places(raw []byte) func(path string) string {
 	var doc any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return path
+	parsed := json.Unmarshal(raw, &doc) == nil
+	return func(path string) string {
+		switch {
+		case path == "document" || path == "":
+			return "The file"
+		case !parsed:
+			return path
+		}
+		return where(doc, path)
 	}
+}
+
+// where is Places' name of path in doc, the file read.
+func where(doc any, path string) string {
 	type part struct {
 		name  string
 		index int // -1: a name

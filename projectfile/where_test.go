@@ -2,9 +2,9 @@ package projectfile
 
 import "testing"
 
-// TestWhere: a file's problem paths read in the pages' words, naming the
+// TestPlaces: a file's problem paths read in the pages' words, naming the
 // route or template by its id or name and the block by number and type.
-func TestWhere(t *testing.T) {
+func TestPlaces(t *testing.T) {
 	raw := []byte(`{"id":"shop","routes":[{"route_id":"a"},{"route_id":"list_books","flow":{"blocks":[{"type":"FETCH"},{"type":"RETURN"},{"type":"FILTER"}]}}],
 		"templates":[{"name":"lister","flow":{"blocks":[{"type":"LOOP"}]}}],"schedules":[{"route_id":"a"}],"tests":[{"route_id":"a","name":"ok"}]}`)
 	for path, want := range map[string]string{
@@ -19,11 +19,11 @@ func TestWhere(t *testing.T) {
 		"tests[0].expect.paths[0].op":          "Test a/ok · Expect · Path 1 · Op",
 		"routes[1].flow.blocks[9].ref_col":     "Route list_books · Block 10 (?) · Collection",
 	} {
-		if got := Where(raw, path); got != want {
+		if got := Places(raw)(path); got != want {
 			t.Errorf("%s: %q, want %q", path, got, want)
 		}
 	}
-	if got := Where([]byte("{"), "routes[0].route_id"); got != "routes[0].route_id" {
+	if got := Places([]byte("{"))("routes[0].route_id"); got != "routes[0].route_id" {
 		t.Errorf("a file that is no JSON: %q", got)
 	}
 }
