@@ -245,3 +245,96 @@ func (ta *testApp) call(t testing.TB, method, path, body string, headers map[str
 	resp, got := ta.do(t, req)
 	return resp.StatusCode, got
 }
+
+// TestVaultReadCheckedInItsStatement: a JWT's read of an entry checks its
+// caller in the read's own statement (docs/vaults.md), and answers every
+// case exactly as the usual checks do — the same request with uid, which
+// takes the usual way: the token revoked or its user deleted, a bad query
+// (and both at once: 401 first), no such project, not a member, a role too
+// low in the project or outside it, no such key, and a read allowed. Only
+// the allowed reads are logged, under the reader's name.
+func TestVaultReadCheckedInItsStatement(t *testing.T) {
+	t.Parallel()
+	ta := newTestApp(t)
+	ctx := context.Background()
+	owner := ta.newUser(t, "owner", store.RoleAdmin)
+	if err := ta.h.store.CreateProject(ctx, &store.Project{ID: "shop", Name: "Shop", APIPath: "/shop"}, owner.ID); err != nil {
+		t.Fatal(err)
+	}
+	ta.putSecret(t, "shop", "K", "the value", owner)
+	member := func(name, account, membership string) store.User {
+		u := ta.newUser(t, name, account)
+		if membership != "" {
+			if err := ta.h.store.AddMember(ctx, "shop", u.ID, membership); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return u
+	}
+	reader := member("reader", store.RoleAdmin, store.RoleAdmin)
+	revoked := member("revoked", store.RoleAdmin, store.RoleAdmin)
+	revokedToken := ta.token(t, revoked)
+	if _, err := ta.h.store.SetPassword(ctx, revoked.ID, "another hash"); err != nil {
+		t.Fatal(err)
+	}
+	deleted := member("deleted", store.RoleAdmin, store.RoleAdmin)
+	deletedToken := ta.token(t, deleted)
+	if err := ta.h.store.DeleteUser(ctx, deleted.ID); err != nil {
+		t.Fatal(err)
+	}
+	outsider := member("outsider", store.RoleAdmin, "")
+	viewer := member("viewer", store.RoleAdmin, store.RoleViewer)
+	author := member("author", store.RoleAuthor, store.RoleAdmin)
+	root := member("rooted", store.RoleRoot, store.RoleViewer)
+	for _, tc := range []struct {
+		name   string
+		user   store.User
+		token  string
+		query  string
+		status int
+	}{
+		{"allowed", reader, "", "project_id=shop&key=K", 200},
+		{"ROOT, a VIEWER membership", root, "", "project_id=shop&key=K", 200},
+		{"revoked", revoked, revokedToken, "project_id=shop&key=K", 401},
+		{"deleted", deleted, deletedToken, "project_id=shop&key=K", 401},
+		{"bad query", reader, "", "project_id=shop", 400},
+		{"bad query, revoked", revoked, revokedToken, "project_id=shop", 401},
+		{"bad query, role too low", author, "", "project_id=shop", 403},
+		{"no such project", reader, "", "project_id=nope&key=K", 404},
+		{"not a member", outsider, "", "project_id=shop&key=K", 403},
+		{"VIEWER in the project", viewer, "", "project_id=shop&key=K", 403},
+		{"AUTHOR account", author, "", "project_id=shop&key=K", 403},
+		{"no such key", reader, "", "project_id=shop&key=NOPE", 404},
+	} {
+		token := tc.token
+		if token == "" {
+			token = ta.token(t, tc.user)
+		}
+		answer := func(query string) (int, string) {
+			resp, body := ta.do(t, jsonRequest("GET", "/vault/fetch/one?"+query, "", as(token)))
+			return resp.StatusCode, body
+		}
+		status, body := answer(tc.query)
+		usualStatus, usual := answer(tc.query + fmt.Sprintf("&uid=%d", tc.user.ID))
+		if status != tc.status || usualStatus != tc.status || body != usual {
+			t.Errorf("%s: %d %s; the usual way %d %s; want %d, the same", tc.name, status, body, usualStatus, usual, tc.status)
+		}
+	}
+	rows, err := ta.pool.Query(ctx, `SELECT username, count(*) FROM vault_access_log WHERE action = 'read' GROUP BY username ORDER BY username`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged []string
+	for rows.Next() {
+		var name string
+		var n int
+		if err := rows.Scan(&name, &n); err != nil {
+			t.Fatal(err)
+		}
+		logged = append(logged, fmt.Sprintf("%s×%d", name, n))
+	}
+	// Each allowed read twice: once checked in its statement, once the usual way.
+	if got, want := strings.Join(logged, " "), "reader×2 rooted×2"; got != want || rows.Err() != nil {
+		t.Errorf("reads logged: %s, want %s (%v)", got, want, rows.Err())
+	}
+}

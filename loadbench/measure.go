@@ -36,8 +36,8 @@ func (b *bench) measure(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var patID int64
-	err = conn.QueryRow(ctx, "SELECT id FROM personal_access_tokens WHERE name = 'bench'").Scan(&patID)
+	var patID, version int64
+	err = conn.QueryRow(ctx, "SELECT t.id, u.credential_version FROM personal_access_tokens t JOIN users u ON u.id = t.user_id WHERE t.name = 'bench'").Scan(&patID, &version)
 	conn.Close(ctx)
 	if err != nil {
 		return err
@@ -46,13 +46,15 @@ func (b *bench) measure(ctx context.Context) error {
 	key := "SERVICE_0001_TOKEN"
 	patHash := "'\\x" + hex.EncodeToString(auth.HashPAT(b.pat)) + "'::bytea"
 	// One read's statement, as the service runs it when no other read
-	// overlaps: arrays of one.
-	read := func(token string) string {
-		return pgbenchSQL(store.ReadVaultSQL, "'{bench}'", "'{"+key+"}'", "'{"+uid+"}'", "'{root}'", "'{"+token+"}'", "'{api}'", "'{NULL}'")
+	// overlaps: arrays of one. A JWT's read checks its reader in the same
+	// statement (store.ReaderCheck: the token's credential version, ADMIN
+	// in the project); a PAT's caller is read before, by its own statement.
+	read := func(token, version, need string) string {
+		return pgbenchSQL(store.ReadVaultSQL, "'{bench}'", "'{"+key+"}'", "'{"+uid+"}'", "'{root}'", "'{"+token+"}'", "'{api}'", "'{NULL}'", "'{"+version+"}'", "'{"+need+"}'")
 	}
 	scripts := map[string]string{
-		"jwt": pgbenchSQL(store.CallerSQL, "'{"+uid+"}'", "'{bench}'") + read("NULL"),
-		"pat": pgbenchSQL(store.CallerPATSQL, "ARRAY["+patHash+"]", "'{bench}'") + read(strconv.FormatInt(patID, 10)),
+		"jwt": read("NULL", strconv.FormatInt(version, 10), strconv.Itoa(store.RoleRank(store.RoleAdmin))),
+		"pat": pgbenchSQL(store.CallerPATSQL, "ARRAY["+patHash+"]", "'{bench}'") + read(strconv.FormatInt(patID, 10), "NULL", "NULL"),
 		"templates": pgbenchSQL(store.TemplateCountSQL, "'{bench}'::text[]", "true", "''") +
 			pgbenchSQL(store.TemplatePageSQL, "'{bench}'::text[]", "true", "''", "0", "50"),
 		// The FETCH's read, with the engine's limit (10,000 and one).

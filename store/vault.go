@@ -42,6 +42,20 @@ type VaultAccess struct {
 	// part of; Keys, on that row, how many keys it read or wrote.
 	Batch *int64
 	Keys  *int
+	// Reader, on a read, is checked by the read's own statement
+	// (ReadVaultSQL): nothing of the caller was read before.
+	Reader *ReaderCheck `db:"-"`
+}
+
+// ReaderCheck is what a read's statement checks of its reader, UserID,
+// before it reads and logs (docs/vaults.md): the account still holds
+// CredentialVersion (its token was issued for it) and its effective role in
+// the project (EffectiveRole) is Need or higher. The log row then takes the
+// account's username. A read refused has no row, as a key not found has:
+// ErrNotFound, and nothing logged.
+type ReaderCheck struct {
+	CredentialVersion int
+	Need              string
 }
 
 const vaultColumns = "project_id, key, key_id, sealed, created_at, updated_at, created_by, updated_by, version"

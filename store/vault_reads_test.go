@@ -239,3 +239,116 @@ func TestVaultReadInATransaction(t *testing.T) {
 		t.Fatalf("%d log rows after the rollback, %d grouped statements (%v)", logged, st.VaultReadStatements(), err)
 	}
 }
+
+// TestVaultReadChecksItsReader reads one entry as users of every account
+// role, with every membership role and none, needing each role, with the
+// token's credential version current and stale, all at once so that
+// checked reads share statements with each other and with a read that is
+// not checked: a read finds the entry exactly when the version is current,
+// there is a membership, and the effective role (store.EffectiveRole) ranks
+// at least what it needs; only those are logged, under the account's
+// username.
+func TestVaultReadChecksItsReader(t *testing.T) {
+	t.Parallel()
+	ctx, pool, st := groupedStore(t)
+	if _, err := pool.Exec(ctx, `INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop');
+		INSERT INTO vault_entries (project_id, key, key_id, sealed) VALUES ('shop', 'A', 'k1', '\x0a')`); err != nil {
+		t.Fatal(err)
+	}
+	type reader struct {
+		account, membership string
+		id                  int64
+		version             int
+	}
+	var readers []*reader
+	for _, account := range []string{store.RoleRoot, store.RoleAdmin, store.RoleAuthor, store.RoleViewer} {
+		for _, membership := range []string{"", store.RoleAdmin, store.RoleAuthor, store.RoleViewer} {
+			r := &reader{account: account, membership: membership}
+			name := fmt.Sprintf("reader%d", len(readers))
+			if err := pool.QueryRow(ctx, `INSERT INTO users (username, email, password_hash, role, credential_version) VALUES ($1, $1 || '@example.com', 'x', $2, 3)
+				RETURNING id, credential_version`, name, account).Scan(&r.id, &r.version); err != nil {
+				t.Fatal(err)
+			}
+			if membership != "" {
+				if _, err := pool.Exec(ctx, `INSERT INTO project_members (project_id, user_id, role) VALUES ('shop', $1, $2)`, r.id, membership); err != nil {
+					t.Fatal(err)
+				}
+			}
+			readers = append(readers, r)
+		}
+	}
+	type read struct {
+		r       *reader
+		need    string
+		stale   bool
+		allowed bool
+		err     error
+	}
+	var reads []*read
+	for _, r := range readers {
+		for _, need := range []string{store.RoleViewer, store.RoleAuthor, store.RoleAdmin, store.RoleRoot} {
+			for _, stale := range []bool{false, true} {
+				allowed := !stale && r.membership != "" && store.RoleRank(store.EffectiveRole(r.account, r.membership)) >= store.RoleRank(need)
+				reads = append(reads, &read{r: r, need: need, stale: stale, allowed: allowed})
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for _, rd := range reads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			version := rd.r.version
+			if rd.stale {
+				version--
+			}
+			// No username given: the statement takes the account's.
+			_, rd.err = st.ReadVaultEntry(ctx, "shop", "A", store.VaultAccess{UserID: &rd.r.id, Channel: "api",
+				Reader: &store.ReaderCheck{CredentialVersion: version, Need: rd.need}})
+		}()
+	}
+	// A read checked before, by a route, in the same groups.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, err := st.ReadVaultEntry(ctx, "shop", "A", store.VaultAccess{Channel: "route"}); err != nil {
+			t.Errorf("the route's read: %v", err)
+		}
+	}()
+	wg.Wait()
+	want := map[int64]int{}
+	for _, rd := range reads {
+		switch {
+		case rd.allowed && rd.err != nil:
+			t.Errorf("%s member as %q needing %s (stale %v): %v, want the entry", rd.r.account, rd.r.membership, rd.need, rd.stale, rd.err)
+		case !rd.allowed && !errors.Is(rd.err, store.ErrNotFound):
+			t.Errorf("%s member as %q needing %s (stale %v): %v, want ErrNotFound", rd.r.account, rd.r.membership, rd.need, rd.stale, rd.err)
+		case rd.allowed:
+			want[rd.r.id]++
+		}
+	}
+	rows, err := pool.Query(ctx, `SELECT u.id, count(*) FILTER (WHERE l.username = u.username), count(*) FROM vault_access_log l JOIN users u ON u.id = l.user_id GROUP BY u.id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]int{}
+	for rows.Next() {
+		var id int64
+		var named, all int
+		if err := rows.Scan(&id, &named, &all); err != nil {
+			t.Fatal(err)
+		}
+		if named != all {
+			t.Errorf("user %d: %d of %d log rows under the account's username", id, named, all)
+		}
+		got[id] = all
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	for _, r := range readers {
+		if got[r.id] != want[r.id] {
+			t.Errorf("%s member as %q: %d log rows, want %d", r.account, r.membership, got[r.id], want[r.id])
+		}
+	}
+}
