@@ -126,11 +126,13 @@ func (h *Handlers) resolvePrincipal(c *fiber.Ctx) (*principal, error) {
 // checksItsCaller tells whether the request is an API client's read of a
 // vault entry that its own statement can check the caller of (store.ReaderCheck):
 // one statement instead of two for the hottest audited read (docs/vaults.md).
-// A request with anything an earlier check would judge (uid, a body) or
-// another way through the handler (version, HEAD, a page) is not.
+// Its query is exactly a project_id and a key, neither empty; a request
+// with anything an earlier check would judge (uid, a body) or another way
+// through the handler (version, HEAD, a page) is not.
 func checksItsCaller(c *fiber.Ctx) bool {
+	args := c.Context().QueryArgs()
 	return c.Method() == fiber.MethodGet && c.Path() == "/vault/fetch/one" && len(c.Body()) == 0 &&
-		c.Context().QueryArgs().Peek("uid") == nil && c.Context().QueryArgs().Peek("version") == nil && representationOf(c) == asJSON
+		args.Len() == 2 && len(args.Peek("project_id")) > 0 && len(args.Peek("key")) > 0 && representationOf(c) == asJSON
 }
 
 // checkCaller reads the caller that checksItsCaller left to the endpoint's

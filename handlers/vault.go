@@ -131,28 +131,28 @@ type vaultEntryView struct {
 // entries table reveals a value through it (the fragment holds the value and
 // a way to hide it again).
 func (h *Handlers) vaultShow(c *fiber.Ctx) error {
-	var q vaultReadQuery
-	err := bindQuery(c, &q)
 	if p := current(c); p != nil && p.checkedByRead != nil {
-		if err == nil {
-			// One statement checks the caller, reads and logs (docs/vaults.md).
-			by := vaultAccess(c, q.ProjectID, q.Key)
-			need, _ := c.Locals(needKey{}).(string)
-			by.Reader = &store.ReaderCheck{CredentialVersion: *p.checkedByRead, Need: need}
-			e, v, err := h.vault.Read(c.UserContext(), q.ProjectID, q.Key, by)
-			if !errors.Is(err, store.ErrNotFound) {
-				if err != nil {
-					return err
-				}
-				return h.respond(c, Reply{Data: newVaultEntryDTO(e, &v)})
+		// One statement checks the caller, reads and logs (docs/vaults.md);
+		// the query is a project_id and a key (checksItsCaller).
+		args := c.Context().QueryArgs()
+		project, key := string(args.Peek("project_id")), string(args.Peek("key"))
+		by := vaultAccess(c, project, key)
+		need, _ := c.Locals(needKey{}).(string)
+		by.Reader = &store.ReaderCheck{CredentialVersion: *p.checkedByRead, Need: need}
+		e, v, err := h.vault.Read(c.UserContext(), project, key, by)
+		if !errors.Is(err, store.ErrNotFound) {
+			if err != nil {
+				return err
 			}
+			return h.respond(c, Reply{Data: newVaultEntryDTO(e, &v)})
 		}
-		// Refused, not found or a bad query: the usual checks say which.
+		// Refused or not found: the usual checks say which.
 		if err := h.checkCaller(c); err != nil {
 			return err
 		}
 	}
-	if err != nil {
+	var q vaultReadQuery
+	if err := bindQuery(c, &q); err != nil {
 		return err
 	}
 	if q.Version != nil && c.Method() != fiber.MethodHead {

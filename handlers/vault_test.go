@@ -300,6 +300,9 @@ func TestVaultReadCheckedInItsStatement(t *testing.T) {
 		{"bad query", reader, "", "project_id=shop", 400},
 		{"bad query, revoked", revoked, revokedToken, "project_id=shop", 401},
 		{"bad query, role too low", author, "", "project_id=shop", 403},
+		{"key empty", reader, "", "project_id=shop&key=", 422},
+		{"key twice (the last counts)", reader, "", "project_id=shop&key=K&key=NOPE", 404},
+		{"project twice (the last counts)", reader, "", "project_id=nope&project_id=shop&key=K", 200},
 		{"no such project", reader, "", "project_id=nope&key=K", 404},
 		{"not a member", outsider, "", "project_id=shop&key=K", 403},
 		{"VIEWER in the project", viewer, "", "project_id=shop&key=K", 403},
@@ -334,7 +337,7 @@ func TestVaultReadCheckedInItsStatement(t *testing.T) {
 		logged = append(logged, fmt.Sprintf("%s×%d", name, n))
 	}
 	// Each allowed read twice: once checked in its statement, once the usual way.
-	if got, want := strings.Join(logged, " "), "reader×2 rooted×2"; got != want || rows.Err() != nil {
+	if got, want := strings.Join(logged, " "), "reader×4 rooted×2"; got != want || rows.Err() != nil {
 		t.Errorf("reads logged: %s, want %s (%v)", got, want, rows.Err())
 	}
 }
