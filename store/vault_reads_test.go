@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"stencil/store"
 	"stencil/store/storetest"
 )
@@ -106,11 +108,7 @@ func TestVaultReadsShareAStatement(t *testing.T) {
 // own log row.
 func TestVaultReadBacklogStartsAWorker(t *testing.T) {
 	t.Parallel()
-	ctx, pool, st := groupedStore(t)
-	if _, err := pool.Exec(ctx, `INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop');
-		INSERT INTO vault_entries (project_id, key, key_id, sealed) VALUES ('shop', 'A', 'k1', '\x0a')`); err != nil {
-		t.Fatal(err)
-	}
+	ctx, pool, st := shopOfOneEntry(t)
 	release := holdLock(t, ctx, pool, "LOCK TABLE vault_access_log IN EXCLUSIVE MODE")
 	waiting := func() (n int) {
 		_ = pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
@@ -250,11 +248,7 @@ func TestVaultReadInATransaction(t *testing.T) {
 // username.
 func TestVaultReadChecksItsReader(t *testing.T) {
 	t.Parallel()
-	ctx, pool, st := groupedStore(t)
-	if _, err := pool.Exec(ctx, `INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop');
-		INSERT INTO vault_entries (project_id, key, key_id, sealed) VALUES ('shop', 'A', 'k1', '\x0a')`); err != nil {
-		t.Fatal(err)
-	}
+	ctx, pool, st := shopOfOneEntry(t)
 	type reader struct {
 		account, membership string
 		id                  int64
@@ -351,4 +345,16 @@ func TestVaultReadChecksItsReader(t *testing.T) {
 			t.Errorf("%s member as %q: %d log rows, want %d", r.account, r.membership, got[r.id], want[r.id])
 		}
 	}
+}
+
+// shopOfOneEntry is a grouped store whose project shop has one vault
+// entry, A.
+func shopOfOneEntry(t *testing.T) (context.Context, *pgxpool.Pool, *store.Store) {
+	t.Helper()
+	ctx, pool, st := groupedStore(t)
+	if _, err := pool.Exec(ctx, `INSERT INTO projects (id, name, api_path) VALUES ('shop', 'Shop', '/shop');
+		INSERT INTO vault_entries (project_id, key, key_id, sealed) VALUES ('shop', 'A', 'k1', '\x0a')`); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, pool, st
 }
