@@ -64,13 +64,13 @@ func (h *Handlers) authenticate(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// errInvalidToken refuses a bearer token that does not resolve to a caller.
 var errInvalidToken = fiber.NewError(fiber.StatusUnauthorized, "invalid, expired or revoked token")
 
 // tokenPrincipal resolves a bearer token, a JWT or a personal access
 // token, to its principal, looking up its membership of project (if any)
 // in the same statement. A token that does not resolve is 401.
 func (h *Handlers) tokenPrincipal(ctx context.Context, token, project string) (*principal, error) {
-	invalid := errInvalidToken
 	q := store.CallerQuery{ProjectID: project}
 	p := &principal{Via: "jwt"}
 	version := -1 // PATs outlive password changes: they are revoked one by one
@@ -79,12 +79,12 @@ func (h *Handlers) tokenPrincipal(ctx context.Context, token, project string) (*
 	} else {
 		var err error
 		if q.UserID, version, err = h.jwts.Parse(token, time.Now()); err != nil {
-			return nil, invalid
+			return nil, errInvalidToken
 		}
 	}
 	caller, err := h.store.Caller(ctx, q)
 	if errors.Is(err, store.ErrNotFound) || err == nil && version >= 0 && version != caller.User.CredentialVersion {
-		return nil, invalid
+		return nil, errInvalidToken
 	}
 	p.Caller, p.projectQueried = caller, q.ProjectID
 	return p, err
