@@ -152,9 +152,15 @@ func (h *Handlers) checkCaller(c *fiber.Ctx) error {
 	*p = *checked
 	c.SetUserContext(store.WithActor(c.UserContext(), store.Actor{UserID: p.User.ID, Username: p.User.Username, TokenID: p.TokenID}))
 	if need, _ := c.Locals(needKey{}).(string); !callerAtLeast(c, need) {
-		return forbidden("your role (" + p.User.Role + ") may not do this; it needs " + need + " or higher")
+		return roleTooLow(p, need)
 	}
 	return nil
+}
+
+// roleTooLow refuses a caller whose own role is below what the endpoint
+// needs.
+func roleTooLow(p *principal, need string) error {
+	return forbidden("your role (" + p.User.Role + ") may not do this; it needs " + need + " or higher")
 }
 
 func bearerToken(c *fiber.Ctx) (string, bool) {
@@ -241,7 +247,7 @@ func (h *Handlers) atLeast(min string) fiber.Handler {
 		}
 		c.Locals(needKey{}, min)
 		if p.checkedByRead == nil && !callerAtLeast(c, min) {
-			return forbidden("your role (" + p.User.Role + ") may not do this; it needs " + min + " or higher")
+			return roleTooLow(p, min)
 		}
 		return c.Next()
 	}

@@ -39,9 +39,18 @@ var ReadVaultSQL = `WITH q AS (
 // for a membership that exists: ROOT's rank for a ROOT user, else the lower
 // of the two ranks.
 func effectiveRankSQL(user, membership string) string {
-	ranks := "'{" + strings.Join([]string{RoleViewer, RoleAuthor, RoleAdmin, RoleRoot}, ",") + "}'::text[]"
-	return "CASE WHEN " + user + " = '" + RoleRoot + "' THEN " + fmt.Sprint(RoleRank(RoleRoot)) +
-		" ELSE least(array_position(" + ranks + ", " + user + "), array_position(" + ranks + ", " + membership + ")) END"
+	return fmt.Sprintf("CASE WHEN %s = '%s' THEN %d ELSE least(%s, %s) END", user, RoleRoot, RoleRank(RoleRoot), roleRankSQL(user), roleRankSQL(membership))
+}
+
+// roleRankSQL is the SQL of RoleRank(role), from RoleRank itself.
+func roleRankSQL(role string) string {
+	var b strings.Builder
+	b.WriteString("CASE " + role)
+	for _, r := range RolesFrom(RoleViewer) {
+		fmt.Fprintf(&b, " WHEN '%s' THEN %d", r, RoleRank(r))
+	}
+	b.WriteString(" ELSE 0 END")
+	return b.String()
 }
 
 func vaultColumnsOf(alias string) string {
