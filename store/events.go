@@ -223,7 +223,7 @@ func eventsSQL(q EventQuery) (l listSQL, none bool) {
 	newest := orderBy(order, false)
 	n := len(l.args)
 	bound, kargs, ascending := q.bound(n + 1)
-	l.pageArgs, n = kargs, n+len(kargs)
+	l.pageArgs = kargs
 	l.ascending = ascending
 	switch {
 	case q.UserID != 0:
@@ -238,8 +238,7 @@ func eventsSQL(q EventQuery) (l listSQL, none bool) {
 	default:
 		l.count = eventCountSQL("")
 	}
-	l.page = `SELECT id, at, uid, username, token_id, type, project_id, object, summary FROM events` + cond + bound + orderBy(order, ascending) +
-		" OFFSET $" + strconv.Itoa(n+1) + " LIMIT $" + strconv.Itoa(n+2)
+	l.page = `SELECT id, at, uid, username, token_id, type, project_id, object, summary FROM events` + cond + bound + orderBy(order, ascending)
 	return l, false
 }
 
@@ -251,7 +250,7 @@ func eventsSQL(q EventQuery) (l listSQL, none bool) {
 // overflow). By id alone, the log walked every newer event of the
 // service's other projects.
 func projectsEventsSQL(q EventQuery) listSQL {
-	l := listSQL{args: []any{q.Projects}}
+	l := listSQL{args: []any{q.Projects}, ownPaging: true}
 	cond, column := "project_id >= p.id AND project_id <= p.id", "project_id"
 	if q.Type != "" { // as eventsSQL's of one project
 		l.args = append(l.args, q.Type)

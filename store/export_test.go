@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -102,7 +101,8 @@ func EventStatementsForTest(q EventQuery) (count, page string, countArgs, pageAr
 }
 
 func listForTest(l listSQL, offset, limit int) (count, page string, countArgs, pageArgs []any) {
-	return l.count, l.page, l.args, append(append(slices.Clip(l.args), l.pageArgs...), offset, limit)
+	page, pageArgs = l.pageStatement(offset, limit)
+	return l.count, page, l.args, pageArgs
 }
 
 // QueryRowForTestScan scans one row into dst.

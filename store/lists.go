@@ -37,7 +37,8 @@ func (k Keyset) bound(n int) (cond string, args []any, ascending bool) {
 }
 
 // listSQL is a list's two statements: its count, with args, and its page,
-// with args, then pageArgs (its keyset's), then offset and limit.
+// with args, then pageArgs (its keyset's); the page's offset and limit
+// are its statement's (pageStatement).
 type listSQL struct {
 	count, page string
 	args        []any
@@ -50,6 +51,9 @@ type listSQL struct {
 	// generically, read every partition's matches and sorted them: an
 	// empty day's partition, scanned, gives no order to merge in.
 	planCount bool
+	// ownPaging: the page statement takes its offset and limit as its
+	// two last parameters itself (each project's newest rows, merged).
+	ownPaging bool
 }
 
 // countedPage runs a list's count and its page, each row read into T by
@@ -63,8 +67,8 @@ func countedPage[T any](ctx context.Context, db DB, l listSQL, offset, limit int
 	if err := db.QueryRow(ctx, l.count, countArgs...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	args := append(append(slices.Clip(l.args), l.pageArgs...), offset, limit)
-	rows, err := db.Query(ctx, l.page, args...)
+	page, args := l.pageStatement(offset, limit)
+	rows, err := db.Query(ctx, page, args...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -73,6 +77,29 @@ func countedPage[T any](ctx context.Context, db DB, l listSQL, offset, limit int
 		slices.Reverse(list)
 	}
 	return list, total, err
+}
+
+// pageStatement is the statement of l's page at offset, limit rows, and
+// its arguments. The limit is written into it (a page's limit is one of a
+// few), and the offset too when it is 0, left out: PostgreSQL then costs
+// the generic plan of the prepared statement for the rows it reads, finds
+// it no dearer than the plan for the values, keeps it and plans no more.
+// A limit sent as a parameter is costed as a tenth of the rows that
+// match, so every execution was planned anew for its values: a cost that
+// grows with the log (docs/performance.md, "Lists of a million
+// records"). The generic plans are the ones the log's indexes give
+// (TestRunLogPlans, TestEventLogPlans).
+func (l listSQL) pageStatement(offset, limit int) (string, []any) {
+	args := append(slices.Clip(l.args), l.pageArgs...)
+	if l.ownPaging {
+		return l.page, append(args, offset, limit)
+	}
+	tail := " LIMIT " + strconv.Itoa(limit)
+	if offset > 0 {
+		args = append(args, offset)
+		tail = " OFFSET $" + strconv.Itoa(len(args)) + tail
+	}
+	return l.page + tail, args
 }
 
 // orderBy is a log's order, newest first or oldest first: by id, or by

@@ -109,6 +109,36 @@ func seqScanOfData(plan string) bool {
 	return false
 }
 
+// checkPlannedOnce lists a log's page several times on one connection, as
+// a pool's connection does, and fails unless the page's prepared
+// statement has come to run its generic plan: planned once rather than at
+// each execution (store's listSQL.pageStatement).
+func checkPlannedOnce(t *testing.T, pool *pgxpool.Pool, what any, list func(*store.Store) error) {
+	t.Helper()
+	ctx := context.Background()
+	cfg := pool.Config().Copy()
+	cfg.MaxConns = 1
+	one, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	st := store.New(one)
+	for range 8 {
+		if err := list(st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var generic, custom int64
+	if err := one.QueryRow(ctx, `SELECT generic_plans, custom_plans FROM pg_prepared_statements
+		WHERE statement LIKE 'SELECT id, at,%'`).Scan(&generic, &custom); err != nil {
+		t.Fatal(err)
+	}
+	if generic == 0 {
+		t.Errorf("%+v: the page's statement was planned for its values at each of %d executions, never run by its generic plan", what, custom)
+	}
+}
+
 // TestRunLogPlans: the run log's statements, as the store sends them,
 // read a quiet project's newest runs by its own indexes — filtered by
 // route, by status class or by status — while another project holds the
@@ -148,6 +178,19 @@ func TestRunLogPlans(t *testing.T) {
 		count, page, countArgs, pageArgs := store.RunStatementsForTest("quiet", q)
 		checkPlansOf(t, pool, q, count, page, countArgs, pageArgs, true, "_trigger_idx")
 	}
+	// Listed as the service lists them, the pages of a status or a
+	// class, first or further by keyset, run their generic plans, those
+	// checked above: their limit written in, PostgreSQL finds them no
+	// dearer than a plan for the values. (A project's newest, or a
+	// route's, it plans for the project at each execution: its estimate
+	// of a project's share of the log is not the generic plan's.)
+	for _, q := range []store.RunQuery{{Status: "5xx"}, {Status: "500"}, {RouteID: "r3", Status: "5xx"}, {Status: "503", Keyset: store.Keyset{Before: 90_000}}} {
+		q.Limit = 51
+		checkPlannedOnce(t, pool, q, func(st *store.Store) error {
+			_, _, err := st.ListRuns(context.Background(), "quiet", q)
+			return err
+		})
+	}
 }
 
 // TestEventLogPlans: the same of the event log, by project (also with a
@@ -185,6 +228,13 @@ func TestEventLogPlans(t *testing.T) {
 		q.Limit = 50
 		count, page, countArgs, pageArgs := store.EventStatementsForTest(q)
 		checkPlansOf(t, pool, q, count, page, countArgs, pageArgs, true, "events_project_uid_idx")
+	}
+	for _, q := range []store.EventQuery{{ProjectID: "quiet", Type: "route_delete"}} {
+		q.Limit = 51
+		checkPlannedOnce(t, pool, q, func(st *store.Store) error {
+			_, _, err := st.Events(context.Background(), q)
+			return err
+		})
 	}
 }
 

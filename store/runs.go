@@ -909,11 +909,10 @@ func runsSQL(project string, q RunQuery) (l listSQL) {
 		filters += " AND trigger = '" + q.Trigger + "'" // route_runs_trigger_idx, but for http
 	}
 	where := " WHERE project_id >= $1 AND project_id <= $1" + filters
-	n := len(l.args)
-	bound, kargs, ascending := q.bound(n + 1)
-	l.pageArgs, n = kargs, n+len(kargs)
+	bound, kargs, ascending := q.bound(len(l.args) + 1)
+	l.pageArgs = kargs
 	l.ascending = ascending
-	l.page = fmt.Sprintf("SELECT %s FROM route_runs%s%s%s OFFSET $%d LIMIT $%d", runColumns, where, bound, orderBy("project_id", ascending), n+1, n+2)
+	l.page = fmt.Sprintf("SELECT %s FROM route_runs%s%s%s", runColumns, where, bound, orderBy("project_id", ascending))
 	l.count = fmt.Sprintf("SELECT coalesce(sum(n), 0) FROM route_run_counts WHERE project_id = $1 AND route_id = %s AND class = %s", route, class)
 	if !RunsCounted(q) {
 		l.count = fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM route_runs WHERE project_id = $1%s LIMIT %d) AS capped", filters, LogCountCap)
