@@ -187,6 +187,7 @@ func eventsSQL(q EventQuery) (l listSQL, none bool) {
 			arg("project_id = $?", q.ProjectID)
 			arg("type >= $? AND type <= $?", q.Type)
 			order = "type"
+			l.writtenLimit = true
 			break
 		}
 		if q.UserID != 0 {
@@ -250,7 +251,7 @@ func eventsSQL(q EventQuery) (l listSQL, none bool) {
 // overflow). By id alone, the log walked every newer event of the
 // service's other projects.
 func projectsEventsSQL(q EventQuery) listSQL {
-	l := listSQL{args: []any{q.Projects}, ownPaging: true}
+	l := listSQL{args: []any{q.Projects}}
 	cond, column := "project_id >= p.id AND project_id <= p.id", "project_id"
 	if q.Type != "" { // as eventsSQL's of one project
 		l.args = append(l.args, q.Type)
@@ -275,7 +276,7 @@ func projectsEventsSQL(q EventQuery) listSQL {
 	}
 	l.page = "SELECT e.id, e.at, e.uid, e.username, e.token_id, e.type, e.project_id, e.object, e.summary " +
 		each(columns, cond+bound, orderBy(column, ascending), "least("+off+"::bigint, "+strconv.FormatInt(math.MaxInt64, 10)+" - "+lim+") + "+lim) +
-		" ORDER BY e.id" + dir + " OFFSET " + off + " LIMIT " + lim
+		" ORDER BY e.id" + dir // then its offset and limit, off and lim (pageStatement)
 	return l
 }
 

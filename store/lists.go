@@ -51,9 +51,9 @@ type listSQL struct {
 	// generically, read every partition's matches and sorted them: an
 	// empty day's partition, scanned, gives no order to merge in.
 	planCount bool
-	// ownPaging: the page statement takes its offset and limit as its
-	// two last parameters itself (each project's newest rows, merged).
-	ownPaging bool
+	// writtenLimit: the page's limit is written into its statement (see
+	// pageStatement).
+	writtenLimit bool
 }
 
 // countedPage runs a list's count and its page, each row read into T by
@@ -80,19 +80,23 @@ func countedPage[T any](ctx context.Context, db DB, l listSQL, offset, limit int
 }
 
 // pageStatement is the statement of l's page at offset, limit rows, and
-// its arguments. The limit is written into it (a page's limit is one of a
-// few), and the offset too when it is 0, left out: PostgreSQL then costs
-// the generic plan of the prepared statement for the rows it reads, finds
-// it no dearer than the plan for the values, keeps it and plans no more.
-// A limit sent as a parameter is costed as a tenth of the rows that
-// match, so every execution was planned anew for its values: a cost that
-// grows with the log (docs/performance.md, "Lists of a million
-// records"). The generic plans are the ones the log's indexes give
-// (TestRunLogPlans, TestEventLogPlans).
+// its arguments: the offset and the limit its two last parameters, or,
+// with writtenLimit, the limit written in and the offset too when it is 0
+// (left out). PostgreSQL costs a limit sent as a parameter as a tenth of
+// the rows that match, so a prepared statement's generic plan looks
+// dearer than a plan for the values and every execution is planned anew,
+// a cost that grows with the log (docs/performance.md, "Lists of a
+// million records"). Written in, the generic plan is kept when it is no
+// dearer: a list filtered by a column of a few values (a status, an event
+// type), whose generic plan reads that filter's index. A list of a
+// project, or of a route, is planned for its values: a generic plan there
+// takes a project for a small share of the log and may walk its index
+// filtering, slower by far (TestRunLogPlans, TestEventLogPlans).
 func (l listSQL) pageStatement(offset, limit int) (string, []any) {
 	args := append(slices.Clip(l.args), l.pageArgs...)
-	if l.ownPaging {
-		return l.page, append(args, offset, limit)
+	if !l.writtenLimit {
+		args = append(args, offset, limit)
+		return l.page + " OFFSET $" + strconv.Itoa(len(args)-1) + " LIMIT $" + strconv.Itoa(len(args)), args
 	}
 	tail := " LIMIT " + strconv.Itoa(limit)
 	if offset > 0 {

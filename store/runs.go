@@ -905,6 +905,8 @@ func runsSQL(project string, q RunQuery) (l listSQL) {
 	case c > 0:
 		class = add(" AND status / 100 = $%d", c) // route_runs_class_idx
 	}
+	// A status's page alone keeps its generic plan (see pageStatement).
+	l.writtenLimit = class != "-1" && q.RouteID == "" && q.Trigger == ""
 	if slices.Contains(runTriggers, q.Trigger) {
 		filters += " AND trigger = '" + q.Trigger + "'" // route_runs_trigger_idx, but for http
 	}
