@@ -8,13 +8,19 @@ OAPI_CODEGEN := $(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codeg
 # may be half-installed while prebuild lists the packages).
 PKGS = $$($(GO) list -e ./... 2>/dev/null | grep -v /node_modules/)
 
-.PHONY: lighthouse run build test go-checks prebuild tools check-format vet staticcheck lint-js test-js api-check unit bench bench-scale fuzz assets assets-check deps-system deps-node clean
+.PHONY: lighthouse run build peer test go-checks prebuild tools check-format vet staticcheck lint-js test-js api-check unit bench bench-scale fuzz assets assets-check deps-system deps-node clean
 
 run: deps-pg
 	$(GO) run . serve
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/stencil .
+
+# The peer make bench measures Stencil beside (docs/performance.md, "The
+# peer"): PocketBase, a module of its own that needs Go 1.27, which the go
+# command takes from the module proxy.
+peer:
+	cd loadbench/peer && GOTOOLCHAIN=go1.27.3 CGO_ENABLED=0 $(GO) build -trimpath -o ../../bin/peer .
 
 ## test: every check CI runs. Installs PostgreSQL and Chromium when missing.
 ## First, side by side: the system's and npm's packages install (mostly
@@ -57,7 +63,7 @@ unit: deps-system deps-node tools
 ## bench: Go benchmarks, then the load harness: the service on a private
 ## cluster, loaded by wrk, beside pgbench running the same SQL (about 6
 ## minutes; installs wrk from Debian's packages when missing).
-bench: deps-pg build
+bench: deps-pg build peer
 	@command -v wrk >/dev/null || $(call apt_install,wrk)
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 	$(GO) run ./loadbench -bin bin/stencil

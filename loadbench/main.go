@@ -44,15 +44,16 @@ import (
 )
 
 // onlyLoads are the loads -only can name (measure runs them by name).
-var onlyLoads = []string{"route", "return", "create", "vault", "page", "counter", "match", "mail", "upstream", "stats", "typed", "jobs"}
+var onlyLoads = []string{"route", "return", "create", "vault", "page", "counter", "match", "mail", "upstream", "stats", "typed", "jobs", "peer"}
 
 func main() {
 	bin := flag.String("bin", "bin/stencil", "the service binary")
+	peer := flag.String("peer", "bin/peer", "the peer's binary (PocketBase, built by make peer)")
 	duration := flag.Duration("duration", 5*time.Second, "how long each load runs")
 	conns := flag.Int("conns", 64, "concurrent connections of each load")
 	rounds := flag.Int("rounds", 3, "rounds of each load and its anchor, in turn; the table shows medians")
 	lighthouse := flag.String("lighthouse", "", "a Lighthouse binary: audit pages instead of loading them")
-	only := flag.String("only", "", `run only one load and its anchor: "route" (GET /x/… beside its SQL), "return" (a route of one RETURN beside a bare Fiber handler), "create" (a route creating one record beside its INSERT at 16 and 64 connections), "vault" (the reads by JWT and PAT beside their SQL), "page" (/web/vault beside the JWT read), "counter" (a serializable counter route beside its transaction), "match" (a FETCH with match and limit in 100,000 records beside its SQL), "typed" (a FETCH by an indexed field at 1,000,000 records beside 10,000, a create with a unique field beside one without, a field check of 1,000,000 records) "mail" (1,000 queued messages delivered beside a plain loop of the same library) or "jobs" (10,000 jobs enqueued by a route and drained beside the same route at /x, and /x while they drain beside /x alone)`)
+	only := flag.String("only", "", `run only one load and its anchor: "route" (GET /x/… beside its SQL), "return" (a route of one RETURN beside a bare Fiber handler), "create" (a route creating one record beside its INSERT at 16 and 64 connections), "vault" (the reads by JWT and PAT beside their SQL), "page" (/web/vault beside the JWT read), "counter" (a serializable counter route beside its transaction), "match" (a FETCH with match and limit in 100,000 records beside its SQL), "typed" (a FETCH by an indexed field at 1,000,000 records beside 10,000, a create with a unique field beside one without, a field check of 1,000,000 records) "mail" (1,000 queued messages delivered beside a plain loop of the same library) "jobs" (10,000 jobs enqueued by a route and drained beside the same route at /x, and /x while they drain beside /x alone) or "peer" (reads one at a time of a collection with an indexed field and a create, beside PocketBase's)`)
 	scale := flag.Bool("scale", false, "measure each hot path at 1×, 10× and 100× its data instead (docs/performance.md, about an hour)")
 	scaleFactor := flag.Float64("scale-factor", 1, "with -scale: multiply every size by this (0.01 for a quick trial)")
 	scaleDoc := flag.String("scale-doc", "docs/performance.md", `with -scale: the document whose table and charts to write ("": none)`)
@@ -68,7 +69,7 @@ func main() {
 		}
 		return
 	}
-	opts := options{bin: *bin, duration: *duration, conns: *conns, rounds: max(1, *rounds), lighthouse: *lighthouse, only: *only}
+	opts := options{bin: *bin, peer: *peer, duration: *duration, conns: *conns, rounds: max(1, *rounds), lighthouse: *lighthouse, only: *only}
 	if *scale {
 		opts.scale, opts.scaleDoc, opts.scaleOnly = *scaleFactor, *scaleDoc, *scaleOnly
 		opts.sustain.load = *sustain
@@ -108,9 +109,9 @@ type row struct {
 
 // options are the command's flags.
 type options struct {
-	bin, lighthouse, only string
-	duration              time.Duration
-	conns, rounds         int
+	bin, peer, lighthouse, only string
+	duration                    time.Duration
+	conns, rounds               int
 	// scale, when not 0, runs the scale harness with sizes multiplied by
 	// it, writing its figures into scaleDoc ("": nowhere).
 	scale               float64
@@ -152,7 +153,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	b := &bench{cluster: cluster, appURL: appURL, duration: duration, conns: conns, rounds: rounds, bin: bin, work: work}
+	b := &bench{cluster: cluster, appURL: appURL, duration: duration, conns: conns, rounds: rounds, bin: bin, peer: o.peer, work: work}
 	b.only = only
 	if b.smtp, err = smtptest.New(); err != nil {
 		return err
@@ -196,6 +197,7 @@ type bench struct {
 	cluster  *localpg.Cluster
 	appURL   string
 	bin      string
+	peer     string // the peer's binary (see peerLoads)
 	work     string
 	duration time.Duration
 	conns    int
@@ -456,6 +458,9 @@ func (b *bench) seed(ctx context.Context) error {
 		return err
 	}
 	if err := b.seedTyped(ctx, operand); err != nil {
+		return err
+	}
+	if err := b.seedPeerTwin(ctx, operand); err != nil {
 		return err
 	}
 	// The large project and the long log go in by SQL: they are only

@@ -387,15 +387,16 @@ func (b *bench) measure(ctx context.Context) error {
 	}
 	typedLoad := func() error { return b.typedLoads(ctx, add) }
 	jobsLoad := func() error { return b.jobLoads(ctx, add) }
+	peerLoad := func() error { return b.peerLoads(ctx, add) }
 	if b.only != "" {
 		load := map[string]func() error{"route": routeLoad, "return": returnLoad, "create": createLoad, "vault": vaultReads, "page": vaultPage, "counter": counterLoad, "match": matchLoad, "mail": mailLoad,
-			"upstream": upstreamLoad, "stats": statsLoad, "typed": typedLoad, "jobs": jobsLoad}[b.only]
+			"upstream": upstreamLoad, "stats": statsLoad, "typed": typedLoad, "jobs": jobsLoad, "peer": peerLoad}[b.only]
 		if err := load(); err != nil {
 			return err
 		}
 		return b.finish(ctx, rows)
 	}
-	for _, load := range []func() error{routeLoad, returnLoad, createLoad, counterLoad, matchLoad, typedLoad, upstreamLoad, statsLoad, mailLoad, jobsLoad} {
+	for _, load := range []func() error{routeLoad, returnLoad, createLoad, counterLoad, matchLoad, typedLoad, peerLoad, upstreamLoad, statsLoad, mailLoad, jobsLoad} {
 		if err := load(); err != nil {
 			return err
 		}
