@@ -534,19 +534,10 @@ func (b *bench) seedWrites(ctx context.Context, operand func(bool, string, strin
 			return err
 		}
 	}
-	conn, err := pgx.Connect(ctx, b.appURL)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `INSERT INTO records (project_id, collection_id, data)
+	return b.seedRecords(ctx, `INSERT INTO records (project_id, collection_id, data)
 		SELECT 'bench', 'tickets', jsonb_build_object('n', i, 'status', CASE WHEN i % 25 = 0 THEN 'open' WHEN i % 5000 = 1 THEN 'rare' ELSE 'closed' END,
 			'created', to_char(timestamp '2026-01-01' + i * interval '1 minute', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
-		FROM generate_series(1, 100000) i`); err != nil {
-		return err
-	}
-	_, err = conn.Exec(ctx, "VACUUM ANALYZE records")
-	return err
+		FROM generate_series(1, 100000) i`)
 }
 
 // counterValue reads the bench counter.

@@ -10,8 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // The peer (docs/performance.md, "The peer"): PocketBase, the service the
@@ -45,19 +43,9 @@ func (b *bench) seedPeerTwin(ctx context.Context, operand func(bool, string, str
 			return err
 		}
 	}
-	conn, err := pgx.Connect(ctx, b.appURL)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, `INSERT INTO records (project_id, collection_id, data)
+	return b.seedRecords(ctx, `INSERT INTO records (project_id, collection_id, data)
 		SELECT 'bench', 'tickets_indexed', jsonb_build_object('status', CASE WHEN i % 25 = 0 THEN 'open' WHEN i % 5000 = 1 THEN 'rare' ELSE 'closed' END, 'n', i)
 		FROM generate_series(1, 100000) AS i`)
-	if err != nil {
-		return err
-	}
-	_, err = conn.Exec(ctx, "VACUUM ANALYZE records")
-	return err
 }
 
 // startPeer seeds the peer's data directory and serves it on a free

@@ -60,15 +60,26 @@ func (b *bench) seedTyped(ctx context.Context, operand func(bool, string, string
 			return err
 		}
 	}
+	var inserts []string
+	for _, c := range typedSizes {
+		inserts = append(inserts, fmt.Sprintf(`INSERT INTO records (project_id, collection_id, data)
+			SELECT 'bench', %s, jsonb_build_object('status', CASE WHEN i %% 50 = 0 THEN 'waiting' ELSE 'done' END, 'n', i)
+			FROM generate_series(1, %d) AS i`, "'"+c.id+"'", c.n))
+	}
+	return b.seedRecords(ctx, inserts...)
+}
+
+// seedRecords runs the statements that insert records by SQL, then
+// vacuums and analyzes the records, as autovacuum would in time: the
+// loads then read with the statistics of what they read.
+func (b *bench) seedRecords(ctx context.Context, inserts ...string) error {
 	conn, err := pgx.Connect(ctx, b.appURL)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(ctx)
-	for _, c := range typedSizes {
-		if _, err := conn.Exec(ctx, fmt.Sprintf(`INSERT INTO records (project_id, collection_id, data)
-			SELECT 'bench', %s, jsonb_build_object('status', CASE WHEN i %% 50 = 0 THEN 'waiting' ELSE 'done' END, 'n', i)
-			FROM generate_series(1, %d) AS i`, "'"+c.id+"'", c.n)); err != nil {
+	for _, sql := range inserts {
+		if _, err := conn.Exec(ctx, sql); err != nil {
 			return err
 		}
 	}
