@@ -16,7 +16,7 @@ import (
 // outside probe of #51 set Stencil beside, built from loadbench/peer into
 // bin/peer by make bench. Its rows: the newest 20 records of a common
 // value and of a rare one read one at a time — Stencil's collection with
-// status an indexed field (SPEC §16), PocketBase's with an index on
+// status an indexed field (docs/collections.md), PocketBase's with an index on
 // (status, created), each the index a team would give the read — and
 // one record created at 16 and at 64 connections, PocketBase's request
 // log off as the probe ran it.
