@@ -254,20 +254,25 @@ func (b *bench) startService(ctx context.Context) error {
 		return err
 	}
 	b.cmd = cmd
-	for {
-		resp, err := http.Get(b.base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				b.startMs = float64(time.Since(start).Microseconds()) / 1000
-				return nil
+	if !answersOK(b.base+"/readyz", 60*time.Second, 2*time.Millisecond) {
+		return fmt.Errorf("the service did not become ready:\n%s", b.logs)
+	}
+	b.startMs = float64(time.Since(start).Microseconds()) / 1000
+	return nil
+}
+
+// answersOK asks url every interval until it answers 200 (true) or within
+// has passed (false).
+func answersOK(url string, within, every time.Duration) bool {
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(every) {
+		if res, err := http.Get(url); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return true
 			}
 		}
-		if time.Since(start) > 60*time.Second {
-			return fmt.Errorf("the service did not become ready:\n%s", b.logs)
-		}
-		time.Sleep(2 * time.Millisecond)
 	}
+	return false
 }
 
 func (b *bench) stopService() {

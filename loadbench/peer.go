@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,13 +72,8 @@ func (b *bench) startPeer(ctx context.Context) (base string, stop func(), err er
 		_ = cmd.Wait()
 	}
 	base = "http://" + addr
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if res, err := http.Get(base + "/api/health"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return base, stop, nil
-			}
-		}
+	if answersOK(base+"/api/health", 30*time.Second, 100*time.Millisecond) {
+		return base, stop, nil
 	}
 	stop()
 	return "", nil, errors.New("the peer did not answer /api/health within 30 s")
