@@ -486,7 +486,7 @@ func (h *Handlers) recordsPage(c *fiber.Ctx, q recordListQuery) (recordsView, er
 	for _, f := range col.Schema.Fields {
 		view.Fields[f.Name] = f
 	}
-	view.Matching = total
+	view.Matching = view.Pager.Total
 	view.Sort, view.Desc = q.order.By, q.order.Descending
 	if q.order.By != "" && q.order.By != "_created" && q.order.By != "_updated" && !slices.Contains(view.Columns, q.order.By) {
 		view.Columns = append(view.Columns, q.order.By) // the sorted column stays in view

@@ -86,7 +86,7 @@ func logPage[T any](c *fiber.Ctx, p store.Page, k store.Keyset, read func(limit 
 func newLogPager(c *fiber.Ctx, p store.Page, k store.Keyset, shown int, id func(row int) int64, more bool, total, countCap int) Pager {
 	pg := Pager{Total: total, Filter: p.Filter}
 	if total >= countCap {
-		pg.AtLeast, pg.Total = true, countCap
+		pg.AtLeast, pg.Total = true, max(countCap, p.Offset+shown)
 	}
 	if shown == 0 {
 		return pg
@@ -118,11 +118,12 @@ func newLogPager(c *fiber.Ctx, p store.Page, k store.Keyset, shown int, id func(
 }
 
 // newCappedPager is newPager for a list whose count stops at limit: past
-// it, a full page always has a next one.
+// it, the amount is at least the records up to the page's end, and a
+// full page always has a next one.
 func newCappedPager(c *fiber.Ctx, p store.Page, shown, total, limit int) Pager {
 	pg := newPager(c, p, shown, max(total, p.Offset+shown))
 	if total >= limit {
-		pg.AtLeast, pg.Total = true, limit
+		pg.AtLeast, pg.Total = true, max(limit, p.Offset+shown)
 		if shown == p.Limit {
 			pg.Next = newPager(c, p, shown, p.Offset+shown+1).Next
 		}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"stencil/store"
 )
 
 // TestLogPagesByKeyset: the run log's and the event log's pages go to
@@ -108,5 +110,23 @@ func TestLogPagesByKeyset(t *testing.T) {
 			want: []string{fmt.Sprintf(`"data":[{"id":%d,`, ids[4]), fmt.Sprintf(`{"id":%d,`, ids[5])}, unwanted: []string{fmt.Sprintf(`{"id":%d,`, ids[6])}},
 		{name: "a bound that is no id", method: "GET", path: "/route/runs?project_id=shop&before=x", headers: h, status: 400},
 		{name: "a negative bound", method: "GET", path: "/event/fetch?before=-1", headers: h, status: 422},
+	})
+}
+
+// TestLogCountPastItsCap: a count of the run log by trigger stops at
+// store.LogCountCap; a page past it answers an amount of at least the rows
+// up to its end, still capped.
+func TestLogCountPastItsCap(t *testing.T) {
+	t.Parallel()
+	ta, _, h := vaultApp(t)
+	if _, err := ta.pool.Exec(context.Background(), `INSERT INTO route_runs (at, project_id, route_id, method, path, status, ended, duration_us)
+		SELECT now(), 'shop', 'r', 'GET', '/x/shop/r', 500, 'RETURN', 1 FROM generate_series(1, 10100) i`); err != nil {
+		t.Fatal(err)
+	}
+	ta.run(t, []scenario{
+		{name: "the first page", method: "GET", path: "/route/runs?project_id=shop&trigger=http&limit=50", headers: h, status: 200,
+			want: []string{fmt.Sprintf(`"amount":%d,"amount_capped":true`, store.LogCountCap)}},
+		{name: "a page past the cap", method: "GET", path: fmt.Sprintf("/route/runs?project_id=shop&trigger=http&limit=50&offset=%d", store.LogCountCap+20), headers: h, status: 200,
+			want: []string{fmt.Sprintf(`"amount":%d,"amount_capped":true`, store.LogCountCap+70)}},
 	})
 }

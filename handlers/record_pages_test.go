@@ -84,21 +84,26 @@ func TestRecordListNextAndCounts(t *testing.T) {
 		}
 	}
 
-	// A filter: 3,340 open (counted up to 1,000); the near walk and the
-	// GIN index alike. 7 are rare: counted exactly.
+	// A filter: 3,340 open (counted up to the cap); the near walk and
+	// the GIN index alike. 7 are rare: counted exactly.
 	where := "&where=" + strings.ReplaceAll(`{"status":"open"}`, `"`, "%22")
 	open, pages, _ := follow("/data/fetch?project_id=shop&collection_id=tickets&limit=100" + where)
-	if a := ta.list(t, "/data/fetch?project_id=shop&collection_id=tickets&limit=100"+where, h); a.Amount != 1000 || !a.Capped || len(open) != 3340 || pages != 34 {
-		t.Fatalf("open: amount %d (capped %v), %d followed over %d pages, want 1,000 capped, 3,340 over 34", a.Amount, a.Capped, len(open), pages)
+	if a := ta.list(t, "/data/fetch?project_id=shop&collection_id=tickets&limit=100"+where, h); a.Amount != store.RecordCountCap || !a.Capped || len(open) != 3340 || pages != 34 {
+		t.Fatalf("open: amount %d (capped %v), %d followed over %d pages, want the cap, 3,340 over 34", a.Amount, a.Capped, len(open), pages)
+	}
+	// Past the cap, the amount is at least the records shown up to the
+	// page's end.
+	if a := ta.list(t, "/data/fetch?project_id=shop&collection_id=tickets&limit=50&offset=200"+where, h); a.Amount != 250 || !a.Capped || len(a.Data) != 50 || a.Next == "" {
+		t.Fatalf("open at offset 200: amount %d (capped %v), %d shown, next %q, want 250 capped", a.Amount, a.Capped, len(a.Data), a.Next)
 	}
 	rare := "&where=" + strings.ReplaceAll(`{"n":77}`, `"`, "%22")
 	if a := ta.list(t, "/data/fetch?project_id=shop&collection_id=tickets"+rare, h); a.Amount != 1 || a.Capped || len(a.Data) != 1 || a.Next != "" {
 		t.Fatalf("one record: amount %d (capped %v), %d shown, next %q", a.Amount, a.Capped, len(a.Data), a.Next)
 	}
-	// A filter every record matches: the count stops at 1,000.
+	// A filter every record matches: the count stops at the cap.
 	all := "&where=" + strings.ReplaceAll(`{}`, `"`, "%22")
 	if a := ta.list(t, "/data/fetch?project_id=shop&collection_id=tickets&limit=10"+all, h); a.Amount != store.RecordCountCap || !a.Capped || a.Next == "" {
-		t.Fatalf("every record: amount %d capped %v next %q, want 1,000 capped with a next page", a.Amount, a.Capped, a.Next)
+		t.Fatalf("every record: amount %d capped %v next %q, want the cap with a next page", a.Amount, a.Capped, a.Next)
 	}
 	// A page at an offset continues after its last id.
 	if a := ta.list(t, "/data/fetch?project_id=shop&collection_id=tickets&limit=10&offset=20", h); !strings.Contains(a.Next, "after=") {

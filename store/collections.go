@@ -468,12 +468,19 @@ func (s *Store) filteredPageSQL(ctx context.Context, project, collection string,
 }
 
 // RecordCountCap is where a count of the records that match a filter
-// stops: past it the amount is "1,000 or more" (amount_capped). Each
-// record the GIN index gives is read and checked again (its keys are
-// hashes), so a count costs what it counts: 10,000 matches of a
-// million records took 42 ms to count, 1,000 take a tenth of that
-// (docs/collections.md).
-const RecordCountCap = 1_000
+// stops: past it the amount is "100 or more" (amount_capped). A count
+// reads each match it counts, and the GIN index gives every match before
+// the first (docs/collections.md): the cap keeps what a count reads near
+// what a page shows.
+const RecordCountCap = 100
+
+// nearCountRecords is how many records, newest first, the count of an
+// untyped filter walks before it asks the GIN index: a value more than
+// one record in 50 holds (the newest records' most of all) is found past
+// the cap there, and its
+// count reads neither the index's list of every match nor the records
+// beyond the walk.
+const nearCountRecords = 50 * RecordCountCap
 
 // CountRecords counts the records of a collection that contain where (all,
 // without it, from the counts kept in record_counts). A filtered count
@@ -495,16 +502,24 @@ func (s *Store) CountRecords(ctx context.Context, project, collection string, wh
 
 // countSQL is CountRecords' statement for a filter. When the filter
 // names an indexed field with a value, the field's index finds the
-// matches and the count stops at the cap however many there are; a GIN
-// index's bitmap holds every match first.
+// matches and the count stops at the cap however many there are.
+// Otherwise the newest nearCountRecords records are walked first, and
+// the GIN index (whose bitmap holds every match) counts only when these
+// hold no more than the cap: a rare value, or one no record holds, is a
+// short list there (a condition PostgreSQL checks once, before that read).
 func (s *Store) countSQL(ctx context.Context, project, collection string, where json.RawMessage) (string, []any) {
 	sql, args := recordsWhere(project, collection, where)
 	q := RecordQuery{Where: where}
 	if s.indexedMatch(ctx, project, collection, &q); q.by != nil {
 		sql = " WHERE project_id = $1 AND collection_id = $2 AND data @> $3::jsonb" + indexedCond(project, collection, q.by, 4)
 		args = append(args, q.byValue)
+		return fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM records%s LIMIT %d) AS capped", sql, RecordCountCap+1), args
 	}
-	return fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM records%s LIMIT %d) AS capped", sql, RecordCountCap+1), args
+	return fmt.Sprintf(`SELECT CASE WHEN near.n > %[1]d THEN near.n
+		ELSE (SELECT count(*) FROM (SELECT 1 FROM records%[2]s LIMIT %[3]d) AS capped) END
+		FROM (SELECT count(*) AS n FROM (
+			SELECT 1 FROM (SELECT data FROM records WHERE project_id = $1 AND collection_id = $2 ORDER BY id DESC LIMIT %[4]d) w
+			WHERE data @> $3::jsonb LIMIT %[3]d) m) near`, RecordCountCap, sql, RecordCountCap+1, nearCountRecords), args
 }
 
 // recordsWhere is the condition of Records and CountRecords. Both shapes

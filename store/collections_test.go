@@ -283,6 +283,50 @@ func TestRecordFilterUsesTheGINIndex(t *testing.T) {
 	}
 }
 
+// TestRecordCountReadsWhatItCounts: the count of a where filter of an
+// untyped collection stops at the cap without the GIN index's list of
+// every match when the nearest records hold more than the cap (a common
+// value), and counts a rarer value, or one no record holds, from the
+// index (docs/collections.md).
+func TestRecordCountReadsWhatItCounts(t *testing.T) {
+	t.Parallel()
+	st, ctx := collectionStore(t)
+	if err := st.ExecForTest(ctx, `INSERT INTO records (project_id, collection_id, data)
+		SELECT 'shop', 'books', jsonb_build_object('n', i, 'c', i % 100, 'status', CASE WHEN i % 5000 = 0 THEN 'rare' WHEN i % 25 = 0 THEN 'open' ELSE 'closed' END)
+		FROM generate_series(1, 20000) AS i`); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ExecForTest(ctx, "VACUUM ANALYZE records"); err != nil {
+		t.Fatal(err)
+	}
+	gin := regexp.MustCompile(`Bitmap Index Scan on records_scope_idx[^\n]*`)
+	for where, want := range map[string]struct {
+		n      int
+		capped bool
+		gin    bool // the GIN index's matches are read
+	}{
+		`{"status":"open"}`:   {store.RecordCountCap, true, false},
+		`{"status":"rare"}`:   {4, false, true},
+		`{"status":"nobody"}`: {0, false, true},
+		`{"n":20000}`:         {1, false, true},
+		// One in 100: 50 in the walk, the index's 200 past the cap.
+		`{"c":7}`: {store.RecordCountCap, true, true},
+	} {
+		n, capped, err := st.CountRecords(ctx, "shop", "books", json.RawMessage(where))
+		if err != nil || n != want.n || capped != want.capped {
+			t.Errorf("count of %s: %d %t %v, want %d %t", where, n, capped, err, want.n, want.capped)
+		}
+		plan, err := st.ExplainCountRunForTest(ctx, "shop", "books", where)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scan := gin.FindString(plan)
+		if scan == "" || strings.Contains(scan, "never executed") == want.gin {
+			t.Errorf("count of %s: the GIN index read %t, want %t:\n%s", where, !strings.Contains(scan, "never executed"), want.gin, plan)
+		}
+	}
+}
+
 // TestRecordNumbersAreFloats: a record's numbers are what JSON clients
 // read as 64-bit floats: one past float64's range (1e400), or a whole
 // number a float cannot keep (12345678901234567890 would read back

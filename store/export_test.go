@@ -129,6 +129,11 @@ func (s *Store) ExplainRunReadForTest(ctx context.Context, project, collection s
 // explainPrepared prepares sql and explains its execution with args
 // (written as literals), its plan custom or generic.
 func (s *Store) explainPrepared(ctx context.Context, sql string, args []any, generic bool) (plan string, err error) {
+	return s.explainPreparedWith(ctx, "COSTS OFF", sql, args, generic)
+}
+
+// explainPreparedWith is explainPrepared with EXPLAIN's options.
+func (s *Store) explainPreparedWith(ctx context.Context, options, sql string, args []any, generic bool) (plan string, err error) {
 	values := make([]string, len(args))
 	for i, a := range args {
 		switch v := a.(type) {
@@ -158,7 +163,7 @@ func (s *Store) explainPrepared(ctx context.Context, sql string, args []any, gen
 			return err
 		}
 		defer tx.db.Exec(ctx, "DEALLOCATE explained_for_test")
-		rows, err := tx.db.Query(ctx, "EXPLAIN (COSTS OFF) EXECUTE explained_for_test("+strings.Join(values, ", ")+")", pgx.QueryExecModeSimpleProtocol)
+		rows, err := tx.db.Query(ctx, "EXPLAIN ("+options+") EXECUTE explained_for_test("+strings.Join(values, ", ")+")", pgx.QueryExecModeSimpleProtocol)
 		if err != nil {
 			return err
 		}
@@ -197,4 +202,11 @@ func (s *Store) ExplainFilteredPageForTest(ctx context.Context, project, collect
 func (s *Store) ExplainCountForTest(ctx context.Context, project, collection, where string) (string, error) {
 	sql, args := s.countSQL(ctx, project, collection, []byte(where))
 	return s.explainPrepared(ctx, sql, args, true)
+}
+
+// ExplainCountRunForTest is ExplainCountForTest run (EXPLAIN ANALYZE): a
+// part of the plan it did not need reads "never executed".
+func (s *Store) ExplainCountRunForTest(ctx context.Context, project, collection, where string) (string, error) {
+	sql, args := s.countSQL(ctx, project, collection, []byte(where))
+	return s.explainPreparedWith(ctx, "ANALYZE, COSTS OFF, TIMING OFF", sql, args, true)
 }
