@@ -477,9 +477,8 @@ const RecordCountCap = 100
 // nearCountRecords is how many records, newest first, the count of an
 // untyped filter walks before it asks the GIN index: a value more than
 // one record in 50 holds (the newest records' most of all) is found past
-// the cap there, and its
-// count reads neither the index's list of every match nor the records
-// beyond the walk.
+// the cap there, and its count reads neither the index's list of every
+// match nor the records beyond the walk.
 const nearCountRecords = 50 * RecordCountCap
 
 // CountRecords counts the records of a collection that contain where (all,

@@ -285,7 +285,7 @@ func TestRecordFilterUsesTheGINIndex(t *testing.T) {
 
 // TestRecordCountReadsWhatItCounts: the count of a where filter of an
 // untyped collection stops at the cap without the GIN index's list of
-// every match when the nearest records hold more than the cap (a common
+// every match when the newest records hold more than the cap (a common
 // value), and counts a rarer value, or one no record holds, from the
 // index (docs/collections.md).
 func TestRecordCountReadsWhatItCounts(t *testing.T) {
