@@ -335,7 +335,6 @@ type recordsView struct {
 	CollectionIDs []string
 	NewField      schema.Field
 	Self          string // the page's own URL, to reload its table in place
-	Matching      int    // records that match the filter (all without one)
 	Next          string // the API's next page: after= the last id shown, or an offset past a sorted page
 	Sort          string
 	Desc          bool
@@ -486,7 +485,6 @@ func (h *Handlers) recordsPage(c *fiber.Ctx, q recordListQuery) (recordsView, er
 	for _, f := range col.Schema.Fields {
 		view.Fields[f.Name] = f
 	}
-	view.Matching = view.Pager.Total
 	view.Sort, view.Desc = q.order.By, q.order.Descending
 	if q.order.By != "" && q.order.By != "_created" && q.order.By != "_updated" && !slices.Contains(view.Columns, q.order.By) {
 		view.Columns = append(view.Columns, q.order.By) // the sorted column stays in view
