@@ -111,6 +111,21 @@ func TestJourneyDataByRole(t *testing.T) {
 	author.do(chromedp.NavigateBack())
 	author.waitText("1–2 of 2")
 	author.screenshot("data-author-filtered")
+	// The same filter by keyboard alone, at a phone's width: Enter loads
+	// the page, the summary counts the matches, and the focus is back in
+	// the filter to change it.
+	author.resize(390, 844)
+	author.do(chromedp.Navigate(app.URL + page))
+	author.waitText("1–3 of 3")
+	author.tabTo("where")
+	author.press(`{"genre":"sf"}`)
+	author.press("\r")
+	author.waitText("2 of 3 records match the filter")
+	author.waitText("1–2 of 2")
+	author.focusOn("#where")
+	author.audit("records filtered at 390")
+	author.screenshot("data-author-filtered-390")
+	author.resize(1280, 900)
 
 	author.click(`[aria-label="Edit record 1"]`)
 	author.waitText("Record 1 (a JSON object)")
