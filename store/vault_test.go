@@ -168,3 +168,46 @@ func TestVaultListCountsEveryPage(t *testing.T) {
 		t.Fatalf("read page logged %d rows (%v), want its 4", logged, err)
 	}
 }
+
+// TestAccessLogKeepsWhoReadAfterTheyAreGone: a read's log row keeps the
+// user's and the token's ids after the account is deleted (ids are never
+// reused), and goes with its project when the project is deleted.
+func TestAccessLogKeepsWhoReadAfterTheyAreGone(t *testing.T) {
+	t.Parallel()
+	st, ctx := vaultStore(t)
+	u, err := st.UserByUsername(ctx, "uuu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pat := store.PAT{UserID: u.ID, Name: "ci", Hash: []byte(strings.Repeat("h", 32)), Hint: "stp_…abcd"}
+	if err := st.CreatePAT(ctx, &pat); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ExecForTest(ctx, `INSERT INTO vault_entries (project_id, key, key_id, sealed) VALUES ('shop', 'K', 'k1', '\x00'), ('blog', 'K', 'k1', '\x00')`); err != nil {
+		t.Fatal(err)
+	}
+	for _, project := range []string{"shop", "blog"} {
+		if _, err := st.ReadVaultEntry(ctx, project, "K", store.VaultAccess{UserID: &u.ID, Username: u.Username, TokenID: &pat.ID, Channel: "api"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.DeleteUser(ctx, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	log, _, err := st.ListVaultAccess(ctx, "shop", store.VaultLogQuery{Page: store.Page{Limit: 25}})
+	if err != nil || len(log) != 1 {
+		t.Fatalf("%d rows (%v)", len(log), err)
+	}
+	if r := log[0]; r.UserID == nil || *r.UserID != u.ID || r.TokenID == nil || *r.TokenID != pat.ID || r.Username != "uuu" {
+		t.Fatalf("the log row after the user's deletion: user %v, token %v, %q", r.UserID, r.TokenID, r.Username)
+	}
+	if err := st.DeleteProject(ctx, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ExecForTest(ctx, `DO $$ BEGIN IF EXISTS (SELECT FROM vault_access_log WHERE project_id = 'shop') THEN RAISE 'the deleted project kept its log'; END IF; END $$`); err != nil {
+		t.Fatal(err)
+	}
+	if log, _, err := st.ListVaultAccess(ctx, "blog", store.VaultLogQuery{Page: store.Page{Limit: 25}}); err != nil || len(log) != 1 {
+		t.Fatalf("another project's log: %d rows (%v)", len(log), err)
+	}
+}
