@@ -117,16 +117,17 @@ func (b *bench) measure(ctx context.Context) error {
 	// vaultReads loads the vault read by JWT and by PAT, each beside the
 	// pgbench script of its SQL, and the JWT read beside pgbench -S.
 	vaultReads := func() error {
-		selectOnly, err := b.pgbench(ctx, "pgbench -S", "", true)
-		if err != nil {
-			return err
-		}
-		jwt, jwtScript, err := alternate(b.rounds, jwtLoad, func() (result, error) {
+		// The read runs in turn with both its anchors, as every load does
+		// with its own: a machine that slows between them slows each alike.
+		rs, err := inTurn(b.rounds, jwtLoad, func() (result, error) {
 			return b.pgbench(ctx, "pgbench -f (the read's SQL, JWT)", scripts["jwt"], false)
+		}, func() (result, error) {
+			return b.pgbench(ctx, "pgbench -S", "", true)
 		})
 		if err != nil {
 			return err
 		}
+		jwt, jwtScript, selectOnly := rs[0], &rs[1], rs[2]
 		add(jwt, jwtScript, "≥ 0.8, p99 < 40 ms", jwt.rps >= 0.8*jwtScript.rps && jwt.p99 < 40 && jwt.errors == 0)
 		rows = append(rows, row{what: jwt, anchor: &selectOnly,
 			goal: "≥ 0.5, p99 < 10 ms", ok: jwt.rps >= 0.5*selectOnly.rps && jwt.p99 < 10})
@@ -463,27 +464,34 @@ func (b *bench) finish(ctx context.Context, rows []row) error {
 // other round runs the anchor first, so that what one turn leaves to the
 // next (a checkpoint, autovacuum, a warm cache) falls on both alike.
 func alternate(rounds int, load, anchor func() (result, error)) (result, *result, error) {
-	var loads, anchors []result
-	for i := range rounds {
-		first, second := load, anchor
-		if i%2 == 1 {
-			first, second = anchor, load
-		}
-		x, err := first()
-		if err != nil {
-			return result{}, nil, err
-		}
-		y, err := second()
-		if err != nil {
-			return result{}, nil, err
-		}
-		if i%2 == 1 {
-			x, y = y, x
-		}
-		loads, anchors = append(loads, x), append(anchors, y)
+	rs, err := inTurn(rounds, load, anchor)
+	if err != nil {
+		return result{}, nil, err
 	}
-	a := median(anchors)
-	return median(loads), &a, nil
+	return rs[0], &rs[1], nil
+}
+
+// inTurn runs loads in turn, rounds times each, and returns the median of
+// each, in their order. Each round starts one further along the list (the
+// first round with loads[0], the next with loads[1] …), so that no load
+// always follows the same one.
+func inTurn(rounds int, loads ...func() (result, error)) ([]result, error) {
+	runs := make([][]result, len(loads))
+	for i := range rounds {
+		for j := range loads {
+			k := (i + j) % len(loads)
+			r, err := loads[k]()
+			if err != nil {
+				return nil, err
+			}
+			runs[k] = append(runs[k], r)
+		}
+	}
+	medians := make([]result, len(loads))
+	for k, rs := range runs {
+		medians[k] = median(rs)
+	}
+	return medians, nil
 }
 
 // median is a result whose rate, p50 and p99 are the medians of rs's, and
