@@ -258,6 +258,29 @@ func headerMap(h http.Header) map[string]string {
 	return out
 }
 
+// withoutSaveNote takes a save's note out of a template document, checked
+// as the save checks it (authoring.SaveNote): a draft runs the document a
+// client is about to save, note included. Anything but a JSON object comes
+// back as it is, for flow.DecodeTemplate to say what is wrong with it.
+func withoutSaveNote(raw json.RawMessage) (json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil || dec.More() {
+		return raw, nil
+	}
+	if _, ok := doc["note"]; !ok {
+		return raw, nil
+	}
+	if _, err := authoring.SaveNote(doc); err != nil {
+		if p, ok := err.(*authoring.Problems); ok {
+			return nil, &authoring.Problems{Fields: map[string]string{"template.note": p.Fields["note"]}}
+		}
+		return nil, err
+	}
+	return json.Marshal(doc)
+}
+
 // given reports whether a JSON field was sent with a value (not null).
 func given(raw json.RawMessage) bool {
 	return len(raw) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
@@ -267,6 +290,10 @@ func given(raw json.RawMessage) bool {
 // project, as applying a saved one would (problems under "template." and
 // "values."); a project's template runs only in its project.
 func templateDraft(raw json.RawMessage, project string, values map[string]*string) (flow.Route, error) {
+	raw, err := withoutSaveNote(raw)
+	if err != nil {
+		return flow.Route{}, err
+	}
 	t, p := flow.DecodeTemplate(raw, "template")
 	if len(p) == 0 {
 		t.Normalize()

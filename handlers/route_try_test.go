@@ -219,6 +219,14 @@ func TestRouteRunTemplateDraft(t *testing.T) {
 			body: `{"project_id":"shop","route_id":"x","template":` + tmpl("null") + `,"values":{"word":"hi"}}`, want: []string{`"template":"must be the only document`}},
 		{name: "values without a template", method: "POST", path: "/route/run", headers: h, status: 422,
 			body: `{"project_id":"shop","route_id":"x","values":{"word":"hi"}}`, want: []string{`"values":"are a template's`}},
+		// The document a client is about to save, its save's note included
+		// (TemplateInput in the API document), runs as it is.
+		{name: "a template with its save's note", method: "POST", path: "/route/run", headers: h, status: 200,
+			body: `{"project_id":"shop","template":` + strings.Replace(tmpl("null"), `{"name"`, `{"note":"first draft","name"`, 1) + `,"values":{"word":"hi"}}`,
+			want: []string{`"body":{"hi":"world"}`}},
+		{name: "a note a save refuses", method: "POST", path: "/route/run", headers: h, status: 422,
+			body: `{"project_id":"shop","template":` + strings.Replace(tmpl("null"), `{"name"`, `{"note":"`+strings.Repeat("n", 501)+`","name"`, 1) + `,"values":{"word":"hi"}}`,
+			want: []string{`"template.note":"must be at most 500 characters"`}},
 		{name: "a template that does not save", method: "POST", path: "/route/run", headers: h, status: 422,
 			body: `{"project_id":"shop","template":{"name":"x","method":"GET"}}`, want: []string{`"template.description"`}},
 	})
