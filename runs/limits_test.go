@@ -86,6 +86,7 @@ func TestRunMemoryRoute(t *testing.T) {
 func TestRunTimeLimitInsideFilter(t *testing.T) {
 	t.Parallel()
 	rt := newTestRuntime(t)
+	rt.Limits.Time = engine.DefaultLimits.Time
 	rt.collection(t, "books", `{"title":"Dune","tags":["sf"]}`)
 	if _, err := rt.pool.Exec(context.Background(), `INSERT INTO records (project_id, collection_id, data)
 		SELECT 'shop', 'books', jsonb_build_object('n', i, 'tags', jsonb_build_array('a', 'b', i::text), 'pad', repeat('p', 200))

@@ -43,11 +43,6 @@ func TestCounterUnderConcurrency(t *testing.T) {
 			t.Parallel()
 			rt := newTestRuntime(t)
 			rt.log.keepAll = math.MaxInt // every run in the log, not a sample past 100 a second
-			// What is checked is that no increment is lost or doubled, not
-			// the run's time limit (its BUSY answer has its own test below):
-			// on a loaded 2-core machine under -race a run once passed the
-			// default 5 s and answered 503.
-			rt.Limits.Time = time.Minute
 			rt.collection(t, "counters", `{"name":"c","n":0}`, `{"name":"other","n":0}`)
 			rt.route(t, routeDoc("inc", "POST", "/inc", "", append(append([]string{}, readCounter...), write,
 				`{"type":"RETURN","depth":0,"pairs":`+pairsOf("n", ref("next"))+`,"conditions":[]}`)...))
