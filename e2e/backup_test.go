@@ -133,7 +133,22 @@ func TestBackupWhileWritingAndRestore(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(time.Second)
+	// The backup begins once the writers have 30 writes acknowledged (a
+	// second on a quiet machine; more on a loaded one), so that it has
+	// acknowledged writes to keep.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		n := len(writes)
+		mu.Unlock()
+		if n >= 30 {
+			break
+		}
+		if time.Now().After(deadline) {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("%d writes acknowledged in a minute", n)
+		}
+	}
 	file := filepath.Join(t.TempDir(), "stencil.backup")
 	began := time.Now()
 	code, out := runStencil(t, map[string]string{"DATA_DIR": dataDir, "BACKUP_PASSPHRASE": passphrase}, "backup", file)

@@ -245,12 +245,20 @@ func (b *browser) waitUntil(expr string, explain func() string) {
 	}
 }
 
-// waitText waits until the page's visible text contains s. It keeps asking
-// across navigations, which interrupt a single evaluation.
+// waitText waits, up to 30 s, until the page's visible text contains s. It
+// keeps asking across navigations, which interrupt a single evaluation.
 func (b *browser) waitText(s string) {
 	b.t.Helper()
+	b.waitTextWithin(s, 30*time.Second)
+}
+
+// waitTextWithin is waitText up to wait: for the API reference, whose
+// viewer's script keeps a loaded CI's page busy far longer than a page of
+// ours.
+func (b *browser) waitTextWithin(s string, wait time.Duration) {
+	b.t.Helper()
 	expr := fmt.Sprintf("!!document.body && document.body.innerText.includes(%q)", s)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(wait)
 	for {
 		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
 		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))

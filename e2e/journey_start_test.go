@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -25,7 +26,7 @@ func TestJourneyStartPageAndAPIReference(t *testing.T) {
 
 	b.do(chromedp.Click(chromedp.CSS(`a[href="/scalar"]`), chromedp.NodeVisible))
 	for _, summary := range operationSummaries(t, app.URL) {
-		b.waitText(summary)
+		b.waitTextWithin(summary, 2*time.Minute)
 	}
 	b.waitText("Stencil API")
 	b.screenshot("api-reference")

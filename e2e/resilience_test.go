@@ -164,6 +164,8 @@ func fromAddress(ip string) *http.Client {
 // production cost (64 MiB each). The bounded hashing pool keeps the
 // process's peak memory far below 60 × 64 MiB; each request is answered
 // (401 after its hash, or 503 with Retry-After when the pool stayed full).
+// How many are hashed before the others' wait ends depends on the
+// machine's speed; at least the pool's slots (two or more) are.
 func TestSignInBurstMemory(t *testing.T) {
 	c := startChild(t, map[string]string{"DATABASE_URL": storetest.URL(t), "PASSWORD_HASH": "rfc9106",
 		"ROOT_USERNAME": "root", "ROOT_PASSWORD": "root-password-1", "ROOT_EMAIL": "root@example.com"}, 0)
@@ -192,7 +194,7 @@ func TestSignInBurstMemory(t *testing.T) {
 	wg.Wait()
 	peak := c.peakRSS(t)
 	t.Logf("answers %v; peak RSS %d MiB", counts, peak)
-	if counts[401]+counts[503] != 60 || counts[401] < 8 {
+	if counts[401]+counts[503] != 60 || counts[401] < 2 {
 		t.Fatalf("answers by status: %v\n%s", counts, c.logs)
 	}
 	if peak > 512 {
