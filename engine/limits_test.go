@@ -133,7 +133,11 @@ func TestMemoryGivenBack(t *testing.T) {
 		at(1, `{"type":"ASSIGNMENT","depth":0,"local_name":"t","conditions":[],"operations":[`+op(ref("s"), "ADDITION", ref("i"))+`]}`),
 		at(1, `{"type":"PROPERTY","depth":0,"local_name":"n","data":`+ref("t")+`,"apply":"LENGTH","additional":""}`),
 		returns("n", ref("n")))
-	res, err := Run(context.Background(), compile(t, blocks...), nil, books(), DefaultLimits)
+	// The memory limit is what is tested, not the time: 500 MiB made under
+	// -race on a loaded 2-core CI once passed the default 5 s.
+	limits := DefaultLimits
+	limits.Time = time.Minute
+	res, err := Run(context.Background(), compile(t, blocks...), nil, books(), limits)
 	if err != nil || res.Status != 200 || string(res.Body) != `{"n":1048579}` {
 		t.Fatalf("500 MiB made, 1 MiB held: %s %s %v %v", res.Ended, res.Body, res.Fault, err)
 	}
@@ -142,7 +146,7 @@ func TestMemoryGivenBack(t *testing.T) {
 		loop("i", num("0"), num("500"), num("1")),
 		at(1, `{"type":"ASSIGNMENT","depth":0,"local_name":"t","conditions":[],"operations":[`+op(ref("s"), "ADDITION", ref("i"))+`]}`),
 		at(1, `{"type":"OBJECT","depth":0,"local_name":"o","pairs":`+pairs("t", ref("t"), "all", ref("o"))+`}`))
-	res, err = Run(context.Background(), compile(t, kept...), nil, books(), DefaultLimits)
+	res, err = Run(context.Background(), compile(t, kept...), nil, books(), limits)
 	if err != nil || res.Fault == nil || !strings.Contains(res.Fault.Reason, "memory limit of 64 MiB") {
 		t.Fatalf("kept: %s %v %v", res.Ended, res.Fault, err)
 	}
